@@ -1,0 +1,158 @@
+import path from 'node:path';
+import { parseCallerIdRanges, type CallerIdRange } from './providers/caller-id.js';
+
+/** A setting the operator can give through the environment. */
+interface Setting<T> {
+  /** What the setting means, shown in `otp-service config` and the README table. */
+  readonly doc: string;
+  /** The value used when the variable is absent or empty, as the operator would write it. */
+  readonly default: string | undefined;
+  readonly parse: (raw: string) => T;
+}
+
+const integer = (min: number, max = Number.MAX_SAFE_INTEGER) => (raw: string): number => {
+  if (!/^-?\d+$/.test(raw.trim())) throw new Error(`expected a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new Error(`expected a number from ${min} to ${max}, got ${value}`);
+  return value;
+};
+const text = (raw: string): string => raw;
+const bool = (raw: string): boolean => {
+  const v = raw.trim().toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(v)) return true;
+  if (['false', '0', 'no', 'off'].includes(v)) return false;
+  throw new Error(`expected true or false, got "${raw}"`);
+};
+const seconds = (raw: string): number[] => {
+  const parts = raw.split(',').map((p) => p.trim());
+  if (parts.length === 0 || parts.some((p) => !/^\d+(\.\d+)?$/.test(p))) {
+    throw new Error(`expected comma-separated seconds, got "${raw}"`);
+  }
+  return parts.map(Number);
+};
+const oneOf = <T extends string>(...values: T[]) => (raw: string): T => {
+  if (!(values as string[]).includes(raw)) throw new Error(`expected one of ${values.join(', ')}, got "${raw}"`);
+  return raw as T;
+};
+const databaseUrl = (raw: string): string => {
+  if (!/^postgres(ql)?:\/\//.test(raw)) throw new Error('expected a postgres:// or postgresql:// URL');
+  return raw;
+};
+
+/** Every setting of the service: one table, read once at start. */
+export const settings = {
+  PORT: { doc: 'TCP port the HTTP server listens on', default: '3000', parse: integer(0, 65535) },
+  HOST: { doc: 'Address the HTTP server binds to', default: '0.0.0.0', parse: text },
+  LOG_LEVEL: {
+    doc: 'pino log level',
+    default: 'info',
+    parse: oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'),
+  },
+  DATABASE_URL: {
+    doc: 'PostgreSQL connection URL; when unset the embedded database (PGlite) in DATA_DIR is used',
+    default: undefined,
+    parse: databaseUrl,
+  },
+  DATABASE_POOL_SIZE: { doc: 'PostgreSQL connections per process', default: '20', parse: integer(1, 500) },
+  DATA_DIR: { doc: 'Folder of the embedded database and its admin socket', default: './data', parse: text },
+  PUBLIC_BASE_URL: {
+    doc: 'External base URL of the service, used as the OAuth issuer; derived from the request when unset',
+    default: undefined,
+    parse: text,
+  },
+  TRUST_PROXY: { doc: 'Trust X-Forwarded-* headers (behind a reverse proxy)', default: 'false', parse: bool },
+  TOKEN_TTL_SECONDS: { doc: 'Lifetime of an access token', default: '3600', parse: integer(60, 86_400) },
+  OTP_TTL_SECONDS: { doc: 'Lifetime of a verification code', default: '600', parse: integer(10, 86_400) },
+  OTP_LENGTH: { doc: 'Digits in an SMS code', default: '6', parse: integer(4, 10) },
+  OTP_MAX_ATTEMPTS: { doc: 'Verify attempts before a verification is FAILED', default: '5', parse: integer(1, 100) },
+  PHONE_LIMIT_COUNT: {
+    doc: 'Verifications per phone number and client within PHONE_LIMIT_WINDOW_SECONDS',
+    default: '5',
+    parse: integer(1),
+  },
+  PHONE_LIMIT_WINDOW_SECONDS: { doc: 'Window of PHONE_LIMIT_COUNT', default: '600', parse: integer(1) },
+  PHONE_COOLDOWN_SECONDS: {
+    doc: 'Least time between two verifications of one number by one client',
+    default: '30',
+    parse: integer(0),
+  },
+  CLIENT_RATE_LIMIT_PER_SECOND: {
+    doc: 'Requests per second per client on /v1 (0 turns the limit off)',
+    default: '200',
+    parse: integer(0),
+  },
+  AUTH_FAILURE_LIMIT: {
+    doc: 'Failed client authentications per address per minute before the token endpoint answers 429',
+    default: '10',
+    parse: integer(1),
+  },
+  SMS_PROVIDER: { doc: 'SMS channel provider', default: 'log', parse: oneOf('log') },
+  CALL_PROVIDER: { doc: 'Dropped-call channel provider', default: 'log', parse: oneOf('log') },
+  SMS_SENDER_NUMBER: {
+    doc: 'Number SMS codes are sent from (E.164); returned as pairedNumber in local format',
+    default: '+2349010000000',
+    parse: text,
+  },
+  CALLER_ID_RANGES: {
+    doc: 'Comma-separated E.164 ranges (start-end) that dropped calls come from; the last 4 digits are the code',
+    default: '+2349010000000-+2349010009999',
+    parse: (raw: string): CallerIdRange[] => parseCallerIdRanges(raw),
+  },
+  SEND_RETRY_DELAYS: {
+    doc: 'Seconds between retries of a failed SMS or call before the verification is FAILED',
+    default: '2,10,30,60',
+    parse: seconds,
+  },
+  WEBHOOK_TIMEOUT_MS: { doc: 'Time a webhook receiver has to answer', default: '10000', parse: integer(100, 120_000) },
+  WEBHOOK_RETRY_DELAYS: {
+    doc: 'Seconds between webhook delivery attempts',
+    default: '5,300,1800,7200,18000,36000,36000',
+    parse: seconds,
+  },
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: {
+    doc: 'Allow webhook destinations on loopback and private networks (development only)',
+    default: 'false',
+    parse: bool,
+  },
+  WEBHOOK_WORKER: {
+    doc: 'Deliver webhooks from this server process (turn off when running `otp-service worker` separately)',
+    default: 'true',
+    parse: bool,
+  },
+  SHUTDOWN_GRACE_MS: { doc: 'Time in-flight requests get on SIGTERM', default: '10000', parse: integer(0) },
+} satisfies Record<string, Setting<unknown>>;
+
+type Settings = typeof settings;
+export type Config = Readonly<{
+  [K in keyof Settings]: Settings[K]['default'] extends string
+    ? ReturnType<Settings[K]['parse']>
+    : ReturnType<Settings[K]['parse']> | undefined;
+}> & { readonly adminSocketPath: string };
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Parses every setting once; throws a ConfigError naming each bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const out: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [name, setting] of Object.entries(settings) as [string, Setting<unknown>][]) {
+    const given = env[name];
+    const raw = given === undefined || given === '' ? setting.default : given;
+    if (raw === undefined) {
+      out[name] = undefined;
+      continue;
+    }
+    try {
+      out[name] = setting.parse(raw);
+    } catch (err) {
+      problems.push(`${name}: ${(err as Error).message}`);
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
+  const dataDir = path.resolve(String(out.DATA_DIR));
+  out.DATA_DIR = dataDir;
+  out.adminSocketPath = path.join(dataDir, 'admin.sock');
+  return Object.freeze(out) as Config;
+}

@@ -1,0 +1,41 @@
+/**
+ * Every error code the /v1 API answers with, its HTTP status and the text a client reads.
+ * The one table behind contract section 5.
+ */
+export const errorCatalogue = {
+  /** Malformed JSON, a missing or ill-typed field; details name each field. */
+  VALIDATION_ERROR: { status: 400, message: 'The request is invalid' },
+  /** The number is not a valid number for the country code given. */
+  INVALID_PHONE_NUMBER: { status: 400, message: 'The phone number is not valid for that country code' },
+  /** No bearer token, or a malformed, expired or revoked one. */
+  UNAUTHORIZED: { status: 401, message: 'A valid access token is required' },
+  /** The token lacks the scope the operation needs. */
+  INSUFFICIENT_SCOPE: { status: 403, message: 'The access token lacks the scope this operation needs' },
+  /** Unknown id, another client's id, unknown route. */
+  NOT_FOUND: { status: 404, message: 'Not found' },
+  /** The verification is SUCCESS, FAILED or EXPIRED. */
+  VERIFICATION_NOT_PENDING: { status: 409, message: 'The verification is no longer pending' },
+  /** The Idempotency-Key was used before with a different body. */
+  IDEMPOTENCY_KEY_REUSED: {
+    status: 409,
+    message: 'This Idempotency-Key was already used with a different request',
+  },
+  /** The body is over the size limit. */
+  PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large' },
+  /** The body is not JSON. */
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'The request body must be application/json' },
+  /** The code does not match. */
+  OTP_MISMATCH: { status: 422, message: 'The code does not match' },
+  /** A rate limit was hit; Retry-After says when to come back. */
+  RATE_LIMITED: { status: 429, message: 'Too many requests' },
+  /** Anything unexpected; logged with the request id. */
+  INTERNAL_ERROR: { status: 500, message: 'Internal error' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof errorCatalogue;
+
+/** One problem with one field of a request. */
+export interface FieldProblem {
+  readonly field: string;
+  readonly issue: string;
+}

@@ -1,0 +1,60 @@
+import type { Verification, VerificationStatus } from './verification.js';
+
+/** Event kinds delivered to webhooks (contract 4). */
+export type EventKind = 'action.otp.success' | 'action.otp.failed' | 'action.otp.expired';
+
+/** The event a move into a final state emits; none for PENDING. */
+export function eventFor(status: VerificationStatus): EventKind | null {
+  switch (status) {
+    case 'SUCCESS':
+      return 'action.otp.success';
+    case 'FAILED':
+      return 'action.otp.failed';
+    case 'EXPIRED':
+      return 'action.otp.expired';
+    case 'PENDING':
+      return null;
+  }
+}
+
+/** The webhook body (seed 2.4 plus reference). */
+export interface WebhookPayload {
+  readonly event: EventKind;
+  readonly data: {
+    readonly id: string;
+    readonly otp: string;
+    readonly type: string;
+    readonly status: VerificationStatus;
+    readonly createdAt: string;
+    readonly countryCode: string;
+    readonly phoneNumber: string;
+    readonly reference: string | null;
+  };
+}
+
+export function webhookPayload(event: EventKind, v: Verification): WebhookPayload {
+  return {
+    event,
+    data: {
+      id: v.id,
+      otp: v.otp,
+      type: v.type,
+      status: v.status,
+      createdAt: v.createdAt.toISOString(),
+      countryCode: v.countryCode,
+      phoneNumber: v.phoneNumber,
+      reference: v.reference,
+    },
+  };
+}
+
+/** An event to record in the outbox, in the same transaction as the state change that caused it. */
+export interface OutboxEvent {
+  readonly id: string;
+  readonly clientId: string;
+  readonly verificationId: string;
+  readonly kind: EventKind;
+  readonly payload: WebhookPayload;
+  readonly webhookUrl: string | null;
+  readonly createdAt: Date;
+}

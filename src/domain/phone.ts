@@ -1,0 +1,38 @@
+import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
+
+/** A phone number that libphonenumber's full metadata accepts as valid. */
+export interface PhoneNumber {
+  /** E.164, e.g. +2348012345678. */
+  readonly e164: string;
+  /** Country calling code with its plus, e.g. +234. */
+  readonly countryCode: string;
+  /** National significant number in local format (trunk prefix included, digits only), e.g. 08012345678. */
+  readonly local: string;
+}
+
+const countryCodePattern = /^\+[1-9]\d{0,2}$/;
+const localDigits = /^\d{1,17}$/;
+
+/** Parses a country code (+NNN) and a local number (digits, trunk prefix allowed); null when not a valid number. */
+export function parsePhone(countryCode: string, phoneNumber: string): PhoneNumber | null {
+  if (!countryCodePattern.test(countryCode) || !localDigits.test(phoneNumber)) return null;
+  const parsed = parsePhoneNumberFromString(phoneNumber, { defaultCallingCode: countryCode.slice(1) });
+  if (!parsed || !parsed.isValid() || `+${parsed.countryCallingCode}` !== countryCode) return null;
+  return fromParsed(parsed);
+}
+
+/** Parses an E.164 number (+ and digits); null when not a valid number. */
+export function parseE164(e164: string): PhoneNumber | null {
+  if (!/^\+[1-9]\d{4,15}$/.test(e164)) return null;
+  const parsed = parsePhoneNumberFromString(e164);
+  if (!parsed || !parsed.isValid()) return null;
+  return fromParsed(parsed);
+}
+
+function fromParsed(parsed: NonNullable<ReturnType<typeof parsePhoneNumberFromString>>): PhoneNumber {
+  return {
+    e164: parsed.number,
+    countryCode: `+${parsed.countryCallingCode}`,
+    local: parsed.formatNational().replace(/\D/g, ''),
+  };
+}

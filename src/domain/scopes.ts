@@ -1,0 +1,29 @@
+/** Scopes a client can be registered for and ask for (seed section 1). */
+export const knownScopes = ['otp:send', 'otp:verify', 'lookup:request', 'lookup:status', 'deposit:request'] as const;
+export type Scope = (typeof knownScopes)[number];
+
+export function isScope(value: string): value is Scope {
+  return (knownScopes as readonly string[]).includes(value);
+}
+
+/** The scopes that let a token call each operation: any one of them is enough. */
+export const requiredScopes = {
+  createVerification: ['otp:send'],
+  fetchVerification: ['otp:send', 'otp:verify'],
+  verifyCode: ['otp:verify'],
+} as const satisfies Record<string, readonly Scope[]>;
+
+export type Operation = keyof typeof requiredScopes;
+
+export function allows(granted: readonly string[], operation: Operation): boolean {
+  return requiredScopes[operation].some((s) => granted.includes(s));
+}
+
+/** Splits a space-separated scope string; unknown scopes are returned apart so the caller can refuse them. */
+export function parseScopeList(raw: string): { scopes: Scope[]; unknown: string[] } {
+  const words = [...new Set(raw.split(' ').filter((w) => w.length > 0))];
+  return {
+    scopes: words.filter(isScope),
+    unknown: words.filter((w) => !isScope(w)),
+  };
+}

@@ -1,0 +1,48 @@
+import type { OutboxEvent } from './events.js';
+import type { PhoneHistory } from './limits.js';
+import type { Verification } from './verification.js';
+
+/** A channel a code goes out on. */
+export type Channel = 'sms' | 'call';
+
+/** What claiming an Idempotency-Key found. */
+export type IdempotencyClaim =
+  | { readonly kind: 'claimed' }
+  | { readonly kind: 'existing'; readonly fingerprint: string; readonly verificationId: string };
+
+/** The writes and locked reads of one verification transaction. */
+export interface VerificationTx {
+  /** Serialises creates of one number by one client, across every instance, until the transaction ends. */
+  lockPhone(clientId: string, phoneNumber: string): Promise<void>;
+  phoneHistory(clientId: string, phoneNumber: string, lookBackFrom: Date, windowFrom: Date): Promise<PhoneHistory>;
+  /**
+   * Records that `key` made `verificationId`, unless a record newer than `staleBefore` exists; a concurrent
+   * claim of the same key waits for this transaction to end.
+   */
+  claimIdempotencyKey(
+    clientId: string,
+    key: string,
+    fingerprint: string,
+    verificationId: string,
+    now: Date,
+    staleBefore: Date,
+  ): Promise<IdempotencyClaim>;
+  insert(v: Verification): Promise<void>;
+  /** Schedules the durable job that sends the code from `sender` (E.164), due at once. */
+  enqueueSend(verificationId: string, channel: Channel, sender: string, now: Date): Promise<void>;
+  /** Reads a verification (of `clientId` when given) and locks it until the transaction ends. */
+  findForUpdate(id: string, clientId?: string): Promise<Verification | null>;
+  update(v: Verification): Promise<void>;
+  /** Moves due PENDING verifications to EXPIRED, skipping rows other transactions hold; returns them. */
+  expireDue(now: Date, limit: number): Promise<Verification[]>;
+  recordEvents(events: readonly OutboxEvent[]): Promise<void>;
+}
+
+/** Storage of verifications (port). */
+export interface VerificationStore {
+  /** Runs `work` in one transaction: all its writes commit together or not at all. */
+  transaction<T>(work: (tx: VerificationTx) => Promise<T>): Promise<T>;
+  find(clientId: string, id: string): Promise<Verification | null>;
+  /** Any client's verification, for the workers. */
+  findById(id: string): Promise<Verification | null>;
+}

@@ -1,0 +1,75 @@
+import { timingSafeEqual, createHash } from 'node:crypto';
+
+/** Channel asked for in a create request (seed 4.2). */
+export type RequestType = 'SEND_SMS' | 'DROPPED_CALL';
+/** Type shown on a record (contract 3.4). */
+export type VerificationType = 'SMS' | 'DROPPED_CALL';
+export type VerificationStatus = 'PENDING' | 'SUCCESS' | 'FAILED' | 'EXPIRED';
+
+export const typeForRequest: Record<RequestType, VerificationType> = {
+  SEND_SMS: 'SMS',
+  DROPPED_CALL: 'DROPPED_CALL',
+};
+
+/** A verification as stored. */
+export interface Verification {
+  readonly id: string;
+  readonly clientId: string;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+  readonly expiresAt: Date;
+  readonly otp: string;
+  /** E.164. */
+  readonly phoneNumber: string;
+  /** +NNN. */
+  readonly countryCode: string;
+  readonly counter: number;
+  /** Local format of the number the user is contacted from. */
+  readonly pairedNumber: string;
+  readonly type: VerificationType;
+  readonly status: VerificationStatus;
+  readonly webhookUrl: string | null;
+  readonly reference: string | null;
+}
+
+/** A PENDING verification whose time is up reads as EXPIRED, before any sweep records it. */
+export function effectiveStatus(v: Verification, now: Date): VerificationStatus {
+  return v.status === 'PENDING' && now.getTime() >= v.expiresAt.getTime() ? 'EXPIRED' : v.status;
+}
+
+export function asOf(v: Verification, now: Date): Verification {
+  const status = effectiveStatus(v, now);
+  return status === v.status ? v : { ...v, status, updatedAt: v.expiresAt };
+}
+
+/** What a verify attempt comes to. Expected outcomes are values, not exceptions. */
+export type VerifyDecision =
+  | { readonly kind: 'success'; readonly next: Verification }
+  | { readonly kind: 'mismatch'; readonly next: Verification }
+  | { readonly kind: 'not-pending'; readonly current: Verification };
+
+/** Decides a verify attempt. Pure: the caller persists `next` and its event. */
+export function decideVerify(v: Verification, code: string, now: Date, maxAttempts: number): VerifyDecision {
+  const current = asOf(v, now);
+  if (current.status !== 'PENDING') return { kind: 'not-pending', current };
+  const counter = v.counter + 1;
+  if (codesMatch(v.otp, code)) {
+    return { kind: 'success', next: { ...v, counter, status: 'SUCCESS', updatedAt: now } };
+  }
+  const status: VerificationStatus = counter >= maxAttempts ? 'FAILED' : 'PENDING';
+  return { kind: 'mismatch', next: { ...v, counter, status, updatedAt: now } };
+}
+
+/** Compares two codes in time that does not depend on where they differ, nor on their lengths. */
+export function codesMatch(expected: string, given: string): boolean {
+  const a = createHash('sha256').update(expected).digest();
+  const b = createHash('sha256').update(given).digest();
+  return timingSafeEqual(a, b);
+}
+
+/** A numeric code of `length` digits, each uniformly random. */
+export function numericCode(randomInt: (max: number) => number, length: number): string {
+  let code = '';
+  for (let i = 0; i < length; i++) code += String(randomInt(10));
+  return code;
+}

@@ -1,0 +1,55 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { VerificationService } from '../domain/verification-service.js';
+import { registerAuthHook, type AuthHookDeps } from './auth-hook.js';
+import { sendError } from './envelope.js';
+import { v1ErrorHandler } from './error-handler.js';
+import { healthRoutes } from './routes/health.js';
+import { oauthRoutes, type OAuthRouteDeps } from './routes/oauth.js';
+import { otpRoutes } from './routes/otp.js';
+
+export interface AppDeps extends AuthHookDeps, OAuthRouteDeps {
+  readonly logger: FastifyBaseLogger;
+  readonly verifications: VerificationService;
+  readonly ready: () => Promise<boolean>;
+  readonly trustProxy: boolean;
+  /** Extra /v1 routes (behind the same auth hook), e.g. the webhook delivery log. */
+  readonly extraV1Routes?: (app: FastifyInstance) => void;
+}
+
+/** The largest request body accepted (contract 5: 413 beyond). */
+export const bodyLimit = 16 * 1024;
+
+const requestIdPattern = /^[A-Za-z0-9._-]{1,64}$/;
+
+/** The HTTP application, not listening: main.ts listens, tests use inject(). */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    bodyLimit,
+    trustProxy: deps.trustProxy,
+    // A caller's request id is kept when it is safe to log; otherwise each request gets a fresh one.
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && requestIdPattern.test(given) ? given : randomUUID();
+    },
+    ajv: { customOptions: { coerceTypes: false, allErrors: true, removeAdditional: false } },
+    return503OnClosing: true,
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  healthRoutes(app, deps.ready);
+  await app.register(oauthRoutes, deps);
+  await app.register(async (v1) => {
+    v1.setErrorHandler(v1ErrorHandler);
+    registerAuthHook(v1, deps);
+    otpRoutes(v1, deps.verifications);
+    deps.extraV1Routes?.(v1);
+  });
+
+  app.setNotFoundHandler((_request, reply) => sendError(reply, 'NOT_FOUND', { message: 'No such route' }));
+  app.setErrorHandler(v1ErrorHandler);
+  return app;
+}

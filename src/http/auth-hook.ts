@@ -1,0 +1,67 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { allows, requiredScopes, type Operation } from '../domain/scopes.js';
+import type { AccessGrant, TokenService } from '../oauth/token-service.js';
+import type { WindowCounter } from '../domain/window-counter.js';
+import { sendError } from './envelope.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The operation a /v1 route performs, naming the scopes it needs. */
+    operation?: Operation;
+  }
+  interface FastifyRequest {
+    /** Set by the auth hook on every /v1 route that reaches its handler. */
+    grant: AccessGrant | null;
+  }
+}
+
+export interface AuthHookDeps {
+  readonly tokens: TokenService;
+  /** Requests per client per second, shared across instances; null when the limit is off. */
+  readonly clientRate: { readonly counter: WindowCounter; readonly perSecond: number } | null;
+}
+
+const bearerPattern = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+
+/** Authenticates the bearer token, checks the route's scope and the client's request rate. */
+export function registerAuthHook(app: FastifyInstance, deps: AuthHookDeps): void {
+  app.decorateRequest('grant', null);
+  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    const header = request.headers.authorization;
+    if (!header) {
+      reply.header('www-authenticate', 'Bearer');
+      return sendError(reply, 'UNAUTHORIZED');
+    }
+    const token = bearerPattern.exec(header)?.[1];
+    const grant = token ? await deps.tokens.authenticate(token) : null;
+    if (!grant) {
+      reply.header('www-authenticate', 'Bearer error="invalid_token"');
+      return sendError(reply, 'UNAUTHORIZED', { message: 'The access token is malformed, expired or revoked' });
+    }
+    const operation = request.routeOptions.config.operation;
+    if (!operation) throw new Error(`route ${request.routeOptions.url ?? ''} names no operation`);
+    if (!allows(grant.scopes, operation)) {
+      const needed = requiredScopes[operation].join(' ');
+      reply.header('www-authenticate', `Bearer error="insufficient_scope", scope="${needed}"`);
+      return sendError(reply, 'INSUFFICIENT_SCOPE');
+    }
+    if (deps.clientRate) {
+      const { counter, perSecond } = deps.clientRate;
+      const key = `client:${grant.clientId}`;
+      if (counter.count(key) >= perSecond) {
+        return sendError(reply, 'RATE_LIMITED', {
+          retryAfterSeconds: Math.max(1, Math.ceil(counter.msToNextWindow() / 1000)),
+        });
+      }
+      counter.hit(key);
+    }
+    request.grant = grant;
+    return undefined;
+  });
+}
+
+/** The grant of a request that passed the auth hook. */
+export function grantOf(request: FastifyRequest): AccessGrant {
+  if (!request.grant) throw new Error('route reached without the auth hook');
+  return request.grant;
+}

@@ -1,0 +1,62 @@
+import type { FastifyReply } from 'fastify';
+import { errorCatalogue, type ErrorCode, type FieldProblem } from '../domain/error-catalogue.js';
+import type { Verification } from '../domain/verification.js';
+
+/** The record as clients see it (seed 2.2 plus expiresAt and reference). */
+export interface PublicRecord {
+  id: string;
+  createdAt: string;
+  updatedAt: string;
+  expiresAt: string;
+  otp: string;
+  phoneNumber: string;
+  country: string;
+  countryCode: string;
+  counter: number;
+  pairedNumber: string;
+  type: string;
+  status: string;
+  webhookUrl: string | null;
+  reference: string | null;
+}
+
+export function publicRecord(v: Verification): PublicRecord {
+  return {
+    id: v.id,
+    createdAt: v.createdAt.toISOString(),
+    updatedAt: v.updatedAt.toISOString(),
+    expiresAt: v.expiresAt.toISOString(),
+    otp: v.otp,
+    phoneNumber: v.phoneNumber,
+    country: v.countryCode,
+    countryCode: v.countryCode,
+    counter: v.counter,
+    pairedNumber: v.pairedNumber,
+    type: v.type,
+    status: v.status,
+    webhookUrl: v.webhookUrl,
+    reference: v.reference,
+  };
+}
+
+export interface ErrorOptions {
+  readonly details?: readonly FieldProblem[];
+  readonly data?: Verification;
+  readonly message?: string;
+  readonly retryAfterSeconds?: number;
+}
+
+/** The one error shape of /v1 (contract 5). */
+export function errorBody(code: ErrorCode, options: ErrorOptions = {}) {
+  return {
+    status: false as const,
+    message: options.message ?? errorCatalogue[code].message,
+    error: { code, ...(options.details && { details: options.details }) },
+    ...(options.data && { data: publicRecord(options.data) }),
+  };
+}
+
+export function sendError(reply: FastifyReply, code: ErrorCode, options: ErrorOptions = {}): FastifyReply {
+  if (options.retryAfterSeconds !== undefined) reply.header('retry-after', String(options.retryAfterSeconds));
+  return reply.code(errorCatalogue[code].status).type('application/json; charset=utf-8').send(errorBody(code, options));
+}

@@ -1,0 +1,140 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { knownScopes } from '../../domain/scopes.js';
+import { OAuthError, parseBasic, type TokenEndpoint, type TokenParams } from '../../oauth/token-endpoint.js';
+import type { IssuedToken } from '../../oauth/token-service.js';
+
+export interface OAuthRouteDeps {
+  readonly tokenEndpoint: TokenEndpoint;
+  /** Issuer from settings; when null it is derived from the request's host. */
+  readonly publicBaseUrl: string | null;
+}
+
+const tokenResponseSchema = {
+  200: {
+    type: 'object',
+    properties: {
+      accessToken: { type: 'string' },
+      accessTokenExpiresAt: { type: 'string' },
+      scope: { type: 'array', items: { type: 'string' } },
+      access_token: { type: 'string' },
+      token_type: { type: 'string' },
+      expires_in: { type: 'integer' },
+    },
+  },
+} as const;
+
+const rfcTokenResponseSchema = {
+  200: {
+    type: 'object',
+    properties: {
+      access_token: { type: 'string' },
+      token_type: { type: 'string' },
+      expires_in: { type: 'integer' },
+      scope: { type: 'string' },
+    },
+  },
+} as const;
+
+/** POST /oauth/token (seed shape), POST /oauth2/token (RFC 6749 shape), RFC 8414 metadata. */
+export async function oauthRoutes(app: FastifyInstance, deps: OAuthRouteDeps): Promise<void> {
+  // Scoped to this plugin: the token endpoints read forms (and JSON) into name -> every value given.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+    const params: Record<string, string[]> = {};
+    for (const [name, value] of new URLSearchParams(String(body))) (params[name] ??= []).push(value);
+    done(null, params);
+  });
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    try {
+      done(null, jsonParams(JSON.parse(String(body))));
+    } catch {
+      done(new OAuthError('invalid_request', 'The request body is not valid JSON', 400), undefined);
+    }
+  });
+  app.setErrorHandler((error: FastifyError | OAuthError, request, reply) => oauthError(error, request, reply));
+
+  const issue = async (request: FastifyRequest): Promise<IssuedToken> => {
+    if (!request.body) throw new OAuthError('invalid_request', 'Send the parameters as a form body', 400);
+    return deps.tokenEndpoint.handle({
+      params: request.body as TokenParams,
+      basic: parseBasic(request.headers.authorization),
+      address: request.ip,
+    });
+  };
+
+  app.post('/oauth/token', { schema: { response: tokenResponseSchema } }, async (request, reply) => {
+    const token = await issue(request);
+    noStore(reply);
+    return {
+      accessToken: token.accessToken,
+      accessTokenExpiresAt: token.expiresAt.toISOString(),
+      scope: token.scopes,
+      access_token: token.accessToken,
+      token_type: 'Bearer',
+      expires_in: token.expiresIn,
+    };
+  });
+
+  app.post('/oauth2/token', { schema: { response: rfcTokenResponseSchema } }, async (request, reply) => {
+    const token = await issue(request);
+    noStore(reply);
+    return {
+      access_token: token.accessToken,
+      token_type: 'Bearer',
+      expires_in: token.expiresIn,
+      scope: token.scopes.join(' '),
+    };
+  });
+
+  app.get('/.well-known/oauth-authorization-server', async (request) => {
+    const issuer = deps.publicBaseUrl ?? `${request.protocol}://${request.host}`;
+    return {
+      issuer,
+      token_endpoint: `${issuer}/oauth2/token`,
+      grant_types_supported: ['client_credentials'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      scopes_supported: knownScopes,
+      response_types_supported: [],
+    };
+  });
+}
+
+function noStore(reply: FastifyReply): void {
+  reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+}
+
+/** A JSON token request as name -> values; non-string values are refused. */
+function jsonParams(body: unknown): TokenParams {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new OAuthError('invalid_request', 'The JSON body must be an object', 400);
+  }
+  const params: Record<string, string[]> = {};
+  for (const [name, value] of Object.entries(body)) {
+    if (typeof value !== 'string') throw new OAuthError('invalid_request', `${name} must be a string`, 400);
+    params[name] = [value];
+  }
+  return params;
+}
+
+function oauthError(error: FastifyError | OAuthError, request: FastifyRequest, reply: FastifyReply) {
+  let oauth: OAuthError;
+  if (error instanceof OAuthError) {
+    oauth = error;
+  } else if (error.statusCode !== undefined && error.statusCode < 500) {
+    const description =
+      error.statusCode === 415
+        ? 'Send the parameters as application/x-www-form-urlencoded'
+        : error.statusCode === 413
+          ? 'The request body is too large'
+          : 'The request is malformed';
+    oauth = new OAuthError('invalid_request', description, 400, error.code);
+  } else {
+    request.log.error({ err: error }, 'unexpected error at the token endpoint');
+    return reply.code(500).send({ error: 'server_error', error_description: 'Internal error' });
+  }
+  if (oauth.detail) request.log.info({ oauthError: oauth.code, detail: oauth.detail }, 'token request refused');
+  if (oauth.status === 401 && oauth.basic) reply.header('www-authenticate', 'Basic realm="otp-service"');
+  if (oauth.retryAfterSeconds !== undefined) reply.header('retry-after', String(oauth.retryAfterSeconds));
+  noStore(reply);
+  return reply.code(oauth.status).send({ error: oauth.code, error_description: oauth.description });
+}

@@ -1,0 +1,114 @@
+import { createHash } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import type { FieldProblem } from '../../domain/error-catalogue.js';
+import type { RequestType } from '../../domain/verification.js';
+import type { VerificationService } from '../../domain/verification-service.js';
+import { grantOf } from '../auth-hook.js';
+import { publicRecord, sendError } from '../envelope.js';
+import { createBodySchema, idParamsSchema, v1Responses, verifyBodySchema } from '../schemas.js';
+
+interface CreateBody {
+  countryCode: string;
+  phoneNumber: string;
+  type?: RequestType;
+  webhookUrl?: string | null;
+  reference?: string | null;
+}
+
+/** POST /v1/otp/request, GET /v1/otp/:id, POST /v1/otp/verify. */
+export function otpRoutes(app: FastifyInstance, verifications: VerificationService): void {
+  app.post<{ Body: CreateBody }>(
+    '/v1/otp/request',
+    { schema: { body: createBodySchema, response: v1Responses }, config: { operation: 'createVerification' } },
+    async (request, reply) => {
+      const body = request.body;
+      const webhookUrl = body.webhookUrl ?? null;
+      const idempotencyKey = request.headers['idempotency-key'];
+      const problems: FieldProblem[] = [];
+      if (webhookUrl !== null) {
+        const issue = webhookUrlProblem(webhookUrl);
+        if (issue) problems.push({ field: 'webhookUrl', issue });
+      }
+      if (idempotencyKey !== undefined && !/^[\x21-\x7e]{1,255}$/.test(String(idempotencyKey))) {
+        problems.push({ field: 'Idempotency-Key', issue: 'must be 1 to 255 visible ASCII characters' });
+      }
+      if (problems.length > 0) return sendError(reply, 'VALIDATION_ERROR', { details: problems });
+      const input = {
+        countryCode: body.countryCode,
+        phoneNumber: body.phoneNumber,
+        type: body.type ?? 'SEND_SMS',
+        webhookUrl,
+        reference: body.reference ?? null,
+      } as const;
+      const outcome = await verifications.create({
+        ...input,
+        clientId: grantOf(request).clientId,
+        idempotency:
+          typeof idempotencyKey === 'string'
+            ? { key: idempotencyKey, fingerprint: createHash('sha256').update(JSON.stringify(input)).digest('hex') }
+            : null,
+      });
+      switch (outcome.kind) {
+        case 'created':
+        case 'replayed':
+          return { status: true, message: 'OTP sent', data: publicRecord(outcome.verification) };
+        case 'invalid-phone':
+          return sendError(reply, 'INVALID_PHONE_NUMBER', {
+            details: [{ field: 'phoneNumber', issue: `is not a valid number for country code ${body.countryCode}` }],
+          });
+        case 'rate-limited':
+          return sendError(reply, 'RATE_LIMITED', {
+            message: 'Too many verifications for this phone number; retry later',
+            retryAfterSeconds: outcome.retryAfterSeconds,
+          });
+        case 'idempotency-key-reused':
+          return sendError(reply, 'IDEMPOTENCY_KEY_REUSED');
+      }
+    },
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/v1/otp/:id',
+    { schema: { params: idParamsSchema, response: v1Responses }, config: { operation: 'fetchVerification' } },
+    async (request, reply) => {
+      const v = await verifications.fetch(grantOf(request).clientId, request.params.id);
+      if (!v) return sendError(reply, 'NOT_FOUND', { message: 'Verification not found' });
+      return { status: true, message: 'Verification fetched', data: publicRecord(v) };
+    },
+  );
+
+  app.post<{ Body: { id: string; otp: string } }>(
+    '/v1/otp/verify',
+    { schema: { body: verifyBodySchema, response: v1Responses }, config: { operation: 'verifyCode' } },
+    async (request, reply) => {
+      const outcome = await verifications.verify(grantOf(request).clientId, request.body.id, request.body.otp);
+      switch (outcome.kind) {
+        case 'success':
+          return { status: true, message: 'Verification successful', data: publicRecord(outcome.verification) };
+        case 'mismatch':
+          return sendError(reply, 'OTP_MISMATCH', { data: outcome.verification });
+        case 'not-pending':
+          return sendError(reply, 'VERIFICATION_NOT_PENDING', {
+            message: `The verification is ${outcome.verification.status}`,
+            data: outcome.verification,
+          });
+        case 'not-found':
+          return sendError(reply, 'NOT_FOUND', { message: 'Verification not found' });
+      }
+    },
+  );
+}
+
+/** Why a webhook address is refused, or null: absolute http(s), no credentials, at most 2048 characters. */
+export function webhookUrlProblem(raw: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return 'must be an absolute URL';
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must use http or https';
+  if (url.username || url.password) return 'must not contain credentials';
+  if (!url.hostname) return 'must name a host';
+  return null;
+}

@@ -1,0 +1,110 @@
+import type { Clock, Random } from '../domain/ports.js';
+import type { Scope } from '../domain/scopes.js';
+import { hashSecret, newClientSecret, newWebhookSecret, type Client, type ClientStore } from './client.js';
+
+/** What an operator sees of a client: never its secret hash. */
+export interface ClientView {
+  readonly clientId: string;
+  readonly name: string;
+  readonly scopes: readonly Scope[];
+  readonly status: 'active' | 'disabled';
+  readonly createdAt: string;
+  readonly disabledAt: string | null;
+}
+
+/** A client with the secrets shown once, at creation or rotation. */
+export interface ClientCredentials extends ClientView {
+  readonly clientSecret: string;
+  readonly webhookSecret: string;
+}
+
+/** How long a rotated-out webhook secret keeps signing, so receivers can switch without a gap. */
+export const webhookSecretOverlapMs = 24 * 60 * 60 * 1000;
+
+/** Operator actions on clients. */
+export class ClientService {
+  constructor(
+    private readonly store: ClientStore,
+    private readonly clock: Clock,
+    private readonly random: Random,
+    /** Told when a client changes, so caches on this instance forget it at once. */
+    private readonly onChange: (clientId: string) => void = () => undefined,
+  ) {}
+
+  async create(name: string, scopes: readonly Scope[]): Promise<ClientCredentials> {
+    const clientSecret = newClientSecret(this.random);
+    const client: Client = {
+      id: this.random.uuid(),
+      name,
+      secretHash: hashSecret(clientSecret),
+      scopes: [...new Set(scopes)],
+      webhookSecret: newWebhookSecret(this.random),
+      previousWebhookSecret: null,
+      previousWebhookSecretExpiresAt: null,
+      disabledAt: null,
+      createdAt: this.clock.now(),
+    };
+    await this.store.insert(client);
+    return { ...view(client), clientSecret, webhookSecret: client.webhookSecret };
+  }
+
+  async list(): Promise<ClientView[]> {
+    return (await this.store.list()).map(view);
+  }
+
+  async count(): Promise<number> {
+    return this.store.count();
+  }
+
+  async disable(id: string): Promise<ClientView | null> {
+    const existing = await this.store.find(id);
+    if (!existing) return null;
+    if (existing.disabledAt) return view(existing);
+    return this.change(id, { disabledAt: this.clock.now() });
+  }
+
+  /** A new client secret; the old one stops working at once on this instance and within 60 s on the others. */
+  async rotateSecret(id: string): Promise<ClientCredentials | null> {
+    const clientSecret = newClientSecret(this.random);
+    const updated = await this.store.update(id, { secretHash: hashSecret(clientSecret) }, this.clock.now());
+    if (!updated) return null;
+    this.onChange(id);
+    return { ...view(updated), clientSecret, webhookSecret: updated.webhookSecret };
+  }
+
+  /** A new webhook secret; deliveries are signed with the old one too for the next 24 hours. */
+  async rotateWebhookSecret(id: string): Promise<(ClientView & { webhookSecret: string }) | null> {
+    const existing = await this.store.find(id);
+    if (!existing) return null;
+    const now = this.clock.now();
+    const updated = await this.store.update(
+      id,
+      {
+        webhookSecret: newWebhookSecret(this.random),
+        previousWebhookSecret: existing.webhookSecret,
+        previousWebhookSecretExpiresAt: new Date(now.getTime() + webhookSecretOverlapMs),
+      },
+      now,
+    );
+    if (!updated) return null;
+    this.onChange(id);
+    return { ...view(updated), webhookSecret: updated.webhookSecret };
+  }
+
+  private async change(id: string, change: Parameters<ClientStore['update']>[1]): Promise<ClientView | null> {
+    const updated = await this.store.update(id, change, this.clock.now());
+    if (updated) this.onChange(id);
+    return updated ? view(updated) : null;
+  }
+}
+
+function view(c: Client): ClientView {
+  return {
+    clientId: c.id,
+    name: c.name,
+    scopes: c.scopes,
+    status: c.disabledAt ? 'disabled' : 'active',
+    createdAt: c.createdAt.toISOString(),
+    disabledAt: c.disabledAt?.toISOString() ?? null,
+  };
+}

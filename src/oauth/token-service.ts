@@ -1,0 +1,105 @@
+import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+import { LRUCache } from 'lru-cache';
+import type { Clock, Random } from '../domain/ports.js';
+import { isScope, type Scope } from '../domain/scopes.js';
+import type { ClientDirectory } from './client-directory.js';
+
+/** What a valid access token proves. */
+export interface AccessGrant {
+  readonly clientId: string;
+  readonly scopes: readonly Scope[];
+  readonly expiresAt: Date;
+}
+
+export interface IssuedToken {
+  readonly accessToken: string;
+  readonly expiresAt: Date;
+  readonly expiresIn: number;
+  readonly scopes: readonly Scope[];
+}
+
+/** The key access tokens are signed with, shared by every instance through the database (port). */
+export interface SigningKeyStore {
+  /** The current key, created from `createSecret` on first use. */
+  currentKey(createSecret: () => Buffer): Promise<{ id: string; secret: Buffer }>;
+}
+
+const tokenType = 'at+jwt';
+
+/**
+ * Issues and checks access tokens: HS256 JWTs signed with a key kept in the database, so any instance can
+ * check any token without a database read. Checked tokens are cached (bounded) to spare the HMAC, and the
+ * client's standing comes from the ClientDirectory, so a disabled client's tokens stop working within 60 s.
+ */
+export class TokenService {
+  private readonly verified = new LRUCache<string, AccessGrant>({ max: 50_000 });
+
+  private constructor(
+    private readonly keyId: string,
+    private readonly key: Uint8Array,
+    private readonly ttlSeconds: number,
+    private readonly clients: ClientDirectory,
+    private readonly clock: Clock,
+  ) {}
+
+  static async create(
+    keys: SigningKeyStore,
+    ttlSeconds: number,
+    clients: ClientDirectory,
+    clock: Clock,
+    random: Random,
+  ): Promise<TokenService> {
+    const key = await keys.currentKey(() => random.bytes(32));
+    return new TokenService(key.id, new Uint8Array(key.secret), ttlSeconds, clients, clock);
+  }
+
+  async issue(clientId: string, scopes: readonly Scope[]): Promise<IssuedToken> {
+    const now = this.clock.now();
+    const iat = Math.floor(now.getTime() / 1000);
+    const exp = iat + this.ttlSeconds;
+    const accessToken = await new SignJWT({ scope: scopes.join(' ') })
+      .setProtectedHeader({ alg: 'HS256', typ: tokenType, kid: this.keyId })
+      .setSubject(clientId)
+      .setIssuedAt(iat)
+      .setExpirationTime(exp)
+      .sign(this.key);
+    return { accessToken, expiresAt: new Date(exp * 1000), expiresIn: exp - iat, scopes };
+  }
+
+  /** The grant a bearer token carries, or null when it is malformed, expired, forged or its client is off. */
+  async authenticate(token: string): Promise<AccessGrant | null> {
+    const now = this.clock.now();
+    let grant = this.verified.get(token);
+    if (!grant) {
+      const decoded = await this.decode(token, now);
+      if (!decoded) return null;
+      grant = decoded;
+      this.verified.set(token, grant);
+    }
+    if (grant.expiresAt.getTime() <= now.getTime()) {
+      this.verified.delete(token);
+      return null;
+    }
+    const client = await this.clients.get(grant.clientId);
+    if (!client || client.disabledAt) return null;
+    return grant;
+  }
+
+  private async decode(token: string, now: Date): Promise<AccessGrant | null> {
+    if (token.length > 4096) return null;
+    try {
+      const { payload } = await jwtVerify(token, this.key, {
+        algorithms: ['HS256'],
+        typ: tokenType,
+        currentDate: now,
+        requiredClaims: ['sub', 'exp', 'iat'],
+      });
+      const scope = typeof payload.scope === 'string' ? payload.scope : '';
+      if (typeof payload.sub !== 'string' || typeof payload.exp !== 'number') return null;
+      return { clientId: payload.sub, scopes: scope.split(' ').filter(isScope), expiresAt: new Date(payload.exp * 1000) };
+    } catch (err) {
+      if (err instanceof joseErrors.JOSEError) return null;
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,122 @@
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import type { Clock, Random } from './domain/ports.js';
+import { parseE164 } from './domain/phone.js';
+import { VerificationService } from './domain/verification-service.js';
+import { WindowCounter } from './domain/window-counter.js';
+import { ClientDirectory } from './oauth/client-directory.js';
+import { ClientService } from './oauth/client-service.js';
+import { TokenEndpoint } from './oauth/token-endpoint.js';
+import { TokenService } from './oauth/token-service.js';
+import { pickCallerId } from './providers/caller-id.js';
+import { LogCallPlacer, LogSmsSender } from './providers/log-providers.js';
+import { SqlClientStore } from './store/client-store.js';
+import { openDatabase, type Db } from './store/database.js';
+import { SqlMessageStore } from './store/message-store.js';
+import { SqlCounterStore } from './store/rate-counter-store.js';
+import { SqlSendJobStore } from './store/send-job-store.js';
+import { SqlSigningKeyStore } from './store/signing-key-store.js';
+import { SqlVerificationStore } from './store/verification-store.js';
+import { SendWorker } from './jobs/send-worker.js';
+
+/** How long an Idempotency-Key is remembered (contract 3.1). */
+export const idempotencySeconds = 24 * 60 * 60;
+
+/** Everything the server, the workers and the CLI share, wired once. */
+export interface Services {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  readonly random: Random;
+  readonly db: Db;
+  readonly clients: ClientService;
+  readonly clientDirectory: ClientDirectory;
+  readonly tokens: TokenService;
+  readonly tokenEndpoint: TokenEndpoint;
+  readonly verifications: VerificationService;
+  readonly verificationStore: SqlVerificationStore;
+  readonly messages: SqlMessageStore;
+  readonly counters: SqlCounterStore;
+  readonly clientRate: WindowCounter;
+  readonly authFailures: WindowCounter;
+  readonly sendWorker: SendWorker;
+  /** Hooks the workers set so that a commit wakes them at once. */
+  readonly wake: { send: () => void; webhooks: () => void };
+}
+
+export async function createServices(config: Config, logger: Logger, clock: Clock, random: Random): Promise<Services> {
+  const db = await openDatabase({
+    databaseUrl: config.DATABASE_URL,
+    dataDir: config.DATA_DIR,
+    poolSize: config.DATABASE_POOL_SIZE,
+  });
+  const wake = { send: () => undefined, webhooks: () => undefined } as Services['wake'];
+  const now = () => clock.now().getTime();
+  const clientStore = new SqlClientStore(db.db);
+  const clientDirectory = new ClientDirectory(clientStore, now);
+  const clients = new ClientService(clientStore, clock, random, (id) => clientDirectory.forget(id));
+  const tokens = await TokenService.create(
+    new SqlSigningKeyStore(db.db),
+    config.TOKEN_TTL_SECONDS,
+    clientDirectory,
+    clock,
+    random,
+  );
+  const counters = new SqlCounterStore(db.db);
+  const authFailures = new WindowCounter(counters, 60_000, now);
+  const clientRate = new WindowCounter(counters, 1_000, now);
+  const tokenEndpoint = new TokenEndpoint(clientDirectory, tokens, authFailures, config.AUTH_FAILURE_LIMIT);
+
+  const smsSender = parseE164(config.SMS_SENDER_NUMBER);
+  if (!smsSender) throw new Error(`SMS_SENDER_NUMBER "${config.SMS_SENDER_NUMBER}" is not a valid E.164 number`);
+  const verificationStore = new SqlVerificationStore(db.db, () => wake.webhooks());
+  const verifications = new VerificationService(
+    verificationStore,
+    {
+      ttlSeconds: config.OTP_TTL_SECONDS,
+      codeLength: config.OTP_LENGTH,
+      maxAttempts: config.OTP_MAX_ATTEMPTS,
+      phoneLimit: {
+        count: config.PHONE_LIMIT_COUNT,
+        windowSeconds: config.PHONE_LIMIT_WINDOW_SECONDS,
+        cooldownSeconds: config.PHONE_COOLDOWN_SECONDS,
+      },
+      idempotencySeconds,
+    },
+    { smsSender, pickCallerId: (r) => pickCallerId(config.CALLER_ID_RANGES, r) },
+    clock,
+    random,
+    () => wake.send(),
+  );
+  const messages = new SqlMessageStore(db.db);
+  const providerLog = logger.child({ component: 'provider' });
+  const sendWorker = new SendWorker({
+    jobs: new SqlSendJobStore(db.db),
+    verifications: verificationStore,
+    service: verifications,
+    sms: new LogSmsSender(messages, providerLog),
+    calls: new LogCallPlacer(messages, providerLog),
+    retryDelays: config.SEND_RETRY_DELAYS,
+    clock,
+    logger: logger.child({ component: 'send-worker' }),
+  });
+  return {
+    config,
+    logger,
+    clock,
+    random,
+    db,
+    clients,
+    clientDirectory,
+    tokens,
+    tokenEndpoint,
+    verifications,
+    verificationStore,
+    messages,
+    counters,
+    clientRate,
+    authFailures,
+    sendWorker,
+    wake,
+  };
+}

@@ -1,0 +1,82 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { Client, ClientStore } from '../oauth/client.js';
+import { isScope } from '../domain/scopes.js';
+import type { ClientsTable, Database } from './schema.js';
+import { isUuid } from './uuid.js';
+
+export class SqlClientStore implements ClientStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async insert(c: Client): Promise<void> {
+    await this.db
+      .insertInto('clients')
+      .values({
+        id: c.id,
+        name: c.name,
+        secret_hash: c.secretHash,
+        scopes: [...c.scopes],
+        webhook_secret: c.webhookSecret,
+        previous_webhook_secret: c.previousWebhookSecret,
+        previous_webhook_secret_expires_at: c.previousWebhookSecretExpiresAt,
+        disabled_at: c.disabledAt,
+        created_at: c.createdAt,
+        updated_at: c.createdAt,
+      })
+      .execute();
+  }
+
+  async find(id: string): Promise<Client | null> {
+    if (!isUuid(id)) return null;
+    const row = await this.db.selectFrom('clients').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? toClient(row) : null;
+  }
+
+  async list(): Promise<Client[]> {
+    const rows = await this.db.selectFrom('clients').selectAll().orderBy('created_at').execute();
+    return rows.map(toClient);
+  }
+
+  async count(): Promise<number> {
+    const row = await this.db
+      .selectFrom('clients')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  async update(id: string, change: Partial<Omit<Client, 'id' | 'createdAt'>>, now: Date): Promise<Client | null> {
+    if (!isUuid(id)) return null;
+    const row = await this.db
+      .updateTable('clients')
+      .set({
+        updated_at: now,
+        ...(change.name !== undefined && { name: change.name }),
+        ...(change.secretHash !== undefined && { secret_hash: change.secretHash }),
+        ...(change.scopes !== undefined && { scopes: [...change.scopes] }),
+        ...(change.webhookSecret !== undefined && { webhook_secret: change.webhookSecret }),
+        ...(change.previousWebhookSecret !== undefined && { previous_webhook_secret: change.previousWebhookSecret }),
+        ...(change.previousWebhookSecretExpiresAt !== undefined && {
+          previous_webhook_secret_expires_at: change.previousWebhookSecretExpiresAt,
+        }),
+        ...(change.disabledAt !== undefined && { disabled_at: change.disabledAt }),
+      })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst();
+    return row ? toClient(row) : null;
+  }
+}
+
+function toClient(row: Selectable<ClientsTable>): Client {
+  return {
+    id: row.id,
+    name: row.name,
+    secretHash: row.secret_hash,
+    scopes: row.scopes.filter(isScope),
+    webhookSecret: row.webhook_secret,
+    previousWebhookSecret: row.previous_webhook_secret,
+    previousWebhookSecretExpiresAt: row.previous_webhook_secret_expires_at,
+    disabledAt: row.disabled_at,
+    createdAt: row.created_at,
+  };
+}

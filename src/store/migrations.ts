@@ -1,0 +1,125 @@
+import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+
+/**
+ * The schema, one migration per step, for PGlite and PostgreSQL alike. Never edit a migration that has
+ * shipped: add the next one.
+ */
+const migrations: Record<string, Migration> = {
+  '0001_initial': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        CREATE TABLE clients (
+          id uuid PRIMARY KEY,
+          name text NOT NULL,
+          secret_hash text NOT NULL,
+          scopes text[] NOT NULL,
+          webhook_secret text NOT NULL,
+          previous_webhook_secret text,
+          previous_webhook_secret_expires_at timestamptz,
+          disabled_at timestamptz,
+          created_at timestamptz NOT NULL,
+          updated_at timestamptz NOT NULL
+        );
+        CREATE TABLE signing_keys (
+          id text PRIMARY KEY,
+          secret text NOT NULL,
+          created_at timestamptz NOT NULL
+        );
+        CREATE TABLE verifications (
+          id uuid PRIMARY KEY,
+          client_id uuid NOT NULL REFERENCES clients(id),
+          type text NOT NULL,
+          status text NOT NULL,
+          otp text NOT NULL,
+          phone_number text NOT NULL,
+          country_code text NOT NULL,
+          paired_number text NOT NULL,
+          counter integer NOT NULL DEFAULT 0,
+          webhook_url text,
+          reference text,
+          created_at timestamptz NOT NULL,
+          updated_at timestamptz NOT NULL,
+          expires_at timestamptz NOT NULL
+        );
+        -- phone limits: one client's recent verifications of one number
+        CREATE INDEX verifications_client_phone_created ON verifications (client_id, phone_number, created_at);
+        -- expiry sweep: only pending rows are ever looked at
+        CREATE INDEX verifications_pending_expiry ON verifications (expires_at) WHERE status = 'PENDING';
+        CREATE TABLE send_jobs (
+          verification_id uuid PRIMARY KEY REFERENCES verifications(id),
+          channel text NOT NULL,
+          -- E.164 the code is sent from: the SMS sender, or the caller id whose last digits are the code
+          sender text NOT NULL,
+          status text NOT NULL,
+          attempts integer NOT NULL DEFAULT 0,
+          -- a claimed job is pushed into the future by its lease, so a crashed worker's job comes back
+          next_attempt_at timestamptz NOT NULL,
+          last_error text,
+          created_at timestamptz NOT NULL,
+          updated_at timestamptz NOT NULL
+        );
+        CREATE INDEX send_jobs_due ON send_jobs (next_attempt_at) WHERE status = 'pending';
+        CREATE TABLE messages (
+          id bigserial PRIMARY KEY,
+          verification_id uuid NOT NULL,
+          channel text NOT NULL,
+          recipient text NOT NULL,
+          sender text NOT NULL,
+          body text NOT NULL,
+          created_at timestamptz NOT NULL
+        );
+        CREATE INDEX messages_verification ON messages (verification_id);
+        CREATE TABLE events (
+          id uuid PRIMARY KEY,
+          client_id uuid NOT NULL,
+          verification_id uuid NOT NULL,
+          kind text NOT NULL,
+          payload jsonb NOT NULL,
+          webhook_url text,
+          delivery_status text NOT NULL,
+          attempts integer NOT NULL DEFAULT 0,
+          next_attempt_at timestamptz,
+          lease_until timestamptz,
+          created_at timestamptz NOT NULL,
+          updated_at timestamptz NOT NULL
+        );
+        CREATE INDEX events_verification ON events (verification_id, created_at);
+        CREATE INDEX events_due ON events (next_attempt_at) WHERE delivery_status = 'pending';
+        CREATE TABLE idempotency_keys (
+          client_id uuid NOT NULL,
+          key text NOT NULL,
+          fingerprint text NOT NULL,
+          verification_id uuid NOT NULL,
+          created_at timestamptz NOT NULL,
+          PRIMARY KEY (client_id, key)
+        );
+        CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);
+        CREATE TABLE rate_counters (
+          key text NOT NULL,
+          window_start timestamptz NOT NULL,
+          count integer NOT NULL,
+          PRIMARY KEY (key, window_start)
+        );
+        CREATE INDEX rate_counters_window ON rate_counters (window_start);
+      `);
+    },
+  },
+};
+
+/** Runs DDL one statement at a time: PGlite's extended protocol takes one statement per query. */
+async function runStatements(db: Kysely<unknown>, ddl: string): Promise<void> {
+  for (const statement of ddl.split(/;\s*\n/)) {
+    if (statement.replace(/--.*$/gm, '').trim() !== '') await sql.raw(statement).execute(db);
+  }
+}
+
+const provider: MigrationProvider = { getMigrations: async () => migrations };
+
+/** Brings the schema up to date. Safe to run from several instances at once (the migrator locks). */
+export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {
+  const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
+    throw new Error(`migration ${failed} failed: ${String(error)}`, { cause: error });
+  }
+}

@@ -1,0 +1,58 @@
+import type { PGlite } from '@electric-sql/pglite';
+import type { PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
+
+/**
+ * Presents one PGlite instance as the `pg` pool that Kysely's PostgreSQL dialect expects.
+ *
+ * PGlite is a single session, so a "connection" is the whole database: it is lent to one holder at a time
+ * and the others queue. Without this, two interleaved Kysely transactions would share one session.
+ */
+export class PGlitePool implements PostgresPool {
+  private tail: Promise<void> = Promise.resolve();
+
+  constructor(private readonly pglite: PGlite) {}
+
+  async connect(): Promise<PostgresPoolClient> {
+    let release!: () => void;
+    const turn = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const previous = this.tail;
+    this.tail = previous.then(() => turn);
+    await previous;
+    const pglite = this.pglite;
+    let released = false;
+    return {
+      async query<R>(sql: string, parameters: readonly unknown[]): Promise<PostgresQueryResult<R>> {
+        const result = await pglite.query<R>(sql, [...parameters]);
+        return {
+          command: commandOf(sql),
+          rowCount: result.affectedRows ?? result.rows.length,
+          rows: result.rows,
+        };
+      },
+      release() {
+        if (released) return;
+        released = true;
+        release();
+      },
+    } as PostgresPoolClient;
+  }
+
+  async end(): Promise<void> {
+    await this.tail;
+  }
+}
+
+function commandOf(sql: string): PostgresQueryResult<unknown>['command'] {
+  const word = /^\s*(?:with\b[\s\S]*?\)\s*)?(\w+)/i.exec(sql)?.[1]?.toUpperCase();
+  switch (word) {
+    case 'INSERT':
+    case 'UPDATE':
+    case 'DELETE':
+    case 'MERGE':
+      return word;
+    default:
+      return 'SELECT';
+  }
+}

@@ -1,0 +1,101 @@
+import type { ColumnType, Generated } from 'kysely';
+
+type Timestamp = Date;
+
+export interface ClientsTable {
+  id: string;
+  name: string;
+  secret_hash: string;
+  scopes: string[];
+  webhook_secret: string;
+  previous_webhook_secret: string | null;
+  previous_webhook_secret_expires_at: Timestamp | null;
+  disabled_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface SigningKeysTable {
+  id: string;
+  secret: string;
+  created_at: Timestamp;
+}
+
+export interface VerificationsTable {
+  id: string;
+  client_id: string;
+  type: string;
+  status: string;
+  otp: string;
+  phone_number: string;
+  country_code: string;
+  paired_number: string;
+  counter: number;
+  webhook_url: string | null;
+  reference: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  expires_at: Timestamp;
+}
+
+export interface SendJobsTable {
+  verification_id: string;
+  channel: string;
+  sender: string;
+  status: string;
+  attempts: number;
+  next_attempt_at: Timestamp;
+  last_error: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface MessagesTable {
+  id: Generated<number>;
+  verification_id: string;
+  channel: string;
+  recipient: string;
+  sender: string;
+  body: string;
+  created_at: Timestamp;
+}
+
+export interface EventsTable {
+  id: string;
+  client_id: string;
+  verification_id: string;
+  kind: string;
+  payload: ColumnType<unknown, string, string>;
+  webhook_url: string | null;
+  delivery_status: string;
+  attempts: number;
+  next_attempt_at: Timestamp | null;
+  lease_until: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface IdempotencyKeysTable {
+  client_id: string;
+  key: string;
+  fingerprint: string;
+  verification_id: string;
+  created_at: Timestamp;
+}
+
+export interface RateCountersTable {
+  key: string;
+  window_start: Timestamp;
+  count: number;
+}
+
+export interface Database {
+  clients: ClientsTable;
+  signing_keys: SigningKeysTable;
+  verifications: VerificationsTable;
+  send_jobs: SendJobsTable;
+  messages: MessagesTable;
+  events: EventsTable;
+  idempotency_keys: IdempotencyKeysTable;
+  rate_counters: RateCountersTable;
+}

@@ -1,0 +1,230 @@
+import { sql, type Insertable, type Kysely, type Selectable, type Transaction } from 'kysely';
+import type { OutboxEvent } from '../domain/events.js';
+import type { Verification, VerificationStatus, VerificationType } from '../domain/verification.js';
+import type {
+  Channel,
+  IdempotencyClaim,
+  VerificationStore,
+  VerificationTx,
+} from '../domain/verification-store.js';
+import type { Database, VerificationsTable } from './schema.js';
+import { isUuid } from './uuid.js';
+
+/** Verifications, their send jobs, outbox events and idempotency keys, in PostgreSQL or PGlite. */
+export class SqlVerificationStore implements VerificationStore {
+  constructor(
+    private readonly db: Kysely<Database>,
+    /** Told the ids of verifications whose events were committed, so delivery can start at once. */
+    private readonly onEventsCommitted: (count: number) => void = () => undefined,
+  ) {}
+
+  async transaction<T>(work: (tx: VerificationTx) => Promise<T>): Promise<T> {
+    let events = 0;
+    const result = await this.db.transaction().execute(async (trx) => {
+      const tx = new SqlVerificationTx(trx, (n) => {
+        events += n;
+      });
+      return work(tx);
+    });
+    if (events > 0) this.onEventsCommitted(events);
+    return result;
+  }
+
+  async find(clientId: string, id: string): Promise<Verification | null> {
+    if (!isUuid(id)) return null;
+    const row = await this.db
+      .selectFrom('verifications')
+      .selectAll()
+      .where('id', '=', id)
+      .where('client_id', '=', clientId)
+      .executeTakeFirst();
+    return row ? toVerification(row) : null;
+  }
+
+  /** Forgets Idempotency-Keys recorded before `before`. */
+  async pruneIdempotencyKeys(before: Date): Promise<void> {
+    await this.db.deleteFrom('idempotency_keys').where('created_at', '<', before).execute();
+  }
+
+  async findById(id: string): Promise<Verification | null> {
+    if (!isUuid(id)) return null;
+    const row = await this.db.selectFrom('verifications').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? toVerification(row) : null;
+  }
+}
+
+class SqlVerificationTx implements VerificationTx {
+  constructor(
+    private readonly trx: Transaction<Database>,
+    private readonly countEvents: (n: number) => void,
+  ) {}
+
+  async lockPhone(clientId: string, phoneNumber: string): Promise<void> {
+    await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`${clientId}|${phoneNumber}`}, 0))`.execute(this.trx);
+  }
+
+  async phoneHistory(clientId: string, phoneNumber: string, lookBackFrom: Date, windowFrom: Date) {
+    const row = await this.trx
+      .selectFrom('verifications')
+      .select([
+        sql<number>`count(*) FILTER (WHERE created_at > ${windowFrom})::int`.as('in_window'),
+        sql<Date | null>`min(created_at) FILTER (WHERE created_at > ${windowFrom})`.as('oldest'),
+        sql<Date | null>`max(created_at)`.as('latest'),
+      ])
+      .where('client_id', '=', clientId)
+      .where('phone_number', '=', phoneNumber)
+      .where('created_at', '>', lookBackFrom)
+      .executeTakeFirstOrThrow();
+    return { countInWindow: row.in_window, oldestInWindow: row.oldest, latest: row.latest };
+  }
+
+  async claimIdempotencyKey(
+    clientId: string,
+    key: string,
+    fingerprint: string,
+    verificationId: string,
+    now: Date,
+    staleBefore: Date,
+  ): Promise<IdempotencyClaim> {
+    // The upsert waits on a concurrent claim of the same key; a stale record is taken over.
+    const claimed = await this.trx
+      .insertInto('idempotency_keys')
+      .values({ client_id: clientId, key, fingerprint, verification_id: verificationId, created_at: now })
+      .onConflict((oc) =>
+        oc
+          .columns(['client_id', 'key'])
+          .doUpdateSet({ fingerprint, verification_id: verificationId, created_at: now })
+          .where('idempotency_keys.created_at', '<', staleBefore),
+      )
+      .returning('key')
+      .executeTakeFirst();
+    if (claimed) return { kind: 'claimed' };
+    const existing = await this.trx
+      .selectFrom('idempotency_keys')
+      .select(['fingerprint', 'verification_id'])
+      .where('client_id', '=', clientId)
+      .where('key', '=', key)
+      .executeTakeFirstOrThrow();
+    return { kind: 'existing', fingerprint: existing.fingerprint, verificationId: existing.verification_id };
+  }
+
+  async insert(v: Verification): Promise<void> {
+    await this.trx.insertInto('verifications').values(toRow(v)).execute();
+  }
+
+  async enqueueSend(verificationId: string, channel: Channel, sender: string, now: Date): Promise<void> {
+    await this.trx
+      .insertInto('send_jobs')
+      .values({
+        verification_id: verificationId,
+        channel,
+        sender,
+        status: 'pending',
+        attempts: 0,
+        next_attempt_at: now,
+        last_error: null,
+        created_at: now,
+        updated_at: now,
+      })
+      .execute();
+  }
+
+  async findForUpdate(id: string, clientId?: string): Promise<Verification | null> {
+    if (!isUuid(id)) return null;
+    let query = this.trx.selectFrom('verifications').selectAll().where('id', '=', id);
+    if (clientId !== undefined) query = query.where('client_id', '=', clientId);
+    const row = await query.forUpdate().executeTakeFirst();
+    return row ? toVerification(row) : null;
+  }
+
+  async update(v: Verification): Promise<void> {
+    await this.trx
+      .updateTable('verifications')
+      .set({ status: v.status, counter: v.counter, updated_at: v.updatedAt })
+      .where('id', '=', v.id)
+      .execute();
+  }
+
+  async expireDue(now: Date, limit: number): Promise<Verification[]> {
+    const rows = await this.trx
+      .updateTable('verifications')
+      .set({ status: 'EXPIRED', updated_at: sql`expires_at` })
+      .where('id', 'in', (qb) =>
+        qb
+          .selectFrom('verifications')
+          .select('id')
+          .where('status', '=', 'PENDING')
+          .where('expires_at', '<=', now)
+          .orderBy('expires_at')
+          .limit(limit)
+          .forUpdate()
+          .skipLocked(),
+      )
+      .returningAll()
+      .execute();
+    return rows.map(toVerification);
+  }
+
+  async recordEvents(events: readonly OutboxEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    await this.trx
+      .insertInto('events')
+      .values(
+        events.map((e) => ({
+          id: e.id,
+          client_id: e.clientId,
+          verification_id: e.verificationId,
+          kind: e.kind,
+          payload: JSON.stringify(e.payload),
+          webhook_url: e.webhookUrl,
+          // Events without a destination are kept as a record only.
+          delivery_status: e.webhookUrl ? 'pending' : 'none',
+          attempts: 0,
+          next_attempt_at: e.webhookUrl ? e.createdAt : null,
+          lease_until: null,
+          created_at: e.createdAt,
+          updated_at: e.createdAt,
+        })),
+      )
+      .execute();
+    this.countEvents(events.filter((e) => e.webhookUrl).length);
+  }
+}
+
+function toRow(v: Verification): Insertable<VerificationsTable> {
+  return {
+    id: v.id,
+    client_id: v.clientId,
+    type: v.type,
+    status: v.status,
+    otp: v.otp,
+    phone_number: v.phoneNumber,
+    country_code: v.countryCode,
+    paired_number: v.pairedNumber,
+    counter: v.counter,
+    webhook_url: v.webhookUrl,
+    reference: v.reference,
+    created_at: v.createdAt,
+    updated_at: v.updatedAt,
+    expires_at: v.expiresAt,
+  };
+}
+
+export function toVerification(row: Selectable<VerificationsTable>): Verification {
+  return {
+    id: row.id,
+    clientId: row.client_id,
+    type: row.type as VerificationType,
+    status: row.status as VerificationStatus,
+    otp: row.otp,
+    phoneNumber: row.phone_number,
+    countryCode: row.country_code,
+    pairedNumber: row.paired_number,
+    counter: row.counter,
+    webhookUrl: row.webhook_url,
+    reference: row.reference,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    expiresAt: row.expires_at,
+  };
+}
