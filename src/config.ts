@@ -54,7 +54,11 @@ export const settings = {
     parse: databaseUrl,
   },
   DATABASE_POOL_SIZE: { doc: 'PostgreSQL connections per process', default: '20', parse: integer(1, 500) },
-  DATA_DIR: { doc: 'Folder of the embedded database and its admin socket', default: './data', parse: text },
+  DATA_DIR: {
+    doc: 'Folder of the embedded database and its admin socket (memory:// keeps it in memory only)',
+    default: './data',
+    parse: text,
+  },
   PUBLIC_BASE_URL: {
     doc: 'External base URL of the service, used as the OAuth issuer; derived from the request when unset',
     default: undefined,
@@ -151,8 +155,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }
   }
   if (problems.length > 0) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
-  const dataDir = path.resolve(String(out.DATA_DIR));
+  // memory:// keeps the embedded database in memory (tests); there is then no admin socket.
+  const dataDir = out.DATA_DIR === 'memory://' ? 'memory://' : path.resolve(String(out.DATA_DIR));
   out.DATA_DIR = dataDir;
-  out.adminSocketPath = path.join(dataDir, 'admin.sock');
+  out.adminSocketPath = dataDir === 'memory://' ? '' : path.join(dataDir, 'admin.sock');
   return Object.freeze(out) as Config;
 }

@@ -38,6 +38,8 @@ export async function startServer(config: Config, options: ServerOptions): Promi
         'using the embedded database (PGlite): it is for a single machine and a single process; set DATABASE_URL to use PostgreSQL',
       );
       await createDevelopmentClient(services, options.print ?? ((t) => process.stdout.write(t)));
+    }
+    if (services.db.kind === 'pglite' && config.adminSocketPath) {
       const admin = await serveAdminSocket(config.adminSocketPath, async (input) => {
         const command = parseAdminCommand(input);
         return typeof command === 'string' ? { ok: false, error: command } : runAdminCommand(services, command);

@@ -44,11 +44,19 @@ export interface Services {
   readonly wake: { send: () => void; webhooks: () => void };
 }
 
-export async function createServices(config: Config, logger: Logger, clock: Clock, random: Random): Promise<Services> {
+export async function createServices(
+  config: Config,
+  logger: Logger,
+  clock: Clock,
+  random: Random,
+  /** Tests only: start an in-memory embedded database from this dump. */
+  pgliteDump?: Blob,
+): Promise<Services> {
   const db = await openDatabase({
     databaseUrl: config.DATABASE_URL,
     dataDir: config.DATA_DIR,
     poolSize: config.DATABASE_POOL_SIZE,
+    ...(pgliteDump && { pgliteDump }),
   });
   const wake = { send: () => undefined, webhooks: () => undefined } as Services['wake'];
   const now = () => clock.now().getTime();

@@ -1,0 +1,99 @@
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import pino from 'pino';
+import { loadConfig, type Config } from '../../src/config.js';
+import type { Random } from '../../src/domain/ports.js';
+import { cryptoRandom } from '../../src/domain/random.js';
+import type { Scope } from '../../src/domain/scopes.js';
+import { buildApp } from '../../src/http/app.js';
+import type { ClientCredentials } from '../../src/oauth/client-service.js';
+import { createServices, type Services } from '../../src/services.js';
+import { TestClock } from './clock.js';
+import { freshDatabase, pgliteTemplate, type DbKind, type TestDatabase } from './databases.js';
+
+/** The service wired on a fresh database with a test clock, its app ready for inject(). */
+export interface Harness {
+  readonly kind: DbKind;
+  readonly app: FastifyInstance;
+  readonly services: Services;
+  readonly config: Config;
+  readonly clock: TestClock;
+  /** Registers a client with these scopes. */
+  client(scopes?: readonly Scope[]): Promise<ClientCredentials>;
+  /** A bearer token for a new client (or the given one) with these scopes. */
+  token(scopes?: readonly Scope[], client?: ClientCredentials): Promise<string>;
+  /** inject() with a bearer token and a JSON body. */
+  call(method: 'GET' | 'POST', url: string, token: string | null, body?: unknown, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
+  /** Pushes the shared counters to the database, as the background task does every 100 ms. */
+  flushCounters(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  readonly env?: Record<string, string>;
+  readonly random?: Random;
+}
+
+export const allScopes: readonly Scope[] = ['otp:send', 'otp:verify'];
+
+export async function createHarness(kind: DbKind, options: HarnessOptions = {}): Promise<Harness> {
+  const database: TestDatabase = await freshDatabase(kind);
+  const config = loadConfig({
+    LOG_LEVEL: 'silent',
+    CLIENT_RATE_LIMIT_PER_SECOND: '0',
+    ...database.env,
+    ...options.env,
+  });
+  const clock = new TestClock();
+  const logger = pino({ level: 'silent' });
+  const dump = kind === 'pglite' ? await pgliteTemplate() : undefined;
+  const services = await createServices(config, logger, clock, options.random ?? cryptoRandom, dump);
+  const app = await buildApp({
+    logger,
+    verifications: services.verifications,
+    tokens: services.tokens,
+    tokenEndpoint: services.tokenEndpoint,
+    clientRate:
+      config.CLIENT_RATE_LIMIT_PER_SECOND > 0
+        ? { counter: services.clientRate, perSecond: config.CLIENT_RATE_LIMIT_PER_SECOND }
+        : null,
+    publicBaseUrl: null,
+    ready: () => services.db.ping(),
+    trustProxy: false,
+  });
+  const client = (scopes: readonly Scope[] = allScopes) => services.clients.create('test client', scopes);
+  const harness: Harness = {
+    kind,
+    app,
+    services,
+    config,
+    clock,
+    client,
+    async token(scopes = allScopes, existing) {
+      const c = existing ?? (await client(scopes));
+      const res = await app.inject({
+        method: 'POST',
+        url: '/oauth/token',
+        payload: { grant_type: 'client_credentials', client_id: c.clientId, client_secret: c.clientSecret, scope: scopes.join(' ') },
+      });
+      if (res.statusCode !== 200) throw new Error(`token request failed: ${res.statusCode} ${res.body}`);
+      return (res.json() as { accessToken: string }).accessToken;
+    },
+    call(method, url, token, body, headers = {}) {
+      return app.inject({
+        method,
+        url,
+        headers: { ...(token && { authorization: `Bearer ${token}` }), ...headers },
+        ...(body !== undefined && { payload: body as object }),
+      });
+    },
+    async flushCounters() {
+      await Promise.all([services.clientRate.flush(), services.authFailures.flush()]);
+    },
+    async close() {
+      await app.close();
+      await services.db.close();
+      await database.drop();
+    },
+  };
+  return harness;
+}
