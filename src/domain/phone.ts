@@ -16,7 +16,13 @@ const localDigits = /^\d{1,17}$/;
 /** Parses a country code (+NNN) and a local number (digits, trunk prefix allowed); null when not a valid number. */
 export function parsePhone(countryCode: string, phoneNumber: string): PhoneNumber | null {
   if (!countryCodePattern.test(countryCode) || !localDigits.test(phoneNumber)) return null;
-  const parsed = parsePhoneNumberFromString(phoneNumber, { defaultCallingCode: countryCode.slice(1) });
+  let parsed: ReturnType<typeof parsePhoneNumberFromString>;
+  try {
+    parsed = parsePhoneNumberFromString(phoneNumber, { defaultCallingCode: countryCode.slice(1) });
+  } catch {
+    // libphonenumber throws, rather than returning nothing, for a calling code no country uses (e.g. +999).
+    return null;
+  }
   if (!parsed || !parsed.isValid() || `+${parsed.countryCallingCode}` !== countryCode) return null;
   return fromParsed(parsed);
 }

@@ -83,7 +83,7 @@ export class VerificationService {
           now,
           secondsBefore(now, this.policy.idempotencySeconds),
         );
-        if (claim.kind === 'existing') return this.replay(request, claim.fingerprint, claim.verificationId);
+        if (claim.kind === 'existing') return this.replay(tx, request, claim.fingerprint, claim.verificationId);
       }
       await tx.lockPhone(request.clientId, phone.e164);
       const { phoneLimit } = this.policy;
@@ -175,9 +175,15 @@ export class VerificationService {
     ];
   }
 
-  private async replay(request: CreateRequest, fingerprint: string, verificationId: string): Promise<CreateOutcome> {
+  private async replay(
+    tx: VerificationTx,
+    request: CreateRequest,
+    fingerprint: string,
+    verificationId: string,
+  ): Promise<CreateOutcome> {
     if (fingerprint !== request.idempotency?.fingerprint) return { kind: 'idempotency-key-reused' };
-    const first = await this.store.find(request.clientId, verificationId);
+    // Read inside the open transaction: the embedded database has one session, so a read beside it would wait forever.
+    const first = await tx.findForUpdate(verificationId, request.clientId);
     if (!first) throw new Error(`idempotency key points at missing verification ${verificationId}`);
     // The first response showed the record as created; show it again exactly so.
     return { kind: 'replayed', verification: { ...first, status: 'PENDING', counter: 0, updatedAt: first.createdAt } };

@@ -35,6 +35,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     ajv: { customOptions: { coerceTypes: false, allErrors: true, removeAdditional: false } },
     return503OnClosing: true,
+    // A path that is not valid percent-encoding names no route: the contract's 404, not Fastify's own 400 body.
+    frameworkErrors: (_error, request, reply) => {
+      reply.header('x-request-id', request.id);
+      return sendError(reply, 'NOT_FOUND', { message: 'No such route' });
+    },
   });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -44,6 +49,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(oauthRoutes, deps);
   await app.register(async (v1) => {
     v1.setErrorHandler(v1ErrorHandler);
+    // Fastify parses text/plain by default; /v1 takes JSON only (contract 5: 415 for a body that is not JSON).
+    v1.removeContentTypeParser('text/plain');
     registerAuthHook(v1, deps);
     otpRoutes(v1, deps.verifications);
     deps.extraV1Routes?.(v1);

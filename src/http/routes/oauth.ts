@@ -40,15 +40,23 @@ export async function oauthRoutes(app: FastifyInstance, deps: OAuthRouteDeps): P
   // Scoped to this plugin: the token endpoints read forms (and JSON) into name -> every value given.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
-    const params: Record<string, string[]> = {};
+    // No prototype: a parameter named `constructor` or `__proto__` must be a parameter like any other.
+    const params: Record<string, string[]> = Object.create(null);
     for (const [name, value] of new URLSearchParams(String(body))) (params[name] ??= []).push(value);
     done(null, params);
   });
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    let parsed: unknown;
     try {
-      done(null, jsonParams(JSON.parse(String(body))));
+      parsed = JSON.parse(String(body));
     } catch {
       done(new OAuthError('invalid_request', 'The request body is not valid JSON', 400), undefined);
+      return;
+    }
+    try {
+      done(null, jsonParams(parsed));
+    } catch (err) {
+      done(err instanceof Error ? err : new Error(String(err)), undefined);
     }
   });
   app.setErrorHandler((error: FastifyError | OAuthError, request, reply) => oauthError(error, request, reply));
@@ -103,13 +111,17 @@ function noStore(reply: FastifyReply): void {
   reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
 }
 
-/** A JSON token request as name -> values; non-string values are refused. */
+/** The parameters the token endpoint reads; other JSON fields are ignored (contract 1). */
+const tokenParamNames = new Set(['grant_type', 'scope', 'client_id', 'client_secret']);
+
+/** A JSON token request as name -> values; a token parameter that is not a string is refused. */
 function jsonParams(body: unknown): TokenParams {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new OAuthError('invalid_request', 'The JSON body must be an object', 400);
   }
-  const params: Record<string, string[]> = {};
+  const params: Record<string, string[]> = Object.create(null);
   for (const [name, value] of Object.entries(body)) {
+    if (!tokenParamNames.has(name)) continue;
     if (typeof value !== 'string') throw new OAuthError('invalid_request', `${name} must be a string`, 400);
     params[name] = [value];
   }

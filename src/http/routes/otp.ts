@@ -29,6 +29,10 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
         const issue = webhookUrlProblem(webhookUrl);
         if (issue) problems.push({ field: 'webhookUrl', issue });
       }
+      // PostgreSQL text cannot hold U+0000: refuse it here rather than fail the insert.
+      if (body.reference?.includes('\u0000')) {
+        problems.push({ field: 'reference', issue: 'must not contain NUL characters' });
+      }
       if (idempotencyKey !== undefined && !/^[\x21-\x7e]{1,255}$/.test(String(idempotencyKey))) {
         problems.push({ field: 'Idempotency-Key', issue: 'must be 1 to 255 visible ASCII characters' });
       }
@@ -107,6 +111,8 @@ export function webhookUrlProblem(raw: string): string | null {
   } catch {
     return 'must be an absolute URL';
   }
+  // The URL parser would quietly drop or encode these; they have no place in an address, and NUL cannot be stored.
+  if (/[\u0000-\u0020\u007f]/.test(raw)) return 'must not contain spaces or control characters';
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must use http or https';
   if (url.username || url.password) return 'must not contain credentials';
   if (!url.hostname) return 'must name a host';

@@ -1,0 +1,48 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parseE164, parsePhone } from '../../src/domain/phone.js';
+
+describe('phone numbers (contract 1)', () => {
+  it('parses a local number with or without its trunk prefix to E.164', () => {
+    const expected = { e164: '+2348031234567', countryCode: '+234', local: '08031234567' };
+    assert.deepEqual(parsePhone('+234', '08031234567'), expected);
+    assert.deepEqual(parsePhone('+234', '8031234567'), expected);
+    assert.deepEqual(parsePhone('+44', '07400123456'), { e164: '+447400123456', countryCode: '+44', local: '07400123456' });
+    assert.deepEqual(parsePhone('+1', '2015550123'), { e164: '+12015550123', countryCode: '+1', local: '2015550123' });
+  });
+
+  it('refuses numbers that are not valid for the country code', () => {
+    for (const [cc, n] of [
+      ['+234', '123'],
+      ['+234', '0000000000'],
+      ['+44', '08031234567'],
+      ['+1', '0000000000'],
+      ['+234', '080312345678901'],
+    ] as const) {
+      assert.equal(parsePhone(cc, n), null, `${cc} ${n}`);
+    }
+  });
+
+  it('refuses a calling code no country uses, without throwing', () => {
+    for (const cc of ['+999', '+0', '+990', '+28']) assert.equal(parsePhone(cc, '12345678'), null, cc);
+  });
+
+  it('refuses malformed input before parsing', () => {
+    for (const [cc, n] of [
+      ['234', '08031234567'],
+      ['+', '08031234567'],
+      ['+2345', '08031234567'],
+      ['+234', '+2348031234567'],
+      ['+234', '0803 123 4567'],
+      ['+234', ''],
+      ['+234', '1'.repeat(18)],
+    ] as const) {
+      assert.equal(parsePhone(cc, n), null, `${cc} ${n}`);
+    }
+  });
+
+  it('parses E.164 numbers, and refuses others', () => {
+    assert.deepEqual(parseE164('+2349010000123'), { e164: '+2349010000123', countryCode: '+234', local: '09010000123' });
+    for (const n of ['2349010000123', '+999123456789', '+0123456', '+234', '+23490100001234567', '']) assert.equal(parseE164(n), null, n);
+  });
+});

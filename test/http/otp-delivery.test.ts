@@ -1,0 +1,188 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import pino from 'pino';
+import type { CallPlacer, SendResult, SmsMessage, SmsSender } from '../../src/domain/channels.js';
+import { SendWorker } from '../../src/jobs/send-worker.js';
+import { LogCallPlacer } from '../../src/providers/log-providers.js';
+import { SqlSendJobStore } from '../../src/store/send-job-store.js';
+import { createVerification, e164Of, eventKinds, expectV1Error, type RecordBody } from '../support/api.js';
+import { forEachDatabase } from '../support/each-database.js';
+import { createHarness, type Harness } from '../support/harness.js';
+
+/**
+ * A stand-in for an SMS gateway (none can run locally): it answers for the verifications it is told to,
+ * and accepts every other message without recording it.
+ */
+class ScriptedSms implements SmsSender {
+  readonly name = 'scripted';
+  readonly attempts = new Map<string, number>();
+  constructor(private readonly script: Map<string, (attempt: number) => SendResult>) {}
+
+  async send(message: SmsMessage): Promise<SendResult> {
+    const answer = this.script.get(message.verificationId);
+    if (!answer) return { ok: true, providerId: 'ignored' };
+    const attempt = (this.attempts.get(message.verificationId) ?? 0) + 1;
+    this.attempts.set(message.verificationId, attempt);
+    return answer(attempt);
+  }
+}
+
+const [firstDelay, secondDelay] = [2, 10] as const;
+const retryDelays = [firstDelay, secondDelay];
+
+/** Contract 3.1 and 3.4: the code goes out through the channel's provider after commit; failures retry, then fail. */
+forEachDatabase('sending codes', (kind) => {
+  let h: Harness;
+  before(async () => {
+    h = await createHarness(kind, { env: { SEND_RETRY_DELAYS: retryDelays.join(','), OTP_TTL_SECONDS: '600' } });
+  });
+  after(() => h.close());
+
+  const messagesOf = (id: string) => h.services.messages.forVerification(id);
+  const jobOf = (id: string) =>
+    h.services.db.db.selectFrom('send_jobs').selectAll().where('verification_id', '=', id).executeTakeFirstOrThrow();
+
+  function workerWith(sms: SmsSender, calls: CallPlacer = new LogCallPlacer(h.services.messages, pino({ level: 'silent' }))) {
+    return new SendWorker({
+      jobs: new SqlSendJobStore(h.services.db.db),
+      verifications: h.services.verificationStore,
+      service: h.services.verifications,
+      sms,
+      calls,
+      retryDelays: h.config.SEND_RETRY_DELAYS,
+      clock: h.clock,
+      logger: pino({ level: 'silent' }),
+    });
+  }
+
+  async function fresh(body: Record<string, unknown> = {}): Promise<{ token: string; v: RecordBody }> {
+    const token = await h.token(['otp:send', 'otp:verify']);
+    return { token, v: await createVerification(h, token, body) };
+  }
+
+  describe('happy', () => {
+    it('sends the SMS with the code from SMS_SENDER_NUMBER, once', async () => {
+      const { v } = await fresh();
+      assert.deepEqual(await messagesOf(v.id), [], 'nothing is sent before the worker runs');
+      await h.services.sendWorker.runOnce();
+      const sent = await messagesOf(v.id);
+      assert.equal(sent.length, 1);
+      const [m] = sent;
+      assert.ok(m);
+      assert.equal(m.channel, 'sms');
+      assert.equal(m.recipient, v.phoneNumber);
+      assert.equal(m.sender, h.config.SMS_SENDER_NUMBER);
+      assert.ok(m.body.includes(v.otp), m.body);
+      assert.equal((await jobOf(v.id)).status, 'sent');
+      await h.services.sendWorker.runOnce();
+      assert.equal((await messagesOf(v.id)).length, 1, 'a sent job is not sent again');
+    });
+
+    it('places the dropped call from the caller id whose last 4 digits are the code', async () => {
+      const { v } = await fresh({ type: 'DROPPED_CALL' });
+      await h.services.sendWorker.runOnce();
+      const [m, ...rest] = await messagesOf(v.id);
+      assert.ok(m);
+      assert.equal(rest.length, 0);
+      assert.equal(m.channel, 'call');
+      assert.equal(m.recipient, v.phoneNumber);
+      assert.equal(m.sender, e164Of(v.pairedNumber), 'the caller id is the pairedNumber');
+      assert.equal(m.sender.slice(-4), v.otp);
+    });
+
+    it('sends nothing for a verification that expired before its turn', async () => {
+      const { v } = await fresh();
+      h.clock.advance(600_000);
+      await h.services.sendWorker.runOnce();
+      assert.deepEqual(await messagesOf(v.id), []);
+      assert.notEqual((await jobOf(v.id)).status, 'pending');
+    });
+
+    it('retries a transient failure and then delivers, leaving the verification PENDING', async () => {
+      const { token, v } = await fresh();
+      const sms = new ScriptedSms(new Map([[v.id, (n: number) => (n === 1 ? { ok: false, permanent: false, reason: 'gateway 503' } : { ok: true, providerId: 'p-1' })]]));
+      const worker = workerWith(sms);
+      await worker.runOnce();
+      assert.equal(sms.attempts.get(v.id), 1);
+      assert.equal((await jobOf(v.id)).last_error, 'gateway 503');
+      h.clock.advance(firstDelay * 1000);
+      await worker.runOnce();
+      assert.equal(sms.attempts.get(v.id), 2);
+      assert.equal((await jobOf(v.id)).status, 'sent');
+      const res = await h.call('GET', `/v1/otp/${v.id}`, token);
+      assert.equal(res.json().data.status, 'PENDING');
+      assert.deepEqual(await eventKinds(h, v.id), []);
+    });
+  });
+
+  describe('error', () => {
+    it('fails the verification at once on a permanent provider failure, with one failed event', async () => {
+      const { token, v } = await fresh();
+      const sms = new ScriptedSms(new Map([[v.id, () => ({ ok: false, permanent: true, reason: 'number unreachable' })]]));
+      await workerWith(sms).runOnce();
+      assert.equal(sms.attempts.get(v.id), 1);
+      const job = await jobOf(v.id);
+      assert.equal(job.status, 'failed');
+      assert.equal(job.last_error, 'number unreachable');
+      assert.deepEqual(await eventKinds(h, v.id), ['action.otp.failed']);
+      const fetched = await h.call('GET', `/v1/otp/${v.id}`, token);
+      assert.equal(fetched.json().data.status, 'FAILED');
+      const verify = expectV1Error(await h.call('POST', '/v1/otp/verify', token, { id: v.id, otp: v.otp }), 409, 'VERIFICATION_NOT_PENDING');
+      assert.equal(verify.data?.status, 'FAILED');
+    });
+
+    it('retries transient failures after each of SEND_RETRY_DELAYS, then fails the verification', async () => {
+      const { token, v } = await fresh();
+      const sms = new ScriptedSms(new Map([[v.id, () => ({ ok: false, permanent: false, reason: 'timeout' })]]));
+      const worker = workerWith(sms);
+      await worker.runOnce();
+      assert.equal(sms.attempts.get(v.id), 1);
+      await worker.runOnce();
+      assert.equal(sms.attempts.get(v.id), 1, 'not before the first delay');
+      h.clock.advance(firstDelay * 1000 - 1);
+      await worker.runOnce();
+      assert.equal(sms.attempts.get(v.id), 1, 'still not');
+      h.clock.advance(1);
+      await worker.runOnce();
+      assert.equal(sms.attempts.get(v.id), 2);
+      assert.equal((await h.call('GET', `/v1/otp/${v.id}`, token)).json().data.status, 'PENDING');
+      h.clock.advance(secondDelay * 1000);
+      await worker.runOnce();
+      assert.equal(sms.attempts.get(v.id), 3, 'one attempt per delay, plus the first');
+      assert.equal((await jobOf(v.id)).status, 'failed');
+      assert.equal((await h.call('GET', `/v1/otp/${v.id}`, token)).json().data.status, 'FAILED');
+      assert.deepEqual(await eventKinds(h, v.id), ['action.otp.failed']);
+      h.clock.advance(3600_000);
+      await worker.runOnce();
+      assert.equal(sms.attempts.get(v.id), 3, 'a failed job is not retried');
+    });
+
+    it('treats a provider that throws as a transient failure', async () => {
+      const { v } = await fresh();
+      const sms = new ScriptedSms(
+        new Map([
+          [
+            v.id,
+            () => {
+              throw new Error('socket hang up');
+            },
+          ],
+        ]),
+      );
+      await workerWith(sms).runOnce();
+      const job = await jobOf(v.id);
+      assert.equal(job.status, 'pending');
+      assert.match(job.last_error ?? '', /socket hang up/);
+      assert.deepEqual(await eventKinds(h, v.id), []);
+    });
+
+    it('does not fail a verification that was verified while its send was failing', async () => {
+      const { token, v } = await fresh();
+      const sms = new ScriptedSms(new Map([[v.id, () => ({ ok: false, permanent: true, reason: 'late failure' })]]));
+      assert.equal((await h.call('POST', '/v1/otp/verify', token, { id: v.id, otp: v.otp })).statusCode, 200);
+      await workerWith(sms).runOnce();
+      assert.equal((await h.call('GET', `/v1/otp/${v.id}`, token)).json().data.status, 'SUCCESS');
+      assert.deepEqual(await eventKinds(h, v.id), ['action.otp.success']);
+    });
+  });
+});

@@ -1,0 +1,168 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { LightMyRequestResponse } from 'fastify';
+import type { Scope } from '../../src/domain/scopes.js';
+import { createVerification, expectV1Error, nextLocalNumber, type RecordBody } from '../support/api.js';
+import { forEachDatabase } from '../support/each-database.js';
+import { createHarness, type Harness } from '../support/harness.js';
+
+interface Route {
+  readonly name: string;
+  readonly method: 'GET' | 'POST';
+  /** The URL and body of a request that the owner of `v` may make. */
+  request(v: RecordBody): { url: string; body?: unknown };
+  /** Scopes that each let a token call the route. */
+  readonly allowed: readonly Scope[];
+  /** Scopes that do not. */
+  readonly refused: readonly Scope[];
+  /** Whether the route addresses an existing verification (and so must hide other clients' ones). */
+  readonly byId: boolean;
+}
+
+const routes: readonly Route[] = [
+  {
+    name: 'POST /v1/otp/request',
+    method: 'POST',
+    request: () => ({ url: '/v1/otp/request', body: { countryCode: '+234', phoneNumber: nextLocalNumber() } }),
+    allowed: ['otp:send'],
+    refused: ['otp:verify', 'lookup:request', 'lookup:status', 'deposit:request'],
+    byId: false,
+  },
+  {
+    name: 'GET /v1/otp/{id}',
+    method: 'GET',
+    request: (v) => ({ url: `/v1/otp/${v.id}` }),
+    allowed: ['otp:send', 'otp:verify'],
+    refused: ['lookup:request', 'lookup:status', 'deposit:request'],
+    byId: true,
+  },
+  {
+    name: 'POST /v1/otp/verify',
+    method: 'POST',
+    request: (v) => ({ url: '/v1/otp/verify', body: { id: v.id, otp: v.otp } }),
+    allowed: ['otp:verify'],
+    refused: ['otp:send', 'lookup:request', 'lookup:status', 'deposit:request'],
+    byId: true,
+  },
+];
+
+/** Contract 2 and 5: the checks every /v1 route shares (unkey's *.security tests). */
+forEachDatabase('security of /v1', (kind) => {
+  let h: Harness;
+  before(async () => {
+    h = await createHarness(kind);
+  });
+  after(() => h.close());
+
+  /** A verification owned by a new client with every scope, and that client's token. */
+  async function owned(): Promise<{ token: string; v: RecordBody }> {
+    const c = await h.client(['otp:send', 'otp:verify', 'lookup:request', 'lookup:status', 'deposit:request']);
+    const token = await h.token(['otp:send', 'otp:verify'], c);
+    return { token, v: await createVerification(h, token) };
+  }
+
+  function send(route: Route, v: RecordBody, headers: Record<string, string>): Promise<LightMyRequestResponse> {
+    const { url, body } = route.request(v);
+    return h.app.inject({ method: route.method, url, headers, ...(body !== undefined && { payload: body as object }) });
+  }
+
+  for (const route of routes) {
+    describe(route.name, () => {
+      it('answers no token with 401 and WWW-Authenticate: Bearer', async () => {
+        const { v } = await owned();
+        const res = await send(route, v, {});
+        expectV1Error(res, 401, 'UNAUTHORIZED');
+        assert.equal(res.headers['www-authenticate'], 'Bearer');
+      });
+
+      it('answers a garbage token with 401 invalid_token', async () => {
+        const { v, token } = await owned();
+        for (const authorization of ['Bearer garbage', `Bearer ${token.slice(0, -2)}`, 'Bearer ....', `bearer ${token}x`]) {
+          const res = await send(route, v, { authorization });
+          expectV1Error(res, 401, 'UNAUTHORIZED');
+          assert.equal(res.headers['www-authenticate'], 'Bearer error="invalid_token"');
+        }
+      });
+
+      it('authenticates before it looks at the body', async () => {
+        const res = await h.app.inject({
+          method: route.method,
+          url: route.request({ id: '00000000-0000-4000-8000-000000000000' } as RecordBody).url,
+          headers: { 'content-type': 'text/plain' },
+          payload: 'not json',
+        });
+        expectV1Error(res, 401, 'UNAUTHORIZED');
+      });
+
+      it('answers a token without a needed scope with 403 INSUFFICIENT_SCOPE', async () => {
+        const { v } = await owned();
+        for (const scope of route.refused) {
+          const token = await h.token([scope], await h.client([scope]));
+          const res = await send(route, v, { authorization: `Bearer ${token}` });
+          expectV1Error(res, 403, 'INSUFFICIENT_SCOPE');
+          assert.equal(res.headers['www-authenticate'], `Bearer error="insufficient_scope", scope="${route.allowed.join(' ')}"`);
+        }
+      });
+
+      it('accepts a token with any one of the scopes the route names', async () => {
+        for (const scope of route.allowed) {
+          const c = await h.client([scope, 'otp:send']);
+          const mine = await createVerification(h, await h.token(['otp:send'], c));
+          const token = await h.token([scope], c);
+          const res = await send(route, mine, { authorization: `Bearer ${token}` });
+          assert.equal(res.statusCode, 200, `${scope}: ${res.body}`);
+        }
+      });
+
+      if (route.byId) {
+        it("answers another client's verification with 404 and none of its data", async () => {
+          const { v } = await owned();
+          const other = await h.token(['otp:send', 'otp:verify']);
+          const res = await send(route, v, { authorization: `Bearer ${other}` });
+          const body = expectV1Error(res, 404, 'NOT_FOUND');
+          assert.equal(body.data, undefined);
+          assert.ok(!res.body.includes(v.id) && !res.body.includes(v.phoneNumber));
+          const row = await h.services.db.db.selectFrom('verifications').select(['status', 'counter']).where('id', '=', v.id).executeTakeFirstOrThrow();
+          assert.deepEqual(row, { status: 'PENDING', counter: 0 }, 'untouched');
+        });
+      }
+    });
+  }
+
+  describe('every response', () => {
+    it('carries an x-request-id, keeping a safe one the caller sent', async () => {
+      const { token, v } = await owned();
+      const responses = await Promise.all([
+        h.call('GET', `/v1/otp/${v.id}`, token),
+        h.call('GET', `/v1/otp/${v.id}`, null),
+        h.call('GET', '/v1/nope', token),
+        h.call('GET', '/v1/otp/%zz', token),
+        h.call('POST', '/v1/otp/request', token, 'x', { 'content-type': 'text/plain' }),
+        h.call('POST', '/v1/otp/request', token, { pad: 'x'.repeat(20_000) }),
+        h.call('POST', '/v1/otp/verify', token, { id: v.id, otp: 'nope' }),
+        h.app.inject({ method: 'POST', url: '/oauth/token', payload: { grant_type: 'password' } }),
+        h.app.inject({ method: 'GET', url: '/.well-known/oauth-authorization-server' }),
+        h.app.inject({ method: 'GET', url: '/healthz' }),
+        h.app.inject({ method: 'GET', url: '/readyz' }),
+      ]);
+      for (const res of responses) {
+        assert.match(String(res.headers['x-request-id']), /^[A-Za-z0-9._-]{1,64}$/, `${res.statusCode} ${res.body.slice(0, 80)}`);
+      }
+      const ids = responses.map((r) => r.headers['x-request-id']);
+      assert.equal(new Set(ids).size, ids.length, 'each request gets its own id');
+      const kept = await h.call('GET', `/v1/otp/${v.id}`, token, undefined, { 'x-request-id': 'trace-abc.123' });
+      assert.equal(kept.headers['x-request-id'], 'trace-abc.123');
+      for (const unsafe of ['has space', 'a'.repeat(65), 'new\\nline', '<script>']) {
+        const replaced = await h.call('GET', `/v1/otp/${v.id}`, token, undefined, { 'x-request-id': unsafe });
+        assert.notEqual(replaced.headers['x-request-id'], unsafe);
+        assert.match(String(replaced.headers['x-request-id']), /^[A-Za-z0-9._-]{1,64}$/);
+      }
+    });
+
+    it('never exposes a field the record does not have (the response schema filters)', async () => {
+      const { token, v } = await owned();
+      const res = await h.call('GET', `/v1/otp/${v.id}`, token);
+      assert.ok(!/client_?id|secret/i.test(res.body), res.body);
+    });
+  });
+});
