@@ -109,7 +109,7 @@ export const settings = {
   },
   WEBHOOK_TIMEOUT_MS: { doc: 'Time a webhook receiver has to answer', default: '10000', parse: integer(100, 120_000) },
   WEBHOOK_RETRY_DELAYS: {
-    doc: 'Seconds between webhook delivery attempts',
+    doc: 'Seconds before each retry of a failed webhook delivery (each with ±20% jitter); after the last the event is kept as failed',
     default: '5,300,1800,7200,18000,36000,36000',
     parse: seconds,
   },
@@ -117,6 +117,21 @@ export const settings = {
     doc: 'Allow webhook destinations on loopback and private networks (development only)',
     default: 'false',
     parse: bool,
+  },
+  WEBHOOK_LEASE_MS: {
+    doc: 'How long a worker holds a webhook delivery it claimed; a crashed worker\'s deliveries are retried after it. Must exceed WEBHOOK_TIMEOUT_MS',
+    default: '60000',
+    parse: integer(200, 3_600_000),
+  },
+  WEBHOOK_CONCURRENCY: {
+    doc: 'Webhook deliveries in flight at once in one process (one slow receiver never holds up the others)',
+    default: '32',
+    parse: integer(1, 1000),
+  },
+  WEBHOOK_POLL_INTERVAL_MS: {
+    doc: 'How often the delivery worker looks for due webhooks when nothing wakes it (commits and, on PostgreSQL, LISTEN/NOTIFY wake it at once)',
+    default: '1000',
+    parse: integer(10, 600_000),
   },
   WEBHOOK_WORKER: {
     doc: 'Deliver webhooks from this server process (turn off when running `otp-service worker` separately)',
@@ -153,6 +168,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     } catch (err) {
       problems.push(`${name}: ${(err as Error).message}`);
     }
+  }
+  // A lease that ran out while its attempt is still waiting for an answer would let a second worker send it.
+  if (problems.length === 0 && Number(out.WEBHOOK_LEASE_MS) <= Number(out.WEBHOOK_TIMEOUT_MS)) {
+    problems.push(`WEBHOOK_LEASE_MS: must be longer than WEBHOOK_TIMEOUT_MS (${String(out.WEBHOOK_TIMEOUT_MS)})`);
   }
   if (problems.length > 0) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
   // memory:// keeps the embedded database in memory (tests); there is then no admin socket.

@@ -5,6 +5,7 @@ import { knownScopes } from './domain/scopes.js';
 import { systemClock, type Clock, type Random } from './domain/ports.js';
 import { cryptoRandom } from './domain/random.js';
 import { buildApp } from './http/app.js';
+import { webhookRoutes } from './http/routes/webhooks.js';
 import { Workers } from './jobs/workers.js';
 import { createServices, type Services } from './services.js';
 import { parseAdminCommand, runAdminCommand } from './cli/admin-commands.js';
@@ -32,19 +33,9 @@ export async function startServer(config: Config, options: ServerOptions): Promi
   const services = await createServices(config, logger, options.clock ?? systemClock, options.random ?? cryptoRandom);
   const closers: (() => Promise<void>)[] = [() => services.db.close()];
   try {
+    await prepareEmbedded(services, closers);
     if (services.db.kind === 'pglite') {
-      logger.warn(
-        { dataDir: config.DATA_DIR },
-        'using the embedded database (PGlite): it is for a single machine and a single process; set DATABASE_URL to use PostgreSQL',
-      );
       await createDevelopmentClient(services, options.print ?? ((t) => process.stdout.write(t)));
-    }
-    if (services.db.kind === 'pglite' && config.adminSocketPath) {
-      const admin = await serveAdminSocket(config.adminSocketPath, async (input) => {
-        const command = parseAdminCommand(input);
-        return typeof command === 'string' ? { ok: false, error: command } : runAdminCommand(services, command);
-      });
-      closers.unshift(admin.close);
     }
     const workers = new Workers(services);
     const app = await buildApp({
@@ -59,6 +50,12 @@ export async function startServer(config: Config, options: ServerOptions): Promi
       publicBaseUrl: config.PUBLIC_BASE_URL?.replace(/\/+$/, '') ?? null,
       ready: () => services.db.ping(),
       trustProxy: config.TRUST_PROXY,
+      extraV1Routes: (v1) =>
+        webhookRoutes(v1, {
+          verifications: services.verifications,
+          deliveries: services.webhooks,
+          now: () => services.clock.now(),
+        }),
     });
     closers.unshift(() => workers.stop());
     await app.listen({ port: config.PORT, host: config.HOST });
@@ -81,6 +78,54 @@ export async function startServer(config: Config, options: ServerOptions): Promi
     for (const close of closers) await close().catch(() => undefined);
     throw err;
   }
+}
+
+/** A process that runs only the background workers (`otp-service worker`): no HTTP. */
+export interface RunningWorkers {
+  readonly services: Services;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the workers, webhook delivery included whatever WEBHOOK_WORKER says. With PostgreSQL any number of
+ * these may run beside the servers; the embedded database admits one process, so there it stands in for the
+ * server (and answers the CLI on the admin socket).
+ */
+export async function startWorkers(config: Config, options: ServerOptions): Promise<RunningWorkers> {
+  const { logger } = options;
+  const services = await createServices(config, logger, options.clock ?? systemClock, options.random ?? cryptoRandom);
+  const closers: (() => Promise<void>)[] = [() => services.db.close()];
+  try {
+    await prepareEmbedded(services, closers);
+    const workers = new Workers(services, { webhooks: true });
+    closers.unshift(() => workers.stop());
+    workers.start();
+    return {
+      services,
+      close: async () => {
+        for (const close of closers) await close();
+      },
+    };
+  } catch (err) {
+    for (const close of closers) await close().catch(() => undefined);
+    throw err;
+  }
+}
+
+/** On the embedded database: the one-process warning, and the admin socket the CLI talks to meanwhile. */
+async function prepareEmbedded(services: Services, closers: (() => Promise<void>)[]): Promise<void> {
+  const { config, logger } = services;
+  if (services.db.kind !== 'pglite') return;
+  logger.warn(
+    { dataDir: config.DATA_DIR },
+    'using the embedded database (PGlite): it is for a single machine and a single process; set DATABASE_URL to use PostgreSQL',
+  );
+  if (!config.adminSocketPath) return;
+  const admin = await serveAdminSocket(config.adminSocketPath, async (input) => {
+    const command = parseAdminCommand(input);
+    return typeof command === 'string' ? { ok: false, error: command } : runAdminCommand(services, command);
+  });
+  closers.unshift(admin.close);
 }
 
 /** On the embedded database's first start, a client to call the API with at once. */

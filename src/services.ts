@@ -18,6 +18,9 @@ import { SqlSendJobStore } from './store/send-job-store.js';
 import { SqlSigningKeyStore } from './store/signing-key-store.js';
 import { SqlVerificationStore } from './store/verification-store.js';
 import { SendWorker } from './jobs/send-worker.js';
+import { SqlWebhookStore } from './store/webhook-store.js';
+import { DeliveryWorker } from './webhooks/delivery-worker.js';
+import { GuardedHttpClient } from './webhooks/guarded-client.js';
 
 /** How long an Idempotency-Key is remembered (contract 3.1). */
 export const idempotencySeconds = 24 * 60 * 60;
@@ -40,6 +43,10 @@ export interface Services {
   readonly clientRate: WindowCounter;
   readonly authFailures: WindowCounter;
   readonly sendWorker: SendWorker;
+  /** The webhook outbox: delivery log and operator replay. */
+  readonly webhooks: SqlWebhookStore;
+  /** Delivers outbox events; run by Workers (the server, or `otp-service worker`). */
+  readonly webhookWorker: DeliveryWorker;
   /** Hooks the workers set so that a commit wakes them at once. */
   readonly wake: { send: () => void; webhooks: () => void };
 }
@@ -77,7 +84,9 @@ export async function createServices(
 
   const smsSender = parseE164(config.SMS_SENDER_NUMBER);
   if (!smsSender) throw new Error(`SMS_SENDER_NUMBER "${config.SMS_SENDER_NUMBER}" is not a valid E.164 number`);
-  const verificationStore = new SqlVerificationStore(db.db, () => wake.webhooks());
+  // On PostgreSQL each event commit also NOTIFYs, so that workers in other processes start at once.
+  const notifyOtherProcesses = db.kind === 'postgres';
+  const verificationStore = new SqlVerificationStore(db.db, () => wake.webhooks(), notifyOtherProcesses);
   const verifications = new VerificationService(
     verificationStore,
     {
@@ -108,6 +117,21 @@ export async function createServices(
     clock,
     logger: logger.child({ component: 'send-worker' }),
   });
+  const webhooks = new SqlWebhookStore(db.db, notifyOtherProcesses);
+  const webhookWorker = new DeliveryWorker({
+    outbox: webhooks,
+    http: new GuardedHttpClient({
+      timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+      allowPrivateNetworks: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+    }),
+    retryDelays: config.WEBHOOK_RETRY_DELAYS,
+    leaseMs: config.WEBHOOK_LEASE_MS,
+    concurrency: config.WEBHOOK_CONCURRENCY,
+    clock,
+    random,
+    logger: logger.child({ component: 'webhooks' }),
+    onSlotFree: () => wake.webhooks(),
+  });
   return {
     config,
     logger,
@@ -125,6 +149,8 @@ export async function createServices(
     clientRate,
     authFailures,
     sendWorker,
+    webhooks,
+    webhookWorker,
     wake,
   };
 }

@@ -1,5 +1,7 @@
 import { isScope, knownScopes, type Scope } from '../domain/scopes.js';
 import type { Services } from '../services.js';
+import { deliveryStatuses, type DeliveryStatus } from '../store/webhook-store.js';
+import { eventDetailView, eventView } from '../webhooks/delivery-log.js';
 
 /** An operator command, as the CLI parsed it; run in the CLI or, on the embedded database, in the server. */
 export type AdminCommand =
@@ -7,9 +9,21 @@ export type AdminCommand =
   | { readonly name: 'clients.list' }
   | { readonly name: 'clients.disable'; readonly id: string }
   | { readonly name: 'clients.rotate-secret'; readonly id: string }
-  | { readonly name: 'clients.rotate-webhook-secret'; readonly id: string };
+  | { readonly name: 'clients.rotate-webhook-secret'; readonly id: string }
+  | {
+      readonly name: 'webhooks.list';
+      readonly status: DeliveryStatus | null;
+      readonly verificationId: string | null;
+      readonly limit: number;
+    }
+  | { readonly name: 'webhooks.show'; readonly id: string }
+  | { readonly name: 'webhooks.replay'; readonly id: string };
 
 export type AdminResult = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: string };
+
+/** The most events `webhooks list` shows unless told otherwise, and the most it will show. */
+export const defaultListLimit = 100;
+export const maxListLimit = 10_000;
 
 /** Checks an untyped command (from the admin socket) and returns it typed, or an error text. */
 export function parseAdminCommand(input: unknown): AdminCommand | string {
@@ -26,13 +40,32 @@ export function parseAdminCommand(input: unknown): AdminCommand | string {
     case 'clients.rotate-webhook-secret':
       if (typeof c.id !== 'string') return `${c.name} needs a client id`;
       return { name: c.name, id: c.id };
+    case 'webhooks.list': {
+      const status = c.status === null || c.status === undefined ? null : parseDeliveryStatus(String(c.status));
+      if (status === undefined) return `--status must be one of: ${deliveryStatuses.join(', ')}`;
+      if (c.verificationId !== null && c.verificationId !== undefined && typeof c.verificationId !== 'string') {
+        return '--verification must be an id';
+      }
+      const limit = typeof c.limit === 'number' ? c.limit : defaultListLimit;
+      if (!Number.isInteger(limit) || limit < 1 || limit > maxListLimit) return `--limit must be 1 to ${maxListLimit}`;
+      return { name: c.name, status, verificationId: c.verificationId ?? null, limit };
+    }
+    case 'webhooks.show':
+    case 'webhooks.replay':
+      if (typeof c.id !== 'string') return `${c.name} needs an event id`;
+      return { name: c.name, id: c.id };
     default:
       return `unknown command ${String(c.name)}`;
   }
 }
 
+/** A delivery status by name; undefined when there is no such status. */
+export function parseDeliveryStatus(raw: string): DeliveryStatus | undefined {
+  return deliveryStatuses.find((s) => s === raw);
+}
+
 export async function runAdminCommand(services: Services, command: AdminCommand): Promise<AdminResult> {
-  const { clients } = services;
+  const { clients, webhooks, clock } = services;
   const found = (value: unknown, id: string): AdminResult =>
     value ? { ok: true, value } : { ok: false, error: `no client ${id}` };
   switch (command.name) {
@@ -53,5 +86,37 @@ export async function runAdminCommand(services: Services, command: AdminCommand)
       return found(await clients.rotateSecret(command.id), command.id);
     case 'clients.rotate-webhook-secret':
       return found(await clients.rotateWebhookSecret(command.id), command.id);
+    case 'webhooks.list': {
+      const events = await webhooks.list({
+        limit: command.limit,
+        ...(command.status && { status: command.status }),
+        ...(command.verificationId !== null && { verificationId: command.verificationId }),
+      });
+      const now = clock.now();
+      return { ok: true, value: events.map((e) => eventView(e, now)) };
+    }
+    case 'webhooks.show': {
+      const event = await webhooks.show(command.id);
+      return event ? { ok: true, value: eventDetailView(event, clock.now()) } : { ok: false, error: `no event ${command.id}` };
+    }
+    case 'webhooks.replay': {
+      const now = clock.now();
+      const outcome = await webhooks.replay(command.id, now);
+      switch (outcome.kind) {
+        case 'replayed':
+          // This process's worker, if it runs one; others hear the NOTIFY (PostgreSQL) or poll.
+          services.wake.webhooks();
+          return { ok: true, value: eventView(outcome.event, now) };
+        case 'not-found':
+          return { ok: false, error: `no event ${command.id}` };
+        case 'no-destination':
+          return { ok: false, error: `event ${command.id} has no webhook URL: there is nothing to send it to` };
+        case 'in-flight':
+          return {
+            ok: false,
+            error: `event ${command.id} is being delivered now (until ${outcome.leaseUntil.toISOString()} at the latest); try again after`,
+          };
+      }
+    }
   }
 }

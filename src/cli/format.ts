@@ -2,6 +2,14 @@ import type { AdminCommand } from './admin-commands.js';
 
 /** Human-readable output of a command's result (the --json output is the value itself). */
 export function formatResult(command: AdminCommand, value: unknown): string {
+  switch (command.name) {
+    case 'webhooks.list':
+      return formatEventList(value);
+    case 'webhooks.show':
+      return formatEventDetail(value);
+    default:
+      break;
+  }
   if (Array.isArray(value)) {
     if (value.length === 0) return 'no clients\n';
     return `${value.map((v) => line(v as Record<string, unknown>)).join('\n')}\n`;
@@ -16,4 +24,43 @@ export function formatResult(command: AdminCommand, value: unknown): string {
 function line(c: Record<string, unknown>): string {
   const scopes = Array.isArray(c.scopes) ? c.scopes.join(' ') : '';
   return [c.clientId, c.status, c.name, scopes, c.createdAt].map(String).join('\t');
+}
+
+/** One line per event: id, status, attempts, kind, verification, created, next attempt or last error. */
+function formatEventList(value: unknown): string {
+  const events = Array.isArray(value) ? (value as Record<string, unknown>[]) : [];
+  if (events.length === 0) return 'no events\n';
+  const rows = events.map((e) =>
+    [
+      e.id,
+      e.inFlight === true ? 'in-flight' : e.deliveryStatus,
+      `attempts=${String(e.attemptCount)}`,
+      e.event,
+      e.verificationId,
+      e.createdAt,
+      e.deliveryStatus === 'pending' && e.nextAttemptAt ? `next=${String(e.nextAttemptAt)}` : (e.lastError ?? ''),
+    ]
+      .map(String)
+      .join('\t'),
+  );
+  return `${rows.join('\n')}\n`;
+}
+
+/** The event's fields, then one line per attempt. */
+function formatEventDetail(value: unknown): string {
+  const event = value as Record<string, unknown>;
+  const { attempts, payload, ...fields } = event;
+  const lines = Object.entries(fields).map(([k, v]) => `${k}: ${v === null ? '-' : String(v)}`);
+  lines.push(`payload: ${JSON.stringify(payload)}`, '', 'attempts:');
+  const list = Array.isArray(attempts) ? (attempts as Record<string, unknown>[]) : [];
+  if (list.length === 0) lines.push('  none yet');
+  for (const a of list) {
+    const result = a.statusCode !== null ? `HTTP ${String(a.statusCode)}` : '';
+    const error = a.error !== null ? String(a.error) : '';
+    const duration = a.durationMs !== null ? `${String(a.durationMs)} ms` : '';
+    lines.push(
+      `  #${String(a.attempt)}\t${String(a.attemptedAt)}\t${String(a.outcome)}\t${[result, error, duration].filter(Boolean).join('  ')}`,
+    );
+  }
+  return `${lines.join('\n')}\n`;
 }

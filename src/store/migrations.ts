@@ -104,6 +104,37 @@ const migrations: Record<string, Migration> = {
       `);
     },
   },
+  '0002_webhooks': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- the retry schedule counts attempts from here: 0 at first, the attempt count at each operator replay
+        ALTER TABLE events ADD COLUMN retry_base integer NOT NULL DEFAULT 0;
+        -- when the attempt holding the lease began; kept until it ends, so an interrupted attempt can be recorded
+        ALTER TABLE events ADD COLUMN attempt_started_at timestamptz;
+        ALTER TABLE events ADD COLUMN delivered_at timestamptz;
+        -- the last failed attempt's status code or error, for operators' lists
+        ALTER TABLE events ADD COLUMN last_error text;
+        ALTER TABLE events ADD CONSTRAINT events_delivery_status_known
+          CHECK (delivery_status IN ('pending', 'delivered', 'failed', 'none'));
+        -- operators' lists: newest first, optionally of one status
+        CREATE INDEX events_status_created ON events (delivery_status, created_at);
+        -- one row per delivery attempt, with its outcome
+        CREATE TABLE webhook_attempts (
+          event_id uuid NOT NULL REFERENCES events(id) ON DELETE CASCADE,
+          attempt integer NOT NULL,
+          attempted_at timestamptz NOT NULL,
+          webhook_url text NOT NULL,
+          outcome text NOT NULL CHECK (outcome IN ('delivered', 'failed', 'interrupted')),
+          status_code integer,
+          error text,
+          duration_ms integer,
+          -- when the next attempt was scheduled after this one (null when none)
+          next_attempt_at timestamptz,
+          PRIMARY KEY (event_id, attempt)
+        );
+      `);
+    },
+  },
 };
 
 /** Runs DDL one statement at a time: PGlite's extended protocol takes one statement per query. */

@@ -73,6 +73,26 @@ export interface EventsTable {
   lease_until: Timestamp | null;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** Attempts made before the last replay: the retry schedule counts from here (0002). */
+  retry_base: Generated<number>;
+  /** When the attempt holding the lease began (0002). */
+  attempt_started_at: Timestamp | null;
+  delivered_at: Timestamp | null;
+  /** The last failed attempt's status code or error (0002). */
+  last_error: string | null;
+}
+
+/** One webhook delivery attempt and its outcome (0002). */
+export interface WebhookAttemptsTable {
+  event_id: string;
+  attempt: number;
+  attempted_at: Timestamp;
+  webhook_url: string;
+  outcome: string;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number | null;
+  next_attempt_at: Timestamp | null;
 }
 
 export interface IdempotencyKeysTable {
@@ -96,6 +116,7 @@ export interface Database {
   send_jobs: SendJobsTable;
   messages: MessagesTable;
   events: EventsTable;
+  webhook_attempts: WebhookAttemptsTable;
   idempotency_keys: IdempotencyKeysTable;
   rate_counters: RateCountersTable;
 }

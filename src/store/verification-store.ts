@@ -9,6 +9,7 @@ import type {
 } from '../domain/verification-store.js';
 import type { Database, VerificationsTable } from './schema.js';
 import { isUuid } from './uuid.js';
+import { notifyWorkers } from './webhook-store.js';
 
 /** Verifications, their send jobs, outbox events and idempotency keys, in PostgreSQL or PGlite. */
 export class SqlVerificationStore implements VerificationStore {
@@ -16,14 +17,20 @@ export class SqlVerificationStore implements VerificationStore {
     private readonly db: Kysely<Database>,
     /** Told the ids of verifications whose events were committed, so delivery can start at once. */
     private readonly onEventsCommitted: (count: number) => void = () => undefined,
+    /** PostgreSQL: also NOTIFY, in the transaction, so delivery workers in other processes wake on commit. */
+    private readonly notifyOtherProcesses = false,
   ) {}
 
   async transaction<T>(work: (tx: VerificationTx) => Promise<T>): Promise<T> {
     let events = 0;
     const result = await this.db.transaction().execute(async (trx) => {
-      const tx = new SqlVerificationTx(trx, (n) => {
-        events += n;
-      });
+      const tx = new SqlVerificationTx(
+        trx,
+        (n) => {
+          events += n;
+        },
+        this.notifyOtherProcesses,
+      );
       return work(tx);
     });
     if (events > 0) this.onEventsCommitted(events);
@@ -57,6 +64,7 @@ class SqlVerificationTx implements VerificationTx {
   constructor(
     private readonly trx: Transaction<Database>,
     private readonly countEvents: (n: number) => void,
+    private readonly notifyOtherProcesses: boolean,
   ) {}
 
   async lockPhone(clientId: string, phoneNumber: string): Promise<void> {
@@ -187,7 +195,9 @@ class SqlVerificationTx implements VerificationTx {
         })),
       )
       .execute();
-    this.countEvents(events.filter((e) => e.webhookUrl).length);
+    const deliverable = events.filter((e) => e.webhookUrl).length;
+    if (deliverable > 0) await notifyWorkers(this.trx, this.notifyOtherProcesses);
+    this.countEvents(deliverable);
   }
 }
 

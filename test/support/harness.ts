@@ -5,6 +5,7 @@ import type { Random } from '../../src/domain/ports.js';
 import { cryptoRandom } from '../../src/domain/random.js';
 import type { Scope } from '../../src/domain/scopes.js';
 import { buildApp } from '../../src/http/app.js';
+import { webhookRoutes } from '../../src/http/routes/webhooks.js';
 import type { ClientCredentials } from '../../src/oauth/client-service.js';
 import { createServices, type Services } from '../../src/services.js';
 import { TestClock } from './clock.js';
@@ -31,6 +32,8 @@ export interface Harness {
 export interface HarnessOptions {
   readonly env?: Record<string, string>;
   readonly random?: Random;
+  /** The clock to run on (webhook tests start it at the real time: receivers check signature timestamps). */
+  readonly clock?: TestClock;
 }
 
 export const allScopes: readonly Scope[] = ['otp:send', 'otp:verify'];
@@ -43,7 +46,7 @@ export async function createHarness(kind: DbKind, options: HarnessOptions = {}):
     ...database.env,
     ...options.env,
   });
-  const clock = new TestClock();
+  const clock = options.clock ?? new TestClock();
   const logger = pino({ level: 'silent' });
   const dump = kind === 'pglite' ? await pgliteTemplate() : undefined;
   const services = await createServices(config, logger, clock, options.random ?? cryptoRandom, dump);
@@ -59,6 +62,8 @@ export async function createHarness(kind: DbKind, options: HarnessOptions = {}):
     publicBaseUrl: null,
     ready: () => services.db.ping(),
     trustProxy: false,
+    extraV1Routes: (v1) =>
+      webhookRoutes(v1, { verifications: services.verifications, deliveries: services.webhooks, now: () => clock.now() }),
   });
   const client = (scopes: readonly Scope[] = allScopes) => services.clients.create('test client', scopes);
   const harness: Harness = {
@@ -91,6 +96,7 @@ export async function createHarness(kind: DbKind, options: HarnessOptions = {}):
     },
     async close() {
       await app.close();
+      await services.webhookWorker.close();
       await services.db.close();
       await database.drop();
     },

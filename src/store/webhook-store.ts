@@ -1,0 +1,373 @@
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import type { ClientSecrets } from '../webhooks/signer.js';
+import type { Database, EventsTable, WebhookAttemptsTable } from './schema.js';
+import { isUuid } from './uuid.js';
+
+/** PostgreSQL channel told of new due webhooks, so workers in other processes start at once. */
+export const webhookChannel = 'otp_webhooks';
+
+/** Where an event stands: `none` means it has no destination and is kept as a record only. */
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'none';
+export const deliveryStatuses: readonly DeliveryStatus[] = ['pending', 'delivered', 'failed', 'none'];
+
+/** How an attempt ended; `interrupted` when its worker stopped (crash, lost lease) before it could tell. */
+export type AttemptOutcomeKind = 'delivered' | 'failed' | 'interrupted';
+
+/** An event claimed for one delivery attempt. */
+export interface ClaimedEvent {
+  readonly id: string;
+  readonly clientId: string;
+  readonly verificationId: string;
+  /** The stored payload, untyped (jsonb). */
+  readonly payload: unknown;
+  readonly webhookUrl: string;
+  /** This attempt's number, from 1 over the event's life; it fences the result (see recordAttempt). */
+  readonly attempt: number;
+  /** This attempt's place in the retry schedule, from 1 (counted again from 1 after a replay). */
+  readonly scheduleAttempt: number;
+}
+
+/** The result of one attempt, and what happens next. */
+export interface AttemptRecord {
+  readonly eventId: string;
+  readonly attempt: number;
+  readonly attemptedAt: Date;
+  readonly webhookUrl: string;
+  readonly durationMs: number;
+  readonly statusCode: number | null;
+  readonly error: string | null;
+  readonly next: { readonly kind: 'delivered' } | { readonly kind: 'retry'; readonly at: Date } | { readonly kind: 'failed' };
+}
+
+/** An event with its delivery state, as operators and clients read it. */
+export interface WebhookEvent {
+  readonly id: string;
+  readonly clientId: string;
+  readonly verificationId: string;
+  readonly kind: string;
+  readonly payload: unknown;
+  readonly webhookUrl: string | null;
+  readonly deliveryStatus: DeliveryStatus;
+  readonly attempts: number;
+  /** The next attempt, or while one is in flight the end of its lease; null when none is due. */
+  readonly nextAttemptAt: Date | null;
+  /** Set while an attempt is in flight (or its worker died and the lease has not run out yet). */
+  readonly leaseUntil: Date | null;
+  readonly deliveredAt: Date | null;
+  readonly lastError: string | null;
+  readonly createdAt: Date;
+}
+
+export interface WebhookAttempt {
+  readonly attempt: number;
+  readonly attemptedAt: Date;
+  readonly webhookUrl: string;
+  readonly outcome: AttemptOutcomeKind;
+  readonly statusCode: number | null;
+  readonly error: string | null;
+  readonly durationMs: number | null;
+  readonly nextAttemptAt: Date | null;
+}
+
+export interface WebhookEventWithAttempts extends WebhookEvent {
+  readonly attemptLog: readonly WebhookAttempt[];
+}
+
+export interface EventFilter {
+  readonly status?: DeliveryStatus;
+  readonly verificationId?: string;
+  readonly limit: number;
+}
+
+export type ReplayOutcome =
+  | { readonly kind: 'replayed'; readonly event: WebhookEvent }
+  | { readonly kind: 'not-found' }
+  | { readonly kind: 'no-destination' }
+  | { readonly kind: 'in-flight'; readonly leaseUntil: Date };
+
+/** The outbox as the delivery worker uses it (port). */
+export interface WebhookOutbox {
+  /**
+   * Claims due events for `leaseMs`, skipping rows other workers hold: another worker sees an event again only
+   * when its lease runs out, and then records the lost attempt as interrupted.
+   */
+  claimDue(now: Date, leaseMs: number, limit: number): Promise<ClaimedEvent[]>;
+  /** The webhook secrets of these clients. */
+  secretsFor(clientIds: readonly string[]): Promise<Map<string, ClientSecrets>>;
+  /**
+   * Records an attempt and moves the event on. Returns false when the event was no longer this attempt's
+   * (its lease ran out and another worker took it): the attempt is recorded, the event left alone.
+   */
+  recordAttempt(record: AttemptRecord, now: Date): Promise<boolean>;
+}
+
+const interruptedError = 'interrupted: the delivering worker stopped before the attempt ended';
+
+/** Webhook events, their delivery attempts and operator actions, in PostgreSQL or PGlite. */
+export class SqlWebhookStore implements WebhookOutbox {
+  constructor(
+    private readonly db: Kysely<Database>,
+    /** PostgreSQL: NOTIFY `webhookChannel` when an event becomes due, so other processes wake. */
+    private readonly notify: boolean,
+  ) {}
+
+  async claimDue(now: Date, leaseMs: number, limit: number): Promise<ClaimedEvent[]> {
+    if (limit <= 0) return [];
+    const leaseEnd = new Date(now.getTime() + leaseMs);
+    // One statement (one round trip, atomic): lock due rows others do not hold, record the attempts their
+    // earlier workers lost, and lease them.
+    const rows = await this.db
+      .with('due', (db) =>
+        db
+          .selectFrom('events')
+          .select(['id', 'attempts', 'lease_until', 'attempt_started_at', 'webhook_url'])
+          .where('delivery_status', '=', 'pending')
+          .where('next_attempt_at', '<=', now)
+          .orderBy('next_attempt_at')
+          .limit(limit)
+          .forUpdate()
+          .skipLocked(),
+      )
+      .with('lost', (db) =>
+        db
+          .insertInto('webhook_attempts')
+          .columns(['event_id', 'attempt', 'attempted_at', 'webhook_url', 'outcome', 'error', 'next_attempt_at'])
+          .expression((eb) =>
+            eb
+              .selectFrom('due')
+              .select((e) => [
+                'due.id',
+                'due.attempts',
+                e.fn.coalesce('due.attempt_started_at', 'due.lease_until').as('attempted_at'),
+                e.fn.coalesce('due.webhook_url', sql.lit('')).as('webhook_url'),
+                sql.lit('interrupted').as('outcome'),
+                sql.lit(interruptedError).as('error'),
+                sql<Date>`${now}::timestamptz`.as('next_attempt_at'),
+              ])
+              .where('due.lease_until', 'is not', null),
+          )
+          .onConflict((oc) => oc.columns(['event_id', 'attempt']).doNothing())
+          .returning('event_id'),
+      )
+      .updateTable('events')
+      .from('due')
+      .set({
+        attempts: sql`events.attempts + 1`,
+        lease_until: leaseEnd,
+        // The lease doubles as the next due time: a crashed worker's event comes back when it runs out.
+        next_attempt_at: leaseEnd,
+        attempt_started_at: now,
+        updated_at: now,
+      })
+      .whereRef('events.id', '=', 'due.id')
+      .returning([
+        'events.id',
+        'events.client_id',
+        'events.verification_id',
+        'events.payload',
+        'events.webhook_url',
+        'events.attempts',
+        'events.retry_base',
+      ])
+      .execute();
+    return rows.flatMap((r) =>
+      r.webhook_url === null
+        ? []
+        : [
+            {
+              id: r.id,
+              clientId: r.client_id,
+              verificationId: r.verification_id,
+              payload: r.payload,
+              webhookUrl: r.webhook_url,
+              attempt: r.attempts,
+              scheduleAttempt: r.attempts - r.retry_base,
+            },
+          ],
+    );
+  }
+
+  async secretsFor(clientIds: readonly string[]): Promise<Map<string, ClientSecrets>> {
+    const ids = [...new Set(clientIds)].filter(isUuid);
+    if (ids.length === 0) return new Map();
+    const rows = await this.db
+      .selectFrom('clients')
+      .select(['id', 'webhook_secret', 'previous_webhook_secret', 'previous_webhook_secret_expires_at'])
+      .where('id', 'in', ids)
+      .execute();
+    return new Map(
+      rows.map((r) => [
+        r.id,
+        {
+          current: r.webhook_secret,
+          previous: r.previous_webhook_secret,
+          previousExpiresAt: r.previous_webhook_secret_expires_at,
+        },
+      ]),
+    );
+  }
+
+  async recordAttempt(record: AttemptRecord, now: Date): Promise<boolean> {
+    const { next } = record;
+    const failure = record.error ?? (record.statusCode !== null ? `HTTP ${record.statusCode}` : null);
+    const retryAt = next.kind === 'retry' ? next.at : null;
+    const attempt = {
+      attempted_at: record.attemptedAt,
+      webhook_url: record.webhookUrl,
+      outcome: next.kind === 'delivered' ? 'delivered' : 'failed',
+      status_code: record.statusCode,
+      error: record.error,
+      duration_ms: record.durationMs,
+    };
+    // One statement: move the event on, if it is still this attempt's (the attempt count fences out a worker
+    // whose lease ran out), and record the attempt either way; a later worker may have recorded it as
+    // interrupted, and what really happened replaces that.
+    const row = await this.db
+      .with('moved', (db) =>
+        db
+          .updateTable('events')
+          .set({
+            delivery_status: next.kind === 'retry' ? 'pending' : next.kind,
+            next_attempt_at: retryAt,
+            lease_until: null,
+            attempt_started_at: null,
+            updated_at: now,
+            ...(next.kind === 'delivered' ? { delivered_at: record.attemptedAt, last_error: null } : { last_error: failure }),
+          })
+          .where('id', '=', record.eventId)
+          .where('attempts', '=', record.attempt)
+          .where('delivery_status', '=', 'pending')
+          .returning('id'),
+      )
+      .insertInto('webhook_attempts')
+      .values({
+        event_id: record.eventId,
+        attempt: record.attempt,
+        ...attempt,
+        next_attempt_at: sql<Date | null>`CASE WHEN EXISTS (SELECT 1 FROM moved) THEN ${retryAt}::timestamptz END`,
+      })
+      .onConflict((oc) =>
+        oc.columns(['event_id', 'attempt']).doUpdateSet((eb) => ({ ...attempt, next_attempt_at: eb.ref('excluded.next_attempt_at') })),
+      )
+      .returning(sql<boolean>`EXISTS (SELECT 1 FROM moved)`.as('moved'))
+      .executeTakeFirstOrThrow();
+    return row.moved;
+  }
+
+  /** Events, newest first. */
+  async list(filter: EventFilter): Promise<WebhookEvent[]> {
+    let query = this.db.selectFrom('events').selectAll().orderBy('created_at', 'desc').orderBy('id').limit(filter.limit);
+    if (filter.status) query = query.where('delivery_status', '=', filter.status);
+    if (filter.verificationId !== undefined) {
+      if (!isUuid(filter.verificationId)) return [];
+      query = query.where('verification_id', '=', filter.verificationId);
+    }
+    return (await query.execute()).map(toEvent);
+  }
+
+  /** One event with all its attempts. */
+  async show(id: string): Promise<WebhookEventWithAttempts | null> {
+    if (!isUuid(id)) return null;
+    const row = await this.db.selectFrom('events').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row) return null;
+    const attempts = await this.attemptsOf(this.db, [id]);
+    return { ...toEvent(row), attemptLog: attempts.get(id) ?? [] };
+  }
+
+  /** A verification's events, oldest first, each with its attempts. */
+  async forVerification(verificationId: string): Promise<WebhookEventWithAttempts[]> {
+    if (!isUuid(verificationId)) return [];
+    const rows = await this.db
+      .selectFrom('events')
+      .selectAll()
+      .where('verification_id', '=', verificationId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    const attempts = await this.attemptsOf(
+      this.db,
+      rows.map((r) => r.id),
+    );
+    return rows.map((r) => ({ ...toEvent(r), attemptLog: attempts.get(r.id) ?? [] }));
+  }
+
+  /**
+   * Sends an event again now, with a fresh retry schedule: a failed or delivered one, or a pending one waiting
+   * for its next retry. An attempt in flight is left to finish.
+   */
+  async replay(id: string, now: Date): Promise<ReplayOutcome> {
+    if (!isUuid(id)) return { kind: 'not-found' };
+    return this.db.transaction().execute(async (trx): Promise<ReplayOutcome> => {
+      const row = await trx.selectFrom('events').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+      if (!row) return { kind: 'not-found' };
+      if (row.webhook_url === null) return { kind: 'no-destination' };
+      if (row.delivery_status === 'pending' && row.lease_until !== null && row.lease_until > now) {
+        return { kind: 'in-flight', leaseUntil: row.lease_until };
+      }
+      const updated = await trx
+        .updateTable('events')
+        .set({ delivery_status: 'pending', next_attempt_at: now, retry_base: row.attempts, delivered_at: null, updated_at: now })
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await notifyWorkers(trx, this.notify);
+      return { kind: 'replayed', event: toEvent(updated) };
+    });
+  }
+
+  private async attemptsOf(db: Kysely<Database>, eventIds: readonly string[]): Promise<Map<string, WebhookAttempt[]>> {
+    const byEvent = new Map<string, WebhookAttempt[]>();
+    if (eventIds.length === 0) return byEvent;
+    const rows = await db
+      .selectFrom('webhook_attempts')
+      .selectAll()
+      .where('event_id', 'in', [...eventIds])
+      .orderBy('event_id')
+      .orderBy('attempt')
+      .execute();
+    for (const r of rows) {
+      const list = byEvent.get(r.event_id) ?? [];
+      list.push(toAttempt(r));
+      byEvent.set(r.event_id, list);
+    }
+    return byEvent;
+  }
+}
+
+/** Tells workers in every process that an event is due (delivered on commit, dropped on rollback). */
+export async function notifyWorkers(trx: Transaction<Database>, notify: boolean): Promise<void> {
+  if (notify) await sql`SELECT pg_notify(${webhookChannel}, '')`.execute(trx);
+}
+
+function toEvent(r: Selectable<EventsTable>): WebhookEvent {
+  return {
+    id: r.id,
+    clientId: r.client_id,
+    verificationId: r.verification_id,
+    kind: r.kind,
+    payload: r.payload,
+    webhookUrl: r.webhook_url,
+    deliveryStatus: deliveryStatuses.find((s) => s === r.delivery_status) ?? 'none',
+    attempts: r.attempts,
+    nextAttemptAt: r.next_attempt_at,
+    leaseUntil: r.lease_until,
+    deliveredAt: r.delivered_at,
+    lastError: r.last_error,
+    createdAt: r.created_at,
+  };
+}
+
+function toAttempt(r: Selectable<WebhookAttemptsTable>): WebhookAttempt {
+  const outcome: AttemptOutcomeKind =
+    r.outcome === 'delivered' ? 'delivered' : r.outcome === 'interrupted' ? 'interrupted' : 'failed';
+  return {
+    attempt: r.attempt,
+    attemptedAt: r.attempted_at,
+    webhookUrl: r.webhook_url,
+    outcome,
+    statusCode: r.status_code,
+    error: r.error,
+    durationMs: r.duration_ms,
+    nextAttemptAt: r.next_attempt_at,
+  };
+}

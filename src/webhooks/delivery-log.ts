@@ -1,0 +1,71 @@
+import type { WebhookAttempt, WebhookEvent, WebhookEventWithAttempts } from '../store/webhook-store.js';
+
+/** One attempt as operators and clients read it (JSON). */
+export interface AttemptView {
+  readonly attempt: number;
+  readonly attemptedAt: string;
+  readonly outcome: WebhookAttempt['outcome'];
+  readonly statusCode: number | null;
+  readonly error: string | null;
+  readonly durationMs: number | null;
+  readonly nextAttemptAt: string | null;
+}
+
+/** An event's delivery as operators and clients read it (JSON); `id` is the `webhook-id` header. */
+export interface EventView {
+  readonly id: string;
+  readonly event: string;
+  readonly verificationId: string;
+  readonly clientId: string;
+  readonly webhookUrl: string | null;
+  readonly deliveryStatus: WebhookEvent['deliveryStatus'];
+  readonly attemptCount: number;
+  readonly inFlight: boolean;
+  readonly nextAttemptAt: string | null;
+  readonly deliveredAt: string | null;
+  readonly lastError: string | null;
+  readonly createdAt: string;
+}
+
+export interface EventDetailView extends EventView {
+  readonly payload: unknown;
+  readonly attempts: readonly AttemptView[];
+}
+
+export function eventView(e: WebhookEvent, now: Date): EventView {
+  const inFlight = e.deliveryStatus === 'pending' && e.leaseUntil !== null && e.leaseUntil > now;
+  return {
+    id: e.id,
+    event: e.kind,
+    verificationId: e.verificationId,
+    clientId: e.clientId,
+    webhookUrl: e.webhookUrl,
+    deliveryStatus: e.deliveryStatus,
+    attemptCount: e.attempts,
+    inFlight,
+    nextAttemptAt: iso(e.nextAttemptAt),
+    deliveredAt: iso(e.deliveredAt),
+    lastError: e.lastError,
+    createdAt: e.createdAt.toISOString(),
+  };
+}
+
+export function eventDetailView(e: WebhookEventWithAttempts, now: Date): EventDetailView {
+  return { ...eventView(e, now), payload: e.payload, attempts: e.attemptLog.map(attemptView) };
+}
+
+export function attemptView(a: WebhookAttempt): AttemptView {
+  return {
+    attempt: a.attempt,
+    attemptedAt: a.attemptedAt.toISOString(),
+    outcome: a.outcome,
+    statusCode: a.statusCode,
+    error: a.error,
+    durationMs: a.durationMs,
+    nextAttemptAt: iso(a.nextAttemptAt),
+  };
+}
+
+function iso(d: Date | null): string | null {
+  return d ? d.toISOString() : null;
+}

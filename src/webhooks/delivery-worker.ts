@@ -1,0 +1,160 @@
+import type { Logger } from 'pino';
+import type { Clock, Random } from '../domain/ports.js';
+import type { AttemptRecord, ClaimedEvent, WebhookOutbox } from '../store/webhook-store.js';
+import type { WebhookHttpClient } from './guarded-client.js';
+import { parseStoredPayload, serializePayload } from './payload.js';
+import { decideRetry, type AttemptResult } from './retry-policy.js';
+import { activeSecrets, signedHeaders, type ClientSecrets } from './signer.js';
+
+export interface DeliveryWorkerDeps {
+  readonly outbox: WebhookOutbox;
+  readonly http: WebhookHttpClient;
+  /** Seconds before each retry (WEBHOOK_RETRY_DELAYS). */
+  readonly retryDelays: readonly number[];
+  /** How long a claimed event is held (WEBHOOK_LEASE_MS); longer than the HTTP timeout. */
+  readonly leaseMs: number;
+  /** Deliveries in flight at once (WEBHOOK_CONCURRENCY). */
+  readonly concurrency: number;
+  readonly clock: Clock;
+  readonly random: Random;
+  readonly logger: Logger;
+  /** Called when deliveries end and free slots, so the next due events are claimed at once. */
+  readonly onSlotFree?: () => void;
+}
+
+/** Resolution of the random number the retry jitter is drawn from. */
+const randomSteps = 1_000_000;
+
+/**
+ * Delivers outbox events to their webhooks. Each run claims as many due events as it has free slots and starts
+ * them without waiting, so a slow receiver never holds up the others; every attempt is recorded with its outcome.
+ */
+export class DeliveryWorker {
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(private readonly deps: DeliveryWorkerDeps) {}
+
+  /** Claims and starts due deliveries; true when every free slot was filled (there may be more). */
+  async runOnce(): Promise<boolean> {
+    const { deps } = this;
+    const room = deps.concurrency - this.inFlight.size;
+    if (room <= 0) return false;
+    const events = await deps.outbox.claimDue(deps.clock.now(), deps.leaseMs, room);
+    if (events.length === 0) return false;
+    const secrets = await deps.outbox.secretsFor(events.map((e) => e.clientId)).catch((err: unknown) => {
+      deps.logger.error({ err }, 'could not read webhook secrets; the claimed events come back after their lease');
+      return null;
+    });
+    if (!secrets) return false;
+    for (const event of events) this.start(event, secrets.get(event.clientId) ?? null);
+    return events.length === room;
+  }
+
+  /** Resolves when no delivery is in flight (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
+  }
+
+  /** Waits for deliveries in flight (each ends within the HTTP timeout), then closes the HTTP client. */
+  async close(): Promise<void> {
+    await this.idle();
+    await this.deps.http.close();
+  }
+
+  /** Deliveries in flight now. */
+  get busy(): number {
+    return this.inFlight.size;
+  }
+
+  private start(event: ClaimedEvent, secrets: ClientSecrets | null): void {
+    const delivery: Promise<void> = this.deliver(event, secrets)
+      .catch((err: unknown) => {
+        // The event keeps its lease and comes back when it runs out, recorded as interrupted.
+        this.deps.logger.error({ err, eventId: event.id, attempt: event.attempt }, 'webhook attempt could not be recorded');
+      })
+      .finally(() => {
+        this.inFlight.delete(delivery);
+        // Claims come in batches: wake when a quarter of the slots is free (or all are), not for each one.
+        const free = this.deps.concurrency - this.inFlight.size;
+        if (free >= Math.max(1, Math.floor(this.deps.concurrency / 4)) || this.inFlight.size === 0) this.deps.onSlotFree?.();
+      });
+    this.inFlight.add(delivery);
+  }
+
+  private async deliver(event: ClaimedEvent, secrets: ClientSecrets | null): Promise<void> {
+    const { deps } = this;
+    const attemptedAt = deps.clock.now();
+    const payload = parseStoredPayload(event.payload);
+    const log = deps.logger.child({
+      eventId: event.id,
+      verificationId: event.verificationId,
+      attempt: event.attempt,
+      destination: originOf(event.webhookUrl),
+    });
+    if (!payload || !secrets) {
+      // Nothing can fix these by waiting: give up at once, keeping the event for the operator.
+      const error = !payload ? 'the stored event payload is malformed' : 'the client of this event no longer exists';
+      await this.record(event, attemptedAt, { durationMs: 0, statusCode: null, error }, { kind: 'failed' });
+      log.error({ error }, 'webhook cannot be sent');
+      return;
+    }
+    const body = serializePayload(payload);
+    const headers = signedHeaders(activeSecrets(secrets, attemptedAt), event.id, attemptedAt, body);
+    const response = await deps.http.post({ url: event.webhookUrl, headers, body });
+    const result: AttemptResult =
+      response.kind === 'response'
+        ? { kind: 'response', status: response.status, retryAfter: response.retryAfter }
+        : { kind: 'error' };
+    const now = deps.clock.now();
+    const decision = decideRetry({
+      attempt: event.scheduleAttempt,
+      result,
+      delays: deps.retryDelays,
+      random: deps.random.int(randomSteps) / randomSteps,
+      now,
+    });
+    const next: AttemptRecord['next'] =
+      decision.kind === 'retry'
+        ? { kind: 'retry', at: new Date(now.getTime() + decision.delayMs) }
+        : decision.kind === 'delivered'
+          ? { kind: 'delivered' }
+          : { kind: 'failed' };
+    const outcome = {
+      durationMs: response.durationMs,
+      statusCode: response.kind === 'response' ? response.status : null,
+      error:
+        response.kind === 'error'
+          ? response.error
+          : response.status >= 300 && response.status < 400
+            ? 'redirects are not followed'
+            : null,
+    };
+    const current = await this.record(event, attemptedAt, outcome, next);
+    const fields = { status: outcome.statusCode, error: outcome.error, durationMs: outcome.durationMs };
+    if (!current) log.warn(fields, 'webhook attempt ended after its lease ran out; another worker has the event');
+    else if (next.kind === 'delivered') log.info(fields, 'webhook delivered');
+    else if (next.kind === 'retry') log.warn({ ...fields, retryAt: next.at.toISOString() }, 'webhook attempt failed; will retry');
+    else log.warn(fields, 'webhook attempt failed; no retries left, the event is kept as failed');
+  }
+
+  private record(
+    event: ClaimedEvent,
+    attemptedAt: Date,
+    outcome: { durationMs: number; statusCode: number | null; error: string | null },
+    next: AttemptRecord['next'],
+  ): Promise<boolean> {
+    return this.deps.outbox.recordAttempt(
+      { eventId: event.id, attempt: event.attempt, attemptedAt, webhookUrl: event.webhookUrl, ...outcome, next },
+      this.deps.clock.now(),
+    );
+  }
+}
+
+/** The scheme, host and port of a destination: logs never carry its path or query (they may hold secrets). */
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return 'invalid URL';
+  }
+}

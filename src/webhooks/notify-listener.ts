@@ -1,0 +1,102 @@
+import type pg from 'pg';
+import type { Logger } from 'pino';
+
+/**
+ * Holds one connection of the pool in LISTEN on a channel and calls `onNotify` for each notification, so
+ * that a commit in any process wakes this one's worker at once. A lost connection is replaced after
+ * `retryMs`; on every (re)connect `onNotify` is called too, in case something was missed meanwhile.
+ */
+export class NotifyListener {
+  /** The listening connection and how to let go of it. */
+  private current: { client: pg.PoolClient; close: () => void } | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = true;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    /** A constant identifier (it is written into the LISTEN statement). */
+    private readonly channel: string,
+    private readonly onNotify: () => void,
+    private readonly logger: Logger,
+    private readonly retryMs = 1_000,
+  ) {
+    if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`bad channel name ${channel}`);
+  }
+
+  start(): void {
+    this.stopped = false;
+    void this.connect();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const current = this.current;
+    this.current = null;
+    current?.close();
+  }
+
+  /** True while a connection is listening (tests). */
+  get listening(): boolean {
+    return this.current !== null;
+  }
+
+  private async connect(): Promise<void> {
+    if (this.stopped) return;
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      this.logger.warn({ err }, 'could not connect to listen for webhook notifications; retrying');
+      this.retry();
+      return;
+    }
+    let closed = false;
+    // The connection is never handed back to the pool: a LISTEN session is closed, not reused.
+    const close = (err?: unknown) => {
+      if (closed) return;
+      closed = true;
+      client.removeListener('notification', onNotification);
+      client.release(err instanceof Error ? err : true);
+      // Errors of the closing connection have no one left to tell.
+      client.on('error', () => undefined);
+    };
+    const onLost = (err?: unknown) => {
+      if (closed) return;
+      if (this.current?.client === client) this.current = null;
+      close(err ?? new Error('listen connection ended'));
+      if (!this.stopped) {
+        this.logger.warn({ err }, 'lost the webhook notification connection; reconnecting');
+        this.retry();
+      }
+    };
+    const onNotification = (message: pg.Notification) => {
+      if (message.channel === this.channel) this.onNotify();
+    };
+    client.on('error', onLost);
+    client.on('end', () => onLost());
+    client.on('notification', onNotification);
+    try {
+      await client.query(`LISTEN ${this.channel}`);
+    } catch (err) {
+      onLost(err);
+      return;
+    }
+    if (this.stopped) {
+      close();
+      return;
+    }
+    this.current = { client, close: () => close() };
+    this.onNotify();
+  }
+
+  private retry(): void {
+    if (this.stopped || this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.connect();
+    }, this.retryMs);
+    this.timer.unref();
+  }
+}
