@@ -1,0 +1,170 @@
+import os from 'node:os';
+import type { DbLimitResult } from './db-limit.js';
+import type { LoadResult } from './load.js';
+import { boundRow, mib, ratioRow, type MachineInfo, type Row } from './report.js';
+import type { WebhookResult } from './webhook-scenario.js';
+
+/** Everything measured, as written to bench/results.json. */
+export interface Results {
+  startedAt: string;
+  seconds: number;
+  settings: Record<string, number | string>;
+  machine: MachineInfo | null;
+  load: Record<string, LoadResult>;
+  dbLimit: Record<string, DbLimitResult>;
+  webhooks: WebhookResult | null;
+  memory: Record<string, unknown> | null;
+  /** RSS of the service around the HTTP create run. */
+  createRss: { before: number; after: number; createdThroughHttp: number } | null;
+  rows: Row[];
+  sectionSeconds: Record<string, number>;
+  /** 1-minute load average when each section started: other work on the machine shows up here. */
+  sectionLoadAverage: Record<string, number>;
+  notes: string[];
+  failures: string[];
+}
+
+/** The table: every figure with its baseline, ratio and target. */
+export function summaryRows(r: Results): Row[] {
+  const ok = (name: string): number | null => r.load[name]?.okRps ?? null;
+  const db = (name: string): number | null => r.dbLimit[name]?.opsPerSecond ?? null;
+  const ceiling = ok('ceiling');
+  const rows: Row[] = [ratioRow('Ceiling: bare Fastify, constant JSON', ceiling, 'req/s', '', null, null)];
+  rows.push(
+    ratioRow('Token POST /oauth/token (PG)', ok('token'), 'req/s', 'ceiling', ceiling, null),
+    ratioRow('Token vs oidc-provider', ok('token'), 'req/s', 'oidc-provider', ok('oidcProviderToken'), 3),
+    ratioRow('Create POST /v1/otp/request (PG)', ok('create'), 'req/s', 'ceiling', ceiling, null),
+    ratioRow('Create vs database limit', ok('create'), 'ops/s', 'pg direct', db('create'), 0.8),
+    ratioRow('Create vs better-auth send-otp', ok('create'), 'req/s', 'better-auth', ok('betterAuthSend'), 3),
+    ratioRow('Fetch GET /v1/otp/{id} (PG)', ok('fetch'), 'req/s', 'ceiling', ceiling, null),
+    ratioRow('Fetch vs database limit', ok('fetch'), 'ops/s', 'pg direct', db('fetch'), 0.7),
+    ratioRow('Verify POST /v1/otp/verify (PG)', ok('verify'), 'req/s', 'ceiling', ceiling, null),
+    ratioRow('Verify vs database limit', ok('verify'), 'ops/s', 'pg direct', db('verify'), 0.8),
+    ratioRow('Verify vs better-auth verify', ok('verify'), 'req/s', 'better-auth', ok('betterAuthVerify'), 3),
+    ratioRow(
+      'Verify vs better-auth verify, disableCleanup',
+      ok('verify'),
+      'req/s',
+      'better-auth tuned',
+      ok('betterAuthVerifyNoCleanup'),
+      3,
+    ),
+    ratioRow('PGlite token', ok('pgliteToken'), 'req/s', 'ceiling', ceiling, null),
+    ratioRow('PGlite create', ok('pgliteCreate'), 'req/s', 'ceiling', ceiling, null),
+    ratioRow('PGlite fetch', ok('pgliteFetch'), 'req/s', 'ceiling', ceiling, null),
+    ratioRow('PGlite verify', ok('pgliteVerify'), 'req/s', 'ceiling', ceiling, null),
+  );
+  const latency: [string, string][] = [
+    ['token', 'token (PG)'],
+    ['create', 'create (PG)'],
+    ['fetch', 'fetch (PG)'],
+    ['verify', 'verify (PG)'],
+    ['pgliteToken', 'token (PGlite)'],
+    ['pgliteCreate', 'create (PGlite)'],
+    ['pgliteFetch', 'fetch (PGlite)'],
+    ['pgliteVerify', 'verify (PGlite)'],
+  ];
+  for (const [key, label] of latency) {
+    const l = r.load[key];
+    rows.push(
+      boundRow(
+        `Latency ${label}, ${r.settings.connections} connections`,
+        l ? `p50 ${l.p50} ms, p99 ${l.p99} ms` : 'n/a',
+        'p99 < 25 ms',
+        l ? l.p99 < 25 : null,
+      ),
+    );
+  }
+  for (const [key, label] of [
+    ['ceiling', 'ceiling'],
+    ['oidcProviderToken', 'oidc-provider token'],
+    ['betterAuthSend', 'better-auth send-otp'],
+    ['betterAuthVerify', 'better-auth verify'],
+    ['betterAuthVerifyNoCleanup', 'better-auth verify, disableCleanup'],
+  ] as const) {
+    const l = r.load[key];
+    if (l) rows.push(boundRow(`Latency ${label} (baseline)`, `p50 ${l.p50} ms, p99 ${l.p99} ms`, '', null));
+  }
+  const w = r.webhooks;
+  if (w && w.available) {
+    rows.push(
+      boundRow(
+        `Webhook commit-to-delivery at ${w.latency.rate} ev/s`,
+        `p50 ${w.latency.p50.toFixed(1)} ms, p99 ${w.latency.p99.toFixed(1)} ms (${w.latency.delivered}/${w.latency.verified} delivered)`,
+        'p99 < 50 ms',
+        w.latency.p99 < 50 && w.latency.delivered === w.latency.verified,
+      ),
+    );
+    if (w.throughput) {
+      rows.push(
+        ratioRow(
+          'Webhook deliveries/s (batch verified at full speed)',
+          w.throughput.deliveriesPerSecond,
+          '/s',
+          'verifies',
+          w.throughput.verifiesPerSecond,
+          null,
+        ),
+      );
+    }
+  } else {
+    rows.push(boundRow('Webhooks', w ? w.note : 'not measured', 'p99 < 50 ms at 1000 ev/s', null));
+  }
+  if (r.createRss) {
+    rows.push(
+      boundRow(
+        `Service RSS across the create run (${r.createRss.createdThroughHttp.toLocaleString('en-US')} created through HTTP)`,
+        `${mib(r.createRss.before)} → ${mib(r.createRss.after)}`,
+        '',
+        null,
+      ),
+    );
+  }
+  const m = r.memory;
+  if (m && typeof m.rssBefore === 'number' && typeof m.rssAfter === 'number') {
+    rows.push(
+      boundRow(
+        `Service RSS before/after ${Number(m.rows).toLocaleString('en-US')} more verifications (SQL insert + HTTP fetch/verify spread)`,
+        `${mib(m.rssBefore)} → ${mib(m.rssAfter)}`,
+        String(m.flatIf),
+        m.flat === true,
+      ),
+    );
+  } else {
+    rows.push(boundRow('Service RSS flat', 'not measured', 'flat', null));
+  }
+  return rows;
+}
+
+export function standingNotes(r: Results): string[] {
+  const notes = [
+    `Load: autocannon, ${r.settings.connections} connections, ${r.settings.secondsPerScenario} s per run after a ${r.settings.warmUpSeconds} s warm-up; ` +
+      'every server in its own process on this machine; throughput counts 2xx responses only.',
+    'Create sends a new +234 80X number each request (per-phone limits off; CLIENT_RATE_LIMIT_PER_SECOND=0). The send worker ' +
+      'runs during create: per verification it commits a stored message and the job completion (2 more durable commits than ' +
+      'the create transaction the database limit measures); better-auth sendOTP does nothing.',
+    'Verify sends the right code to a PENDING verification never verified before (seeded with generate_series), so each ' +
+      'call does select for update + update + event insert; fetch reads random ids among the seeded ones.',
+    'Database limit: the same statements issued straight from pg by 50 concurrent workers, each op on a pooled connection.',
+    'better-auth verify: seeded user + code per number; /phone-number/verify with disableSession (reads code, consumes it, ' +
+      'reads and updates the user). As shipped, each code lookup also deletes expired codes (unindexed scan of its ' +
+      'verification table); the disableCleanup row turns that off. Token: both servers get the same client_secret_post ' +
+      'form with two scopes; oidc-provider 8.x (9.x wants Node 22).',
+  ];
+  const loads = Object.values(r.sectionLoadAverage);
+  if (loads.length > 0) {
+    const cpus = r.machine?.cpus ?? os.cpus().length;
+    notes.push(
+      `1-min load average at section starts: ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)} on ${cpus} CPUs ` +
+        '(the bench itself keeps about 2–3 busy; much more means other work on the machine competed and lowered that section).',
+    );
+  }
+  if (r.webhooks && r.webhooks.available) {
+    notes.push(
+      'Webhook latency: from the verify response reaching the load generator to the receiver (same process) having the ' +
+        'event, verifies paced evenly at the given rate; deliveries/s counts from the first verify sent to the last delivery.',
+    );
+  }
+  return notes;
+}
+

@@ -1,0 +1,440 @@
+/**
+ * `npm run bench`: throughput, latency, webhooks and memory of the service against its baselines, measured in
+ * one run on this machine. Prints one markdown table and writes bench/results.json. See bench/README.md.
+ *
+ * Each comparison is measured back to back (ours, then its baselines), so that other work on a shared machine
+ * drifts as little as possible between the two sides of a ratio.
+ */
+import { randomInt } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { startTempPostgres } from '../scripts/temp-postgres.js';
+import { benchBetterAuthSend, benchBetterAuthVerify, seedBetterAuth } from './lib/better-auth-scenarios.js';
+import { benchDir, killAllChildren, startChild, stringFields, type Child } from './lib/child.js';
+import { cleanUp, onCleanup, once, tempDir } from './lib/cleanup.js';
+import { dbLimitCreate, dbLimitFetch, dbLimitVerify } from './lib/db-limit.js';
+import { runLoad, warmUp, type LoadResult } from './lib/load.js';
+import { packageVersion } from './lib/package-version.js';
+import { checkPhoneSequence, PhoneSequence } from './lib/phones.js';
+import { fmt, machineInfo, mib, renderReport } from './lib/report.js';
+import { seededId, seedOtp, seedVerifications } from './lib/seed.js';
+import {
+  benchCreate,
+  benchFetch,
+  benchTokenEndpoint,
+  benchVerify,
+  fetchToken,
+  tokenForm,
+  type Created,
+  type ScenarioSettings,
+  type ServiceTarget,
+} from './lib/service-scenarios.js';
+import { standingNotes, summaryRows, type Results } from './lib/summary.js';
+import { benchWebhooks } from './lib/webhook-scenario.js';
+import { startWebhookReceiver } from './lib/webhook-receiver.js';
+
+const envInt = (name: string, fallback: number): number => {
+  const raw = process.env[name];
+  const value = raw ? Number(raw) : fallback;
+  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a number`);
+  return value;
+};
+
+const s: ScenarioSettings = {
+  connections: envInt('BENCH_CONNECTIONS', 50),
+  seconds: envInt('BENCH_SECONDS', 10),
+  warmUpSeconds: envInt('BENCH_WARMUP_SECONDS', 2),
+};
+const memoryRows = envInt('BENCH_MEMORY_ROWS', 1_000_000);
+const webhookRate = envInt('BENCH_WEBHOOK_RATE', 1000);
+const webhookSeconds = envInt('BENCH_WEBHOOK_SECONDS', 10);
+const webhookBatch = envInt('BENCH_WEBHOOK_BATCH', 20_000);
+/** PENDING verifications seeded for each verify run (more than a run can use, so every verify is a real one). */
+const verifyPool = envInt('BENCH_VERIFY_POOL', 150_000);
+const allSections = ['ceiling', 'token', 'create', 'fetch', 'verify', 'webhooks', 'pglite', 'memory'];
+const sections = new Set((process.env.BENCH_SECTIONS ?? 'all').split(',').map((x) => x.trim()));
+const on = (name: string) => sections.has('all') || sections.has(name);
+
+const log = (text: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${text}\n`);
+const short = (r: LoadResult) =>
+  `${fmt(r.okRps)} ok/s (${fmt(r.rps)} resp/s), p50 ${r.p50} ms, p99 ${r.p99} ms, statuses ${JSON.stringify(r.statuses)}` +
+  (r.errors ? `, errors ${r.errors}` : '');
+
+interface ServiceInfo {
+  readonly url: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
+}
+const parseService = (v: unknown): ServiceInfo => stringFields(v, ['url', 'clientId', 'clientSecret']);
+
+/** The service's settings for the bench: limits out of the way, quiet, private webhook targets allowed. */
+function serviceEnv(dataDir: string, databaseUrl: string | null, seed: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    NODE_ENV: 'production',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    DATA_DIR: dataDir,
+    CLIENT_RATE_LIMIT_PER_SECOND: '0',
+    PHONE_LIMIT_COUNT: '1000000000',
+    PHONE_COOLDOWN_SECONDS: '0',
+    // Longer than the whole run, so the expiry sweep has nothing to do.
+    OTP_TTL_SECONDS: '3600',
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+    BENCH_SEED: seed,
+  };
+  delete env.DATABASE_URL;
+  if (databaseUrl) env.DATABASE_URL = databaseUrl;
+  return env;
+}
+
+async function startService(dataDir: string, databaseUrl: string | null, seed = '') {
+  const child = await startChild('serve-service.ts', serviceEnv(dataDir, databaseUrl, seed), parseService, 180_000);
+  onCleanup(() => child.stop());
+  const { url, clientId, clientSecret } = child.info;
+  const token = await fetchToken(url, clientId, clientSecret);
+  const target: ServiceTarget = { url, clientId, clientSecret, token };
+  return { child, target };
+}
+
+/** Waits until the send worker has sent every queued code, so its work does not spill into the next run. */
+async function awaitSendQueue(db: pg.Pool, maxMs = 90_000): Promise<void> {
+  const deadline = performance.now() + maxMs;
+  while (performance.now() < deadline) {
+    const { rows } = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM send_jobs WHERE status = 'pending' AND next_attempt_at < now() + interval '1 hour'`,
+    );
+    if ((rows[0]?.n ?? 0) === 0) return;
+    await sleep(250);
+  }
+  log('send queue still not empty; going on');
+}
+
+function newResults(): Results {
+  return {
+    startedAt: new Date().toISOString(),
+    seconds: 0,
+    settings: {
+      connections: s.connections,
+      secondsPerScenario: s.seconds,
+      warmUpSeconds: s.warmUpSeconds,
+      memoryRows,
+      webhookRate,
+      webhookSeconds,
+      webhookBatch,
+      verifyPool,
+      sections: [...sections].join(','),
+    },
+    machine: null,
+    load: {},
+    dbLimit: {},
+    webhooks: null,
+    memory: null,
+    createRss: null,
+    rows: [],
+    sectionSeconds: {},
+    sectionLoadAverage: {},
+    notes: [],
+    failures: [],
+  };
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  const results = newResults();
+  checkPhoneSequence();
+  for (const name of sections) {
+    if (name !== 'all' && !allSections.includes(name)) throw new Error(`unknown section ${name}; known: ${allSections.join(', ')}`);
+  }
+
+  log('starting PostgreSQL (fsync=on, synchronous_commit=on)');
+  const postgres = await startTempPostgres({ shared_buffers: "'512MB'" });
+  onCleanup(() => postgres.stop());
+  const serviceUrl = postgres.url.replace(/\/postgres$/, '/otp_service');
+  const betterAuthUrl = postgres.url.replace(/\/postgres$/, '/better_auth');
+  const admin = new pg.Client({ connectionString: postgres.url });
+  await admin.connect();
+  onCleanup(once(() => admin.end()));
+  await admin.query('CREATE DATABASE otp_service');
+  await admin.query('CREATE DATABASE better_auth');
+  /** Flushes what the previous run left in PostgreSQL, so it is not paid for by the next one. */
+  const settle = async () => {
+    await admin.query('CHECKPOINT');
+  };
+  results.machine = machineInfo(postgres.version, {
+    fastify: packageVersion('fastify'),
+    kysely: packageVersion('kysely'),
+    pg: packageVersion('pg'),
+    '@electric-sql/pglite': packageVersion('@electric-sql/pglite'),
+    autocannon: packageVersion('autocannon'),
+    'oidc-provider': packageVersion('oidc-provider'),
+    'better-auth': packageVersion('better-auth'),
+  });
+  const receiver = await startWebhookReceiver();
+  onCleanup(() => receiver.close());
+
+  const section = async (name: string, work: () => Promise<void>) => {
+    if (!on(name)) return;
+    const t0 = performance.now();
+    results.sectionLoadAverage[name] = Math.round((os.loadavg()[0] ?? 0) * 100) / 100;
+    log(`section ${name}: start (1-min load average ${results.sectionLoadAverage[name]})`);
+    try {
+      await settle();
+      await work();
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      results.failures.push(`${name}: ${message}`);
+      log(`section ${name} FAILED: ${message}`);
+    }
+    const seconds = (performance.now() - t0) / 1000;
+    results.sectionSeconds[name] = Math.round(seconds * 10) / 10;
+    log(`section ${name}: ${seconds.toFixed(1)} s`);
+  };
+
+  /** better-auth, started on first use; `disableCleanup` restarts it with that option when it differs. */
+  const peer: { current: { child: Child<{ url: string; version: string }>; disableCleanup: boolean } | null } = {
+    current: null,
+  };
+  const betterAuth = async (disableCleanup: boolean) => {
+    if (peer.current && peer.current.disableCleanup === disableCleanup) return peer.current.child;
+    await peer.current?.child.stop();
+    const env = {
+      ...process.env,
+      NODE_ENV: 'production',
+      BETTER_AUTH_DATABASE_URL: betterAuthUrl,
+      BETTER_AUTH_DISABLE_CLEANUP: String(disableCleanup),
+    };
+    const child = await startChild('serve-better-auth.ts', env, (v) => stringFields(v, ['url', 'version']));
+    onCleanup(() => child.stop());
+    peer.current = { child, disableCleanup };
+    return child;
+  };
+
+  await section('ceiling', async () => {
+    const env = { ...process.env, NODE_ENV: 'production' };
+    const child = await startChild('serve-ceiling.ts', env, (v) => stringFields(v, ['url']));
+    onCleanup(() => child.stop());
+    const options = { url: child.info.url, connections: s.connections, seconds: s.seconds, path: '/ping' };
+    await warmUp(options, s.warmUpSeconds);
+    results.load.ceiling = await runLoad(options);
+    log(`ceiling: ${short(results.load.ceiling)}`);
+    await child.stop();
+  });
+
+  const needService = ['token', 'create', 'fetch', 'verify', 'webhooks', 'memory'].some(on);
+  if (needService) {
+    const { child, target } = await startService(tempDir('pg'), serviceUrl);
+    const db = new pg.Pool({ connectionString: serviceUrl, max: 4 });
+    const closeDb = once(() => db.end());
+    onCleanup(closeDb);
+    const rss: { label: string; bytes: number }[] = [];
+    const noteRss = (label: string) => rss.push({ label, bytes: child.rss() });
+    const dbOptions = { url: serviceUrl, clientId: target.clientId, concurrency: s.connections, seconds: s.seconds };
+
+    log('seeding PENDING verifications with known codes (generate_series)');
+    const seeds: [string, number, string | null][] = [
+      ['v', on('fetch') || on('verify') ? verifyPool : 0, null],
+      ['d', on('verify') ? verifyPool : 0, null],
+      ['w', on('webhooks') ? webhookRate * webhookSeconds : 0, receiver.url],
+      ['x', on('webhooks') ? webhookBatch : 0, receiver.url],
+    ];
+    for (const [series, count, webhookUrl] of seeds) {
+      if (count > 0) await seedVerifications(db, { clientId: target.clientId, series, count, webhookUrl });
+    }
+    await db.query('VACUUM ANALYZE');
+    noteRss('idle after start');
+
+    await section('token', async () => {
+      const form = tokenForm(target.clientId, target.clientSecret);
+      results.load.token = await benchTokenEndpoint(target.url, '/oauth/token', form, s);
+      log(`token: ${short(results.load.token)}`);
+      const parse = (v: unknown) => stringFields(v, ['url', 'clientId', 'clientSecret', 'version']);
+      const oidc = await startChild('serve-oidc-provider.ts', { ...process.env, NODE_ENV: 'production' }, parse);
+      onCleanup(() => oidc.stop());
+      const oidcForm = tokenForm(oidc.info.clientId, oidc.info.clientSecret);
+      results.load.oidcProviderToken = await benchTokenEndpoint(oidc.info.url, '/token', oidcForm, s);
+      log(`oidc-provider token: ${short(results.load.oidcProviderToken)}`);
+      await oidc.stop();
+    });
+
+    await section('create', async () => {
+      const before = child.rss();
+      noteRss('before create');
+      const { result, created } = await benchCreate(target, new PhoneSequence(0), s);
+      results.load.create = result;
+      noteRss(`after create (${created.length} created through HTTP in the measured run, plus the warm-up)`);
+      results.createRss = { before, after: child.rss(), createdThroughHttp: created.length };
+      log(`create: ${short(result)}`);
+      await awaitSendQueue(db);
+      await settle();
+      results.dbLimit.create = await dbLimitCreate({ ...dbOptions, phoneOffset: 40_000_000 });
+      log(`db limit create: ${fmt(results.dbLimit.create.opsPerSecond)} ops/s, p99 ${results.dbLimit.create.p99.toFixed(1)} ms`);
+      const peerChild = await betterAuth(false);
+      await settle();
+      results.load.betterAuthSend = await benchBetterAuthSend(peerChild.info.url, new PhoneSequence(20_000_000), s);
+      log(`better-auth send-otp: ${short(results.load.betterAuthSend)}`);
+    });
+
+    await section('fetch', async () => {
+      results.load.fetch = await benchFetch(target, () => seededId('v', randomInt(verifyPool)), s);
+      log(`fetch: ${short(results.load.fetch)}`);
+      await settle();
+      results.dbLimit.fetch = await dbLimitFetch({ ...dbOptions, series: 'v', count: verifyPool });
+      log(`db limit fetch: ${fmt(results.dbLimit.fetch.opsPerSecond)} ops/s`);
+    });
+
+    await section('verify', async () => {
+      let next = 0;
+      const pooled = () => (next < verifyPool ? { id: seededId('v', next++), otp: seedOtp } : null);
+      results.load.verify = await benchVerify(target, pooled, s);
+      log(`verify: ${short(results.load.verify)} (${next} of ${verifyPool} pooled verifications used)`);
+      if (next >= verifyPool) results.notes.push('verify pool ran dry: later verifies answered 409 (raise BENCH_VERIFY_POOL)');
+      noteRss('after fetch and verify');
+      await settle();
+      results.dbLimit.verify = await dbLimitVerify({ ...dbOptions, series: 'd', count: verifyPool });
+      log(`db limit verify: ${fmt(results.dbLimit.verify.opsPerSecond)} ops/s`);
+      // As shipped: every code lookup also deletes expired codes (a scan of its verification table).
+      let peerChild = await betterAuth(false);
+      await seedBetterAuth(betterAuthUrl, 0, verifyPool);
+      await settle();
+      results.load.betterAuthVerify = await benchBetterAuthVerify(peerChild.info.url, 0, verifyPool, s);
+      log(`better-auth verify: ${short(results.load.betterAuthVerify)}`);
+      // Tuned: verification.disableCleanup, so a lookup is an index read only.
+      peerChild = await betterAuth(true);
+      await seedBetterAuth(betterAuthUrl, verifyPool, verifyPool);
+      await settle();
+      results.load.betterAuthVerifyNoCleanup = await benchBetterAuthVerify(peerChild.info.url, verifyPool, verifyPool, s);
+      log(`better-auth verify (disableCleanup): ${short(results.load.betterAuthVerifyNoCleanup)}`);
+    });
+    await peer.current?.child.stop();
+
+    await section('webhooks', async () => {
+      const items = (series: string, count: number): Created[] =>
+        Array.from({ length: count }, (_, i) => ({ id: seededId(series, i), otp: seedOtp }));
+      results.webhooks = await benchWebhooks(
+        target,
+        receiver,
+        items('w', webhookRate * webhookSeconds),
+        items('x', webhookBatch),
+        { rate: webhookRate, connections: s.connections },
+      );
+      log(`webhooks: ${JSON.stringify(results.webhooks)}`);
+    });
+
+    await runPglite(results, section);
+
+    await section('memory', async () => {
+      await runLoad({
+        url: target.url,
+        connections: s.connections,
+        seconds: 5,
+        path: '/v1/otp/x',
+        headers: { authorization: `Bearer ${target.token}` },
+        setup: (req) => ({ ...req, path: `/v1/otp/${seededId('v', randomInt(verifyPool))}` }),
+      });
+      noteRss('before bulk insert');
+      const before = rss[rss.length - 1]?.bytes ?? 0;
+      const t0 = performance.now();
+      await seedVerifications(db, { clientId: target.clientId, series: 'm', count: memoryRows });
+      await db.query('ANALYZE verifications');
+      const insertSeconds = (performance.now() - t0) / 1000;
+      log(`inserted ${memoryRows} verifications in ${insertSeconds.toFixed(1)} s`);
+      noteRss(`after SQL insert of ${memoryRows} verifications`);
+      await settle();
+      const spread = { ...s, warmUpSeconds: 0 };
+      const fetchSpread = await benchFetch(target, () => seededId('m', randomInt(memoryRows)), spread);
+      noteRss(`after ${fetchSpread.responses} fetches of random ids among them`);
+      let k = 0;
+      // A stride coprime with the row count visits the rows in a scattered order without repeats.
+      const stride = 7919;
+      const scattered = () => (k < memoryRows ? { id: seededId('m', (k++ * stride) % memoryRows), otp: seedOtp } : null);
+      const verifySpread = await benchVerify(target, scattered, spread);
+      noteRss(`after ${verifySpread.responses} verifies scattered among them`);
+      const after = rss[rss.length - 1]?.bytes ?? 0;
+      const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM verifications');
+      const allowed = Math.max(32 * 2 ** 20, 0.1 * before);
+      results.memory = {
+        method:
+          `${memoryRows} verifications inserted straight into PostgreSQL with generate_series (not through HTTP), ` +
+          'then fetch and verify over random ids spread across them through HTTP; RSS of the service process from /proc',
+        rows: memoryRows,
+        rowsInTable: rows[0]?.n ?? 0,
+        insertSeconds,
+        rssBefore: before,
+        rssAfter: after,
+        growth: after - before,
+        flatIf: `growth ≤ max(32 MiB, 10% of the RSS before) = ${mib(allowed)}`,
+        flat: after - before <= allowed,
+        fetchSpread,
+        verifySpread,
+      };
+      log(`memory: ${mib(before)} -> ${mib(after)}`);
+    });
+    results.memory = { ...(results.memory ?? {}), timeline: rss };
+    await child.stop();
+    await closeDb();
+  } else {
+    await runPglite(results, section);
+  }
+
+  await cleanUp(log);
+  results.seconds = (performance.now() - started) / 1000;
+  results.rows = summaryRows(results);
+  results.notes.push(...standingNotes(results));
+  fs.writeFileSync(path.join(benchDir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+  if (!results.machine) throw new Error('no machine info');
+  const report = renderReport(results.machine, results.rows, [
+    ...results.notes,
+    ...results.failures.map((f) => `FAILED ${f}`),
+    `Whole run: ${results.seconds.toFixed(0)} s. Raw figures: bench/results.json.`,
+  ]);
+  process.stdout.write(report);
+}
+
+/** The service again on the embedded database, in a temporary DATA_DIR, seeded inside its own process. */
+async function runPglite(results: Results, section: (name: string, work: () => Promise<void>) => Promise<void>) {
+  await section('pglite', async () => {
+    log(`starting the service on PGlite, seeding ${verifyPool} verifications in it`);
+    const { child, target } = await startService(tempDir('pglite'), null, `v:${verifyPool}`);
+    const form = tokenForm(target.clientId, target.clientSecret);
+    results.load.pgliteToken = await benchTokenEndpoint(target.url, '/oauth/token', form, s);
+    log(`PGlite token: ${short(results.load.pgliteToken)}`);
+    const { result } = await benchCreate(target, new PhoneSequence(30_000_000), s);
+    results.load.pgliteCreate = result;
+    log(`PGlite create: ${short(result)}`);
+    // The send worker shares the one PGlite session: let it catch up before measuring reads.
+    await sleep(3_000);
+    results.load.pgliteFetch = await benchFetch(target, () => seededId('v', randomInt(verifyPool)), s);
+    log(`PGlite fetch: ${short(results.load.pgliteFetch)}`);
+    let next = 0;
+    const pooled = () => (next < verifyPool ? { id: seededId('v', next++), otp: seedOtp } : null);
+    results.load.pgliteVerify = await benchVerify(target, pooled, s);
+    log(`PGlite verify: ${short(results.load.pgliteVerify)} (${next} of ${verifyPool} seeded verifications used)`);
+    await child.stop();
+  });
+}
+
+let interrupted = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    if (interrupted) return;
+    interrupted = true;
+    log(`${signal}: stopping everything`);
+    cleanUp(log).finally(() => process.exit(130));
+  });
+}
+
+main()
+  .catch(async (err: unknown) => {
+    log(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    await cleanUp(log);
+    process.exitCode = 1;
+  })
+  .finally(() => {
+    killAllChildren();
+  });
