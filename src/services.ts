@@ -17,7 +17,7 @@ import { SqlCounterStore } from './store/rate-counter-store.js';
 import { SqlSendJobStore } from './store/send-job-store.js';
 import { SqlSigningKeyStore } from './store/signing-key-store.js';
 import { SqlVerificationStore } from './store/verification-store.js';
-import { SendWorker } from './jobs/send-worker.js';
+import { SendWorker, sendLeaseMs } from './jobs/send-worker.js';
 import { SqlWebhookStore } from './store/webhook-store.js';
 import { DeliveryWorker } from './webhooks/delivery-worker.js';
 import { GuardedHttpClient } from './webhooks/guarded-client.js';
@@ -51,14 +51,24 @@ export interface Services {
   readonly wake: { send: () => void; webhooks: () => void };
 }
 
+export interface ServiceOptions {
+  /** Tests only: start an in-memory embedded database from this dump. */
+  readonly pgliteDump?: Blob;
+  /**
+   * Send a new verification's code from the creating process right after the commit (default). Off, the
+   * send job is left due for the send worker's next run (tests drive that run by hand).
+   */
+  readonly sendOnCommit?: boolean;
+}
+
 export async function createServices(
   config: Config,
   logger: Logger,
   clock: Clock,
   random: Random,
-  /** Tests only: start an in-memory embedded database from this dump. */
-  pgliteDump?: Blob,
+  options: ServiceOptions = {},
 ): Promise<Services> {
+  const { pgliteDump } = options;
   const db = await openDatabase({
     databaseUrl: config.DATABASE_URL,
     dataDir: config.DATA_DIR,
@@ -103,9 +113,11 @@ export async function createServices(
     { smsSender, pickCallerId: (r) => pickCallerId(config.CALLER_ID_RANGES, r) },
     clock,
     random,
-    () => wake.send(),
+    options.sendOnCommit === false
+      ? () => wake.send()
+      : { claimSeconds: sendLeaseMs / 1000, start: (v, sender) => sendWorker.sendNow(v, sender) },
   );
-  const messages = new SqlMessageStore(db.db);
+  const messages = new SqlMessageStore(db.db, clock);
   const providerLog = logger.child({ component: 'provider' });
   const sendWorker = new SendWorker({
     jobs: new SqlSendJobStore(db.db),

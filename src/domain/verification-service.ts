@@ -31,6 +31,16 @@ export interface SenderIdentity {
   pickCallerId(random: Random): PhoneNumber;
 }
 
+/**
+ * Sends a new verification's code straight from the process that created it, so the send costs no queue
+ * read. The durable job is written claimed for `claimSeconds`: if this process dies first, the job falls
+ * due and any worker sends it.
+ */
+export interface ImmediateSender {
+  readonly claimSeconds: number;
+  start(verification: Verification, sender: string): void;
+}
+
 export interface CreateRequest {
   readonly clientId: string;
   readonly countryCode: string;
@@ -64,8 +74,8 @@ export class VerificationService {
     private readonly senders: SenderIdentity,
     private readonly clock: Clock,
     private readonly random: Random,
-    /** Called after a create commits, so the send job can start at once instead of at the next poll. */
-    private readonly onCreated: (verificationId: string) => void = () => undefined,
+    /** After a create commits: sends the code at once, or else wakes the send worker (null: nothing). */
+    private readonly afterCreate: ImmediateSender | (() => void) | null = null,
   ) {}
 
   async create(request: CreateRequest): Promise<CreateOutcome> {
@@ -99,13 +109,18 @@ export class VerificationService {
         throw new RollBack({ kind: 'rate-limited', retryAfterSeconds: limit.retryAfterSeconds });
       }
       await tx.insert(verification);
-      await tx.enqueueSend(verification.id, channelFor[verification.type], sender.e164, now);
+      const immediate = typeof this.afterCreate === 'object' ? this.afterCreate : null;
+      const claimedUntil = immediate ? new Date(now.getTime() + immediate.claimSeconds * 1000) : null;
+      await tx.enqueueSend(verification.id, channelFor[verification.type], sender.e164, now, claimedUntil);
       return { kind: 'created', verification };
     }).catch((err: unknown) => {
       if (err instanceof RollBack) return err.outcome;
       throw err;
     });
-    if (outcome.kind === 'created') this.onCreated(outcome.verification.id);
+    if (outcome.kind === 'created') {
+      if (typeof this.afterCreate === 'function') this.afterCreate();
+      else this.afterCreate?.start(outcome.verification, sender.e164);
+    }
     return outcome;
   }
 

@@ -28,8 +28,11 @@ export interface VerificationTx {
     staleBefore: Date,
   ): Promise<IdempotencyClaim>;
   insert(v: Verification): Promise<void>;
-  /** Schedules the durable job that sends the code from `sender` (E.164), due at once. */
-  enqueueSend(verificationId: string, channel: Channel, sender: string, now: Date): Promise<void>;
+  /**
+   * Schedules the durable job that sends the code from `sender` (E.164): due at once, or, when the caller
+   * makes the first attempt itself, held for it until `claimedUntil` (that attempt is then attempt 1).
+   */
+  enqueueSend(verificationId: string, channel: Channel, sender: string, now: Date, claimedUntil: Date | null): Promise<void>;
   /** Reads a verification (of `clientId` when given) and locks it until the transaction ends. */
   findForUpdate(id: string, clientId?: string): Promise<Verification | null>;
   update(v: Verification): Promise<void>;

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { CallPlacer, SendResult, SmsSender } from '../domain/channels.js';
 import type { Clock } from '../domain/ports.js';
+import { channelFor } from '../domain/channels.js';
 import { effectiveStatus, type Verification } from '../domain/verification.js';
 import type { VerificationService } from '../domain/verification-service.js';
 import type { VerificationStore } from '../domain/verification-store.js';
@@ -19,12 +20,32 @@ export interface SendWorkerDeps {
 }
 
 /** How long a claimed job is held before another worker may take it (the provider call must end sooner). */
-const leaseMs = 60_000;
+export const sendLeaseMs = 60_000;
+const leaseMs = sendLeaseMs;
 const batchSize = 50;
 
 /** Sends the code of each committed verification through its channel's provider, retrying transient failures. */
 export class SendWorker {
   constructor(private readonly deps: SendWorkerDeps) {}
+
+  private readonly inFlight = new Set<Promise<void>>();
+
+  /**
+   * Sends a just-created verification's code from this process, with the verification in hand (no queue
+   * read). Its job was written claimed; a failure here is logged and the job falls due again later.
+   */
+  sendNow(verification: Verification, sender: string): void {
+    const job: SendJob = { verificationId: verification.id, channel: channelFor[verification.type], sender, attempts: 1 };
+    const run = this.deliver(job, verification)
+      .catch((err: unknown) => this.deps.logger.error({ err, verificationId: verification.id }, 'immediate send failed'))
+      .finally(() => this.inFlight.delete(run));
+    this.inFlight.add(run);
+  }
+
+  /** Waits for the sends started by sendNow (on shutdown). */
+  async drain(): Promise<void> {
+    await Promise.all([...this.inFlight]);
+  }
 
   /** Processes one batch of due jobs; true when the batch was full (there may be more). */
   async runOnce(): Promise<boolean> {
@@ -40,6 +61,11 @@ export class SendWorker {
       await deps.jobs.complete(job.verificationId, deps.clock.now());
       return;
     }
+    await this.deliver(job, verification);
+  }
+
+  private async deliver(job: SendJob, verification: Verification): Promise<void> {
+    const { deps } = this;
     const result = await this.send(job, verification).catch(
       (err: unknown): SendResult => ({ ok: false, permanent: false, reason: `provider threw: ${String(err)}` }),
     );

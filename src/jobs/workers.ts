@@ -87,6 +87,7 @@ export class Workers {
   /** Stops every task, lets webhook deliveries in flight end (within WEBHOOK_TIMEOUT_MS), closes the listener. */
   async stop(): Promise<void> {
     await this.listener?.stop();
+    await this.services.sendWorker.drain();
     await Promise.all(this.tasks.map((t) => t.stop()));
     if (this.deliversWebhooks) await this.services.webhookWorker.close();
   }

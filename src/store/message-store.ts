@@ -1,25 +1,36 @@
 import type { Kysely } from 'kysely';
-import type { MessageLog } from '../providers/log-providers.js';
+import type { Clock } from '../domain/ports.js';
+import type { LoggedMessage, MessageLog } from '../providers/log-providers.js';
+import { GroupCommit } from './group-commit.js';
 import type { Database } from './schema.js';
 
-/** Messages and calls the log providers stored. */
+/** Messages and calls the log providers stored; concurrent ones are written together in one statement. */
 export class SqlMessageStore implements MessageLog {
-  constructor(private readonly db: Kysely<Database>) {}
+  private readonly writes: GroupCommit<LoggedMessage & { at: Date }>;
 
-  async record(entry: Parameters<MessageLog['record']>[0]): Promise<number> {
-    const row = await this.db
-      .insertInto('messages')
-      .values({
-        verification_id: entry.verificationId,
-        channel: entry.channel,
-        recipient: entry.recipient,
-        sender: entry.sender,
-        body: entry.body,
-        created_at: new Date(),
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    return Number(row.id);
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+  ) {
+    this.writes = new GroupCommit(async (entries) => {
+      await this.db
+        .insertInto('messages')
+        .values(
+          entries.map((e) => ({
+            verification_id: e.verificationId,
+            channel: e.channel,
+            recipient: e.recipient,
+            sender: e.sender,
+            body: e.body,
+            created_at: e.at,
+          })),
+        )
+        .execute();
+    });
+  }
+
+  record(entry: LoggedMessage): Promise<void> {
+    return this.writes.add({ ...entry, at: this.clock.now() });
   }
 
   /** What was sent for one verification, oldest first. */

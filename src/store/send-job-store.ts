@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Channel } from '../domain/verification-store.js';
+import { GroupCommit } from './group-commit.js';
 import type { Database } from './schema.js';
 
 /** A claimed job to send one verification's code. */
@@ -22,7 +23,19 @@ export interface SendJobStore {
 }
 
 export class SqlSendJobStore implements SendJobStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  /** Completions are frequent and independent: concurrent ones share one statement and one commit. */
+  private readonly completions: GroupCommit<{ verificationId: string; now: Date }>;
+
+  constructor(private readonly db: Kysely<Database>) {
+    this.completions = new GroupCommit(async (done) => {
+      const now = done.reduce((latest, d) => (d.now > latest ? d.now : latest), new Date(0));
+      await this.db
+        .updateTable('send_jobs')
+        .set({ status: 'sent', updated_at: now })
+        .where('verification_id', 'in', done.map((d) => d.verificationId))
+        .execute();
+    });
+  }
 
   async claimDue(now: Date, leaseMs: number, limit: number): Promise<SendJob[]> {
     const rows = await this.db
@@ -53,8 +66,8 @@ export class SqlSendJobStore implements SendJobStore {
     }));
   }
 
-  async complete(verificationId: string, now: Date): Promise<void> {
-    await this.finish(verificationId, { status: 'sent', updated_at: now });
+  complete(verificationId: string, now: Date): Promise<void> {
+    return this.completions.add({ verificationId, now });
   }
 
   async retryAt(verificationId: string, at: Date, error: string, now: Date): Promise<void> {

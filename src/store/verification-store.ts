@@ -120,7 +120,13 @@ class SqlVerificationTx implements VerificationTx {
     await this.trx.insertInto('verifications').values(toRow(v)).execute();
   }
 
-  async enqueueSend(verificationId: string, channel: Channel, sender: string, now: Date): Promise<void> {
+  async enqueueSend(
+    verificationId: string,
+    channel: Channel,
+    sender: string,
+    now: Date,
+    claimedUntil: Date | null,
+  ): Promise<void> {
     await this.trx
       .insertInto('send_jobs')
       .values({
@@ -128,8 +134,8 @@ class SqlVerificationTx implements VerificationTx {
         channel,
         sender,
         status: 'pending',
-        attempts: 0,
-        next_attempt_at: now,
+        attempts: claimedUntil ? 1 : 0,
+        next_attempt_at: claimedUntil ?? now,
         last_error: null,
         created_at: now,
         updated_at: now,

@@ -32,6 +32,8 @@ export interface Harness {
 export interface HarnessOptions {
   readonly env?: Record<string, string>;
   readonly random?: Random;
+  /** Send codes right after the commit, as the server does; off by default so tests run the send worker by hand. */
+  readonly sendOnCommit?: boolean;
   /** The clock to run on (webhook tests start it at the real time: receivers check signature timestamps). */
   readonly clock?: TestClock;
 }
@@ -49,7 +51,10 @@ export async function createHarness(kind: DbKind, options: HarnessOptions = {}):
   const clock = options.clock ?? new TestClock();
   const logger = pino({ level: 'silent' });
   const dump = kind === 'pglite' ? await pgliteTemplate() : undefined;
-  const services = await createServices(config, logger, clock, options.random ?? cryptoRandom, dump);
+  const services = await createServices(config, logger, clock, options.random ?? cryptoRandom, {
+    ...(dump && { pgliteDump: dump }),
+    sendOnCommit: options.sendOnCommit ?? false,
+  });
   const app = await buildApp({
     logger,
     verifications: services.verifications,
