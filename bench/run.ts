@@ -86,6 +86,8 @@ function serviceEnv(dataDir: string, databaseUrl: string | null, seed: string): 
     // Longer than the whole run, so the expiry sweep has nothing to do.
     OTP_TTL_SECONDS: '3600',
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+    // One database connection per load connection, as the database limit and better-auth get.
+    DATABASE_POOL_SIZE: String(s.connections),
     BENCH_SEED: seed,
   };
   delete env.DATABASE_URL;
@@ -208,6 +210,7 @@ async function main(): Promise<void> {
       NODE_ENV: 'production',
       BETTER_AUTH_DATABASE_URL: betterAuthUrl,
       BETTER_AUTH_DISABLE_CLEANUP: String(disableCleanup),
+      POOL_SIZE: String(s.connections),
     };
     const child = await startChild('serve-better-auth.ts', env, (v) => stringFields(v, ['url', 'version']));
     onCleanup(() => child.stop());

@@ -20,7 +20,7 @@ async function main(): Promise<void> {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   const url = `http://127.0.0.1:${port}`;
-  // The same pool size our service uses by default (DATABASE_POOL_SIZE=20).
+  // The same pool size as our service in the bench (one connection per load connection).
   const pool = new pg.Pool({ connectionString: databaseUrl, max: Number(process.env.POOL_SIZE ?? 20) });
   const options = {
     database: pool,
