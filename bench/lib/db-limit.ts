@@ -34,13 +34,16 @@ const createSql = {
 
 const fetchSql = 'select * from "verifications" where "id" = $1 and "client_id" = $2';
 
+/** Verify is optimistic: a plain read, then one statement that moves the row if unchanged and records the event. */
 const verifySql = {
-  select: 'select * from "verifications" where "id" = $1 and "client_id" = $2 for update',
-  update: 'update "verifications" set "status" = $1, "counter" = $2, "updated_at" = $3 where "id" = $4',
-  event:
-    'insert into "events" ("id", "client_id", "verification_id", "kind", "payload", "webhook_url", "delivery_status", ' +
-    '"attempts", "next_attempt_at", "lease_until", "created_at", "updated_at") ' +
-    'values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)',
+  select: fetchSql,
+  save:
+    'WITH moved AS (UPDATE verifications SET status = $1, counter = $2, updated_at = $3 ' +
+    'WHERE id = $4 AND status = $5 AND counter = $6 RETURNING id), recorded AS (' +
+    'INSERT INTO events (id, client_id, verification_id, kind, payload, webhook_url, delivery_status, attempts, ' +
+    'next_attempt_at, lease_until, created_at, updated_at) SELECT e.* FROM moved, (VALUES ($7::uuid, $8::uuid, ' +
+    '$9::uuid, $10::text, $11::jsonb, $12::text, $13::text, 0, $14::timestamptz, NULL::timestamptz, ' +
+    '$15::timestamptz, $16::timestamptz)) AS e) SELECT (SELECT count(*) FROM moved)::int AS moved',
 };
 
 /** Runs `op` from `concurrency` workers for `seconds`, each op on a connection taken from the pool. */
@@ -121,21 +124,20 @@ export async function dbLimitFetch(o: DbLimitOptions & { readonly series: string
 }
 
 /**
- * Verify with the right code: select for update, update, event insert, in one transaction, each on a
- * different PENDING seeded row (so every operation does the real update and outbox insert).
+ * Verify with the right code: the read, then the save with its event in one statement (as
+ * SqlVerificationStore.saveIfUnchanged sends it), each on a different PENDING seeded row (so every
+ * operation does the real update and outbox insert).
  */
 export async function dbLimitVerify(o: DbLimitOptions & { readonly series: string; readonly count: number }) {
   return drive(o.url, o.concurrency, o.seconds, async (c, n) => {
     const id = seededId(o.series, n % o.count);
     const now = new Date();
-    await c.query('BEGIN');
     const { rows } = await c.query<{ otp: string; counter: number; created_at: Date; phone_number: string }>(
       verifySql.select,
       [id, o.clientId],
     );
     const row = rows[0];
     if (!row) throw new Error(`seeded verification ${id} missing`);
-    await c.query(verifySql.update, ['SUCCESS', row.counter + 1, now, id]);
     const payload = {
       event: 'action.otp.success',
       data: {
@@ -149,9 +151,9 @@ export async function dbLimitVerify(o: DbLimitOptions & { readonly series: strin
         reference: null,
       },
     };
-    await c.query(verifySql.event, [
-      randomUUID(), o.clientId, id, 'action.otp.success', JSON.stringify(payload), null, 'none', 0, null, null, now, now,
+    await c.query(verifySql.save, [
+      'SUCCESS', row.counter + 1, now, id, 'PENDING', row.counter,
+      randomUUID(), o.clientId, id, 'action.otp.success', JSON.stringify(payload), null, 'none', null, now, now,
     ]);
-    await c.query('COMMIT');
   });
 }

@@ -130,22 +130,30 @@ export class VerificationService {
     return v ? asOf(v, this.clock.now()) : null;
   }
 
+  /**
+   * Checks a code. Optimistic: read, decide, then save only if nobody changed the verification meanwhile;
+   * if someone did, decide again on what they left. Two round trips and one commit, no lock held across them.
+   */
   async verify(clientId: string, id: string, code: string): Promise<VerifyOutcome> {
-    return this.store.transaction(async (tx): Promise<VerifyOutcome> => {
-      const current = await tx.findForUpdate(id, clientId);
+    // Each lost race means another call moved the counter or ended the verification, which can happen
+    // only a bounded number of times (OTP_MAX_ATTEMPTS), so this loop ends; the bound guards a broken store.
+    for (let round = 0; round <= this.policy.maxAttempts + 2; round++) {
+      const current = await this.store.find(clientId, id);
       if (!current) return { kind: 'not-found' };
-      const now = this.clock.now();
-      const decision = decideVerify(current, code, now, this.policy.maxAttempts);
+      const decision = decideVerify(current, code, this.clock.now(), this.policy.maxAttempts);
       if (decision.kind === 'not-pending') {
         // Record an expiry the sweep has not reached yet, so that its event is not lost or late.
-        if (decision.current.status === 'EXPIRED' && current.status === 'PENDING') {
-          await this.saveChange(tx, decision.current);
+        const unrecorded = decision.current.status === 'EXPIRED' && current.status === 'PENDING';
+        if (unrecorded && !(await this.store.saveIfUnchanged(current, decision.current, this.eventsFor(decision.current)))) {
+          continue;
         }
         return { kind: 'not-pending', verification: decision.current };
       }
-      await this.saveChange(tx, decision.next);
-      return { kind: decision.kind, verification: decision.next };
-    });
+      if (await this.store.saveIfUnchanged(current, decision.next, this.eventsFor(decision.next))) {
+        return { kind: decision.kind, verification: decision.next };
+      }
+    }
+    throw new Error(`verification ${id} kept changing under verify`);
   }
 
   /** Records EXPIRED on due verifications, with their events; returns how many it moved. */

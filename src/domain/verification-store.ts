@@ -43,6 +43,11 @@ export interface VerificationTx {
 
 /** Storage of verifications (port). */
 export interface VerificationStore {
+  /**
+   * Moves a verification from `previous` (as read) to `next` with its events, atomically, unless another
+   * change got there first (optimistic: nothing is locked between the read and this write). True when saved.
+   */
+  saveIfUnchanged(previous: Verification, next: Verification, events: readonly OutboxEvent[]): Promise<boolean>;
   /** Runs `work` in one transaction: all its writes commit together or not at all. */
   transaction<T>(work: (tx: VerificationTx) => Promise<T>): Promise<T>;
   find(clientId: string, id: string): Promise<Verification | null>;

@@ -9,7 +9,7 @@ import type {
 } from '../domain/verification-store.js';
 import type { Database, VerificationsTable } from './schema.js';
 import { isUuid } from './uuid.js';
-import { notifyWorkers } from './webhook-store.js';
+import { notifyWorkers, webhookChannel } from './webhook-store.js';
 
 /** Verifications, their send jobs, outbox events and idempotency keys, in PostgreSQL or PGlite. */
 export class SqlVerificationStore implements VerificationStore {
@@ -35,6 +35,44 @@ export class SqlVerificationStore implements VerificationStore {
     });
     if (events > 0) this.onEventsCommitted(events);
     return result;
+  }
+
+  /**
+   * One statement, so one round trip and one commit: moves the verification to `next` only if it is still
+   * as `previous` was read (same status and counter), and records the events in the same statement, so the
+   * change and its events commit together or not at all.
+   */
+  async saveIfUnchanged(previous: Verification, next: Verification, events: readonly OutboxEvent[]): Promise<boolean> {
+    const rows = events.map(eventRow);
+    const recorded = rows.length
+      ? sql`, recorded AS (
+          INSERT INTO events (id, client_id, verification_id, kind, payload, webhook_url, delivery_status, attempts,
+            next_attempt_at, lease_until, created_at, updated_at)
+          SELECT e.* FROM moved, (VALUES ${sql.join(
+            rows.map(
+              (r) => sql`(${r.id}::uuid, ${r.client_id}::uuid, ${r.verification_id}::uuid, ${r.kind}::text,
+                ${r.payload}::jsonb, ${r.webhook_url}::text, ${r.delivery_status}::text, 0,
+                ${r.next_attempt_at}::timestamptz, NULL::timestamptz, ${r.created_at}::timestamptz,
+                ${r.updated_at}::timestamptz)`,
+            ),
+          )}) AS e
+        )`
+      : sql``;
+    const deliverable = events.filter((e) => e.webhookUrl).length;
+    const notify =
+      deliverable > 0 && this.notifyOtherProcesses
+        ? sql`, (SELECT pg_notify(${webhookChannel}, '') FROM moved) AS notified`
+        : sql``;
+    const result = await sql<{ moved: number }>`
+      WITH moved AS (
+        UPDATE verifications SET status = ${next.status}, counter = ${next.counter}, updated_at = ${next.updatedAt}
+        WHERE id = ${previous.id} AND status = ${previous.status} AND counter = ${previous.counter}
+        RETURNING id
+      )${recorded}
+      SELECT (SELECT count(*) FROM moved)::int AS moved${notify}`.execute(this.db);
+    const moved = (result.rows[0]?.moved ?? 0) > 0;
+    if (moved && deliverable > 0) this.onEventsCommitted(deliverable);
+    return moved;
   }
 
   async find(clientId: string, id: string): Promise<Verification | null> {
@@ -181,30 +219,29 @@ class SqlVerificationTx implements VerificationTx {
 
   async recordEvents(events: readonly OutboxEvent[]): Promise<void> {
     if (events.length === 0) return;
-    await this.trx
-      .insertInto('events')
-      .values(
-        events.map((e) => ({
-          id: e.id,
-          client_id: e.clientId,
-          verification_id: e.verificationId,
-          kind: e.kind,
-          payload: JSON.stringify(e.payload),
-          webhook_url: e.webhookUrl,
-          // Events without a destination are kept as a record only.
-          delivery_status: e.webhookUrl ? 'pending' : 'none',
-          attempts: 0,
-          next_attempt_at: e.webhookUrl ? e.createdAt : null,
-          lease_until: null,
-          created_at: e.createdAt,
-          updated_at: e.createdAt,
-        })),
-      )
-      .execute();
+    await this.trx.insertInto('events').values(events.map(eventRow)).execute();
     const deliverable = events.filter((e) => e.webhookUrl).length;
     if (deliverable > 0) await notifyWorkers(this.trx, this.notifyOtherProcesses);
     this.countEvents(deliverable);
   }
+}
+
+/** The outbox row of an event; events without a destination are kept as a record only. */
+function eventRow(e: OutboxEvent) {
+  return {
+    id: e.id,
+    client_id: e.clientId,
+    verification_id: e.verificationId,
+    kind: e.kind,
+    payload: JSON.stringify(e.payload),
+    webhook_url: e.webhookUrl,
+    delivery_status: e.webhookUrl ? 'pending' : 'none',
+    attempts: 0,
+    next_attempt_at: e.webhookUrl ? e.createdAt : null,
+    lease_until: null,
+    created_at: e.createdAt,
+    updated_at: e.createdAt,
+  };
 }
 
 function toRow(v: Verification): Insertable<VerificationsTable> {

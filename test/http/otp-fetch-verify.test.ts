@@ -262,10 +262,23 @@ forEachDatabase('fetch and verify', (kind) => {
   });
 
   describe('state change and event commit together', () => {
-    /** The service over a store whose outbox write fails, to show the state change rolls back with it. */
-    function serviceWithBrokenOutbox(): VerificationService {
+    /**
+     * The service over a store whose outbox write fails, to show the state change rolls back with it. The
+     * transactional path fails in code; the single-statement verify save fails in the database itself, by
+     * reusing the id of an event that exists (a primary key violation inside the same statement).
+     */
+    async function serviceWithBrokenOutbox(): Promise<VerificationService> {
       const inner = h.services.verificationStore;
+      const { token, v: other } = await fresh();
+      assert.equal((await verify(token, other.id, other.otp)).statusCode, 200);
+      const taken = await h.services.db.db
+        .selectFrom('events')
+        .select('id')
+        .where('verification_id', '=', other.id)
+        .executeTakeFirstOrThrow();
       const store: VerificationStore = {
+        saveIfUnchanged: (previous, next, events) =>
+          inner.saveIfUnchanged(previous, next, events.map((e) => ({ ...e, id: taken.id }))),
         transaction: (work) =>
           inner.transaction((tx) => {
             const broken: VerificationTx = Object.assign(Object.create(tx) as VerificationTx, {
@@ -301,7 +314,7 @@ forEachDatabase('fetch and verify', (kind) => {
 
     it('leaves a verification PENDING when its success event cannot be written', async () => {
       const { c, v } = await fresh();
-      await assert.rejects(serviceWithBrokenOutbox().verify(c.clientId, v.id, v.otp), /outbox unavailable/);
+      await assert.rejects((await serviceWithBrokenOutbox()).verify(c.clientId, v.id, v.otp), /duplicate key/);
       assert.deepEqual(await storedStatus(v.id), { status: 'PENDING', counter: 0 });
       assert.deepEqual(await eventKinds(h, v.id), []);
     });
@@ -309,14 +322,15 @@ forEachDatabase('fetch and verify', (kind) => {
     it('leaves a verification PENDING when its failed event cannot be written', async () => {
       const { c, token, v } = await fresh();
       for (let i = 1; i < maxAttempts; i++) await verify(token, v.id, wrongCode(v.otp));
-      await assert.rejects(serviceWithBrokenOutbox().verify(c.clientId, v.id, wrongCode(v.otp)), /outbox unavailable/);
+      await assert.rejects((await serviceWithBrokenOutbox()).verify(c.clientId, v.id, wrongCode(v.otp)), /duplicate key/);
       assert.deepEqual(await storedStatus(v.id), { status: 'PENDING', counter: maxAttempts - 1 });
     });
 
     it('leaves due verifications PENDING when the sweep cannot write their events', async () => {
       const { v } = await fresh();
       h.clock.advance(ttlMs);
-      await assert.rejects(serviceWithBrokenOutbox().expireDue(), /outbox unavailable/);
+      const broken = await serviceWithBrokenOutbox();
+      await assert.rejects(broken.expireDue(), /outbox unavailable/);
       assert.equal((await storedStatus(v.id)).status, 'PENDING');
       assert.deepEqual(await eventKinds(h, v.id), []);
       await h.services.verifications.expireDue();
