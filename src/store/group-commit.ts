@@ -1,18 +1,19 @@
 /**
  * Group commit: writes handed in while a flush is in flight wait and go together in the next one, so
- * under load many writes share one commit (one fsync), and when idle a write goes at once, alone.
+ * under load many writes share one statement and one commit (one fsync), and when idle a write goes at
+ * once, alone. `flush` returns one result per item, in order.
  */
-export class GroupCommit<T> {
-  private queue: { item: T; resolve: () => void; reject: (err: unknown) => void }[] = [];
+export class GroupCommit<T, R = void> {
+  private queue: { item: T; resolve: (result: R) => void; reject: (err: unknown) => void }[] = [];
   private flushing = false;
 
   constructor(
-    private readonly flush: (items: readonly T[]) => Promise<void>,
+    private readonly flush: (items: readonly T[]) => Promise<readonly R[]>,
     private readonly maxBatch = 500,
   ) {}
 
-  /** Resolves once `item` is committed; rejects if its batch failed. */
-  add(item: T): Promise<void> {
+  /** Resolves with the item's result once it is committed; rejects if its batch failed. */
+  add(item: T): Promise<R> {
     return new Promise((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
       if (!this.flushing) void this.drain();
@@ -24,8 +25,12 @@ export class GroupCommit<T> {
     while (this.queue.length > 0) {
       const batch = this.queue.splice(0, this.maxBatch);
       try {
-        await this.flush(batch.map((b) => b.item));
-        for (const b of batch) b.resolve();
+        const results = await this.flush(batch.map((b) => b.item));
+        batch.forEach((b, i) => {
+          const result = results[i];
+          if (i < results.length) b.resolve(result as R);
+          else b.reject(new Error('group commit returned fewer results than items'));
+        });
       } catch (err) {
         for (const b of batch) b.reject(err);
       }

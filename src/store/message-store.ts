@@ -12,7 +12,7 @@ export class SqlMessageStore implements MessageLog {
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
   ) {
-    this.writes = new GroupCommit(async (entries) => {
+    this.writes = new GroupCommit<LoggedMessage & { at: Date }>(async (entries) => {
       await this.db
         .insertInto('messages')
         .values(
@@ -26,6 +26,7 @@ export class SqlMessageStore implements MessageLog {
           })),
         )
         .execute();
+      return entries.map(() => undefined);
     });
   }
 

@@ -27,13 +27,14 @@ export class SqlSendJobStore implements SendJobStore {
   private readonly completions: GroupCommit<{ verificationId: string; now: Date }>;
 
   constructor(private readonly db: Kysely<Database>) {
-    this.completions = new GroupCommit(async (done) => {
+    this.completions = new GroupCommit<{ verificationId: string; now: Date }>(async (done) => {
       const now = done.reduce((latest, d) => (d.now > latest ? d.now : latest), new Date(0));
       await this.db
         .updateTable('send_jobs')
         .set({ status: 'sent', updated_at: now })
         .where('verification_id', 'in', done.map((d) => d.verificationId))
         .execute();
+      return done.map(() => undefined);
     });
   }
 

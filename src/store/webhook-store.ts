@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { ClientSecrets } from '../webhooks/signer.js';
 import type { Database, EventsTable, WebhookAttemptsTable } from './schema.js';
+import { GroupCommit } from './group-commit.js';
 import { isUuid } from './uuid.js';
 
 /** PostgreSQL channel told of new due webhooks, so workers in other processes start at once. */
@@ -111,6 +112,9 @@ export class SqlWebhookStore implements WebhookOutbox {
     private readonly notify: boolean,
   ) {}
 
+  /** Concurrent deliveries' results, written together (see recordAll). */
+  private readonly records = new GroupCommit<{ record: AttemptRecord; now: Date }, boolean>((items) => this.recordAll(items));
+
   async claimDue(now: Date, leaseMs: number, limit: number): Promise<ClaimedEvent[]> {
     if (limit <= 0) return [];
     const leaseEnd = new Date(now.getTime() + leaseMs);
@@ -207,51 +211,49 @@ export class SqlWebhookStore implements WebhookOutbox {
     );
   }
 
-  async recordAttempt(record: AttemptRecord, now: Date): Promise<boolean> {
-    const { next } = record;
-    const failure = record.error ?? (record.statusCode !== null ? `HTTP ${record.statusCode}` : null);
-    const retryAt = next.kind === 'retry' ? next.at : null;
-    const attempt = {
-      attempted_at: record.attemptedAt,
-      webhook_url: record.webhookUrl,
-      outcome: next.kind === 'delivered' ? 'delivered' : 'failed',
-      status_code: record.statusCode,
-      error: record.error,
-      duration_ms: record.durationMs,
-    };
-    // One statement: move the event on, if it is still this attempt's (the attempt count fences out a worker
-    // whose lease ran out), and record the attempt either way; a later worker may have recorded it as
-    // interrupted, and what really happened replaces that.
-    const row = await this.db
-      .with('moved', (db) =>
-        db
-          .updateTable('events')
-          .set({
-            delivery_status: next.kind === 'retry' ? 'pending' : next.kind,
-            next_attempt_at: retryAt,
-            lease_until: null,
-            attempt_started_at: null,
-            updated_at: now,
-            ...(next.kind === 'delivered' ? { delivered_at: record.attemptedAt, last_error: null } : { last_error: failure }),
-          })
-          .where('id', '=', record.eventId)
-          .where('attempts', '=', record.attempt)
-          .where('delivery_status', '=', 'pending')
-          .returning('id'),
+  recordAttempt(record: AttemptRecord, now: Date): Promise<boolean> {
+    return this.records.add({ record, now });
+  }
+
+  /**
+   * Records many attempts in one statement (one round trip, one commit), each moving its event on only if
+   * the event is still that attempt's: the attempt count fences out a worker whose lease ran out. The attempt
+   * row is written either way; a later worker may have recorded it as interrupted, and what really happened
+   * replaces that. Returns, per record, whether its event moved.
+   */
+  private async recordAll(items: readonly { record: AttemptRecord; now: Date }[]): Promise<boolean[]> {
+    const rows = items.map(({ record, now }) => {
+      const { next } = record;
+      const delivered = next.kind === 'delivered';
+      const failure = record.error ?? (record.statusCode !== null ? `HTTP ${record.statusCode}` : null);
+      return sql`(${record.eventId}::uuid, ${record.attempt}::int, ${record.attemptedAt}::timestamptz,
+        ${record.webhookUrl}::text, ${delivered ? 'delivered' : 'failed'}::text, ${record.statusCode}::int,
+        ${record.error}::text, ${record.durationMs}::int, ${next.kind === 'retry' ? 'pending' : next.kind}::text,
+        ${next.kind === 'retry' ? next.at : null}::timestamptz, ${delivered ? null : failure}::text,
+        ${delivered ? record.attemptedAt : null}::timestamptz, ${now}::timestamptz)`;
+    });
+    const result = await sql<{ event_id: string; moved: boolean }>`
+      WITH r (event_id, attempt, attempted_at, webhook_url, outcome, status_code, error, duration_ms, new_status,
+              retry_at, last_error, delivered_at, now) AS (VALUES ${sql.join(rows)}),
+      moved AS (
+        UPDATE events e SET delivery_status = r.new_status, next_attempt_at = r.retry_at, lease_until = NULL,
+          attempt_started_at = NULL, updated_at = r.now, delivered_at = COALESCE(r.delivered_at, e.delivered_at),
+          last_error = r.last_error
+        FROM r
+        WHERE e.id = r.event_id AND e.attempts = r.attempt AND e.delivery_status = 'pending'
+        RETURNING e.id
       )
-      .insertInto('webhook_attempts')
-      .values({
-        event_id: record.eventId,
-        attempt: record.attempt,
-        ...attempt,
-        next_attempt_at: sql<Date | null>`CASE WHEN EXISTS (SELECT 1 FROM moved) THEN ${retryAt}::timestamptz END`,
-      })
-      .onConflict((oc) =>
-        oc.columns(['event_id', 'attempt']).doUpdateSet((eb) => ({ ...attempt, next_attempt_at: eb.ref('excluded.next_attempt_at') })),
-      )
-      .returning(sql<boolean>`EXISTS (SELECT 1 FROM moved)`.as('moved'))
-      .executeTakeFirstOrThrow();
-    return row.moved;
+      INSERT INTO webhook_attempts (event_id, attempt, attempted_at, webhook_url, outcome, status_code, error,
+        duration_ms, next_attempt_at)
+      SELECT r.event_id, r.attempt, r.attempted_at, r.webhook_url, r.outcome, r.status_code, r.error, r.duration_ms,
+        CASE WHEN r.event_id IN (SELECT id FROM moved) THEN r.retry_at END
+      FROM r
+      ON CONFLICT (event_id, attempt) DO UPDATE SET attempted_at = excluded.attempted_at,
+        webhook_url = excluded.webhook_url, outcome = excluded.outcome, status_code = excluded.status_code,
+        error = excluded.error, duration_ms = excluded.duration_ms, next_attempt_at = excluded.next_attempt_at
+      RETURNING event_id, event_id IN (SELECT id FROM moved) AS moved`.execute(this.db);
+    const moved = new Map(result.rows.map((r) => [r.event_id, r.moved]));
+    return items.map(({ record }) => moved.get(record.eventId) ?? false);
   }
 
   /** Events, newest first. */
