@@ -83,23 +83,61 @@ export class VerificationService {
     if (!phone) return { kind: 'invalid-phone' };
     const now = this.clock.now();
     const { verification, sender } = this.newVerification(request, phone, now);
-    const outcome = await this.store.transaction(async (tx): Promise<CreateOutcome> => {
-      if (request.idempotency) {
-        const claim = await tx.claimIdempotencyKey(
-          request.clientId,
-          request.idempotency.key,
-          request.idempotency.fingerprint,
-          verification.id,
-          now,
-          secondsBefore(now, this.policy.idempotencySeconds),
-        );
-        if (claim.kind === 'existing') return this.replay(tx, request, claim.fingerprint, claim.verificationId);
-      }
-      await tx.lockPhone(request.clientId, phone.e164);
+    const { phoneLimit } = this.policy;
+    const immediate = typeof this.afterCreate === 'object' ? this.afterCreate : null;
+    const claimedUntil = immediate ? new Date(now.getTime() + immediate.claimSeconds * 1000) : null;
+    const outcome = request.idempotency
+      ? await this.createIdempotent(request, request.idempotency, verification, sender, claimedUntil)
+      : await this.store
+          .createIfAllowed({
+            verification,
+            channel: channelFor[verification.type],
+            sender: sender.e164,
+            claimedUntil,
+            lookBackFrom: secondsBefore(now, phoneLookBackSeconds(phoneLimit)),
+            windowFrom: secondsBefore(now, phoneLimit.windowSeconds),
+            decide: (history) => decidePhoneLimit(history, now, phoneLimit),
+          })
+          .then(
+            (limit): CreateOutcome =>
+              limit.allowed
+                ? { kind: 'created', verification }
+                : { kind: 'rate-limited', retryAfterSeconds: limit.retryAfterSeconds },
+          );
+    if (outcome.kind === 'created') {
+      if (typeof this.afterCreate === 'function') this.afterCreate();
+      else this.afterCreate?.start(outcome.verification, sender.e164);
+    }
+    return outcome;
+  }
+
+  /**
+   * A create with an Idempotency-Key, in a transaction of its own: the key is claimed first, so a repeat
+   * waits for the first to commit and then replays it; a refused create leaves no key behind.
+   */
+  private createIdempotent(
+    request: CreateRequest,
+    idempotency: NonNullable<CreateRequest['idempotency']>,
+    verification: Verification,
+    sender: PhoneNumber,
+    claimedUntil: Date | null,
+  ): Promise<CreateOutcome> {
+    const now = verification.createdAt;
+    return this.store.transaction(async (tx): Promise<CreateOutcome> => {
+      const claim = await tx.claimIdempotencyKey(
+        request.clientId,
+        idempotency.key,
+        idempotency.fingerprint,
+        verification.id,
+        now,
+        secondsBefore(now, this.policy.idempotencySeconds),
+      );
+      if (claim.kind === 'existing') return this.replay(tx, request, claim.fingerprint, claim.verificationId);
+      await tx.lockPhone(request.clientId, verification.phoneNumber);
       const { phoneLimit } = this.policy;
       const history = await tx.phoneHistory(
         request.clientId,
-        phone.e164,
+        verification.phoneNumber,
         secondsBefore(now, phoneLookBackSeconds(phoneLimit)),
         secondsBefore(now, phoneLimit.windowSeconds),
       );
@@ -109,19 +147,12 @@ export class VerificationService {
         throw new RollBack({ kind: 'rate-limited', retryAfterSeconds: limit.retryAfterSeconds });
       }
       await tx.insert(verification);
-      const immediate = typeof this.afterCreate === 'object' ? this.afterCreate : null;
-      const claimedUntil = immediate ? new Date(now.getTime() + immediate.claimSeconds * 1000) : null;
       await tx.enqueueSend(verification.id, channelFor[verification.type], sender.e164, now, claimedUntil);
       return { kind: 'created', verification };
     }).catch((err: unknown) => {
       if (err instanceof RollBack) return err.outcome;
       throw err;
     });
-    if (outcome.kind === 'created') {
-      if (typeof this.afterCreate === 'function') this.afterCreate();
-      else this.afterCreate?.start(outcome.verification, sender.e164);
-    }
-    return outcome;
   }
 
   /** A client's verification as it reads now (a PENDING one past its time reads EXPIRED). */

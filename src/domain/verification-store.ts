@@ -1,5 +1,5 @@
 import type { OutboxEvent } from './events.js';
-import type { PhoneHistory } from './limits.js';
+import type { LimitDecision, PhoneHistory } from './limits.js';
 import type { Verification } from './verification.js';
 
 /** A channel a code goes out on. */
@@ -9,6 +9,22 @@ export type Channel = 'sms' | 'call';
 export type IdempotencyClaim =
   | { readonly kind: 'claimed' }
   | { readonly kind: 'existing'; readonly fingerprint: string; readonly verificationId: string };
+
+/** A verification to create if the phone limits allow it (see VerificationStore.createIfAllowed). */
+export interface LimitedCreate {
+  readonly verification: Verification;
+  readonly channel: Channel;
+  /** E.164 the code is sent from. */
+  readonly sender: string;
+  /** As in VerificationTx.enqueueSend. */
+  readonly claimedUntil: Date | null;
+  /** The number's history is read from here on (PhoneHistory.latest) ... */
+  readonly lookBackFrom: Date;
+  /** ... and counted from here on (PhoneHistory.countInWindow). */
+  readonly windowFrom: Date;
+  /** The limit rule: given the number's history, may this one be created? */
+  readonly decide: (history: PhoneHistory) => LimitDecision;
+}
 
 /** The writes and locked reads of one verification transaction. */
 export interface VerificationTx {
@@ -48,6 +64,12 @@ export interface VerificationStore {
    * change got there first (optimistic: nothing is locked between the read and this write). True when saved.
    */
   saveIfUnchanged(previous: Verification, next: Verification, events: readonly OutboxEvent[]): Promise<boolean>;
+  /**
+   * Creates the verification and its send job if `decide` allows it on the number's history, with the number
+   * locked against concurrent creates on every instance. Concurrent calls may be committed together (group
+   * commit); each is decided in turn, seeing the ones before it.
+   */
+  createIfAllowed(create: LimitedCreate): Promise<LimitDecision>;
   /** Runs `work` in one transaction: all its writes commit together or not at all. */
   transaction<T>(work: (tx: VerificationTx) => Promise<T>): Promise<T>;
   find(clientId: string, id: string): Promise<Verification | null>;

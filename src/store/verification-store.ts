@@ -1,12 +1,15 @@
 import { sql, type Insertable, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { OutboxEvent } from '../domain/events.js';
 import type { Verification, VerificationStatus, VerificationType } from '../domain/verification.js';
+import type { LimitDecision, PhoneHistory } from '../domain/limits.js';
 import type {
   Channel,
   IdempotencyClaim,
+  LimitedCreate,
   VerificationStore,
   VerificationTx,
 } from '../domain/verification-store.js';
+import { GroupCommit } from './group-commit.js';
 import type { Database, VerificationsTable } from './schema.js';
 import { isUuid } from './uuid.js';
 import { notifyWorkers, webhookChannel } from './webhook-store.js';
@@ -20,6 +23,54 @@ export class SqlVerificationStore implements VerificationStore {
     /** PostgreSQL: also NOTIFY, in the transaction, so delivery workers in other processes wake on commit. */
     private readonly notifyOtherProcesses = false,
   ) {}
+
+  /** Creates arriving while a group is being committed wait and go together in the next group. */
+  private readonly creates = new GroupCommit<LimitedCreate, LimitDecision>((group) => this.createGroup(group));
+
+  createIfAllowed(create: LimitedCreate): Promise<LimitDecision> {
+    return this.creates.add(create);
+  }
+
+  /**
+   * One transaction for a group of creates, in a fixed number of round trips whatever its size: lock every
+   * number (in a fixed order, so concurrent groups on other instances cannot deadlock), read their recent
+   * verifications, decide each create in turn (an accepted one counts for the next of the same number),
+   * then insert the accepted verifications and their send jobs.
+   */
+  private async createGroup(group: readonly LimitedCreate[]): Promise<LimitDecision[]> {
+    const keyOf = (c: LimitedCreate) => phoneLockKey(c.verification.clientId, c.verification.phoneNumber);
+    return this.db.transaction().execute(async (trx) => {
+      const keys = [...new Set(group.map(keyOf))].sort();
+      await sql`SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest(${keys}::text[]) AS k ORDER BY k`.execute(trx);
+      const since = group.reduce((min, c) => (c.lookBackFrom < min ? c.lookBackFrom : min), group[0]?.lookBackFrom ?? new Date());
+      const recent = await trx
+        .selectFrom('verifications')
+        .select(['client_id', 'phone_number', 'created_at'])
+        .where(sql<boolean>`(client_id, phone_number) IN (SELECT * FROM unnest(${group.map((c) => c.verification.clientId)}::uuid[], ${group.map((c) => c.verification.phoneNumber)}::text[]))`)
+        .where('created_at', '>', since)
+        .execute();
+      const times = new Map<string, Date[]>();
+      for (const r of recent) {
+        const key = phoneLockKey(r.client_id, r.phone_number);
+        times.set(key, [...(times.get(key) ?? []), r.created_at]);
+      }
+      const decisions = group.map((c) => {
+        const seen = times.get(keyOf(c)) ?? [];
+        const decision = c.decide(historyOf(seen, c.lookBackFrom, c.windowFrom));
+        if (decision.allowed) times.set(keyOf(c), [...seen, c.verification.createdAt]);
+        return decision;
+      });
+      const accepted = group.filter((_, i) => decisions[i]?.allowed);
+      if (accepted.length > 0) {
+        await trx.insertInto('verifications').values(accepted.map((c) => toRow(c.verification))).execute();
+        await trx
+          .insertInto('send_jobs')
+          .values(accepted.map((c) => sendJobRow(c.verification.id, c.channel, c.sender, c.verification.createdAt, c.claimedUntil)))
+          .execute();
+      }
+      return decisions;
+    });
+  }
 
   async transaction<T>(work: (tx: VerificationTx) => Promise<T>): Promise<T> {
     let events = 0;
@@ -106,7 +157,7 @@ class SqlVerificationTx implements VerificationTx {
   ) {}
 
   async lockPhone(clientId: string, phoneNumber: string): Promise<void> {
-    await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`${clientId}|${phoneNumber}`}, 0))`.execute(this.trx);
+    await sql`SELECT pg_advisory_xact_lock(hashtextextended(${phoneLockKey(clientId, phoneNumber)}, 0))`.execute(this.trx);
   }
 
   async phoneHistory(clientId: string, phoneNumber: string, lookBackFrom: Date, windowFrom: Date) {
@@ -165,20 +216,7 @@ class SqlVerificationTx implements VerificationTx {
     now: Date,
     claimedUntil: Date | null,
   ): Promise<void> {
-    await this.trx
-      .insertInto('send_jobs')
-      .values({
-        verification_id: verificationId,
-        channel,
-        sender,
-        status: 'pending',
-        attempts: claimedUntil ? 1 : 0,
-        next_attempt_at: claimedUntil ?? now,
-        last_error: null,
-        created_at: now,
-        updated_at: now,
-      })
-      .execute();
+    await this.trx.insertInto('send_jobs').values(sendJobRow(verificationId, channel, sender, now, claimedUntil)).execute();
   }
 
   async findForUpdate(id: string, clientId?: string): Promise<Verification | null> {
@@ -224,6 +262,35 @@ class SqlVerificationTx implements VerificationTx {
     if (deliverable > 0) await notifyWorkers(this.trx, this.notifyOtherProcesses);
     this.countEvents(deliverable);
   }
+}
+
+/** The advisory lock key that serialises creates of one number by one client, on every instance. */
+function phoneLockKey(clientId: string, phoneNumber: string): string {
+  return `${clientId}|${phoneNumber}`;
+}
+
+/** What the phone limits look at, from the creation times of a number's recent verifications. */
+function historyOf(createdAt: readonly Date[], lookBackFrom: Date, windowFrom: Date): PhoneHistory {
+  const inLookBack = createdAt.filter((t) => t > lookBackFrom);
+  const inWindow = createdAt.filter((t) => t > windowFrom);
+  const earliest = (ts: readonly Date[]) => ts.reduce<Date | null>((m, t) => (m === null || t < m ? t : m), null);
+  const latest = (ts: readonly Date[]) => ts.reduce<Date | null>((m, t) => (m === null || t > m ? t : m), null);
+  return { countInWindow: inWindow.length, oldestInWindow: earliest(inWindow), latest: latest(inLookBack) };
+}
+
+/** A send job: due at once, or held until `claimedUntil` by the process that makes the first attempt itself. */
+function sendJobRow(verificationId: string, channel: Channel, sender: string, now: Date, claimedUntil: Date | null) {
+  return {
+    verification_id: verificationId,
+    channel,
+    sender,
+    status: 'pending',
+    attempts: claimedUntil ? 1 : 0,
+    next_attempt_at: claimedUntil ?? now,
+    last_error: null,
+    created_at: now,
+    updated_at: now,
+  };
 }
 
 /** The outbox row of an event; events without a destination are kept as a record only. */

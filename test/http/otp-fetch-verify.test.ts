@@ -277,6 +277,7 @@ forEachDatabase('fetch and verify', (kind) => {
         .where('verification_id', '=', other.id)
         .executeTakeFirstOrThrow();
       const store: VerificationStore = {
+        createIfAllowed: (create) => inner.createIfAllowed(create),
         saveIfUnchanged: (previous, next, events) =>
           inner.saveIfUnchanged(previous, next, events.map((e) => ({ ...e, id: taken.id }))),
         transaction: (work) =>
