@@ -1,18 +1,18 @@
 import type { Kysely } from 'kysely';
 import type { Clock } from '../domain/ports.js';
 import type { LoggedMessage, MessageLog } from '../providers/log-providers.js';
-import { GroupCommit } from './group-commit.js';
+import { Batcher } from './batcher.js';
 import type { Database } from './schema.js';
 
 /** Messages and calls the log providers stored; concurrent ones are written together in one statement. */
 export class SqlMessageStore implements MessageLog {
-  private readonly writes: GroupCommit<LoggedMessage & { at: Date }>;
+  private readonly writes: Batcher<LoggedMessage & { at: Date }>;
 
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
   ) {
-    this.writes = new GroupCommit<LoggedMessage & { at: Date }>(async (entries) => {
+    this.writes = new Batcher<LoggedMessage & { at: Date }>(async (entries) => {
       await this.db
         .insertInto('messages')
         .values(

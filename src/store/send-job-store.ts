@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Channel } from '../domain/verification-store.js';
-import { GroupCommit } from './group-commit.js';
+import { Batcher } from './batcher.js';
 import type { Database } from './schema.js';
 
 /** A claimed job to send one verification's code. */
@@ -24,10 +24,10 @@ export interface SendJobStore {
 
 export class SqlSendJobStore implements SendJobStore {
   /** Completions are frequent and independent: concurrent ones share one statement and one commit. */
-  private readonly completions: GroupCommit<{ verificationId: string; now: Date }>;
+  private readonly completions: Batcher<{ verificationId: string; now: Date }>;
 
   constructor(private readonly db: Kysely<Database>) {
-    this.completions = new GroupCommit<{ verificationId: string; now: Date }>(async (done) => {
+    this.completions = new Batcher<{ verificationId: string; now: Date }>(async (done) => {
       const now = done.reduce((latest, d) => (d.now > latest ? d.now : latest), new Date(0));
       await this.db
         .updateTable('send_jobs')

@@ -9,7 +9,7 @@ import type {
   VerificationStore,
   VerificationTx,
 } from '../domain/verification-store.js';
-import { GroupCommit } from './group-commit.js';
+import { Batcher } from './batcher.js';
 import type { Database, VerificationsTable } from './schema.js';
 import { isUuid } from './uuid.js';
 import { notifyWorkers, webhookChannel } from './webhook-store.js';
@@ -25,7 +25,7 @@ export class SqlVerificationStore implements VerificationStore {
   ) {}
 
   /** Creates arriving while a group is being committed wait and go together in the next group. */
-  private readonly creates = new GroupCommit<LimitedCreate, LimitDecision>((group) => this.createGroup(group));
+  private readonly creates = new Batcher<LimitedCreate, LimitDecision>((group) => this.createGroup(group));
 
   createIfAllowed(create: LimitedCreate): Promise<LimitDecision> {
     return this.creates.add(create);
@@ -88,53 +88,83 @@ export class SqlVerificationStore implements VerificationStore {
     return result;
   }
 
+  /** Concurrent saves go together in one statement (see saveGroup). */
+  private readonly saves = new Batcher<Save, boolean>((group) => this.saveGroup(group));
+  /** Concurrent point reads go together in one query. */
+  private readonly reads = new Batcher<{ clientId: string; id: string }, Verification | null>((group) => this.readGroup(group));
+
+  saveIfUnchanged(previous: Verification, next: Verification, events: readonly OutboxEvent[]): Promise<boolean> {
+    return this.saves.add({ previous, next, events });
+  }
+
   /**
-   * One statement, so one round trip and one commit: moves the verification to `next` only if it is still
-   * as `previous` was read (same status and counter), and records the events in the same statement, so the
-   * change and its events commit together or not at all.
+   * One statement, so one round trip and one commit for the whole group: moves each verification to its
+   * `next` only if it is still as its `previous` was read (same status and counter), and records the events
+   * of those that moved in the same statement, so a change and its events commit together or not at all.
+   * A verification saved twice in one group is saved once: the later save reports false and its caller
+   * reads again, as it would after losing any race.
    */
-  async saveIfUnchanged(previous: Verification, next: Verification, events: readonly OutboxEvent[]): Promise<boolean> {
-    const rows = events.map(eventRow);
-    const recorded = rows.length
+  private async saveGroup(group: readonly Save[]): Promise<boolean[]> {
+    const first = new Map<string, Save>();
+    for (const save of group) if (!first.has(save.previous.id)) first.set(save.previous.id, save);
+    const saves = [...first.values()];
+    const changes = saves.map(
+      ({ previous: p, next: n }) =>
+        sql`(${p.id}::uuid, ${p.status}::text, ${p.counter}::int, ${n.status}::text, ${n.counter}::int, ${n.updatedAt}::timestamptz)`,
+    );
+    const events = saves.flatMap((s) => s.events.map(eventRow));
+    const recorded = events.length
       ? sql`, recorded AS (
           INSERT INTO events (id, client_id, verification_id, kind, payload, webhook_url, delivery_status, attempts,
             next_attempt_at, lease_until, created_at, updated_at)
-          SELECT e.* FROM moved, (VALUES ${sql.join(
-            rows.map(
+          SELECT e.* FROM (VALUES ${sql.join(
+            events.map(
               (r) => sql`(${r.id}::uuid, ${r.client_id}::uuid, ${r.verification_id}::uuid, ${r.kind}::text,
                 ${r.payload}::jsonb, ${r.webhook_url}::text, ${r.delivery_status}::text, 0,
                 ${r.next_attempt_at}::timestamptz, NULL::timestamptz, ${r.created_at}::timestamptz,
                 ${r.updated_at}::timestamptz)`,
             ),
-          )}) AS e
+          )}) AS e (id, client_id, verification_id, kind, payload, webhook_url, delivery_status, attempts,
+            next_attempt_at, lease_until, created_at, updated_at)
+          WHERE e.verification_id IN (SELECT id FROM moved)
         )`
       : sql``;
-    const deliverable = events.filter((e) => e.webhookUrl).length;
+    const deliverable = events.filter((e) => e.webhook_url !== null);
     const notify =
-      deliverable > 0 && this.notifyOtherProcesses
-        ? sql`, (SELECT pg_notify(${webhookChannel}, '') FROM moved) AS notified`
+      deliverable.length > 0 && this.notifyOtherProcesses
+        ? sql`, (SELECT pg_notify(${webhookChannel}, '') WHERE EXISTS (SELECT 1 FROM moved)) AS notified`
         : sql``;
-    const result = await sql<{ moved: number }>`
-      WITH moved AS (
-        UPDATE verifications SET status = ${next.status}, counter = ${next.counter}, updated_at = ${next.updatedAt}
-        WHERE id = ${previous.id} AND status = ${previous.status} AND counter = ${previous.counter}
-        RETURNING id
+    const result = await sql<{ moved: string[] | null }>`
+      WITH r (id, prev_status, prev_counter, status, counter, updated_at) AS (VALUES ${sql.join(changes)}),
+      moved AS (
+        UPDATE verifications v SET status = r.status, counter = r.counter, updated_at = r.updated_at
+        FROM r
+        WHERE v.id = r.id AND v.status = r.prev_status AND v.counter = r.prev_counter
+        RETURNING v.id
       )${recorded}
-      SELECT (SELECT count(*) FROM moved)::int AS moved${notify}`.execute(this.db);
-    const moved = (result.rows[0]?.moved ?? 0) > 0;
-    if (moved && deliverable > 0) this.onEventsCommitted(deliverable);
-    return moved;
+      SELECT (SELECT array_agg(id) FROM moved) AS moved${notify}`.execute(this.db);
+    const moved = new Set(result.rows[0]?.moved ?? []);
+    const committed = deliverable.filter((e) => moved.has(e.verification_id)).length;
+    if (committed > 0) this.onEventsCommitted(committed);
+    return group.map((save) => first.get(save.previous.id) === save && moved.has(save.previous.id));
   }
 
-  async find(clientId: string, id: string): Promise<Verification | null> {
-    if (!isUuid(id)) return null;
-    const row = await this.db
+  find(clientId: string, id: string): Promise<Verification | null> {
+    return isUuid(id) ? this.reads.add({ clientId, id }) : Promise.resolve(null);
+  }
+
+  /** Point reads of a group, in one query; another client's verification reads as missing. */
+  private async readGroup(group: readonly { clientId: string; id: string }[]): Promise<(Verification | null)[]> {
+    const rows = await this.db
       .selectFrom('verifications')
       .selectAll()
-      .where('id', '=', id)
-      .where('client_id', '=', clientId)
-      .executeTakeFirst();
-    return row ? toVerification(row) : null;
+      .where('id', 'in', [...new Set(group.map((g) => g.id))])
+      .execute();
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return group.map((g) => {
+      const row = byId.get(g.id);
+      return row && row.client_id === g.clientId ? toVerification(row) : null;
+    });
   }
 
   /** Forgets Idempotency-Keys recorded before `before`. */
@@ -262,6 +292,13 @@ class SqlVerificationTx implements VerificationTx {
     if (deliverable > 0) await notifyWorkers(this.trx, this.notifyOtherProcesses);
     this.countEvents(deliverable);
   }
+}
+
+/** A save of one verify (VerificationStore.saveIfUnchanged). */
+interface Save {
+  readonly previous: Verification;
+  readonly next: Verification;
+  readonly events: readonly OutboxEvent[];
 }
 
 /** The advisory lock key that serialises creates of one number by one client, on every instance. */

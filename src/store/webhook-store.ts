@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { ClientSecrets } from '../webhooks/signer.js';
 import type { Database, EventsTable, WebhookAttemptsTable } from './schema.js';
-import { GroupCommit } from './group-commit.js';
+import { Batcher } from './batcher.js';
 import { isUuid } from './uuid.js';
 
 /** PostgreSQL channel told of new due webhooks, so workers in other processes start at once. */
@@ -113,7 +113,7 @@ export class SqlWebhookStore implements WebhookOutbox {
   ) {}
 
   /** Concurrent deliveries' results, written together (see recordAll). */
-  private readonly records = new GroupCommit<{ record: AttemptRecord; now: Date }, boolean>((items) => this.recordAll(items));
+  private readonly records = new Batcher<{ record: AttemptRecord; now: Date }, boolean>((items) => this.recordAll(items));
 
   async claimDue(now: Date, leaseMs: number, limit: number): Promise<ClaimedEvent[]> {
     if (limit <= 0) return [];

@@ -1,9 +1,10 @@
 /**
- * Group commit: writes handed in while a flush is in flight wait and go together in the next one, so
- * under load many writes share one statement and one commit (one fsync), and when idle a write goes at
- * once, alone. `flush` returns one result per item, in order.
+ * Batches concurrent work: items handed in while a flush is in flight wait and go together in the next
+ * one, so under load many writes share one statement and one commit (group commit) and many point reads
+ * one query, and when idle an item goes at once, alone (no added latency). `flush` returns one result per
+ * item, in order.
  */
-export class GroupCommit<T, R = void> {
+export class Batcher<T, R = void> {
   private queue: { item: T; resolve: (result: R) => void; reject: (err: unknown) => void }[] = [];
   private flushing = false;
 
