@@ -59,6 +59,11 @@ export interface ServiceOptions {
    * send job is left due for the send worker's next run (tests drive that run by hand).
    */
   readonly sendOnCommit?: boolean;
+  /**
+   * Deliver a verify's webhook from this process right after the commit, the event written claimed by it
+   * (default: when WEBHOOK_WORKER is on). Off, delivery waits for a worker to claim the event.
+   */
+  readonly deliverOnCommit?: boolean;
 }
 
 export async function createServices(
@@ -96,7 +101,14 @@ export async function createServices(
   if (!smsSender) throw new Error(`SMS_SENDER_NUMBER "${config.SMS_SENDER_NUMBER}" is not a valid E.164 number`);
   // On PostgreSQL each event commit also NOTIFYs, so that workers in other processes start at once.
   const notifyOtherProcesses = db.kind === 'postgres';
-  const verificationStore = new SqlVerificationStore(db.db, () => wake.webhooks(), notifyOtherProcesses);
+  const deliverOnCommit = options.deliverOnCommit ?? config.WEBHOOK_WORKER;
+  const verificationStore = new SqlVerificationStore(db.db, {
+    onEventsDue: () => wake.webhooks(),
+    notifyOtherProcesses,
+    ...(deliverOnCommit && {
+      deliverOnCommit: { leaseMs: config.WEBHOOK_LEASE_MS, deliver: (events) => webhookWorker.deliverNow(events) },
+    }),
+  });
   const verifications = new VerificationService(
     verificationStore,
     {
@@ -143,6 +155,12 @@ export async function createServices(
     random,
     logger: logger.child({ component: 'webhooks' }),
     onSlotFree: () => wake.webhooks(),
+    secretsOf: async (clientId) => {
+      const c = await clientDirectory.get(clientId);
+      return c
+        ? { current: c.webhookSecret, previous: c.previousWebhookSecret, previousExpiresAt: c.previousWebhookSecretExpiresAt }
+        : null;
+    },
   });
   return {
     config,

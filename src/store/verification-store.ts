@@ -15,13 +15,25 @@ import { isUuid } from './uuid.js';
 import { notifyWorkers, webhookChannel } from './webhook-store.js';
 
 /** Verifications, their send jobs, outbox events and idempotency keys, in PostgreSQL or PGlite. */
+/** What happens around the outbox writes of a SqlVerificationStore. */
+export interface OutboxHooks {
+  /** Events due for a delivery worker were committed: wake it. */
+  readonly onEventsDue?: (count: number) => void;
+  /**
+   * When set, the events of verify calls are written already claimed by this process for `leaseMs` and handed
+   * to `deliver` right after the commit, so delivery costs no queue read; should this process die first, the
+   * lease runs out and any worker delivers them.
+   */
+  readonly deliverOnCommit?: { readonly leaseMs: number; deliver(events: readonly OutboxEvent[]): void };
+  /** PostgreSQL: also NOTIFY, in the writing statement, so delivery workers in other processes wake on commit. */
+  readonly notifyOtherProcesses?: boolean;
+}
+
+/** Verifications, their send jobs, outbox events and idempotency keys, in PostgreSQL or PGlite. */
 export class SqlVerificationStore implements VerificationStore {
   constructor(
     private readonly db: Kysely<Database>,
-    /** Told the ids of verifications whose events were committed, so delivery can start at once. */
-    private readonly onEventsCommitted: (count: number) => void = () => undefined,
-    /** PostgreSQL: also NOTIFY, in the transaction, so delivery workers in other processes wake on commit. */
-    private readonly notifyOtherProcesses = false,
+    private readonly hooks: OutboxHooks = {},
   ) {}
 
   /** Creates arriving while a group is being committed wait and go together in the next group. */
@@ -80,11 +92,11 @@ export class SqlVerificationStore implements VerificationStore {
         (n) => {
           events += n;
         },
-        this.notifyOtherProcesses,
+        this.hooks.notifyOtherProcesses ?? false,
       );
       return work(tx);
     });
-    if (events > 0) this.onEventsCommitted(events);
+    if (events > 0) this.hooks.onEventsDue?.(events);
     return result;
   }
 
@@ -112,26 +124,30 @@ export class SqlVerificationStore implements VerificationStore {
       ({ previous: p, next: n }) =>
         sql`(${p.id}::uuid, ${p.status}::text, ${p.counter}::int, ${n.status}::text, ${n.counter}::int, ${n.updatedAt}::timestamptz)`,
     );
-    const events = saves.flatMap((s) => s.events.map(eventRow));
+    const claim = this.hooks.deliverOnCommit;
+    const now = saves.reduce((latest, s) => (s.next.updatedAt > latest ? s.next.updatedAt : latest), new Date(0));
+    const events = saves.flatMap((s) =>
+      s.events.map((e) => eventRow(e, claim && e.webhookUrl ? new Date(now.getTime() + claim.leaseMs) : null)),
+    );
     const recorded = events.length
       ? sql`, recorded AS (
           INSERT INTO events (id, client_id, verification_id, kind, payload, webhook_url, delivery_status, attempts,
-            next_attempt_at, lease_until, created_at, updated_at)
+            next_attempt_at, lease_until, attempt_started_at, created_at, updated_at)
           SELECT e.* FROM (VALUES ${sql.join(
             events.map(
               (r) => sql`(${r.id}::uuid, ${r.client_id}::uuid, ${r.verification_id}::uuid, ${r.kind}::text,
-                ${r.payload}::jsonb, ${r.webhook_url}::text, ${r.delivery_status}::text, 0,
-                ${r.next_attempt_at}::timestamptz, NULL::timestamptz, ${r.created_at}::timestamptz,
-                ${r.updated_at}::timestamptz)`,
+                ${r.payload}::jsonb, ${r.webhook_url}::text, ${r.delivery_status}::text, ${r.attempts}::int,
+                ${r.next_attempt_at}::timestamptz, ${r.lease_until}::timestamptz, ${r.attempt_started_at}::timestamptz,
+                ${r.created_at}::timestamptz, ${r.updated_at}::timestamptz)`,
             ),
           )}) AS e (id, client_id, verification_id, kind, payload, webhook_url, delivery_status, attempts,
-            next_attempt_at, lease_until, created_at, updated_at)
+            next_attempt_at, lease_until, attempt_started_at, created_at, updated_at)
           WHERE e.verification_id IN (SELECT id FROM moved)
         )`
       : sql``;
     const deliverable = events.filter((e) => e.webhook_url !== null);
     const notify =
-      deliverable.length > 0 && this.notifyOtherProcesses
+      deliverable.length > 0 && this.hooks.notifyOtherProcesses && !claim
         ? sql`, (SELECT pg_notify(${webhookChannel}, '') WHERE EXISTS (SELECT 1 FROM moved)) AS notified`
         : sql``;
     const result = await sql<{ moved: string[] | null }>`
@@ -144,8 +160,11 @@ export class SqlVerificationStore implements VerificationStore {
       )${recorded}
       SELECT (SELECT array_agg(id) FROM moved) AS moved${notify}`.execute(this.db);
     const moved = new Set(result.rows[0]?.moved ?? []);
-    const committed = deliverable.filter((e) => moved.has(e.verification_id)).length;
-    if (committed > 0) this.onEventsCommitted(committed);
+    const committed = saves.flatMap((s) => (moved.has(s.previous.id) ? s.events.filter((e) => e.webhookUrl) : []));
+    if (committed.length > 0) {
+      if (claim) claim.deliver(committed);
+      else this.hooks.onEventsDue?.(committed.length);
+    }
     return group.map((save) => first.get(save.previous.id) === save && moved.has(save.previous.id));
   }
 
@@ -287,7 +306,7 @@ class SqlVerificationTx implements VerificationTx {
 
   async recordEvents(events: readonly OutboxEvent[]): Promise<void> {
     if (events.length === 0) return;
-    await this.trx.insertInto('events').values(events.map(eventRow)).execute();
+    await this.trx.insertInto('events').values(events.map((e) => eventRow(e, null))).execute();
     const deliverable = events.filter((e) => e.webhookUrl).length;
     if (deliverable > 0) await notifyWorkers(this.trx, this.notifyOtherProcesses);
     this.countEvents(deliverable);
@@ -330,8 +349,11 @@ function sendJobRow(verificationId: string, channel: Channel, sender: string, no
   };
 }
 
-/** The outbox row of an event; events without a destination are kept as a record only. */
-function eventRow(e: OutboxEvent) {
+/**
+ * The outbox row of an event; events without a destination are kept as a record only. With `claimedUntil`
+ * the row is written as the first attempt already under way, leased to the writing process until then.
+ */
+function eventRow(e: OutboxEvent, claimedUntil: Date | null) {
   return {
     id: e.id,
     client_id: e.clientId,
@@ -340,9 +362,11 @@ function eventRow(e: OutboxEvent) {
     payload: JSON.stringify(e.payload),
     webhook_url: e.webhookUrl,
     delivery_status: e.webhookUrl ? 'pending' : 'none',
-    attempts: 0,
-    next_attempt_at: e.webhookUrl ? e.createdAt : null,
-    lease_until: null,
+    attempts: claimedUntil ? 1 : 0,
+    // A claimed event falls due again only when its lease runs out.
+    next_attempt_at: e.webhookUrl ? (claimedUntil ?? e.createdAt) : null,
+    lease_until: claimedUntil,
+    attempt_started_at: claimedUntil ? e.createdAt : null,
     created_at: e.createdAt,
     updated_at: e.createdAt,
   };

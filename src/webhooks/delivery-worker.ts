@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { OutboxEvent } from '../domain/events.js';
 import type { Clock, Random } from '../domain/ports.js';
 import type { AttemptRecord, ClaimedEvent, WebhookOutbox } from '../store/webhook-store.js';
 import type { WebhookHttpClient } from './guarded-client.js';
@@ -20,6 +21,8 @@ export interface DeliveryWorkerDeps {
   readonly logger: Logger;
   /** Called when deliveries end and free slots, so the next due events are claimed at once. */
   readonly onSlotFree?: () => void;
+  /** A client's signing secrets without a database read (cached), for deliveries started by deliverNow. */
+  readonly secretsOf?: (clientId: string) => Promise<ClientSecrets | null>;
 }
 
 /** Resolution of the random number the retry jitter is drawn from. */
@@ -48,6 +51,32 @@ export class DeliveryWorker {
     if (!secrets) return false;
     for (const event of events) this.start(event, secrets.get(event.clientId) ?? null);
     return events.length === room;
+  }
+
+  /**
+   * Starts the first attempt of events this process has just committed, written already claimed by it
+   * (see OutboxHooks.deliverOnCommit): no claim query, and the secrets come from the client cache. These
+   * start even when every slot is taken: they arrive no faster than the requests that made them.
+   */
+  deliverNow(events: readonly OutboxEvent[]): void {
+    const { deps } = this;
+    for (const e of events) {
+      if (!e.webhookUrl) continue;
+      const claimed: ClaimedEvent = {
+        id: e.id,
+        clientId: e.clientId,
+        verificationId: e.verificationId,
+        payload: e.payload,
+        webhookUrl: e.webhookUrl,
+        attempt: 1,
+        scheduleAttempt: 1,
+      };
+      const secrets = deps.secretsOf ? deps.secretsOf(e.clientId) : deps.outbox.secretsFor([e.clientId]).then((m) => m.get(e.clientId) ?? null);
+      secrets.then(
+        (s) => this.start(claimed, s),
+        (err: unknown) => deps.logger.error({ err, eventId: e.id }, 'could not read webhook secrets; the event comes back after its lease'),
+      );
+    }
   }
 
   /** Resolves when no delivery is in flight (tests, shutdown). */

@@ -34,6 +34,8 @@ export interface HarnessOptions {
   readonly random?: Random;
   /** Send codes right after the commit, as the server does; off by default so tests run the send worker by hand. */
   readonly sendOnCommit?: boolean;
+  /** Deliver a verify's webhook right after the commit, as the server does; off by default (workers claim). */
+  readonly deliverOnCommit?: boolean;
   /** The clock to run on (webhook tests start it at the real time: receivers check signature timestamps). */
   readonly clock?: TestClock;
 }
@@ -54,6 +56,7 @@ export async function createHarness(kind: DbKind, options: HarnessOptions = {}):
   const services = await createServices(config, logger, clock, options.random ?? cryptoRandom, {
     ...(dump && { pgliteDump: dump }),
     sendOnCommit: options.sendOnCommit ?? false,
+    deliverOnCommit: options.deliverOnCommit ?? false,
   });
   const app = await buildApp({
     logger,
