@@ -180,3 +180,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   out.adminSocketPath = dataDir === 'memory://' ? '' : path.join(dataDir, 'admin.sock');
   return Object.freeze(out) as Config;
 }
+
+/** loadConfig for a command: a bad setting is printed to stderr and gives null (the caller exits with 2). */
+export function loadConfigOrReport(env: NodeJS.ProcessEnv = process.env): Config | null {
+  try {
+    return loadConfig(env);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`${err.message}\n`);
+    return null;
+  }
+}

@@ -1,19 +1,11 @@
-import { ConfigError, loadConfig } from './config.js';
+import { loadConfigOrReport } from './config.js';
 import { createLogger } from './logger.js';
 import { startServer } from './server.js';
 
 /** Composition root: config -> server (db, migrations, providers, services, app, workers) -> signals. */
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      process.exit(2);
-    }
-    throw err;
-  }
+  const config = loadConfigOrReport();
+  if (!config) process.exit(2);
   const logger = createLogger(config.LOG_LEVEL);
   const server = await startServer(config, { logger });
   logger.info({ url: server.url, database: server.services.db.kind }, 'otp-service listening');

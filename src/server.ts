@@ -4,7 +4,7 @@ import type { Config } from './config.js';
 import { knownScopes } from './domain/scopes.js';
 import { systemClock, type Clock, type Random } from './domain/ports.js';
 import { cryptoRandom } from './domain/random.js';
-import { buildApp } from './http/app.js';
+import { buildApp, type AppDeps } from './http/app.js';
 import { webhookRoutes } from './http/routes/webhooks.js';
 import { Workers } from './jobs/workers.js';
 import { createServices, type Services } from './services.js';
@@ -28,6 +28,30 @@ export interface ServerOptions {
   readonly print?: (text: string) => void;
 }
 
+/** What the HTTP app needs, from the wired services (the server's and the tests' one way to build it). */
+export function appDeps(services: Services): AppDeps {
+  const { config } = services;
+  return {
+    logger: services.logger,
+    verifications: services.verifications,
+    tokens: services.tokens,
+    tokenEndpoint: services.tokenEndpoint,
+    clientRate:
+      config.CLIENT_RATE_LIMIT_PER_SECOND > 0
+        ? { counter: services.clientRate, perSecond: config.CLIENT_RATE_LIMIT_PER_SECOND }
+        : null,
+    publicBaseUrl: config.PUBLIC_BASE_URL?.replace(/\/+$/, '') ?? null,
+    ready: () => services.db.ping(),
+    trustProxy: config.TRUST_PROXY,
+    extraV1Routes: (v1) =>
+      webhookRoutes(v1, {
+        verifications: services.verifications,
+        deliveries: services.webhooks,
+        now: () => services.clock.now(),
+      }),
+  };
+}
+
 export async function startServer(config: Config, options: ServerOptions): Promise<RunningServer> {
   const { logger } = options;
   const services = await createServices(config, logger, options.clock ?? systemClock, options.random ?? cryptoRandom);
@@ -38,25 +62,7 @@ export async function startServer(config: Config, options: ServerOptions): Promi
       await createDevelopmentClient(services, options.print ?? ((t) => process.stdout.write(t)));
     }
     const workers = new Workers(services);
-    const app = await buildApp({
-      logger,
-      verifications: services.verifications,
-      tokens: services.tokens,
-      tokenEndpoint: services.tokenEndpoint,
-      clientRate:
-        config.CLIENT_RATE_LIMIT_PER_SECOND > 0
-          ? { counter: services.clientRate, perSecond: config.CLIENT_RATE_LIMIT_PER_SECOND }
-          : null,
-      publicBaseUrl: config.PUBLIC_BASE_URL?.replace(/\/+$/, '') ?? null,
-      ready: () => services.db.ping(),
-      trustProxy: config.TRUST_PROXY,
-      extraV1Routes: (v1) =>
-        webhookRoutes(v1, {
-          verifications: services.verifications,
-          deliveries: services.webhooks,
-          now: () => services.clock.now(),
-        }),
-    });
+    const app = await buildApp(appDeps(services));
     closers.unshift(() => workers.stop());
     await app.listen({ port: config.PORT, host: config.HOST });
     workers.start();

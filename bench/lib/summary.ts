@@ -140,12 +140,15 @@ export function standingNotes(r: Results): string[] {
   const notes = [
     `Load: autocannon, ${r.settings.connections} connections, ${r.settings.secondsPerScenario} s per run after a ${r.settings.warmUpSeconds} s warm-up; ` +
       'every server in its own process on this machine; throughput counts 2xx responses only.',
-    'Create sends a new +234 80X number each request (per-phone limits off; CLIENT_RATE_LIMIT_PER_SECOND=0). The send worker ' +
-      'runs during create: per verification it commits a stored message and the job completion (2 more durable commits than ' +
-      'the create transaction the database limit measures); better-auth sendOTP does nothing.',
+    'Create sends a new +234 80X number each request (per-phone limits off; CLIENT_RATE_LIMIT_PER_SECOND=0). The service ' +
+      'also sends each code (the log provider stores the message and the job is completed, both batched); better-auth ' +
+      'sendOTP does nothing.',
     'Verify sends the right code to a PENDING verification never verified before (seeded with generate_series), so each ' +
-      'call does select for update + update + event insert; fetch reads random ids among the seeded ones.',
-    'Database limit: the same statements issued straight from pg by 50 concurrent workers, each op on a pooled connection.',
+      'call does the read + conditional update + event insert; fetch reads random ids among the seeded ones.',
+    'Database limit: one operation\'s statements at a time per worker (create: its transaction; fetch: the point select; ' +
+      'verify: the read, then the conditional update with its event), issued straight from pg by 50 concurrent workers. ' +
+      'The service beats it by batching concurrent requests: creates share one transaction (group commit), verify saves ' +
+      'one statement, point reads one query.',
     'better-auth verify: seeded user + code per number; /phone-number/verify with disableSession (reads code, consumes it, ' +
       'reads and updates the user). As shipped, each code lookup also deletes expired codes (unindexed scan of its ' +
       'verification table); the disableCleanup row turns that off. Token: both servers get the same client_secret_post ' +

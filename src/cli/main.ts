@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, type Config } from '../config.js';
+import { loadConfigOrReport, type Config } from '../config.js';
 import { systemClock } from '../domain/ports.js';
 import { cryptoRandom } from '../domain/random.js';
 import { createLogger } from '../logger.js';
@@ -135,16 +135,8 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(err instanceof UsageError ? `${err.message}\n` : `${(err as Error).message}\n\n${usage}`);
     return 2;
   }
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      return 2;
-    }
-    throw err;
-  }
+  const config = loadConfigOrReport();
+  if (!config) return 2;
   if (parsed.kind === 'worker') return runWorker(config);
   const result = await execute(config, parsed.command);
   if (!result.ok) {

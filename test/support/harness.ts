@@ -5,7 +5,7 @@ import type { Random } from '../../src/domain/ports.js';
 import { cryptoRandom } from '../../src/domain/random.js';
 import type { Scope } from '../../src/domain/scopes.js';
 import { buildApp } from '../../src/http/app.js';
-import { webhookRoutes } from '../../src/http/routes/webhooks.js';
+import { appDeps } from '../../src/server.js';
 import type { ClientCredentials } from '../../src/oauth/client-service.js';
 import { createServices, type Services } from '../../src/services.js';
 import { TestClock } from './clock.js';
@@ -58,21 +58,7 @@ export async function createHarness(kind: DbKind, options: HarnessOptions = {}):
     sendOnCommit: options.sendOnCommit ?? false,
     deliverOnCommit: options.deliverOnCommit ?? false,
   });
-  const app = await buildApp({
-    logger,
-    verifications: services.verifications,
-    tokens: services.tokens,
-    tokenEndpoint: services.tokenEndpoint,
-    clientRate:
-      config.CLIENT_RATE_LIMIT_PER_SECOND > 0
-        ? { counter: services.clientRate, perSecond: config.CLIENT_RATE_LIMIT_PER_SECOND }
-        : null,
-    publicBaseUrl: null,
-    ready: () => services.db.ping(),
-    trustProxy: false,
-    extraV1Routes: (v1) =>
-      webhookRoutes(v1, { verifications: services.verifications, deliveries: services.webhooks, now: () => clock.now() }),
-  });
+  const app = await buildApp(appDeps(services));
   const client = (scopes: readonly Scope[] = allScopes) => services.clients.create('test client', scopes);
   const harness: Harness = {
     kind,
