@@ -138,6 +138,11 @@ export const settings = {
     default: 'true',
     parse: bool,
   },
+  RETENTION_DAYS: {
+    doc: 'Days to keep delivered or unsent webhook events (with their attempts), stored messages and finished send jobs (0 keeps them forever); verifications and failed events are kept',
+    default: '30',
+    parse: integer(0, 36_500),
+  },
   SHUTDOWN_GRACE_MS: { doc: 'Time in-flight requests get on SIGTERM', default: '10000', parse: integer(0) },
 } satisfies Record<string, Setting<unknown>>;
 

@@ -2,6 +2,7 @@ import type { Services } from '../services.js';
 import { idempotencySeconds } from '../services.js';
 import { webhookChannel } from '../store/webhook-store.js';
 import { NotifyListener } from '../webhooks/notify-listener.js';
+import { pruneHistory } from '../store/retention.js';
 import { PeriodicTask } from './periodic-task.js';
 
 export interface WorkersOptions {
@@ -44,6 +45,10 @@ export class Workers {
           const now = clock.now().getTime();
           await counters.prune(new Date(now - 10 * 60_000));
           await verificationStore.pruneIdempotencyKeys(new Date(now - idempotencySeconds * 1000));
+          if (config.RETENTION_DAYS > 0) {
+            // A full round means more is due: run again at once rather than in a minute.
+            return (await pruneHistory(services.db.db, new Date(now - config.RETENTION_DAYS * 86_400_000))) >= 5_000;
+          }
           return false;
         },
         onError,

@@ -135,6 +135,15 @@ const migrations: Record<string, Migration> = {
       `);
     },
   },
+  '0003_retention': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- retention: old history is found by age without scanning
+        CREATE INDEX messages_created ON messages (created_at);
+        CREATE INDEX send_jobs_finished ON send_jobs (updated_at) WHERE status <> 'pending';
+      `);
+    },
+  },
 };
 
 /** Runs DDL one statement at a time: PGlite's extended protocol takes one statement per query. */

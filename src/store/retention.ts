@@ -1,0 +1,38 @@
+import type { Kysely } from 'kysely';
+import type { Database } from './schema.js';
+
+/**
+ * Deletes history older than `before`, at most `batch` rows of each kind per call so that no statement holds
+ * locks for long: webhook events that were delivered or had nowhere to go (their attempts go with them),
+ * stored messages, and finished send jobs. Verifications are records the clients read back and stay; failed
+ * events stay for the operator to replay. Returns how many rows went.
+ */
+export async function pruneHistory(db: Kysely<Database>, before: Date, batch = 5_000): Promise<number> {
+  const events = await db
+    .deleteFrom('events')
+    .where('id', 'in', (qb) =>
+      qb
+        .selectFrom('events')
+        .select('id')
+        .where('delivery_status', 'in', ['delivered', 'none'])
+        .where('created_at', '<', before)
+        .limit(batch),
+    )
+    .executeTakeFirst();
+  const messages = await db
+    .deleteFrom('messages')
+    .where('id', 'in', (qb) => qb.selectFrom('messages').select('id').where('created_at', '<', before).limit(batch))
+    .executeTakeFirst();
+  const jobs = await db
+    .deleteFrom('send_jobs')
+    .where('verification_id', 'in', (qb) =>
+      qb
+        .selectFrom('send_jobs')
+        .select('verification_id')
+        .where('status', '<>', 'pending')
+        .where('updated_at', '<', before)
+        .limit(batch),
+    )
+    .executeTakeFirst();
+  return [events, messages, jobs].reduce((n, r) => n + Number(r.numDeletedRows), 0);
+}

@@ -1,0 +1,51 @@
+import assert from 'node:assert/strict';
+import { after, before, it } from 'node:test';
+import { pruneHistory } from '../../src/store/retention.js';
+import { createVerification } from '../support/api.js';
+import { forEachDatabase } from '../support/each-database.js';
+import { createHarness, type Harness } from '../support/harness.js';
+
+const day = 86_400_000;
+
+/** RETENTION_DAYS: old history goes, records and what still matters stay. */
+forEachDatabase('history retention', (kind) => {
+  let h: Harness;
+  before(async () => {
+    h = await createHarness(kind, { env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' } });
+  });
+  after(() => h.close());
+
+  const count = async (table: 'events' | 'messages' | 'send_jobs' | 'verifications', column: string, id: string) => {
+    const rows = await h.services.db.db.selectFrom(table).select(column as never).where(column as never, '=', id as never).execute();
+    return rows.length;
+  };
+
+  it('deletes old sent messages, finished jobs and settled events, and keeps verifications and pending events', async () => {
+    const client = await h.client();
+    const token = await h.token(undefined, client);
+    const settled = await createVerification(h, token);
+    const pending = await createVerification(h, token, { webhookUrl: 'http://127.0.0.1:9/never-answers' });
+    await h.services.sendWorker.runOnce();
+    for (const v of [settled, pending]) {
+      assert.equal((await h.call('POST', '/v1/otp/verify', token, { id: v.id, otp: v.otp })).statusCode, 200);
+    }
+    assert.equal(await count('messages', 'verification_id', settled.id), 1);
+    assert.equal(await count('events', 'verification_id', settled.id), 1);
+
+    const cutoff = new Date(h.clock.now().getTime() + 1);
+    // Nothing is old enough yet when the cut-off lies before it.
+    assert.equal(await pruneHistory(h.services.db.db, new Date(cutoff.getTime() - 30 * day)), 0);
+
+    h.clock.advance(31 * day);
+    const removed = await pruneHistory(h.services.db.db, cutoff);
+    assert.ok(removed >= 5, `removed ${removed}`);
+    assert.equal(await count('messages', 'verification_id', settled.id), 0);
+    assert.equal(await count('send_jobs', 'verification_id', settled.id), 0);
+    assert.equal(await count('events', 'verification_id', settled.id), 0, 'a settled event (no destination) goes');
+    assert.equal(await count('events', 'verification_id', pending.id), 1, 'an event still to deliver stays');
+    assert.equal(await count('verifications', 'id', settled.id), 1, 'the verification record stays');
+    // A fresh token: the first one expired with the month that passed.
+    const fetched = await h.call('GET', `/v1/otp/${settled.id}`, await h.token(undefined, client));
+    assert.equal(fetched.statusCode, 200);
+  });
+});
