@@ -79,11 +79,6 @@ export class Workers {
     }
   }
 
-  /** Adds a task. */
-  add(task: PeriodicTask): void {
-    this.tasks.push(task);
-  }
-
   start(): void {
     for (const task of this.tasks) task.start();
     this.listener?.start();
