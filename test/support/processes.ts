@@ -10,37 +10,44 @@ export interface Ran {
   readonly stderr: string;
 }
 
-/** Runs the built `otp-service` command (bin/otp-service.mjs) with the given settings. */
-export function runCli(args: readonly string[], env: Record<string, string>): Promise<Ran> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(repoRoot, 'bin', 'otp-service.mjs'), ...args], {
-      env: { PATH: process.env.PATH ?? '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-/** A server started as `node dist/main.js`, as `npm start` runs it. */
-export interface ServerProcess {
+/** A long-running node process, its stdout collected. */
+export interface NodeProcess {
   readonly child: ChildProcess;
-  readonly url: string;
   /** Everything the process printed on stdout so far. */
   output(): string;
   /** Resolves with the exit code once the process has ended. */
   readonly exited: Promise<number | null>;
 }
 
-export async function startServerProcess(env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [path.join(repoRoot, 'dist', 'main.js')], {
-    env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', ...env },
+function spawnNode(argv: readonly string[], env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, [...argv], {
+    cwd: repoRoot,
+    env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+}
+
+/** Runs `node <argv>` to its end. */
+export function runNode(argv: readonly string[], env: Record<string, string>): Promise<Ran> {
+  return new Promise((resolve, reject) => {
+    const child = spawnNode(argv, env);
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Starts `node <argv>` and waits until a JSON log line carries `readyMessage`; returns that line too. */
+export async function startNode(
+  argv: readonly string[],
+  env: Record<string, string>,
+  readyMessage: string,
+  timeoutMs = 60_000,
+): Promise<NodeProcess & { readyLine: Record<string, unknown> }> {
+  const child = spawnNode(argv, env);
   let out = '';
   let err = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
@@ -48,14 +55,33 @@ export async function startServerProcess(env: Record<string, string>, timeoutMs 
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    const line = out.split('\n').find((l) => l.includes('"otp-service listening"'));
-    if (line) {
-      const url = (JSON.parse(line) as { url: string }).url;
-      return { child, url, output: () => out, exited };
+    const line = out.split('\n').find((l) => l.includes(`"${readyMessage}"`));
+    if (line) return { child, output: () => out, exited, readyLine: JSON.parse(line) as Record<string, unknown> };
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`${argv.join(' ')} exited ${child.exitCode}: ${err}${out}`);
     }
-    if (child.exitCode !== null) throw new Error(`server exited ${child.exitCode}: ${err}${out}`);
     await new Promise((r) => setTimeout(r, 50));
   }
   child.kill('SIGKILL');
-  throw new Error(`server did not start in time: ${err}${out}`);
+  throw new Error(`${argv.join(' ')} did not start in time: ${err}${out}`);
+}
+
+/** Runs the built `otp-service` command (bin/otp-service.mjs) with the given settings. */
+export function runCli(args: readonly string[], env: Record<string, string>): Promise<Ran> {
+  return runNode([path.join(repoRoot, 'bin', 'otp-service.mjs'), ...args], env);
+}
+
+/** A server started as `node dist/main.js`, as `npm start` runs it. */
+export interface ServerProcess extends NodeProcess {
+  readonly url: string;
+}
+
+export async function startServerProcess(env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> {
+  const started = await startNode(
+    [path.join(repoRoot, 'dist', 'main.js')],
+    { PORT: '0', HOST: '127.0.0.1', ...env },
+    'otp-service listening',
+    timeoutMs,
+  );
+  return { ...started, url: String(started.readyLine.url) };
 }
