@@ -29,6 +29,16 @@ forEachDatabase('access tokens', (kind) => {
     assert.equal(res.headers['www-authenticate'], 'Bearer error="invalid_token"');
   }
 
+  /** The token checker of a second instance on the same database, with its own caches. */
+  const otherInstance = () =>
+    TokenService.create(
+      new SqlSigningKeyStore(h.services.db.db),
+      h.config.TOKEN_TTL_SECONDS,
+      new ClientDirectory(new SqlClientStore(h.services.db.db), () => h.clock.now().getTime()),
+      h.clock,
+      cryptoRandom,
+    );
+
   describe('happy', () => {
     it('is accepted until TOKEN_TTL_SECONDS have passed, and refused after', async () => {
       const token = await h.token(['otp:send']);
@@ -41,14 +51,7 @@ forEachDatabase('access tokens', (kind) => {
 
     it('is valid on another instance sharing the database, without a database read per request', async () => {
       const token = await h.token(['otp:send']);
-      const now = () => h.clock.now().getTime();
-      const other = await TokenService.create(
-        new SqlSigningKeyStore(h.services.db.db),
-        h.config.TOKEN_TTL_SECONDS,
-        new ClientDirectory(new SqlClientStore(h.services.db.db), now),
-        h.clock,
-        cryptoRandom,
-      );
+      const other = await otherInstance();
       const grant = await other.authenticate(token);
       assert.ok(grant);
       assert.deepEqual(grant.scopes, ['otp:send']);
@@ -118,14 +121,7 @@ forEachDatabase('access tokens', (kind) => {
     it('stops working on another instance within 60 s of its client being disabled', async () => {
       const c = await h.client(['otp:send']);
       const token = await h.token(['otp:send'], c);
-      const now = () => h.clock.now().getTime();
-      const other = await TokenService.create(
-        new SqlSigningKeyStore(h.services.db.db),
-        h.config.TOKEN_TTL_SECONDS,
-        new ClientDirectory(new SqlClientStore(h.services.db.db), now),
-        h.clock,
-        cryptoRandom,
-      );
+      const other = await otherInstance();
       assert.ok(await other.authenticate(token), 'the other instance knows the client');
       await h.services.clients.disable(c.clientId);
       h.clock.advance(60_000);
