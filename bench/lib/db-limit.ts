@@ -20,9 +20,7 @@ export interface DbLimitResult {
 
 const createSql = {
   lock: 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))',
-  history:
-    'select count(*) FILTER (WHERE created_at > $1)::int as "in_window", min(created_at) FILTER (WHERE created_at > $2) as "oldest", ' +
-    'max(created_at) as "latest" from "verifications" where "client_id" = $3 and "phone_number" = $4 and "created_at" > $5',
+  history: 'select "created_at" from "verifications" where "client_id" = $1 and "phone_number" = $2 and "created_at" > $3',
   insert:
     'insert into "verifications" ("id", "client_id", "type", "status", "otp", "phone_number", "country_code", "paired_number", ' +
     '"counter", "webhook_url", "reference", "created_at", "updated_at", "expires_at") ' +
@@ -103,7 +101,7 @@ export async function dbLimitCreate(o: DbLimitOptions & { readonly phoneOffset: 
     await c.query('BEGIN');
     await c.query(createSql.lock, [`${o.clientId}|${phone}`]);
     const lookBack = new Date(now.getTime() - 600_000);
-    await c.query(createSql.history, [lookBack, lookBack, o.clientId, phone, lookBack]);
+    await c.query(createSql.history, [o.clientId, phone, lookBack]);
     const expires = new Date(now.getTime() + 3_600_000);
     await c.query(createSql.insert, [
       id, o.clientId, 'SMS', 'PENDING', otp, phone, '+234', '09010000000', 0, null, null, now, now, expires,

@@ -210,18 +210,18 @@ class SqlVerificationTx implements VerificationTx {
   }
 
   async phoneHistory(clientId: string, phoneNumber: string, lookBackFrom: Date, windowFrom: Date) {
-    const row = await this.trx
+    const rows = await this.trx
       .selectFrom('verifications')
-      .select([
-        sql<number>`count(*) FILTER (WHERE created_at > ${windowFrom})::int`.as('in_window'),
-        sql<Date | null>`min(created_at) FILTER (WHERE created_at > ${windowFrom})`.as('oldest'),
-        sql<Date | null>`max(created_at)`.as('latest'),
-      ])
+      .select('created_at')
       .where('client_id', '=', clientId)
       .where('phone_number', '=', phoneNumber)
       .where('created_at', '>', lookBackFrom)
-      .executeTakeFirstOrThrow();
-    return { countInWindow: row.in_window, oldestInWindow: row.oldest, latest: row.latest };
+      .execute();
+    return historyOf(
+      rows.map((r) => r.created_at),
+      lookBackFrom,
+      windowFrom,
+    );
   }
 
   async claimIdempotencyKey(
