@@ -1,0 +1,135 @@
+/**
+ * The port every provider sits behind (SMS gateways, SMPP, call providers). The send worker and the
+ * callback route are its consumers; a provider is one module under src/providers/ and one registry line.
+ */
+
+/** A channel a code goes out on. */
+export type Channel = 'sms' | 'call';
+
+/** An SMS to send. */
+export interface OutgoingSms {
+  readonly channel: 'sms';
+  /** Our id of this send (unique per verification and attempt chain); providers use it as their idempotency key or client reference where they have one. */
+  readonly sendId: string;
+  readonly verificationId: string;
+  /** E.164, e.g. +2348012345678. */
+  readonly to: string;
+  /** E.164 sender number, or an alphanumeric sender id. */
+  readonly from: string;
+  readonly text: string;
+  /** The code inside `text`, so that a provider can keep it out of its logs. */
+  readonly code: string;
+}
+
+/** A call to place and drop as soon as the phone rings. */
+export interface OutgoingCall {
+  readonly channel: 'call';
+  readonly sendId: string;
+  readonly verificationId: string;
+  /** E.164. */
+  readonly to: string;
+  /** E.164 caller id whose last digits are the code. */
+  readonly callerId: string;
+}
+
+export type Outgoing = OutgoingSms | OutgoingCall;
+
+/** What a provider answered to one send. Expected outcomes are values; a provider never throws for them. */
+export type SendResult =
+  /** Accepted: `messageId` is the provider's id, the key its receipts come back under. */
+  | { readonly kind: 'accepted'; readonly messageId: string }
+  /** Retrying may help (time-out, throttling, 5xx, queue full); `retryAfterSeconds` when the provider said. */
+  | { readonly kind: 'transient'; readonly reason: string; readonly retryAfterSeconds?: number }
+  /** Retrying through this provider cannot help (invalid or barred number, refused sender, bad credentials). */
+  | { readonly kind: 'permanent'; readonly reason: string };
+
+/** A delivery receipt, from a callback or (SMPP) from the bind. */
+export interface DeliveryReceipt {
+  /** The provider's message id, as in SendResult.accepted. */
+  readonly messageId: string;
+  /** DELIVERED: reached the phone (a call: it rang); UNDELIVERED: the network gave up; SENT: still on its way. */
+  readonly status: 'SENT' | 'DELIVERED' | 'UNDELIVERED';
+  /** The provider's own status or error code, for operators. */
+  readonly detail: string | null;
+  /** When the provider says it happened, if it says. */
+  readonly at: Date | null;
+}
+
+/** An inbound HTTP callback as received, before any parsing: signatures are computed over the raw form. */
+export interface CallbackRequest {
+  readonly method: string;
+  /** The full public URL the provider called: PUBLIC_BASE_URL + path + query (Twilio signs it). */
+  readonly url: string;
+  /** Header names in lower case. */
+  readonly headers: Readonly<Record<string, string | undefined>>;
+  readonly rawBody: Buffer;
+}
+
+/** What a callback comes to: refused (bad or missing signature, 403, nothing changes) or receipts to record. */
+export type CallbackResult =
+  | { readonly kind: 'forbidden'; readonly reason: string }
+  | { readonly kind: 'receipts'; readonly receipts: readonly DeliveryReceipt[] };
+
+/** One provider of one or more channels. */
+export interface Provider {
+  /** The name in SMS_PROVIDER / CALL_PROVIDER. */
+  readonly name: string;
+  readonly channels: readonly Channel[];
+  /** Opens long-lived connections (SMPP bind); resolves once ready to send or failed for a reason it logs. */
+  start(): Promise<void>;
+  /** Closes them (SMPP unbind); sends in flight are allowed to end first. */
+  stop(): Promise<void>;
+  /**
+   * Hands one message or call to the provider. `signal` aborts it (the caller's time-out): the provider then
+   * returns a transient result promptly.
+   */
+  send(message: Outgoing, signal: AbortSignal): Promise<SendResult>;
+  /** Checks and reads an inbound callback by the provider's own signature scheme; absent when it sends none. */
+  verifyCallback?(request: CallbackRequest): CallbackResult;
+}
+
+/** What a provider module gets from the service. */
+export interface ProviderContext {
+  /** Receipts that arrive outside HTTP (SMPP deliver_sm): resolves once recorded, so the provider may acknowledge. */
+  readonly onReceipt: (provider: string, receipt: DeliveryReceipt) => Promise<void>;
+  /** `PUBLIC_BASE_URL/callbacks/<name>`, or null when PUBLIC_BASE_URL is unset (the start refuses providers that need it). */
+  readonly callbackUrl: string | null;
+  /** pino-compatible; never give it a code, a secret or a full message text. */
+  readonly logger: {
+    info(obj: object, msg: string): void;
+    warn(obj: object, msg: string): void;
+    error(obj: object, msg: string): void;
+  };
+}
+
+/** One setting of a provider module, read from the environment like every other setting (src/config.ts). */
+export interface ProviderSetting<T> {
+  /** What it means, for the README table. */
+  readonly doc: string;
+  /** The value when unset, as the operator would write it; undefined: none. */
+  readonly default: string | undefined;
+  /** Must be set when the provider is configured (the start names every missing one). */
+  readonly required: boolean;
+  /** A credential: never printed, never logged. */
+  readonly secret?: boolean;
+  /** Throws an Error whose message says what is wrong with `raw`. */
+  readonly parse: (raw: string) => T;
+}
+
+export type ProviderSettings = Readonly<Record<string, ProviderSetting<unknown>>>;
+
+/** The parsed values of a module's settings (undefined where unset and without a default). */
+export type SettingValues<S extends ProviderSettings> = {
+  readonly [K in keyof S]: ReturnType<S[K]['parse']> | (S[K]['default'] extends string ? never : undefined);
+};
+
+/** A provider module: one file under src/providers/, one line in the registry. */
+export interface ProviderModule<S extends ProviderSettings = ProviderSettings> {
+  readonly name: string;
+  readonly channels: readonly Channel[];
+  /** Its settings, each named with the provider's name in capitals first (TWILIO_ACCOUNT_SID). */
+  readonly settings: S;
+  /** True when it sends HTTP delivery callbacks: PUBLIC_BASE_URL must then be set. */
+  readonly callbacks: boolean;
+  create(values: SettingValues<S>, context: ProviderContext): Provider;
+}
