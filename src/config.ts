@@ -1,5 +1,7 @@
 import path from 'node:path';
+import type { Channel } from './domain/channel-driver.js';
 import { parseCallerIdRanges, type CallerIdRange } from './providers/caller-id.js';
+import { providerModule, providerModules, type ConfiguredProvider } from './providers/registry.js';
 
 /** A setting the operator can give through the environment. */
 interface Setting<T> {
@@ -37,6 +39,20 @@ const oneOf = <T extends string>(...values: T[]) => (raw: string): T => {
 const databaseUrl = (raw: string): string => {
   if (!/^postgres(ql)?:\/\//.test(raw)) throw new Error('expected a postgres:// or postgresql:// URL');
   return raw;
+};
+
+function namesFor(channel: Channel): string {
+  return providerModules.filter((m) => m.channels.includes(channel)).map((m) => m.name).join(', ');
+}
+/** A comma-separated failover list of provider names, each known for the channel, none twice. */
+const providerList = (channel: Channel) => (raw: string): string[] => {
+  const names = raw.split(',').map((n) => n.trim()).filter((n) => n.length > 0);
+  if (names.length === 0) throw new Error('expected at least one provider name');
+  for (const name of names) {
+    if (!providerModule(name)?.channels.includes(channel)) throw new Error(`unknown provider "${name}"; expected one of ${namesFor(channel)}`);
+  }
+  if (new Set(names).size !== names.length) throw new Error('a provider is named twice');
+  return names;
 };
 
 /** Every setting of the service: one table, read once at start. */
@@ -90,8 +106,21 @@ export const settings = {
     default: '10',
     parse: integer(1),
   },
-  SMS_PROVIDER: { doc: 'SMS channel provider', default: 'log', parse: oneOf('log') },
-  CALL_PROVIDER: { doc: 'Dropped-call channel provider', default: 'log', parse: oneOf('log') },
+  SMS_PROVIDER: {
+    doc: `SMS providers, comma-separated in failover order: ${namesFor('sms')}`,
+    default: 'log',
+    parse: providerList('sms'),
+  },
+  CALL_PROVIDER: {
+    doc: `Dropped-call providers, comma-separated in failover order: ${namesFor('call')}`,
+    default: 'log',
+    parse: providerList('call'),
+  },
+  PROVIDER_TIMEOUT_MS: {
+    doc: 'The longest one provider call may take; past it the attempt counts as a transient failure',
+    default: '10000',
+    parse: integer(100, 50_000),
+  },
   SMS_SENDER_NUMBER: {
     doc: 'Number SMS codes are sent from (E.164); returned as pairedNumber in local format',
     default: '+2349010000000',
@@ -151,7 +180,11 @@ export type Config = Readonly<{
   [K in keyof Settings]: Settings[K]['default'] extends string
     ? ReturnType<Settings[K]['parse']>
     : ReturnType<Settings[K]['parse']> | undefined;
-}> & { readonly adminSocketPath: string };
+}> & {
+  readonly adminSocketPath: string;
+  /** The providers of each channel, in failover order, with their parsed settings. */
+  readonly providers: Readonly<Record<Channel, readonly ConfiguredProvider[]>>;
+};
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -178,7 +211,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (problems.length === 0 && Number(out.WEBHOOK_LEASE_MS) <= Number(out.WEBHOOK_TIMEOUT_MS)) {
     problems.push(`WEBHOOK_LEASE_MS: must be longer than WEBHOOK_TIMEOUT_MS (${String(out.WEBHOOK_TIMEOUT_MS)})`);
   }
-  if (problems.length > 0) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
+  const providers = problems.length === 0 ? configuredProviders(out, env, problems) : null;
+  if (problems.length > 0 || !providers) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
+  out.providers = providers;
   // memory:// keeps the embedded database in memory (tests); there is then no admin socket.
   const dataDir = out.DATA_DIR === 'memory://' ? 'memory://' : path.resolve(String(out.DATA_DIR));
   out.DATA_DIR = dataDir;
@@ -195,4 +230,38 @@ export function loadConfigOrReport(env: NodeJS.ProcessEnv = process.env): Config
     process.stderr.write(`${err.message}\n`);
     return null;
   }
+}
+
+/** Each configured provider's own settings, parsed; a missing required one is named in `problems`. */
+function configuredProviders(
+  out: Record<string, unknown>,
+  env: NodeJS.ProcessEnv,
+  problems: string[],
+): Record<Channel, ConfiguredProvider[]> {
+  const parsed = new Map<string, ConfiguredProvider>();
+  const configure = (name: string): ConfiguredProvider[] => {
+    const module = providerModule(name);
+    if (!module) return [];
+    const known = parsed.get(name);
+    if (known) return [known];
+    const values: Record<string, unknown> = {};
+    for (const [key, setting] of Object.entries(module.settings)) {
+      const given = env[key];
+      const raw = given === undefined || given === '' ? setting.default : given;
+      if (raw === undefined) {
+        if (setting.required) problems.push(`${key}: required by the ${name} provider`);
+        continue;
+      }
+      try {
+        values[key] = setting.parse(raw);
+      } catch (err) {
+        problems.push(`${key}: ${(err as Error).message}`);
+      }
+    }
+    const configured = { module, values };
+    parsed.set(name, configured);
+    return [configured];
+  };
+  const list = (key: string): string[] => (Array.isArray(out[key]) ? out[key].map(String) : []);
+  return { sms: list('SMS_PROVIDER').flatMap(configure), call: list('CALL_PROVIDER').flatMap(configure) };
 }

@@ -4,12 +4,15 @@ import type { Config } from './config.js';
 import { knownScopes } from './domain/scopes.js';
 import { systemClock, type Clock, type Random } from './domain/ports.js';
 import { cryptoRandom } from './domain/random.js';
+import { parseAdminCommand, runAdminCommand, type AdminDeps } from './admin/commands.js';
+import { serveAdminSocket } from './admin/socket.js';
 import { buildApp, type AppDeps } from './http/app.js';
 import { webhookRoutes } from './http/routes/webhooks.js';
-import { Workers } from './jobs/workers.js';
+import { housekeeping } from './jobs/housekeeping.js';
+import { Workers, type WorkerDeps } from './jobs/workers.js';
 import { createServices, type Services } from './services.js';
-import { parseAdminCommand, runAdminCommand } from './cli/admin-commands.js';
-import { serveAdminSocket } from './cli/admin-socket.js';
+import { webhookChannel } from './store/outbox-rows.js';
+import { pruneHistory } from './store/retention.js';
 
 export interface RunningServer {
   readonly app: FastifyInstance;
@@ -28,7 +31,7 @@ export interface ServerOptions {
   readonly print?: (text: string) => void;
 }
 
-/** What the HTTP app needs, from the wired services (the server's and the tests' one way to build it). */
+/** What the HTTP app uses (the server's and the tests' one way to build it). */
 export function appDeps(services: Services): AppDeps {
   const { config } = services;
   return {
@@ -52,6 +55,41 @@ export function appDeps(services: Services): AppDeps {
   };
 }
 
+/** What the background workers use; webhook delivery only when this process delivers webhooks. */
+export function workerDeps(services: Services, deliverWebhooks: boolean): WorkerDeps {
+  const { config, db } = services;
+  return {
+    logger: services.logger,
+    dispatcher: services.dispatcher,
+    providers: services.providers,
+    sendWorker: services.sendWorker,
+    webhookWorker: deliverWebhooks ? services.webhookWorker : null,
+    expireDue: (limit) => services.verifications.expireDue(limit),
+    flushCounters: async () => {
+      await Promise.all([services.clientRate.flush(), services.authFailures.flush()]);
+    },
+    housekeeping: () =>
+      housekeeping({
+        counters: services.counters,
+        idempotencyKeys: services.verificationStore,
+        history: (before, batch) => pruneHistory(db.db, before, batch),
+        clock: services.clock,
+        retentionDays: config.RETENTION_DAYS,
+      }),
+    notifications: db.pool ? { pool: db.pool, channel: webhookChannel } : null,
+  };
+}
+
+/** What the operator commands use. */
+export function adminDeps(services: Services): AdminDeps {
+  return {
+    clients: services.clients,
+    webhooks: services.webhooks,
+    clock: services.clock,
+    eventsDue: () => services.dispatcher.eventsDue(),
+  };
+}
+
 export async function startServer(config: Config, options: ServerOptions): Promise<RunningServer> {
   const { logger } = options;
   const services = await createServices(config, logger, options.clock ?? systemClock, options.random ?? cryptoRandom);
@@ -61,11 +99,15 @@ export async function startServer(config: Config, options: ServerOptions): Promi
     if (services.db.kind === 'pglite') {
       await createDevelopmentClient(services, options.print ?? ((t) => process.stdout.write(t)));
     }
-    const workers = new Workers(services);
+    const deliverWebhooks = config.WEBHOOK_WORKER;
+    if (!deliverWebhooks && services.db.kind === 'pglite') {
+      logger.warn('WEBHOOK_WORKER=false on the embedded database: no process delivers webhooks');
+    }
+    const workers = new Workers(workerDeps(services, deliverWebhooks));
     const app = await buildApp(appDeps(services));
     closers.unshift(() => workers.stop());
+    await workers.start();
     await app.listen({ port: config.PORT, host: config.HOST });
-    workers.start();
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.PORT;
     const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST;
@@ -103,9 +145,9 @@ export async function startWorkers(config: Config, options: ServerOptions): Prom
   const closers: (() => Promise<void>)[] = [() => services.db.close()];
   try {
     await prepareEmbedded(services, closers);
-    const workers = new Workers(services, { webhooks: true });
+    const workers = new Workers(workerDeps(services, true));
     closers.unshift(() => workers.stop());
-    workers.start();
+    await workers.start();
     return {
       services,
       close: async () => {
@@ -127,9 +169,10 @@ async function prepareEmbedded(services: Services, closers: (() => Promise<void>
     'using the embedded database (PGlite): it is for a single machine and a single process; set DATABASE_URL to use PostgreSQL',
   );
   if (!config.adminSocketPath) return;
+  const deps = adminDeps(services);
   const admin = await serveAdminSocket(config.adminSocketPath, async (input) => {
     const command = parseAdminCommand(input);
-    return typeof command === 'string' ? { ok: false, error: command } : runAdminCommand(services, command);
+    return typeof command === 'string' ? { ok: false, error: command } : runAdminCommand(deps, command);
   });
   closers.unshift(admin.close);
 }

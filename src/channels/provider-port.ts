@@ -3,8 +3,9 @@
  * callback route are its consumers; a provider is one module under src/providers/ and one registry line.
  */
 
-/** A channel a code goes out on. */
-export type Channel = 'sms' | 'call';
+import type { Channel } from '../domain/channel-driver.js';
+
+export type { Channel } from '../domain/channel-driver.js';
 
 /** An SMS to send. */
 export interface OutgoingSms {
@@ -94,6 +95,8 @@ export interface ProviderContext {
   readonly onReceipt: (provider: string, receipt: DeliveryReceipt) => Promise<void>;
   /** `PUBLIC_BASE_URL/callbacks/<name>`, or null when PUBLIC_BASE_URL is unset (the start refuses providers that need it). */
   readonly callbackUrl: string | null;
+  /** Where the `log` provider keeps what it "sent", so a developer can read codes back. */
+  readonly messageLog: MessageLog;
   /** pino-compatible; never give it a code, a secret or a full message text. */
   readonly logger: {
     info(obj: object, msg: string): void;
@@ -132,4 +135,18 @@ export interface ProviderModule<S extends ProviderSettings = ProviderSettings> {
   /** True when it sends HTTP delivery callbacks: PUBLIC_BASE_URL must then be set. */
   readonly callbacks: boolean;
   create(values: SettingValues<S>, context: ProviderContext): Provider;
+}
+
+/** One SMS or call as the `log` provider keeps it. */
+export interface LoggedMessage {
+  readonly verificationId: string;
+  readonly channel: Channel;
+  readonly recipient: string;
+  readonly sender: string;
+  readonly body: string;
+}
+
+/** Storage of what the `log` provider sent (port). */
+export interface MessageLog {
+  record(entry: LoggedMessage): Promise<void>;
 }

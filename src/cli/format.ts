@@ -1,4 +1,4 @@
-import type { AdminCommand } from './admin-commands.js';
+import type { AdminCommand } from '../admin/commands.js';
 
 /** Human-readable output of a command's result (the --json output is the value itself). */
 export function formatResult(command: AdminCommand, value: unknown): string {

@@ -3,17 +3,17 @@ import { loadConfigOrReport, type Config } from '../config.js';
 import { systemClock } from '../domain/ports.js';
 import { cryptoRandom } from '../domain/random.js';
 import { createLogger } from '../logger.js';
-import { startWorkers } from '../server.js';
+import { adminDeps, startWorkers } from '../server.js';
 import { createServices } from '../services.js';
-import { deliveryStatuses } from '../store/webhook-store.js';
+import { deliveryStatuses } from '../domain/webhook-delivery.js';
 import {
   defaultListLimit,
   parseDeliveryStatus,
   runAdminCommand,
   type AdminCommand,
   type AdminResult,
-} from './admin-commands.js';
-import { sendAdminCommand } from './admin-socket.js';
+} from '../admin/commands.js';
+import { sendAdminCommand } from '../admin/socket.js';
 import { formatResult } from './format.js';
 
 const usage = `usage: otp-service <command> [options]
@@ -107,7 +107,7 @@ async function execute(config: Config, command: AdminCommand): Promise<AdminResu
   const logger = createLogger('warn');
   const services = await createServices(config, logger, systemClock, cryptoRandom);
   try {
-    return await runAdminCommand(services, command);
+    return await runAdminCommand(adminDeps(services), command);
   } finally {
     await services.db.close();
   }

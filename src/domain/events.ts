@@ -57,4 +57,9 @@ export interface OutboxEvent {
   readonly payload: WebhookPayload;
   readonly webhookUrl: string | null;
   readonly createdAt: Date;
+  /**
+   * Held for the process that wrote it until then: it makes the first delivery attempt itself, as attempt 1
+   * (see AfterCommit). Null: due at once for any worker (or never, without a webhookUrl).
+   */
+  readonly claimedUntil: Date | null;
 }

@@ -1,35 +1,23 @@
+import type { CommitEffects } from './after-commit.js';
 import type { OutboxEvent } from './events.js';
-import type { LimitDecision, PhoneHistory } from './limits.js';
+import type { PhoneHistory } from './limits.js';
+import type { SendJob } from './send-job.js';
 import type { Verification } from './verification.js';
-
-/** A channel a code goes out on. */
-export type Channel = 'sms' | 'call';
 
 /** What claiming an Idempotency-Key found. */
 export type IdempotencyClaim =
   | { readonly kind: 'claimed' }
   | { readonly kind: 'existing'; readonly fingerprint: string; readonly verificationId: string };
 
-/** A verification to create if the phone limits allow it (see VerificationStore.createIfAllowed). */
-export interface LimitedCreate {
-  readonly verification: Verification;
-  readonly channel: Channel;
-  /** E.164 the code is sent from. */
-  readonly sender: string;
-  /** As in VerificationTx.enqueueSend. */
-  readonly claimedUntil: Date | null;
-  /** The number's history is read from here on (PhoneHistory.latest) ... */
-  readonly lookBackFrom: Date;
-  /** ... and counted from here on (PhoneHistory.countInWindow). */
-  readonly windowFrom: Date;
-  /** The limit rule: given the number's history, may this one be created? */
-  readonly decide: (history: PhoneHistory) => LimitDecision;
-}
-
-/** The writes and locked reads of one verification transaction. */
+/**
+ * One locking transaction, as a transaction script sees it. Reads and locks are awaited; writes are recorded
+ * and made together when the script returns, just before the commit, so that a change, its events and its send
+ * jobs commit together or not at all.
+ */
 export interface VerificationTx {
   /** Serialises creates of one number by one client, across every instance, until the transaction ends. */
   lockPhone(clientId: string, phoneNumber: string): Promise<void>;
+  /** Creation times of the number's verifications by this client, as the limit rule reads them. */
   phoneHistory(clientId: string, phoneNumber: string, lookBackFrom: Date, windowFrom: Date): Promise<PhoneHistory>;
   /**
    * Records that `key` made `verificationId`, unless a record newer than `staleBefore` exists; a concurrent
@@ -43,35 +31,47 @@ export interface VerificationTx {
     now: Date,
     staleBefore: Date,
   ): Promise<IdempotencyClaim>;
-  insert(v: Verification): Promise<void>;
-  /**
-   * Schedules the durable job that sends the code from `sender` (E.164): due at once, or, when the caller
-   * makes the first attempt itself, held for it until `claimedUntil` (that attempt is then attempt 1).
-   */
-  enqueueSend(verificationId: string, channel: Channel, sender: string, now: Date, claimedUntil: Date | null): Promise<void>;
+  /** Forgets a key this transaction claimed, for a request that ends refused. */
+  releaseIdempotencyKey(clientId: string, key: string): Promise<void>;
   /** Reads a verification (of `clientId` when given) and locks it until the transaction ends. */
   findForUpdate(id: string, clientId?: string): Promise<Verification | null>;
-  update(v: Verification): Promise<void>;
-  /** Moves due PENDING verifications to EXPIRED, skipping rows other transactions hold; returns them. */
-  expireDue(now: Date, limit: number): Promise<Verification[]>;
-  recordEvents(events: readonly OutboxEvent[]): Promise<void>;
+  /** PENDING verifications whose time is up, oldest first, locked; rows other transactions hold are skipped. */
+  lockDue(now: Date, limit: number): Promise<Verification[]>;
+  insert(v: Verification): void;
+  /** Writes a verification's new state (one read or locked by this transaction). */
+  update(v: Verification): void;
+  record(events: readonly OutboxEvent[]): void;
+  enqueueSend(job: SendJob, verification: Verification): void;
 }
 
-/** Storage of verifications (port). */
+/** An optimistic transaction: nothing is locked; its one save is made only if nobody changed what was read. */
+export interface OptimisticTx {
+  /** A verification as it is now, or null (another client's is null too). */
+  find(clientId: string, id: string): Promise<Verification | null>;
+  /** Moves `previous` (as read) to `next`, with its events, if it is still as read when the script ends. */
+  save(previous: Verification, next: Verification, events: readonly OutboxEvent[]): void;
+}
+
+/** What a transaction script returned, and what its transaction committed beside the state change. */
+export interface Committed<T> extends CommitEffects {
+  readonly value: T;
+}
+
+/** Storage of verifications (port): transaction runners for the domain's scripts, and reads. */
 export interface VerificationStore {
   /**
-   * Moves a verification from `previous` (as read) to `next` with its events, atomically, unless another
-   * change got there first (optimistic: nothing is locked between the read and this write). True when saved.
+   * Runs `script` in a locking transaction and commits its writes. Concurrent scripts may share one database
+   * transaction (group commit), their reads, locks and writes batched into one statement each; two scripts with
+   * a key in common never share one. A script that throws rolls back only itself.
    */
-  saveIfUnchanged(previous: Verification, next: Verification, events: readonly OutboxEvent[]): Promise<boolean>;
+  transaction<T>(script: (tx: VerificationTx) => Promise<T>, serializeOn?: readonly string[]): Promise<Committed<T>>;
   /**
-   * Creates the verification and its send job if `decide` allows it on the number's history, with the number
-   * locked against concurrent creates on every instance. Concurrent calls may be committed together (group
-   * commit); each is decided in turn, seeing the ones before it.
+   * Runs `script` optimistically: its reads take no lock and its save is made at the end, in one statement
+   * shared with concurrent saves. When the save finds the verification changed meanwhile, the script runs again
+   * on what is there now (at most `rounds` times; the domain bounds how often that can happen).
    */
-  createIfAllowed(create: LimitedCreate): Promise<LimitDecision>;
-  /** Runs `work` in one transaction: all its writes commit together or not at all. */
-  transaction<T>(work: (tx: VerificationTx) => Promise<T>): Promise<T>;
+  optimistic<T>(script: (tx: OptimisticTx) => Promise<T>, rounds: number): Promise<Committed<T>>;
+  /** A client's verification; another client's reads as null. Concurrent reads share one query. */
   find(clientId: string, id: string): Promise<Verification | null>;
   /** Any client's verification, for the workers. */
   findById(id: string): Promise<Verification | null>;

@@ -6,11 +6,6 @@ export type RequestType = 'SEND_SMS' | 'DROPPED_CALL';
 export type VerificationType = 'SMS' | 'DROPPED_CALL';
 export type VerificationStatus = 'PENDING' | 'SUCCESS' | 'FAILED' | 'EXPIRED';
 
-export const typeForRequest: Record<RequestType, VerificationType> = {
-  SEND_SMS: 'SMS',
-  DROPPED_CALL: 'DROPPED_CALL',
-};
-
 /** A verification as stored. */
 export interface Verification {
   readonly id: string;

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Clock } from '../domain/ports.js';
-import type { LoggedMessage, MessageLog } from '../providers/log-providers.js';
+import type { LoggedMessage, MessageLog } from '../channels/provider-port.js';
 import { Batcher } from './batcher.js';
 import type { Database } from './schema.js';
 

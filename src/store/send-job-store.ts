@@ -1,28 +1,11 @@
 import { sql, type Kysely } from 'kysely';
-import type { Channel } from '../domain/verification-store.js';
+import { parseChannel } from '../domain/channel-driver.js';
+import type { SendJob } from '../domain/send-job.js';
 import { Batcher } from './batcher.js';
 import type { Database } from './schema.js';
 
-/** A claimed job to send one verification's code. */
-export interface SendJob {
-  readonly verificationId: string;
-  readonly channel: Channel;
-  /** E.164 the code is sent from. */
-  readonly sender: string;
-  /** Attempts so far, this one included. */
-  readonly attempts: number;
-}
-
-/** The durable queue of codes to send (port of the send worker). */
-export interface SendJobStore {
-  /** Claims due jobs for `leaseMs`: another worker sees them again only if this one dies. */
-  claimDue(now: Date, leaseMs: number, limit: number): Promise<SendJob[]>;
-  complete(verificationId: string, now: Date): Promise<void>;
-  retryAt(verificationId: string, at: Date, error: string, now: Date): Promise<void>;
-  fail(verificationId: string, error: string, now: Date): Promise<void>;
-}
-
-export class SqlSendJobStore implements SendJobStore {
+/** Send jobs in PostgreSQL or PGlite (the send worker's queue). */
+export class SqlSendJobStore {
   /** Completions are frequent and independent: concurrent ones share one statement and one commit. */
   private readonly completions: Batcher<{ verificationId: string; now: Date }>;
 
@@ -57,14 +40,21 @@ export class SqlSendJobStore implements SendJobStore {
           .forUpdate()
           .skipLocked(),
       )
-      .returning(['verification_id', 'channel', 'sender', 'attempts'])
+      .returning(['verification_id', 'channel', 'sender', 'attempts', 'next_attempt_at', 'created_at'])
       .execute();
-    return rows.map((r) => ({
-      verificationId: r.verification_id,
-      channel: r.channel === 'call' ? 'call' : 'sms',
-      sender: r.sender,
-      attempts: r.attempts,
-    }));
+    return rows.map((r) => {
+      const channel = parseChannel(r.channel);
+      // A job keeps the channel it was written with; one no driver knows is an error, never another channel.
+      if (!channel) throw new Error(`send job ${r.verification_id} has unknown channel "${r.channel}"`);
+      return {
+        verificationId: r.verification_id,
+        channel,
+        sender: r.sender,
+        attempts: r.attempts,
+        claimedUntil: r.next_attempt_at,
+        createdAt: r.created_at,
+      };
+    });
   }
 
   complete(verificationId: string, now: Date): Promise<void> {

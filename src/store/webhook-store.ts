@@ -1,111 +1,24 @@
-import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
-import type { ClientSecrets } from '../webhooks/signer.js';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import {
+  deliveryStatuses,
+  type AttemptOutcomeKind,
+  type AttemptRecord,
+  type ClaimedEvent,
+  type EventFilter,
+  type ReplayOutcome,
+  type WebhookAttempt,
+  type WebhookEvent,
+  type WebhookEventWithAttempts,
+} from '../domain/webhook-delivery.js';
 import type { Database, EventsTable, WebhookAttemptsTable } from './schema.js';
 import { Batcher } from './batcher.js';
+import { notifyWorkersSql } from './outbox-rows.js';
 import { isUuid } from './uuid.js';
-
-/** PostgreSQL channel told of new due webhooks, so workers in other processes start at once. */
-export const webhookChannel = 'otp_webhooks';
-
-/** Where an event stands: `none` means it has no destination and is kept as a record only. */
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'none';
-export const deliveryStatuses: readonly DeliveryStatus[] = ['pending', 'delivered', 'failed', 'none'];
-
-/** How an attempt ended; `interrupted` when its worker stopped (crash, lost lease) before it could tell. */
-export type AttemptOutcomeKind = 'delivered' | 'failed' | 'interrupted';
-
-/** An event claimed for one delivery attempt. */
-export interface ClaimedEvent {
-  readonly id: string;
-  readonly clientId: string;
-  readonly verificationId: string;
-  /** The stored payload, untyped (jsonb). */
-  readonly payload: unknown;
-  readonly webhookUrl: string;
-  /** This attempt's number, from 1 over the event's life; it fences the result (see recordAttempt). */
-  readonly attempt: number;
-  /** This attempt's place in the retry schedule, from 1 (counted again from 1 after a replay). */
-  readonly scheduleAttempt: number;
-}
-
-/** The result of one attempt, and what happens next. */
-export interface AttemptRecord {
-  readonly eventId: string;
-  readonly attempt: number;
-  readonly attemptedAt: Date;
-  readonly webhookUrl: string;
-  readonly durationMs: number;
-  readonly statusCode: number | null;
-  readonly error: string | null;
-  readonly next: { readonly kind: 'delivered' } | { readonly kind: 'retry'; readonly at: Date } | { readonly kind: 'failed' };
-}
-
-/** An event with its delivery state, as operators and clients read it. */
-export interface WebhookEvent {
-  readonly id: string;
-  readonly clientId: string;
-  readonly verificationId: string;
-  readonly kind: string;
-  readonly payload: unknown;
-  readonly webhookUrl: string | null;
-  readonly deliveryStatus: DeliveryStatus;
-  readonly attempts: number;
-  /** The next attempt, or while one is in flight the end of its lease; null when none is due. */
-  readonly nextAttemptAt: Date | null;
-  /** Set while an attempt is in flight (or its worker died and the lease has not run out yet). */
-  readonly leaseUntil: Date | null;
-  readonly deliveredAt: Date | null;
-  readonly lastError: string | null;
-  readonly createdAt: Date;
-}
-
-export interface WebhookAttempt {
-  readonly attempt: number;
-  readonly attemptedAt: Date;
-  readonly webhookUrl: string;
-  readonly outcome: AttemptOutcomeKind;
-  readonly statusCode: number | null;
-  readonly error: string | null;
-  readonly durationMs: number | null;
-  readonly nextAttemptAt: Date | null;
-}
-
-export interface WebhookEventWithAttempts extends WebhookEvent {
-  readonly attemptLog: readonly WebhookAttempt[];
-}
-
-export interface EventFilter {
-  readonly status?: DeliveryStatus;
-  readonly verificationId?: string;
-  readonly limit: number;
-}
-
-export type ReplayOutcome =
-  | { readonly kind: 'replayed'; readonly event: WebhookEvent }
-  | { readonly kind: 'not-found' }
-  | { readonly kind: 'no-destination' }
-  | { readonly kind: 'in-flight'; readonly leaseUntil: Date };
-
-/** The outbox as the delivery worker uses it (port). */
-export interface WebhookOutbox {
-  /**
-   * Claims due events for `leaseMs`, skipping rows other workers hold: another worker sees an event again only
-   * when its lease runs out, and then records the lost attempt as interrupted.
-   */
-  claimDue(now: Date, leaseMs: number, limit: number): Promise<ClaimedEvent[]>;
-  /** The webhook secrets of these clients. */
-  secretsFor(clientIds: readonly string[]): Promise<Map<string, ClientSecrets>>;
-  /**
-   * Records an attempt and moves the event on. Returns false when the event was no longer this attempt's
-   * (its lease ran out and another worker took it): the attempt is recorded, the event left alone.
-   */
-  recordAttempt(record: AttemptRecord, now: Date): Promise<boolean>;
-}
 
 const interruptedError = 'interrupted: the delivering worker stopped before the attempt ended';
 
 /** Webhook events, their delivery attempts and operator actions, in PostgreSQL or PGlite. */
-export class SqlWebhookStore implements WebhookOutbox {
+export class SqlWebhookStore {
   constructor(
     private readonly db: Kysely<Database>,
     /** PostgreSQL: NOTIFY `webhookChannel` when an event becomes due, so other processes wake. */
@@ -188,26 +101,6 @@ export class SqlWebhookStore implements WebhookOutbox {
               scheduleAttempt: r.attempts - r.retry_base,
             },
           ],
-    );
-  }
-
-  async secretsFor(clientIds: readonly string[]): Promise<Map<string, ClientSecrets>> {
-    const ids = [...new Set(clientIds)].filter(isUuid);
-    if (ids.length === 0) return new Map();
-    const rows = await this.db
-      .selectFrom('clients')
-      .select(['id', 'webhook_secret', 'previous_webhook_secret', 'previous_webhook_secret_expires_at'])
-      .where('id', 'in', ids)
-      .execute();
-    return new Map(
-      rows.map((r) => [
-        r.id,
-        {
-          current: r.webhook_secret,
-          previous: r.previous_webhook_secret,
-          previousExpiresAt: r.previous_webhook_secret_expires_at,
-        },
-      ]),
     );
   }
 
@@ -312,7 +205,7 @@ export class SqlWebhookStore implements WebhookOutbox {
         .where('id', '=', id)
         .returningAll()
         .executeTakeFirstOrThrow();
-      await notifyWorkers(trx, this.notify);
+      if (this.notify) await notifyWorkersSql().execute(trx);
       return { kind: 'replayed', event: toEvent(updated) };
     });
   }
@@ -334,11 +227,6 @@ export class SqlWebhookStore implements WebhookOutbox {
     }
     return byEvent;
   }
-}
-
-/** Tells workers in every process that an event is due (delivered on commit, dropped on rollback). */
-export async function notifyWorkers(trx: Transaction<Database>, notify: boolean): Promise<void> {
-  if (notify) await sql`SELECT pg_notify(${webhookChannel}, '')`.execute(trx);
 }
 
 function toEvent(r: Selectable<EventsTable>): WebhookEvent {

@@ -1,4 +1,4 @@
-import type { WebhookAttempt, WebhookEvent, WebhookEventWithAttempts } from '../store/webhook-store.js';
+import type { WebhookAttempt, WebhookEvent, WebhookEventWithAttempts } from '../domain/webhook-delivery.js';
 
 /** One attempt as operators and clients read it (JSON). */
 export interface AttemptView {

@@ -1,9 +1,11 @@
 import type { Logger } from 'pino';
 import type { OutboxEvent } from '../domain/events.js';
 import type { Clock, Random } from '../domain/ports.js';
-import type { AttemptRecord, ClaimedEvent, WebhookOutbox } from '../store/webhook-store.js';
+import type { AttemptRecord, ClaimedEvent } from '../domain/webhook-delivery.js';
 import type { WebhookHttpClient } from './guarded-client.js';
+import type { WebhookOutbox, WebhookSecrets } from './outbox.js';
 import { parseStoredPayload, serializePayload } from './payload.js';
+import { PeriodicTask } from '../jobs/periodic-task.js';
 import { decideRetry, type AttemptResult } from './retry-policy.js';
 import { activeSecrets, signedHeaders, type ClientSecrets } from './signer.js';
 
@@ -19,10 +21,10 @@ export interface DeliveryWorkerDeps {
   readonly clock: Clock;
   readonly random: Random;
   readonly logger: Logger;
-  /** Called when deliveries end and free slots, so the next due events are claimed at once. */
-  readonly onSlotFree?: () => void;
-  /** A client's signing secrets without a database read (cached), for deliveries started by deliverNow. */
-  readonly secretsOf?: (clientId: string) => Promise<ClientSecrets | null>;
+  /** A client's signing secrets, without a database read (cached). */
+  readonly secretsOf: WebhookSecrets;
+  /** How often it looks for due events when nothing wakes it (WEBHOOK_POLL_INTERVAL_MS). */
+  readonly pollIntervalMs: number;
 }
 
 /** Resolution of the random number the retry jitter is drawn from. */
@@ -34,8 +36,26 @@ const randomSteps = 1_000_000;
  */
 export class DeliveryWorker {
   private readonly inFlight = new Set<Promise<void>>();
+  /**
+   * Claims due events: woken by this process's commits of due events, by NOTIFY from other processes and by a
+   * delivery freeing slots; the poll only catches retries falling due and anything a lost notification missed.
+   */
+  private readonly task: PeriodicTask;
 
-  constructor(private readonly deps: DeliveryWorkerDeps) {}
+  constructor(private readonly deps: DeliveryWorkerDeps) {
+    this.task = new PeriodicTask('webhooks', deps.pollIntervalMs, () => this.runOnce(), (name, err) =>
+      deps.logger.error({ err, task: name }, 'background task failed'),
+    );
+  }
+
+  start(): void {
+    this.task.start();
+  }
+
+  /** Events fell due: claim them now rather than at the next poll. */
+  wake(): void {
+    this.task.wake();
+  }
 
   /** Claims and starts due deliveries; true when every free slot was filled (there may be more). */
   async runOnce(): Promise<boolean> {
@@ -44,25 +64,19 @@ export class DeliveryWorker {
     if (room <= 0) return false;
     const events = await deps.outbox.claimDue(deps.clock.now(), deps.leaseMs, room);
     if (events.length === 0) return false;
-    const secrets = await deps.outbox.secretsFor(events.map((e) => e.clientId)).catch((err: unknown) => {
-      deps.logger.error({ err }, 'could not read webhook secrets; the claimed events come back after their lease');
-      return null;
-    });
-    if (!secrets) return false;
-    for (const event of events) this.start(event, secrets.get(event.clientId) ?? null);
+    for (const event of events) this.startWithSecrets(event);
     return events.length === room;
   }
 
   /**
-   * Starts the first attempt of events this process has just committed, written already claimed by it
-   * (see OutboxHooks.deliverOnCommit): no claim query, and the secrets come from the client cache. These
-   * start even when every slot is taken: they arrive no faster than the requests that made them.
+   * Starts the first attempt of events this process has just committed, written already claimed by it (see
+   * AfterCommit): no claim query. These start even when every slot is taken: they arrive no faster than the
+   * commits that made them.
    */
   deliverNow(events: readonly OutboxEvent[]): void {
-    const { deps } = this;
     for (const e of events) {
       if (!e.webhookUrl) continue;
-      const claimed: ClaimedEvent = {
+      this.startWithSecrets({
         id: e.id,
         clientId: e.clientId,
         verificationId: e.verificationId,
@@ -70,12 +84,7 @@ export class DeliveryWorker {
         webhookUrl: e.webhookUrl,
         attempt: 1,
         scheduleAttempt: 1,
-      };
-      const secrets = deps.secretsOf ? deps.secretsOf(e.clientId) : deps.outbox.secretsFor([e.clientId]).then((m) => m.get(e.clientId) ?? null);
-      secrets.then(
-        (s) => this.start(claimed, s),
-        (err: unknown) => deps.logger.error({ err, eventId: e.id }, 'could not read webhook secrets; the event comes back after its lease'),
-      );
+      });
     }
   }
 
@@ -84,8 +93,9 @@ export class DeliveryWorker {
     while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
   }
 
-  /** Waits for deliveries in flight (each ends within the HTTP timeout), then closes the HTTP client. */
+  /** Stops claiming, waits for deliveries in flight (each ends within the HTTP timeout), closes the HTTP client. */
   async close(): Promise<void> {
+    await this.task.stop();
     await this.idle();
     await this.deps.http.close();
   }
@@ -95,17 +105,20 @@ export class DeliveryWorker {
     return this.inFlight.size;
   }
 
-  private start(event: ClaimedEvent, secrets: ClientSecrets | null): void {
-    const delivery: Promise<void> = this.deliver(event, secrets)
+  /** Starts one attempt: it counts as in flight from here, its secrets' lookup included. */
+  private startWithSecrets(event: ClaimedEvent): void {
+    const delivery: Promise<void> = this.deps
+      .secretsOf(event.clientId)
+      .then((secrets) => this.deliver(event, secrets))
       .catch((err: unknown) => {
         // The event keeps its lease and comes back when it runs out, recorded as interrupted.
-        this.deps.logger.error({ err, eventId: event.id, attempt: event.attempt }, 'webhook attempt could not be recorded');
+        this.deps.logger.error({ err, eventId: event.id, attempt: event.attempt }, 'webhook attempt could not be made or recorded');
       })
       .finally(() => {
         this.inFlight.delete(delivery);
-        // Claims come in batches: wake when a quarter of the slots is free (or all are), not for each one.
+        // Claims come in batches: claim again when a quarter of the slots is free (or all are), not for each one.
         const free = this.deps.concurrency - this.inFlight.size;
-        if (free >= Math.max(1, Math.floor(this.deps.concurrency / 4)) || this.inFlight.size === 0) this.deps.onSlotFree?.();
+        if (free >= Math.max(1, Math.floor(this.deps.concurrency / 4)) || this.inFlight.size === 0) this.task.wake();
       });
     this.inFlight.add(delivery);
   }

@@ -6,7 +6,6 @@ import {
   decideVerify,
   effectiveStatus,
   numericCode,
-  typeForRequest,
   type Verification,
 } from '../../src/domain/verification.js';
 
@@ -34,10 +33,6 @@ function pending(overrides: Partial<Verification> = {}): Verification {
 }
 
 describe('the verification state machine (contract 3.4)', () => {
-  it('maps request types to record types', () => {
-    assert.deepEqual(typeForRequest, { SEND_SMS: 'SMS', DROPPED_CALL: 'DROPPED_CALL' });
-  });
-
   it('moves PENDING to SUCCESS on the right code in time, counting the attempt', () => {
     const d = decideVerify(pending(), '123456', at(1000), 5);
     assert.equal(d.kind, 'success');

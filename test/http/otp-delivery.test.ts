@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
-import type { CallPlacer, SendResult, SmsMessage, SmsSender } from '../../src/domain/channels.js';
+import type { Outgoing, Provider, SendResult } from '../../src/channels/provider-port.js';
+import { ChannelRegistry } from '../../src/channels/registry.js';
+import { parseE164 } from '../../src/domain/phone.js';
 import { SendWorker } from '../../src/jobs/send-worker.js';
-import { LogCallPlacer } from '../../src/providers/log-providers.js';
+import { sendLeaseMs } from '../../src/services.js';
 import { SqlSendJobStore } from '../../src/store/send-job-store.js';
 import { createVerification, e164Of, eventKinds, expectV1Error, type RecordBody } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
@@ -13,14 +15,18 @@ import { createHarness, type Harness } from '../support/harness.js';
  * A stand-in for an SMS gateway (none can run locally): it answers for the verifications it is told to,
  * and accepts every other message without recording it.
  */
-class ScriptedSms implements SmsSender {
+class ScriptedSms implements Provider {
   readonly name = 'scripted';
+  readonly channels = ['sms'] as const;
   readonly attempts = new Map<string, number>();
   constructor(private readonly script: Map<string, (attempt: number) => SendResult>) {}
 
-  async send(message: SmsMessage): Promise<SendResult> {
+  start = async () => undefined;
+  stop = async () => undefined;
+
+  async send(message: Outgoing): Promise<SendResult> {
     const answer = this.script.get(message.verificationId);
-    if (!answer) return { ok: true, providerId: 'ignored' };
+    if (!answer) return { kind: 'accepted', messageId: 'ignored' };
     const attempt = (this.attempts.get(message.verificationId) ?? 0) + 1;
     this.attempts.set(message.verificationId, attempt);
     return answer(attempt);
@@ -34,7 +40,8 @@ const retryDelays = [firstDelay, secondDelay];
 forEachDatabase('sending codes', (kind) => {
   let h: Harness;
   before(async () => {
-    h = await createHarness(kind, { env: { SEND_RETRY_DELAYS: retryDelays.join(','), OTP_TTL_SECONDS: '600' } });
+    // The queue path: the tests run the send worker by hand.
+    h = await createHarness(kind, { env: { SEND_RETRY_DELAYS: retryDelays.join(','), OTP_TTL_SECONDS: '600' }, queuePath: true });
   });
   after(() => h.close());
 
@@ -42,14 +49,19 @@ forEachDatabase('sending codes', (kind) => {
   const jobOf = (id: string) =>
     h.services.db.db.selectFrom('send_jobs').selectAll().where('verification_id', '=', id).executeTakeFirstOrThrow();
 
-  function workerWith(sms: SmsSender, calls: CallPlacer = new LogCallPlacer(h.services.messages, pino({ level: 'silent' }))) {
+  function workerWith(sms: Provider) {
+    const smsSender = parseE164(h.config.SMS_SENDER_NUMBER);
+    assert.ok(smsSender);
+    const channels = new ChannelRegistry({ smsSender, codeLength: h.config.OTP_LENGTH, callerIdRanges: h.config.CALLER_ID_RANGES });
     return new SendWorker({
       jobs: new SqlSendJobStore(h.services.db.db),
-      verifications: h.services.verificationStore,
-      service: h.services.verifications,
-      sms,
-      calls,
+      findVerification: (id) => h.services.verificationStore.findById(id),
+      deliveryFailed: (id) => h.services.verifications.failDelivery(id),
+      outgoing: (channel, v, from, sendId) => channels.forChannel(channel).outgoing(v, from, sendId),
+      providers: (channel) => (channel === 'sms' ? [sms] : h.services.providers.forChannel(channel)),
       retryDelays: h.config.SEND_RETRY_DELAYS,
+      leaseMs: sendLeaseMs,
+      providerTimeoutMs: h.config.PROVIDER_TIMEOUT_MS,
       clock: h.clock,
       logger: pino({ level: 'silent' }),
     });
@@ -100,7 +112,7 @@ forEachDatabase('sending codes', (kind) => {
 
     it('retries a transient failure and then delivers, leaving the verification PENDING', async () => {
       const { token, v } = await fresh();
-      const sms = new ScriptedSms(new Map([[v.id, (n: number) => (n === 1 ? { ok: false, permanent: false, reason: 'gateway 503' } : { ok: true, providerId: 'p-1' })]]));
+      const sms = new ScriptedSms(new Map([[v.id, (n: number) => (n === 1 ? { kind: 'transient', reason: 'gateway 503' } : { kind: 'accepted', messageId: 'p-1' })]]));
       const worker = workerWith(sms);
       await worker.runOnce();
       assert.equal(sms.attempts.get(v.id), 1);
@@ -118,7 +130,7 @@ forEachDatabase('sending codes', (kind) => {
   describe('error', () => {
     it('fails the verification at once on a permanent provider failure, with one failed event', async () => {
       const { token, v } = await fresh();
-      const sms = new ScriptedSms(new Map([[v.id, () => ({ ok: false, permanent: true, reason: 'number unreachable' })]]));
+      const sms = new ScriptedSms(new Map([[v.id, () => ({ kind: 'permanent', reason: 'number unreachable' })]]));
       await workerWith(sms).runOnce();
       assert.equal(sms.attempts.get(v.id), 1);
       const job = await jobOf(v.id);
@@ -133,7 +145,7 @@ forEachDatabase('sending codes', (kind) => {
 
     it('retries transient failures after each of SEND_RETRY_DELAYS, then fails the verification', async () => {
       const { token, v } = await fresh();
-      const sms = new ScriptedSms(new Map([[v.id, () => ({ ok: false, permanent: false, reason: 'timeout' })]]));
+      const sms = new ScriptedSms(new Map([[v.id, () => ({ kind: 'transient', reason: 'timeout' })]]));
       const worker = workerWith(sms);
       await worker.runOnce();
       assert.equal(sms.attempts.get(v.id), 1);
@@ -178,7 +190,7 @@ forEachDatabase('sending codes', (kind) => {
 
     it('does not fail a verification that was verified while its send was failing', async () => {
       const { token, v } = await fresh();
-      const sms = new ScriptedSms(new Map([[v.id, () => ({ ok: false, permanent: true, reason: 'late failure' })]]));
+      const sms = new ScriptedSms(new Map([[v.id, () => ({ kind: 'permanent', reason: 'late failure' })]]));
       assert.equal((await h.call('POST', '/v1/otp/verify', token, { id: v.id, otp: v.otp })).statusCode, 200);
       await workerWith(sms).runOnce();
       assert.equal((await h.call('GET', `/v1/otp/${v.id}`, token)).json().data.status, 'SUCCESS');

@@ -5,8 +5,7 @@ import { VerificationService } from '../../src/domain/verification-service.js';
 import type { VerificationStore, VerificationTx } from '../../src/domain/verification-store.js';
 import { cryptoRandom } from '../../src/domain/random.js';
 import type { ClientCredentials } from '../../src/oauth/client-service.js';
-import { pickCallerId } from '../../src/providers/caller-id.js';
-import { idempotencySeconds } from '../../src/services.js';
+import { ChannelRegistry } from '../../src/channels/registry.js';
 import { createVerification, detailFields, eventKinds, expectV1Error, isoMillis, type RecordBody } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
@@ -277,40 +276,46 @@ forEachDatabase('fetch and verify', (kind) => {
         .where('verification_id', '=', other.id)
         .executeTakeFirstOrThrow();
       const store: VerificationStore = {
-        createIfAllowed: (create) => inner.createIfAllowed(create),
-        saveIfUnchanged: (previous, next, events) =>
-          inner.saveIfUnchanged(previous, next, events.map((e) => ({ ...e, id: taken.id }))),
-        transaction: (work) =>
+        transaction: (script, keys) =>
           inner.transaction((tx) => {
             const broken: VerificationTx = Object.assign(Object.create(tx) as VerificationTx, {
-              recordEvents: async () => {
+              record: () => {
                 throw new Error('outbox unavailable');
               },
             });
-            return work(broken);
-          }),
+            return script(broken);
+          }, keys),
+        optimistic: (script, rounds) =>
+          inner.optimistic(
+            (tx) =>
+              script({
+                find: (clientId, id) => tx.find(clientId, id),
+                save: (previous, next, events) => tx.save(previous, next, events.map((e) => ({ ...e, id: taken.id }))),
+              }),
+            rounds,
+          ),
         find: (clientId, id) => inner.find(clientId, id),
         findById: (id) => inner.findById(id),
       };
       const smsSender = parseE164(h.config.SMS_SENDER_NUMBER);
       assert.ok(smsSender);
-      return new VerificationService(
+      const channels = new ChannelRegistry({ smsSender, codeLength: h.config.OTP_LENGTH, callerIdRanges: h.config.CALLER_ID_RANGES });
+      return new VerificationService({
         store,
-        {
+        policy: {
           ttlSeconds: h.config.OTP_TTL_SECONDS,
-          codeLength: h.config.OTP_LENGTH,
           maxAttempts: h.config.OTP_MAX_ATTEMPTS,
           phoneLimit: {
             count: h.config.PHONE_LIMIT_COUNT,
             windowSeconds: h.config.PHONE_LIMIT_WINDOW_SECONDS,
             cooldownSeconds: h.config.PHONE_COOLDOWN_SECONDS,
           },
-          idempotencySeconds,
         },
-        { smsSender, pickCallerId: (r) => pickCallerId(h.config.CALLER_ID_RANGES, r) },
-        h.clock,
-        cryptoRandom,
-      );
+        channels: (type) => channels.forRequest(type),
+        afterCommit: h.services.dispatcher,
+        clock: h.clock,
+        random: cryptoRandom,
+      });
     }
 
     it('leaves a verification PENDING when its success event cannot be written', async () => {

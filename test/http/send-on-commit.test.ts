@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { sendLeaseMs } from '../../src/jobs/send-worker.js';
+import { sendLeaseMs } from '../../src/services.js';
 import { createVerification, eventually } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
@@ -9,12 +9,9 @@ import { createHarness, type Harness } from '../support/harness.js';
 forEachDatabase('sending on commit', (kind) => {
   let h: Harness;
   before(async () => {
-    h = await createHarness(kind, { sendOnCommit: true });
+    h = await createHarness(kind);
   });
-  after(async () => {
-    await h.services.sendWorker.drain();
-    await h.close();
-  });
+  after(() => h.close());
 
   const jobOf = (id: string) =>
     h.services.db.db.selectFrom('send_jobs').selectAll().where('verification_id', '=', id).executeTakeFirstOrThrow();
@@ -37,7 +34,7 @@ forEachDatabase('sending on commit', (kind) => {
   it('leaves the job due for any worker once the claim runs out, should the process die before sending', async () => {
     const token = await h.token();
     const v = await createVerification(h, token, { type: 'DROPPED_CALL' });
-    await h.services.sendWorker.drain();
+    await h.services.sendWorker.idle();
     // What a process that died after the commit leaves behind: the job still pending, claimed until the lease ends.
     await h.services.db.db.updateTable('send_jobs').set({ status: 'pending' }).where('verification_id', '=', v.id).execute();
     h.clock.advance(sendLeaseMs - 1);

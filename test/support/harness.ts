@@ -32,10 +32,11 @@ export interface Harness {
 export interface HarnessOptions {
   readonly env?: Record<string, string>;
   readonly random?: Random;
-  /** Send codes right after the commit, as the server does; off by default so tests run the send worker by hand. */
-  readonly sendOnCommit?: boolean;
-  /** Deliver a verify's webhook right after the commit, as the server does; off by default (workers claim). */
-  readonly deliverOnCommit?: boolean;
+  /**
+   * Leave committed work due in the queues for the workers to claim (tests then run them by hand). By default,
+   * as in the server, this process's workers take what it commits: codes are sent and webhooks delivered at once.
+   */
+  readonly queuePath?: boolean;
   /** The clock to run on (webhook tests start it at the real time: receivers check signature timestamps). */
   readonly clock?: TestClock;
 }
@@ -55,9 +56,9 @@ export async function createHarness(kind: DbKind, options: HarnessOptions = {}):
   const dump = kind === 'pglite' ? await pgliteTemplate() : undefined;
   const services = await createServices(config, logger, clock, options.random ?? cryptoRandom, {
     ...(dump && { pgliteDump: dump }),
-    sendOnCommit: options.sendOnCommit ?? false,
-    deliverOnCommit: options.deliverOnCommit ?? false,
   });
+  // The workers' polling tasks are not started (tests drive them by hand), but what commits is started at once.
+  if (!options.queuePath) services.dispatcher.connect({ sends: services.sendWorker, events: services.webhookWorker });
   const app = await buildApp(appDeps(services));
   const client = (scopes: readonly Scope[] = allScopes) => services.clients.create('test client', scopes);
   const harness: Harness = {
@@ -90,6 +91,8 @@ export async function createHarness(kind: DbKind, options: HarnessOptions = {}):
     },
     async close() {
       await app.close();
+      services.dispatcher.disconnect();
+      await services.sendWorker.stop();
       await services.webhookWorker.close();
       await services.db.close();
       await database.drop();

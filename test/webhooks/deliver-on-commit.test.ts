@@ -16,7 +16,7 @@ forEachDatabase('webhooks delivered on commit', (kind) => {
   const held: http.ServerResponse[] = [];
   let hold = false;
   before(async () => {
-    h = await createHarness(kind, { env: webhookEnv, clock: new TestClock(Date.now()), deliverOnCommit: true });
+    h = await createHarness(kind, { env: webhookEnv, clock: new TestClock(Date.now()) });
     client = await h.client();
     token = await h.token(undefined, client);
     receiver = await startReceiver((_req, res) => {

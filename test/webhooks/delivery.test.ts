@@ -2,9 +2,10 @@ import assert from 'node:assert/strict';
 import type http from 'node:http';
 import { after, before, it } from 'node:test';
 import { sql } from 'kysely';
-import { runAdminCommand } from '../../src/cli/admin-commands.js';
+import { runAdminCommand } from '../../src/admin/commands.js';
+import { adminDeps } from '../../src/server.js';
 import type { ClientCredentials } from '../../src/oauth/client-service.js';
-import type { WebhookEventWithAttempts } from '../../src/store/webhook-store.js';
+import type { WebhookEventWithAttempts } from '../../src/domain/webhook-delivery.js';
 import { TestClock } from '../support/clock.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
@@ -148,9 +149,9 @@ forEachDatabase('webhook delivery', (kind) => {
     const inFlight = await onlyEvent(slowOne.id);
     assert.equal(inFlight.deliveryStatus, 'pending');
     assert.ok(inFlight.leaseUntil, 'the slow one is still in flight');
-    const listed = await runAdminCommand(h.services, { name: 'webhooks.list', status: 'pending', verificationId: slowOne.id, limit: 10 });
+    const listed = await runAdminCommand(adminDeps(h.services), { name: 'webhooks.list', status: 'pending', verificationId: slowOne.id, limit: 10 });
     assert.deepEqual(listed.ok && (listed.value as { inFlight: boolean }[]).map((e) => e.inFlight), [true]);
-    const replayWhileInFlight = await runAdminCommand(h.services, { name: 'webhooks.replay', id: inFlight.id });
+    const replayWhileInFlight = await runAdminCommand(adminDeps(h.services), { name: 'webhooks.replay', id: inFlight.id });
     assert.equal(replayWhileInFlight.ok, false);
     assert.match(replayWhileInFlight.ok ? '' : replayWhileInFlight.error, /being delivered now/);
     release();
@@ -221,7 +222,7 @@ forEachDatabase('webhook delivery', (kind) => {
     const c = await h.client();
     const t = await h.token(undefined, c);
     const r = await receiver();
-    const rotated = await runAdminCommand(h.services, { name: 'clients.rotate-webhook-secret', id: c.clientId });
+    const rotated = await runAdminCommand(adminDeps(h.services), { name: 'clients.rotate-webhook-secret', id: c.clientId });
     assert.ok(rotated.ok);
     const newSecret = (rotated.value as { webhookSecret: string }).webhookSecret;
     assert.notEqual(newSecret, c.webhookSecret);
@@ -237,6 +238,8 @@ forEachDatabase('webhook delivery', (kind) => {
     await sql`UPDATE clients SET previous_webhook_secret_expires_at = ${new Date(h.clock.now().getTime() - 1000)} WHERE id = ${c.clientId}`.execute(
       h.services.db.db,
     );
+    // Secrets come from the client directory's cache; a change made behind the service's back is read on its next load.
+    h.services.clientDirectory.forget(c.clientId);
     await succeedVerification(h, t, r.url);
     await deliverDue(h);
     const afterOverlap = r.requests[1];
@@ -382,10 +385,10 @@ forEachDatabase('webhook retries run out', (kind) => {
     assert.equal(event.attemptLog.at(-1)?.nextAttemptAt, null);
     assert.equal(new Set(r.requests.map((q) => q.headers['webhook-id'])).size, 1);
 
-    const failed = await runAdminCommand(h.services, { name: 'webhooks.list', status: 'failed', verificationId: null, limit: 100 });
+    const failed = await runAdminCommand(adminDeps(h.services), { name: 'webhooks.list', status: 'failed', verificationId: null, limit: 100 });
     assert.ok(failed.ok);
     assert.ok((failed.value as { id: string }[]).some((e) => e.id === event.id));
-    const shown = await runAdminCommand(h.services, { name: 'webhooks.show', id: event.id });
+    const shown = await runAdminCommand(adminDeps(h.services), { name: 'webhooks.show', id: event.id });
     assert.ok(shown.ok);
     const detail = shown.value as { attempts: unknown[]; deliveryStatus: string; payload: unknown };
     assert.equal(detail.attempts.length, retries + 1);
@@ -393,7 +396,7 @@ forEachDatabase('webhook retries run out', (kind) => {
     assert.equal(JSON.stringify(detail).includes('whsec_'), false);
 
     healthy = true;
-    const replayed = await runAdminCommand(h.services, { name: 'webhooks.replay', id: event.id });
+    const replayed = await runAdminCommand(adminDeps(h.services), { name: 'webhooks.replay', id: event.id });
     assert.ok(replayed.ok, replayed.ok ? '' : replayed.error);
     assert.equal((replayed.value as { deliveryStatus: string }).deliveryStatus, 'pending');
     await deliverDue(h);
@@ -404,15 +407,15 @@ forEachDatabase('webhook retries run out', (kind) => {
     verifySignature(client.webhookSecret, r.requests.at(-1) ?? r.requests[0] ?? assert.fail());
 
     // A replay of a delivered event sends it once more, with a fresh schedule.
-    const again = await runAdminCommand(h.services, { name: 'webhooks.replay', id: event.id });
+    const again = await runAdminCommand(adminDeps(h.services), { name: 'webhooks.replay', id: event.id });
     assert.ok(again.ok);
     await deliverDue(h);
     assert.equal((await onlyEvent(id)).attempts, retries + 3);
     assert.equal(r.requests.length, retries + 3);
 
-    const unknown = await runAdminCommand(h.services, { name: 'webhooks.replay', id: '00000000-0000-4000-8000-000000000000' });
+    const unknown = await runAdminCommand(adminDeps(h.services), { name: 'webhooks.replay', id: '00000000-0000-4000-8000-000000000000' });
     assert.equal(unknown.ok, false);
-    const notUuid = await runAdminCommand(h.services, { name: 'webhooks.show', id: 'nope' });
+    const notUuid = await runAdminCommand(adminDeps(h.services), { name: 'webhooks.show', id: 'nope' });
     assert.equal(notUuid.ok, false);
   });
 

@@ -7,6 +7,7 @@ import { loadConfig } from '../../src/config.js';
 import type { OutboxEvent } from '../../src/domain/events.js';
 import { cryptoRandom } from '../../src/domain/random.js';
 import { Workers } from '../../src/jobs/workers.js';
+import { workerDeps } from '../../src/server.js';
 import type { ClientCredentials } from '../../src/oauth/client-service.js';
 import { createServices, type Services } from '../../src/services.js';
 import { SqlWebhookStore } from '../../src/store/webhook-store.js';
@@ -43,6 +44,7 @@ function outboxEvents(clientId: string, url: string, count: number, at: Date): O
       },
       webhookUrl: url,
       createdAt: at,
+      claimedUntil: null,
     };
   });
 }
@@ -85,7 +87,7 @@ forEachDatabase('webhook workers', (kind) => {
     });
     const total = 60;
     const events = outboxEvents(client.clientId, r.url, total, h.clock.now());
-    await h.services.verificationStore.transaction((tx) => tx.recordEvents(events));
+    await h.services.verificationStore.transaction(async (tx) => tx.record(events));
     // On PostgreSQL the second worker is another instance with its own connections; PGlite is one process.
     const otherStore = kind === 'postgres' ? (await secondInstance()).webhooks : new SqlWebhookStore(h.services.db.db, false);
     const workerOf = (outbox: SqlWebhookStore) => {
@@ -97,9 +99,11 @@ forEachDatabase('webhook workers', (kind) => {
         retryDelays: [5],
         leaseMs: 30_000,
         concurrency: 7,
+        pollIntervalMs: 1000,
         clock: h.clock,
         random: cryptoRandom,
         logger: silent,
+        secretsOf: async () => ({ current: client.webhookSecret, previous: null, previousExpiresAt: null }),
       });
     };
     const workers = [workerOf(h.services.webhooks), workerOf(otherStore)];
@@ -134,7 +138,7 @@ forEachDatabase('webhook workers', (kind) => {
     const store = h.services.webhooks;
     const [event] = outboxEvents(client.clientId, 'http://127.0.0.1:9/never', 1, h.clock.now());
     assert.ok(event);
-    await h.services.verificationStore.transaction((tx) => tx.recordEvents([event]));
+    await h.services.verificationStore.transaction(async (tx) => tx.record([event]));
     const claim = async () => (await store.claimDue(h.clock.now(), 1000, 100)).filter((e) => e.id === event.id);
     const [first] = await claim();
     assert.equal(first?.attempt, 1);
@@ -193,8 +197,8 @@ forEachDatabase('webhook workers', (kind) => {
     const services = kind === 'postgres' ? await secondInstance({ WEBHOOK_POLL_INTERVAL_MS: '600000' }) : null;
     // PGlite: the harness's own services, woken in-process by the commit.
     const target = services ?? h.services;
-    const workers = new Workers(target, { webhooks: true });
-    workers.start();
+    const workers = new Workers(workerDeps(target, true));
+    await workers.start();
     closers.push(() => workers.stop());
     const r = await receiver();
     const token = await h.token(undefined, client);

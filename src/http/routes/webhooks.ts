@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { VerificationService } from '../../domain/verification-service.js';
-import type { WebhookEventWithAttempts } from '../../store/webhook-store.js';
+import type { WebhookEventWithAttempts } from '../../domain/webhook-delivery.js';
 import { eventDetailView } from '../../webhooks/delivery-log.js';
 import { grantOf } from '../auth-hook.js';
 import { sendError } from '../envelope.js';

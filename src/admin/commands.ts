@@ -1,7 +1,18 @@
 import { isScope, knownScopes, type Scope } from '../domain/scopes.js';
-import type { Services } from '../services.js';
-import { deliveryStatuses, type DeliveryStatus } from '../store/webhook-store.js';
+import { deliveryStatuses, type DeliveryStatus } from '../domain/webhook-delivery.js';
+import type { ClientService } from '../oauth/client-service.js';
+import type { SqlWebhookStore } from '../store/webhook-store.js';
 import { eventDetailView, eventView } from '../webhooks/delivery-log.js';
+import type { Clock } from '../domain/ports.js';
+
+/** What the operator commands use. */
+export interface AdminDeps {
+  readonly clients: ClientService;
+  readonly webhooks: Pick<SqlWebhookStore, 'list' | 'show' | 'replay'>;
+  readonly clock: Clock;
+  /** Events were made due by a replay: wake this process's delivery worker (others hear the NOTIFY or poll). */
+  readonly eventsDue: () => void;
+}
 
 /** An operator command, as the CLI parsed it; run in the CLI or, on the embedded database, in the server. */
 export type AdminCommand =
@@ -64,8 +75,8 @@ export function parseDeliveryStatus(raw: string): DeliveryStatus | undefined {
   return deliveryStatuses.find((s) => s === raw);
 }
 
-export async function runAdminCommand(services: Services, command: AdminCommand): Promise<AdminResult> {
-  const { clients, webhooks, clock } = services;
+export async function runAdminCommand(deps: AdminDeps, command: AdminCommand): Promise<AdminResult> {
+  const { clients, webhooks, clock } = deps;
   const found = (value: unknown, id: string): AdminResult =>
     value ? { ok: true, value } : { ok: false, error: `no client ${id}` };
   switch (command.name) {
@@ -104,8 +115,7 @@ export async function runAdminCommand(services: Services, command: AdminCommand)
       const outcome = await webhooks.replay(command.id, now);
       switch (outcome.kind) {
         case 'replayed':
-          // This process's worker, if it runs one; others hear the NOTIFY (PostgreSQL) or poll.
-          services.wake.webhooks();
+          deps.eventsDue();
           return { ok: true, value: eventView(outcome.event, now) };
         case 'not-found':
           return { ok: false, error: `no event ${command.id}` };

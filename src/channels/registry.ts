@@ -1,0 +1,45 @@
+import type { Channel, ChannelDriver } from '../domain/channel-driver.js';
+import type { PhoneNumber } from '../domain/phone.js';
+import type { RequestType, Verification } from '../domain/verification.js';
+import type { CallerIdRange } from '../providers/caller-id.js';
+import { DroppedCallDriver } from './dropped-call.js';
+import type { Outgoing } from './provider-port.js';
+import { SmsDriver } from './sms.js';
+
+/** What the send worker needs of a driver: the message or call its channel carries for a verification. */
+export interface SendingDriver {
+  readonly channel: Channel;
+  /** The provider's input for sending `v`'s code from `from` (E.164), under our id `sendId`. */
+  outgoing(v: Verification, from: string, sendId: string): Outgoing;
+}
+
+export interface ChannelSettings {
+  readonly smsSender: PhoneNumber;
+  readonly codeLength: number;
+  readonly callerIdRanges: readonly CallerIdRange[];
+}
+
+/** One driver per verification type: a new channel is one driver and one line here. */
+export class ChannelRegistry {
+  private readonly drivers: readonly (ChannelDriver & SendingDriver)[];
+
+  constructor(settings: ChannelSettings) {
+    this.drivers = [new SmsDriver(settings.smsSender, settings.codeLength), new DroppedCallDriver(settings.callerIdRanges)];
+  }
+
+  /** The driver of a create request's type. */
+  forRequest(type: RequestType): ChannelDriver {
+    return this.find((d) => d.requestType === type, `request type ${type}`);
+  }
+
+  /** The driver a stored send job's channel names; an unknown channel is an error, never another channel. */
+  forChannel(channel: Channel): SendingDriver {
+    return this.find((d) => d.channel === channel, `channel ${channel}`);
+  }
+
+  private find(match: (d: ChannelDriver & SendingDriver) => boolean, what: string): ChannelDriver & SendingDriver {
+    const driver = this.drivers.find(match);
+    if (!driver) throw new Error(`no channel driver for ${what}`);
+    return driver;
+  }
+}

@@ -1,0 +1,27 @@
+import type { PhoneNumber } from './phone.js';
+import type { Random } from './ports.js';
+import type { RequestType, VerificationType } from './verification.js';
+
+/** A channel a code goes out on. */
+export type Channel = 'sms' | 'call';
+
+export const channels: readonly Channel[] = ['sms', 'call'];
+
+/** A channel by its stored name; null for a name no driver knows (a stored job with it is an error, never SMS). */
+export function parseChannel(raw: string): Channel | null {
+  return channels.find((c) => c === raw) ?? null;
+}
+
+/**
+ * What one verification type needs of its channel (port; the drivers live in src/channels/): the type a create
+ * asks for, the channel that carries it, and how its code and the number the user is contacted from are made.
+ */
+export interface ChannelDriver {
+  /** The `type` of a create request (seed 4.2). */
+  readonly requestType: RequestType;
+  /** The `type` of the record (contract 3.4). */
+  readonly type: VerificationType;
+  readonly channel: Channel;
+  /** A fresh code, and the number it is sent from (for a dropped call the caller id ends with the code). */
+  newCode(random: Random): { readonly otp: string; readonly from: PhoneNumber };
+}

@@ -1,0 +1,56 @@
+import type { Channel } from '../domain/channel-driver.js';
+import type { Provider, ProviderContext, ProviderModule } from '../channels/provider-port.js';
+import { logProvider } from './log.js';
+
+/** Every provider the service knows, by the name SMS_PROVIDER and CALL_PROVIDER use: one line each. */
+export const providerModules: readonly ProviderModule[] = [logProvider];
+
+export function providerModule(name: string): ProviderModule | undefined {
+  return providerModules.find((m) => m.name === name);
+}
+
+/** A configured provider: its module and its parsed settings. */
+export interface ConfiguredProvider {
+  readonly module: ProviderModule;
+  readonly values: Readonly<Record<string, unknown>>;
+}
+
+/** The providers of each channel, in failover order, with a start and a stop for all of them. */
+export class Providers {
+  private readonly byChannel: ReadonlyMap<Channel, readonly Provider[]>;
+  private readonly all: readonly Provider[];
+
+  constructor(configured: Readonly<Record<Channel, readonly ConfiguredProvider[]>>, context: ProviderContext) {
+    // A provider named for both channels is one instance (one connection, one callback route).
+    const instances = new Map<string, Provider>();
+    const instance = ({ module, values }: ConfiguredProvider): Provider => {
+      const existing = instances.get(module.name);
+      if (existing) return existing;
+      const created = module.create(values, context);
+      instances.set(module.name, created);
+      return created;
+    };
+    this.byChannel = new Map(
+      (Object.entries(configured) as [Channel, readonly ConfiguredProvider[]][]).map(([channel, list]) => [channel, list.map(instance)]),
+    );
+    this.all = [...instances.values()];
+  }
+
+  /** A channel's providers, first choice first. */
+  forChannel(channel: Channel): readonly Provider[] {
+    return this.byChannel.get(channel) ?? [];
+  }
+
+  /** The provider of that name, for its callbacks. */
+  named(name: string): Provider | undefined {
+    return this.all.find((p) => p.name === name);
+  }
+
+  async start(): Promise<void> {
+    await Promise.all(this.all.map((p) => p.start()));
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.all.map((p) => p.stop()));
+  }
+}

@@ -1,0 +1,215 @@
+import { sql, type Transaction } from 'kysely';
+import type { CommittedSend } from '../domain/after-commit.js';
+import type { OutboxEvent } from '../domain/events.js';
+import type { PhoneHistory } from '../domain/limits.js';
+import type { SendJob } from '../domain/send-job.js';
+import type { Verification } from '../domain/verification.js';
+import type { IdempotencyClaim, VerificationTx } from '../domain/verification-store.js';
+import { dueForWorkers, eventRow, notifyWorkersSql } from './outbox-rows.js';
+import type { Database } from './schema.js';
+import { isUuid } from './uuid.js';
+import { historyOf, sendJobRow, toVerification, verificationRow } from './verification-rows.js';
+
+interface Waiting<I, R> {
+  readonly item: I;
+  readonly resolve: (r: R) => void;
+  readonly reject: (err: unknown) => void;
+}
+
+interface HistoryQuery {
+  readonly clientId: string;
+  readonly phoneNumber: string;
+  readonly lookBackFrom: Date;
+  readonly windowFrom: Date;
+}
+
+/**
+ * The database transaction of one group of scripts (see GroupCommit). The scripts run side by side and walk the
+ * same steps, so the locks and history reads they ask for in one turn of the event loop go out as one statement
+ * each; their writes are made together at the end. Round trips per group stay fixed, whatever its size.
+ */
+export class GroupTransaction {
+  private locks: Waiting<string, void>[] = [];
+  private histories: Waiting<HistoryQuery, PhoneHistory>[] = [];
+  private scheduled = false;
+  /** Flushes run one after another: a group's locks must go in one sorted statement, never interleaved. */
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(
+    readonly trx: Transaction<Database>,
+    /** PostgreSQL: NOTIFY workers in other processes when events fall due. */
+    private readonly notifyOtherProcesses: boolean,
+  ) {}
+
+  lock(key: string): Promise<void> {
+    return this.enqueue(this.locks, key);
+  }
+
+  history(query: HistoryQuery): Promise<PhoneHistory> {
+    return this.enqueue(this.histories, query);
+  }
+
+  /** Makes every member's writes, one statement per kind, then lets the transaction commit. */
+  async write(members: readonly SqlVerificationTx[]): Promise<void> {
+    await this.flushing;
+    const inserts = members.flatMap((m) => m.inserts);
+    const updates = members.flatMap((m) => m.updates);
+    const events = members.flatMap((m) => m.events);
+    const sends = members.flatMap((m) => m.sends);
+    if (inserts.length > 0) await this.trx.insertInto('verifications').values(inserts.map(verificationRow)).execute();
+    if (updates.length > 0) {
+      const rows = updates.map((v) => sql`(${v.id}::uuid, ${v.status}::text, ${v.counter}::int, ${v.updatedAt}::timestamptz)`);
+      await sql`UPDATE verifications v SET status = r.status, counter = r.counter, updated_at = r.updated_at
+        FROM (VALUES ${sql.join(rows)}) AS r (id, status, counter, updated_at) WHERE v.id = r.id`.execute(this.trx);
+    }
+    if (sends.length > 0) await this.trx.insertInto('send_jobs').values(sends.map((s) => sendJobRow(s.job))).execute();
+    if (events.length > 0) {
+      await this.trx.insertInto('events').values(events.map(eventRow)).execute();
+      if (this.notifyOtherProcesses && dueForWorkers(events)) await notifyWorkersSql().execute(this.trx);
+    }
+  }
+
+  private enqueue<I, R>(queue: Waiting<I, R>[], item: I): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      queue.push({ item, resolve, reject });
+      if (this.scheduled) return;
+      this.scheduled = true;
+      // After every script of the group has had its turn (their continuations are microtasks).
+      setImmediate(() => {
+        this.scheduled = false;
+        this.flushing = this.flushing.then(() => this.flush());
+      });
+    });
+  }
+
+  private async flush(): Promise<void> {
+    const locks = this.locks.splice(0);
+    const histories = this.histories.splice(0);
+    if (locks.length > 0) {
+      await settle(locks, async () => {
+        // In a fixed order, so that groups on other instances cannot deadlock with this one.
+        const keys = [...new Set(locks.map((l) => l.item))].sort();
+        await sql`SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest(${keys}::text[]) AS k ORDER BY k`.execute(this.trx);
+        return locks.map(() => undefined);
+      });
+    }
+    if (histories.length > 0) {
+      await settle(histories, async () => {
+        const since = histories.reduce((min, h) => (h.item.lookBackFrom < min ? h.item.lookBackFrom : min), histories[0]?.item.lookBackFrom ?? new Date());
+        const rows = await this.trx
+          .selectFrom('verifications')
+          .select(['client_id', 'phone_number', 'created_at'])
+          .where(sql<boolean>`(client_id, phone_number) IN (SELECT * FROM unnest(${histories.map((h) => h.item.clientId)}::uuid[], ${histories.map((h) => h.item.phoneNumber)}::text[]))`)
+          .where('created_at', '>', since)
+          .execute();
+        const times = new Map<string, Date[]>();
+        for (const r of rows) {
+          const key = `${r.client_id}|${r.phone_number}`;
+          times.set(key, [...(times.get(key) ?? []), r.created_at]);
+        }
+        return histories.map(({ item }) => historyOf(times.get(`${item.clientId}|${item.phoneNumber}`) ?? [], item.lookBackFrom, item.windowFrom));
+      });
+    }
+  }
+}
+
+/** Runs one batched statement and settles every waiting call with its result, or with its error. */
+async function settle<I, R>(waiting: readonly Waiting<I, R>[], run: () => Promise<readonly R[]>): Promise<void> {
+  try {
+    const results = await run();
+    waiting.forEach((w, i) => w.resolve(results[i] as R));
+  } catch (err) {
+    for (const w of waiting) w.reject(err);
+  }
+}
+
+/** One script's view of its group's transaction: reads and locks go through the group, writes wait for the end. */
+export class SqlVerificationTx implements VerificationTx {
+  readonly inserts: Verification[] = [];
+  readonly updates: Verification[] = [];
+  readonly events: OutboxEvent[] = [];
+  readonly sends: CommittedSend[] = [];
+
+  constructor(private readonly group: GroupTransaction) {}
+
+  lockPhone(clientId: string, phoneNumber: string): Promise<void> {
+    return this.group.lock(`${clientId}|${phoneNumber}`);
+  }
+
+  phoneHistory(clientId: string, phoneNumber: string, lookBackFrom: Date, windowFrom: Date): Promise<PhoneHistory> {
+    return this.group.history({ clientId, phoneNumber, lookBackFrom, windowFrom });
+  }
+
+  async claimIdempotencyKey(
+    clientId: string,
+    key: string,
+    fingerprint: string,
+    verificationId: string,
+    now: Date,
+    staleBefore: Date,
+  ): Promise<IdempotencyClaim> {
+    const { trx } = this.group;
+    // The upsert waits on a concurrent claim of the same key; a stale record is taken over.
+    const claimed = await trx
+      .insertInto('idempotency_keys')
+      .values({ client_id: clientId, key, fingerprint, verification_id: verificationId, created_at: now })
+      .onConflict((oc) =>
+        oc
+          .columns(['client_id', 'key'])
+          .doUpdateSet({ fingerprint, verification_id: verificationId, created_at: now })
+          .where('idempotency_keys.created_at', '<', staleBefore),
+      )
+      .returning('key')
+      .executeTakeFirst();
+    if (claimed) return { kind: 'claimed' };
+    const existing = await trx
+      .selectFrom('idempotency_keys')
+      .select(['fingerprint', 'verification_id'])
+      .where('client_id', '=', clientId)
+      .where('key', '=', key)
+      .executeTakeFirstOrThrow();
+    return { kind: 'existing', fingerprint: existing.fingerprint, verificationId: existing.verification_id };
+  }
+
+  async releaseIdempotencyKey(clientId: string, key: string): Promise<void> {
+    await this.group.trx.deleteFrom('idempotency_keys').where('client_id', '=', clientId).where('key', '=', key).execute();
+  }
+
+  async findForUpdate(id: string, clientId?: string): Promise<Verification | null> {
+    if (!isUuid(id)) return null;
+    let query = this.group.trx.selectFrom('verifications').selectAll().where('id', '=', id);
+    if (clientId !== undefined) query = query.where('client_id', '=', clientId);
+    const row = await query.forUpdate().executeTakeFirst();
+    return row ? toVerification(row) : null;
+  }
+
+  async lockDue(now: Date, limit: number): Promise<Verification[]> {
+    const rows = await this.group.trx
+      .selectFrom('verifications')
+      .selectAll()
+      .where('status', '=', 'PENDING')
+      .where('expires_at', '<=', now)
+      .orderBy('expires_at')
+      .limit(limit)
+      .forUpdate()
+      .skipLocked()
+      .execute();
+    return rows.map(toVerification);
+  }
+
+  insert(v: Verification): void {
+    this.inserts.push(v);
+  }
+
+  update(v: Verification): void {
+    this.updates.push(v);
+  }
+
+  record(events: readonly OutboxEvent[]): void {
+    this.events.push(...events);
+  }
+
+  enqueueSend(job: SendJob, verification: Verification): void {
+    this.sends.push({ job, verification });
+  }
+}
