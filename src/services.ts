@@ -101,7 +101,7 @@ export async function createServices(
     logger: providerLog,
     callbackUrl: publicBase,
     // Receipts arrive with the real providers (SMPP's deliver_sm); the log provider sends none.
-    onReceipt: async () => undefined,
+    onReceipt: async () => 'unknown',
   });
 
   const verificationStore = new SqlVerificationStore(db.db, notifyOtherProcesses);

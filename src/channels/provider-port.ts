@@ -91,8 +91,12 @@ export interface Provider {
 
 /** What a provider module gets from the service. */
 export interface ProviderContext {
-  /** Receipts that arrive outside HTTP (SMPP deliver_sm): resolves once recorded, so the provider may acknowledge. */
-  readonly onReceipt: (provider: string, receipt: DeliveryReceipt) => Promise<void>;
+  /**
+   * Receipts that arrive outside HTTP (SMPP deliver_sm): resolves once recorded, so the provider may acknowledge.
+   * 'unknown': no send has that message id (yet: a receipt can overtake the commit of its send), so the
+   * provider should ask for it again later (SMPP: a temporary error in deliver_sm_resp).
+   */
+  readonly onReceipt: (provider: string, receipt: DeliveryReceipt) => Promise<'recorded' | 'unknown'>;
   /** `PUBLIC_BASE_URL/callbacks/<name>`, or null when PUBLIC_BASE_URL is unset (the start refuses providers that need it). */
   readonly callbackUrl: string | null;
   /** Where the `log` provider keeps what it "sent", so a developer can read codes back. */
@@ -123,7 +127,9 @@ export type ProviderSettings = Readonly<Record<string, ProviderSetting<unknown>>
 
 /** The parsed values of a module's settings (undefined where unset and without a default). */
 export type SettingValues<S extends ProviderSettings> = {
-  readonly [K in keyof S]: ReturnType<S[K]['parse']> | (S[K]['default'] extends string ? never : undefined);
+  readonly [K in keyof S]:
+    | ReturnType<S[K]['parse']>
+    | (S[K]['default'] extends string ? never : S[K]['required'] extends true ? never : undefined);
 };
 
 /** A provider module: one file under src/providers/, one line in the registry. */
