@@ -25,7 +25,7 @@ forEachDatabase('history retention', (kind) => {
     const token = await h.token(undefined, client);
     const settled = await createVerification(h, token);
     const pending = await createVerification(h, token, { webhookUrl: 'http://127.0.0.1:9/never-answers' });
-    await h.services.sendWorker.runOnce();
+    await h.services.sendWorker.idle();
     for (const v of [settled, pending]) {
       assert.equal((await h.call('POST', '/v1/otp/verify', token, { id: v.id, otp: v.otp })).statusCode, 200);
     }

@@ -106,6 +106,8 @@ export async function eventKinds(h: Harness, verificationId: string): Promise<st
 
 /** Rows in `messages` and `send_jobs` (what was or will be sent). */
 export async function sendCounts(h: Harness): Promise<{ messages: number; jobs: number }> {
+  // Codes go out right after the commit: count once the sends started so far have ended.
+  await h.services.sendWorker.idle();
   const db = h.services.db.db;
   const [m, j] = await Promise.all([
     db.selectFrom('messages').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
