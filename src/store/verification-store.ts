@@ -44,9 +44,17 @@ export class SqlVerificationStore implements VerificationStore {
   /** One database transaction for a group of scripts; if any throws, none commits (GroupCommit reruns them alone). */
   private commitGroup(scripts: readonly Script[]): Promise<Committed<unknown>[]> {
     return this.db.transaction().execute(async (trx) => {
-      const group = new GroupTransaction(trx, this.notifyOtherProcesses);
+      const group = new GroupTransaction(trx, this.notifyOtherProcesses, scripts.length);
       const members = scripts.map(() => new SqlVerificationTx(group));
-      const settled = await Promise.allSettled(scripts.map((script, i) => script(members[i] as SqlVerificationTx)));
+      const settled = await Promise.allSettled(
+        scripts.map(async (script, i) => {
+          try {
+            return await script(members[i] as SqlVerificationTx);
+          } finally {
+            group.done();
+          }
+        }),
+      );
       const values = settled.map((s) => {
         if (s.status === 'rejected') throw s.reason;
         return s.value;

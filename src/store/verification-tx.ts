@@ -25,12 +25,15 @@ interface HistoryQuery {
 
 /**
  * The database transaction of one group of scripts (see GroupCommit). The scripts run side by side and walk the
- * same steps, so the locks and history reads they ask for in one turn of the event loop go out as one statement
- * each; their writes are made together at the end. Round trips per group stay fixed, whatever its size.
+ * same steps, so the locks and history reads they ask for go out as one statement each, as soon as no script is
+ * still running (each is waiting for the database or done): no timer, no turn of the event loop. Their writes
+ * are made together at the end. Round trips per group stay fixed, whatever its size.
  */
 export class GroupTransaction {
   private locks: Waiting<string, void>[] = [];
   private histories: Waiting<HistoryQuery, PhoneHistory>[] = [];
+  /** Scripts running JavaScript now (not waiting for the database, not done). */
+  private running: number;
   private scheduled = false;
   /** Flushes run one after another: a group's locks must go in one sorted statement, never interleaved. */
   private flushing: Promise<void> = Promise.resolve();
@@ -39,7 +42,10 @@ export class GroupTransaction {
     readonly trx: Transaction<Database>,
     /** PostgreSQL: NOTIFY workers in other processes when events fall due. */
     private readonly notifyOtherProcesses: boolean,
-  ) {}
+    members: number,
+  ) {
+    this.running = members;
+  }
 
   lock(key: string): Promise<void> {
     return this.enqueue(this.locks, key);
@@ -47,6 +53,21 @@ export class GroupTransaction {
 
   history(query: HistoryQuery): Promise<PhoneHistory> {
     return this.enqueue(this.histories, query);
+  }
+
+  /** A statement of one script alone, made at once; the script counts as waiting meanwhile. */
+  async alone<R>(run: (trx: Transaction<Database>) => Promise<R>): Promise<R> {
+    this.pause();
+    try {
+      return await run(this.trx);
+    } finally {
+      this.running += 1;
+    }
+  }
+
+  /** A script has returned or thrown. */
+  done(): void {
+    this.pause();
   }
 
   /** Makes every member's writes, one statement per kind, then lets the transaction commit. */
@@ -71,14 +92,33 @@ export class GroupTransaction {
 
   private enqueue<I, R>(queue: Waiting<I, R>[], item: I): Promise<R> {
     return new Promise<R>((resolve, reject) => {
-      queue.push({ item, resolve, reject });
-      if (this.scheduled) return;
-      this.scheduled = true;
-      // After every script of the group has had its turn (their continuations are microtasks).
-      setImmediate(() => {
-        this.scheduled = false;
-        this.flushing = this.flushing.then(() => this.flush());
+      // Counted as running again as soon as its answer is in, before its continuation runs.
+      const wake = (): void => {
+        this.running += 1;
+      };
+      queue.push({
+        item,
+        resolve: (r) => {
+          wake();
+          resolve(r);
+        },
+        reject: (err) => {
+          wake();
+          reject(err);
+        },
       });
+      this.pause();
+    });
+  }
+
+  /** One script stopped running; when none runs, what they asked for goes out. */
+  private pause(): void {
+    this.running -= 1;
+    if (this.running > 0 || this.scheduled || (this.locks.length === 0 && this.histories.length === 0)) return;
+    this.scheduled = true;
+    this.flushing = this.flushing.then(() => {
+      this.scheduled = false;
+      return this.flush();
     });
   }
 
@@ -148,7 +188,7 @@ export class SqlVerificationTx implements VerificationTx {
     now: Date,
     staleBefore: Date,
   ): Promise<IdempotencyClaim> {
-    const { trx } = this.group;
+    return this.group.alone(async (trx) => {
     // The upsert waits on a concurrent claim of the same key; a stale record is taken over.
     const claimed = await trx
       .insertInto('idempotency_keys')
@@ -168,32 +208,37 @@ export class SqlVerificationTx implements VerificationTx {
       .where('client_id', '=', clientId)
       .where('key', '=', key)
       .executeTakeFirstOrThrow();
-    return { kind: 'existing', fingerprint: existing.fingerprint, verificationId: existing.verification_id };
+    return { kind: 'existing', fingerprint: existing.fingerprint, verificationId: existing.verification_id } as const;
+    });
   }
 
   async releaseIdempotencyKey(clientId: string, key: string): Promise<void> {
-    await this.group.trx.deleteFrom('idempotency_keys').where('client_id', '=', clientId).where('key', '=', key).execute();
+    await this.group.alone((trx) => trx.deleteFrom('idempotency_keys').where('client_id', '=', clientId).where('key', '=', key).execute());
   }
 
   async findForUpdate(id: string, clientId?: string): Promise<Verification | null> {
     if (!isUuid(id)) return null;
-    let query = this.group.trx.selectFrom('verifications').selectAll().where('id', '=', id);
-    if (clientId !== undefined) query = query.where('client_id', '=', clientId);
-    const row = await query.forUpdate().executeTakeFirst();
+    const row = await this.group.alone((trx) => {
+      let query = trx.selectFrom('verifications').selectAll().where('id', '=', id);
+      if (clientId !== undefined) query = query.where('client_id', '=', clientId);
+      return query.forUpdate().executeTakeFirst();
+    });
     return row ? toVerification(row) : null;
   }
 
   async lockDue(now: Date, limit: number): Promise<Verification[]> {
-    const rows = await this.group.trx
-      .selectFrom('verifications')
-      .selectAll()
-      .where('status', '=', 'PENDING')
-      .where('expires_at', '<=', now)
-      .orderBy('expires_at')
-      .limit(limit)
-      .forUpdate()
-      .skipLocked()
-      .execute();
+    const rows = await this.group.alone((trx) =>
+      trx
+        .selectFrom('verifications')
+        .selectAll()
+        .where('status', '=', 'PENDING')
+        .where('expires_at', '<=', now)
+        .orderBy('expires_at')
+        .limit(limit)
+        .forUpdate()
+        .skipLocked()
+        .execute(),
+    );
     return rows.map(toVerification);
   }
 
