@@ -17,6 +17,12 @@ import { benchBetterAuthSend, benchBetterAuthVerify, seedBetterAuth } from './li
 import { benchDir, killAllChildren, startChild, stringFields, type Child } from './lib/child.js';
 import { cleanUp, onCleanup, once, tempDir } from './lib/cleanup.js';
 import { dbLimitCreate, dbLimitFetch, dbLimitVerify } from './lib/db-limit.js';
+import {
+  dbLimitCreateBatched,
+  dbLimitFetchBatched,
+  dbLimitVerifyBatched,
+  type BatchedDbLimitResult,
+} from './lib/db-limit-batched.js';
 import { runLoad, warmUp, type LoadResult } from './lib/load.js';
 import { packageVersion } from './lib/package-version.js';
 import { checkPhoneSequence, PhoneSequence } from './lib/phones.js';
@@ -62,6 +68,13 @@ const on = (name: string) => sections.has('all') || sections.has(name);
 const log = (text: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${text}\n`);
 const short = (r: LoadResult) =>
   `${fmt(r.okRps)} ok/s (${fmt(r.rps)} resp/s), p50 ${r.p50} ms, p99 ${r.p99} ms, statuses ${JSON.stringify(r.statuses)}` +
+  (r.errors ? `, errors ${r.errors}` : '');
+
+const shortBatched = (r: BatchedDbLimitResult) =>
+  `${fmt(r.opsPerSecond)} ops/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, ` +
+  Object.entries(r.batches)
+    .map(([name, b]) => `${name} ${b.flushes} flushes of ${b.meanItems} on average`)
+    .join(', ') +
   (r.errors ? `, errors ${r.errors}` : '');
 
 interface ServiceInfo {
@@ -243,6 +256,8 @@ async function main(): Promise<void> {
     const seeds: [string, number, string | null][] = [
       ['v', on('fetch') || on('verify') ? verifyPool : 0, null],
       ['d', on('verify') ? verifyPool : 0, null],
+      // The batched database limit for verify gets its own never-verified rows.
+      ['e', on('verify') ? verifyPool : 0, null],
       ['w', on('webhooks') ? webhookRate * webhookSeconds : 0, receiver.url],
       ['x', on('webhooks') ? webhookBatch : 0, receiver.url],
     ];
@@ -277,6 +292,10 @@ async function main(): Promise<void> {
       await settle();
       results.dbLimit.create = await dbLimitCreate({ ...dbOptions, phoneOffset: 40_000_000 });
       log(`db limit create: ${fmt(results.dbLimit.create.opsPerSecond)} ops/s, p99 ${results.dbLimit.create.p99.toFixed(1)} ms`);
+      await settle();
+      const createBatched = await dbLimitCreateBatched({ ...dbOptions, phoneOffset: 50_000_000 });
+      results.dbLimit.createBatched = createBatched;
+      log(`batched db limit create: ${shortBatched(createBatched)}`);
       const peerChild = await betterAuth(false);
       await settle();
       results.load.betterAuthSend = await benchBetterAuthSend(peerChild.info.url, new PhoneSequence(20_000_000), s);
@@ -289,6 +308,10 @@ async function main(): Promise<void> {
       await settle();
       results.dbLimit.fetch = await dbLimitFetch({ ...dbOptions, series: 'v', count: verifyPool });
       log(`db limit fetch: ${fmt(results.dbLimit.fetch.opsPerSecond)} ops/s`);
+      await settle();
+      const fetchBatched = await dbLimitFetchBatched({ ...dbOptions, series: 'v', count: verifyPool });
+      results.dbLimit.fetchBatched = fetchBatched;
+      log(`batched db limit fetch: ${shortBatched(fetchBatched)}`);
     });
 
     await section('verify', async () => {
@@ -301,6 +324,13 @@ async function main(): Promise<void> {
       await settle();
       results.dbLimit.verify = await dbLimitVerify({ ...dbOptions, series: 'd', count: verifyPool });
       log(`db limit verify: ${fmt(results.dbLimit.verify.opsPerSecond)} ops/s`);
+      await settle();
+      const verifyBatched = await dbLimitVerifyBatched({ ...dbOptions, series: 'e', count: verifyPool });
+      results.dbLimit.verifyBatched = verifyBatched;
+      log(`batched db limit verify: ${shortBatched(verifyBatched)} (${verifyBatched.moved} of ${verifyPool} seeded rows verified)`);
+      if (verifyBatched.ops + verifyBatched.errors >= verifyPool) {
+        results.notes.push('batched database-limit verify ran out of seeded rows (raise BENCH_VERIFY_POOL)');
+      }
       // As shipped: every code lookup also deletes expired codes (a scan of its verification table).
       let peerChild = await betterAuth(false);
       await seedBetterAuth(betterAuthUrl, 0, verifyPool);
