@@ -97,6 +97,9 @@ export class SmppLink {
     const { host, port, tls } = this.endpoint;
     const session = connect({ host, port, tls, ...(tls ? { servername: host } : {}) });
     this.session = session;
+    // Without it, Nagle's algorithm holds a submit_sm written while the previous one is unacknowledged, and the
+    // window degrades to one PDU per round trip.
+    session.socket.setNoDelay(true);
     this.pending.set(session, new Map());
     session.on(tls ? 'secureConnect' : 'connect', () => void this.bind(session));
     session.on('pdu', (pdu: PDU) => this.inbound(session, pdu));
