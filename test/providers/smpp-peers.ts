@@ -88,6 +88,8 @@ export interface FakeSmsc {
   /** submit_sm received and not yet answered; the most there ever were. */
   outstanding: number;
   maxOutstanding: number;
+  enquireLinks: number;
+  unbinds: number;
   /** Answers a submit_sm (counts it as no longer outstanding). */
   answer(submit: { pdu: PDU; session: Session }, options: Record<string, unknown>): void;
   close(): Promise<void>;
@@ -98,6 +100,8 @@ export interface FakeSmscBehaviour {
   bindStatus?: (n: number) => number;
   /** Called for each submit_sm; answer it now, later, or never. */
   onSubmit?: (submit: { pdu: PDU; session: Session }, smsc: FakeSmsc) => void;
+  /** False: enquire_link goes unanswered, as on a dead link. */
+  answerEnquireLink?: boolean;
 }
 
 /** An SMSC from the smpp package, on 127.0.0.1 and a free port; it closes itself after 20 s at the latest. */
@@ -120,7 +124,11 @@ export async function startFakeSmsc(behaviour: FakeSmscBehaviour = {}): Promise<
         else smsc.answer(submit, { message_id: `F${++next}` });
       } else if (pdu.command === 'deliver_sm_resp') {
         smsc.deliverResponses.push(pdu);
-      } else if (pdu.command === 'enquire_link' || pdu.command === 'unbind') {
+      } else if (pdu.command === 'enquire_link') {
+        smsc.enquireLinks++;
+        if (behaviour.answerEnquireLink !== false) session.send(pdu.response());
+      } else if (pdu.command === 'unbind') {
+        smsc.unbinds++;
         session.send(pdu.response());
       }
     });
@@ -133,6 +141,8 @@ export async function startFakeSmsc(behaviour: FakeSmscBehaviour = {}): Promise<
     deliverResponses: [],
     outstanding: 0,
     maxOutstanding: 0,
+    enquireLinks: 0,
+    unbinds: 0,
     answer(submit, options) {
       smsc.outstanding--;
       if (!submit.session.socket.destroyed) submit.session.send(submit.pdu.response(options));

@@ -304,4 +304,44 @@ describe('smpp provider fault cases (the smpp package as SMSC)', { timeout: 20_0
       await ours;
     });
   });
+
+  it('takes an unanswered enquire_link for a dead link: drops it and binds again', async () => {
+    const smsc = await startFakeSmsc({ answerEnquireLink: false });
+    await withFake(smsc, { enquireSeconds: 1, tuning: { responseTimeoutMs: 200 } }, async (provider, { log }) => {
+      await eventually(() => smsc.binds.length === 2 || undefined, 'a second bind', 4_000);
+      assert.ok(smsc.enquireLinks >= 1);
+      assert.ok(log.some((l) => l.includes('enquire_link not answered')));
+      await eventually(() => provider['link'].bound || undefined, 'bound again');
+      assert.equal((await provider.send(sms('Your code is 482913'), never())).kind, 'accepted');
+    });
+  });
+
+  it('unbinds on stop after letting a send in flight end', async () => {
+    const smsc = await startFakeSmsc({ onSubmit: (s, f) => setTimeout(() => f.answer(s, { message_id: 'LAST' }), 100) });
+    await withFake(smsc, {}, async (provider) => {
+      const inFlight = provider.send(sms('Your code is 482913'), never());
+      await eventually(() => smsc.submits.length === 1 || undefined, 'the submit');
+      const stopped = provider.stop();
+      transientWith(await provider.send(sms('Your code is 482913'), never()), /stopping/);
+      assert.deepEqual(await inFlight, { kind: 'accepted', messageId: 'LAST' });
+      await stopped;
+      assert.equal(smsc.unbinds, 1);
+    });
+  });
+
+  it('fails fast while the SMSC cannot be reached, and start() still returns', async () => {
+    const smsc = await startFakeSmsc();
+    const port = smsc.port;
+    await smsc.close();
+    const rec = recordingContext();
+    const provider = createSmppProvider(values(port), rec.context, fast);
+    try {
+      await provider.start();
+      transientWith(await provider.send(sms('Your code is 482913'), never()), /not bound/);
+      assert.ok(rec.log.some((l) => l.includes('ECONNREFUSED')));
+    } finally {
+      await provider.stop();
+    }
+    assertLogClean(rec.log, '482913');
+  });
 });

@@ -101,7 +101,17 @@ export class SmppLink {
     // window degrades to one PDU per round trip.
     session.socket.setNoDelay(true);
     this.pending.set(session, new Map());
-    session.on(tls ? 'secureConnect' : 'connect', () => void this.bind(session));
+    // A host that never answers the TCP handshake would otherwise hold start() for the system's own time-out.
+    const connectTimer = setTimeout(() => {
+      if (!session.socket.connecting) return;
+      this.logger.warn({ provider: 'smpp', host, port }, 'SMPP connection not established in time');
+      session.destroy();
+    }, this.timing.responseTimeoutMs);
+    session.on(tls ? 'secureConnect' : 'connect', () => {
+      clearTimeout(connectTimer);
+      void this.bind(session);
+    });
+    session.socket.once('close', () => clearTimeout(connectTimer));
     session.on('pdu', (pdu: PDU) => this.inbound(session, pdu));
     session.on('error', (error: Error) => {
       this.logger.warn({ provider: 'smpp', host, port, error: error.message }, 'SMPP connection error');
