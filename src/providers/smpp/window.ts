@@ -5,19 +5,8 @@
 export class Window {
   private used = 0;
   private readonly waiters: Array<{ grant: () => void }> = [];
-  private readonly drainedListeners = new Set<() => void>();
 
   constructor(private readonly size: number) {}
-
-  /** Requests holding a slot. */
-  get outstanding(): number {
-    return this.used;
-  }
-
-  /** Sends waiting for a slot. */
-  get queued(): number {
-    return this.waiters.length;
-  }
 
   /** Resolves true with a slot taken, or false once `signal` aborts first. */
   acquire(signal: AbortSignal): Promise<boolean> {
@@ -37,7 +26,6 @@ export class Window {
       const onAbort = () => {
         const i = this.waiters.indexOf(waiter);
         if (i >= 0) this.waiters.splice(i, 1);
-        this.notifyIfDrained();
         resolve(false);
       };
       signal.addEventListener('abort', onAbort, { once: true });
@@ -50,24 +38,5 @@ export class Window {
     this.used--;
     const next = this.waiters.shift();
     if (next) next.grant();
-    this.notifyIfDrained();
-  }
-
-  /** Resolves once no slot is held and nobody waits, or after `ms`. */
-  drained(ms: number): Promise<void> {
-    if (this.used === 0 && this.waiters.length === 0) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.drainedListeners.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.drainedListeners.add(done);
-    });
-  }
-
-  private notifyIfDrained(): void {
-    if (this.used === 0 && this.waiters.length === 0) for (const listener of [...this.drainedListeners]) listener();
   }
 }
