@@ -1,0 +1,223 @@
+import { connect, PDU, type Session } from 'smpp';
+import type { ProviderContext } from '../../channels/provider-port.js';
+import type { SmppEndpoint } from './settings.js';
+import { describeStatus, STATUS } from './status.js';
+
+/** Timings of the bind; the defaults suit a real SMSC, tests shorten them. */
+export interface LinkTiming {
+  /** First reconnect delay; it doubles after every failed attempt, up to backoffMaxMs, then is jittered. */
+  readonly backoffInitialMs: number;
+  readonly backoffMaxMs: number;
+  /** How long a request (bind, submit_sm, enquire_link, unbind) waits for its response. */
+  readonly responseTimeoutMs: number;
+  readonly enquireLinkMs: number;
+  /** In [0, 1): the jitter's source. */
+  readonly random: () => number;
+}
+
+/** A request's outcome: its response (any command_status), or why none came. */
+export type Exchange = { readonly ok: true; readonly response: PDU } | { readonly ok: false; readonly reason: string };
+
+/** A request the SMSC sent us (deliver_sm) and the way to answer it on the connection it came on. */
+export type InboundHandler = (request: PDU, answer: (commandStatus: number) => void) => void;
+
+interface Pending {
+  readonly settle: (exchange: Exchange) => void;
+}
+
+/**
+ * One SMPP transceiver bind kept alive: binds, answers and sends enquire_link, and binds again after a drop or
+ * a refused bind, waiting longer each time. Requests fail at once while unbound; every request waits at most
+ * responseTimeoutMs; a drop fails every request still waiting.
+ */
+export class SmppLink {
+  private session: Session | null = null;
+  private isBound = false;
+  private stopped = false;
+  private attempt = 0;
+  private reconnectTimer: NodeJS.Timeout | null = null;
+  private enquireTimer: NodeJS.Timeout | null = null;
+  private readonly pending = new Map<Session, Map<number, Pending>>();
+  private firstOutcome: (() => void) | null = null;
+
+  constructor(
+    private readonly endpoint: SmppEndpoint,
+    private readonly systemType: string,
+    private readonly timing: LinkTiming,
+    private readonly logger: ProviderContext['logger'],
+    private readonly onDeliverSm: InboundHandler,
+  ) {}
+
+  get bound(): boolean {
+    return this.isBound;
+  }
+
+  /** Connects and binds; resolves after the first bind is accepted or has failed (binding goes on in the background). */
+  start(): Promise<void> {
+    this.stopped = false;
+    return new Promise((resolve) => {
+      this.firstOutcome = resolve;
+      this.open();
+    });
+  }
+
+  /** Sends a request on the bound session and waits for its response. */
+  request(pdu: PDU): Promise<Exchange> {
+    const session = this.session;
+    if (!session || !this.isBound) return Promise.resolve({ ok: false, reason: 'not bound to the SMSC' });
+    return this.exchange(session, pdu);
+  }
+
+  /** Unbinds (waiting at most responseTimeoutMs for unbind_resp), closes, and binds no more. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = null;
+    const session = this.session;
+    if (!session) return;
+    if (this.isBound) {
+      this.isBound = false;
+      const answer = await this.exchange(session, new PDU('unbind'));
+      if (!answer.ok) this.logger.warn({ provider: 'smpp', reason: answer.reason }, 'SMPP unbind not answered');
+    }
+    await new Promise<void>((resolve) => {
+      if (session.socket.destroyed) return resolve();
+      const timer = setTimeout(() => session.destroy(), this.timing.responseTimeoutMs);
+      session.socket.once('close', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      session.close();
+    });
+  }
+
+  private open(): void {
+    this.reconnectTimer = null;
+    if (this.stopped) return;
+    const { host, port, tls } = this.endpoint;
+    const session = connect({ host, port, tls, ...(tls ? { servername: host } : {}) });
+    this.session = session;
+    // Without it, Nagle's algorithm holds a submit_sm written while the previous one is unacknowledged, and the
+    // window degrades to one PDU per round trip.
+    session.socket.setNoDelay(true);
+    this.pending.set(session, new Map());
+    // A host that never answers the TCP handshake would otherwise hold start() for the system's own time-out.
+    const connectTimer = setTimeout(() => {
+      if (!session.socket.connecting) return;
+      this.logger.warn({ provider: 'smpp', host, port }, 'SMPP connection not established in time');
+      session.destroy();
+    }, this.timing.responseTimeoutMs);
+    session.on(tls ? 'secureConnect' : 'connect', () => {
+      clearTimeout(connectTimer);
+      void this.bind(session);
+    });
+    session.socket.once('close', () => clearTimeout(connectTimer));
+    session.on('pdu', (pdu: PDU) => this.inbound(session, pdu));
+    session.on('error', (error: Error) => {
+      this.logger.warn({ provider: 'smpp', host, port, error: error.message }, 'SMPP connection error');
+      session.destroy(); // a PDU the package could not decode leaves the socket open: end it, the close rebinds
+    });
+    session.on('close', () => this.closed(session));
+  }
+
+  private async bind(session: Session): Promise<void> {
+    const { systemId, password, host, port } = this.endpoint;
+    const answer = await this.exchange(
+      session,
+      new PDU('bind_transceiver', { system_id: systemId, password, system_type: this.systemType, interface_version: 0x34 }),
+    );
+    if (session !== this.session) return;
+    if (answer.ok && answer.response.command_status === STATUS.ESME_ROK) {
+      this.isBound = true;
+      this.attempt = 0;
+      this.logger.info({ provider: 'smpp', host, port, systemId }, 'SMPP bound as transceiver');
+      this.enquireTimer = setInterval(() => void this.enquireLink(session), this.timing.enquireLinkMs);
+      this.settleStart();
+      return;
+    }
+    const reason = answer.ok ? `bind refused: ${describeStatus(answer.response.command_status)}` : `bind ${answer.reason}`;
+    this.logger.warn({ provider: 'smpp', host, port, systemId, reason }, 'SMPP bind failed');
+    session.destroy();
+  }
+
+  /** A link that stopped answering enquire_link is dead even if TCP has not noticed: drop it and bind again. */
+  private async enquireLink(session: Session): Promise<void> {
+    const answer = await this.exchange(session, new PDU('enquire_link'));
+    if (!answer.ok && session === this.session && !this.stopped) {
+      this.logger.warn({ provider: 'smpp', reason: answer.reason }, 'SMPP enquire_link not answered, reconnecting');
+      session.destroy();
+    }
+  }
+
+  private inbound(session: Session, pdu: PDU): void {
+    if (pdu.isResponse()) return; // the package hands responses to their request's callback
+    const reply = (options: Record<string, unknown>) => {
+      if (!session.socket.destroyed) session.send(pdu.response(options));
+    };
+    switch (pdu.command) {
+      case 'enquire_link':
+        return reply({});
+      case 'deliver_sm':
+        return this.onDeliverSm(pdu, (status) => reply({ command_status: status }));
+      case 'unbind':
+        this.logger.warn({ provider: 'smpp' }, 'SMSC unbound, reconnecting');
+        this.isBound = false;
+        reply({});
+        session.close();
+        return;
+      case 'alert_notification':
+        return; // has no response
+      default:
+        // generic_nack, as SMPP 3.4 section 3.3 asks for a command we do not take.
+        session.send(new PDU('generic_nack', { sequence_number: pdu.sequence_number, command_status: 0x03 }));
+    }
+  }
+
+  private exchange(session: Session, pdu: PDU): Promise<Exchange> {
+    const pending = this.pending.get(session);
+    if (!pending) return Promise.resolve({ ok: false, reason: 'connection lost' });
+    return new Promise((resolve) => {
+      let seq = 0;
+      const timer = setTimeout(() => settle({ ok: false, reason: 'time-out waiting for the SMSC' }), this.timing.responseTimeoutMs);
+      const settle = (exchange: Exchange) => {
+        clearTimeout(timer);
+        pending.delete(seq);
+        resolve(exchange);
+      };
+      const written = session.send(pdu, (response) => settle({ ok: true, response }));
+      seq = pdu.sequence_number;
+      if (!written) settle({ ok: false, reason: 'connection lost' });
+      else pending.set(seq, { settle });
+    });
+  }
+
+  private closed(session: Session): void {
+    const pending = this.pending.get(session);
+    this.pending.delete(session);
+    for (const p of pending?.values() ?? []) p.settle({ ok: false, reason: 'connection lost' });
+    if (session !== this.session) return;
+    const wasBound = this.isBound;
+    this.isBound = false;
+    this.session = null;
+    if (this.enquireTimer) clearInterval(this.enquireTimer);
+    this.enquireTimer = null;
+    this.settleStart();
+    if (this.stopped) return;
+    const delay = this.backoff();
+    if (wasBound) this.logger.warn({ provider: 'smpp' }, 'SMPP connection lost');
+    this.logger.info({ provider: 'smpp', attempt: this.attempt, delayMs: delay }, 'SMPP binding again after a delay');
+    this.reconnectTimer = setTimeout(() => this.open(), delay);
+  }
+
+  /** Exponential back-off, capped, with "equal jitter": between half and all of the capped delay. */
+  private backoff(): number {
+    const capped = Math.min(this.timing.backoffMaxMs, this.timing.backoffInitialMs * 2 ** this.attempt);
+    this.attempt = Math.min(this.attempt + 1, 30);
+    return Math.round(capped / 2 + (capped / 2) * this.timing.random());
+  }
+
+  private settleStart(): void {
+    this.firstOutcome?.();
+    this.firstOutcome = null;
+  }
+}
