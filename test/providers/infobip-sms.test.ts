@@ -1,0 +1,466 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { CallbackRequest, OutgoingSms, Provider, ProviderContext, SendResult } from '../../src/channels/provider-port.js';
+import { infobipSms } from '../../src/providers/infobip-sms.js';
+
+const apiKey = '003026bbc133714df1834b8638bb496e-8f4b3d9a-e931-478d-a994-28a725159ab9';
+const secret = 'k3Jv9QxW2mZ8pL5tR7yB4nC6dF1gH0sA-_e';
+const callbackUrl = 'https://otp.example.org/callbacks/infobip';
+
+const sms: OutgoingSms = {
+  channel: 'sms',
+  sendId: 'send-7c1f0e2a',
+  verificationId: 'ver-1',
+  to: '+2348012345678',
+  from: 'OTPService',
+  text: 'Your code is 482913',
+  code: '482913',
+};
+
+/** A context whose logger keeps every line, to check that nothing secret is logged. */
+function recordingContext(callback: string | null = callbackUrl): ProviderContext & { lines: string[] } {
+  const lines: string[] = [];
+  const log = (obj: object, msg: string) => void lines.push(JSON.stringify({ ...obj, msg }));
+  return {
+    lines,
+    callbackUrl: callback,
+    onReceipt: async () => 'recorded',
+    messageLog: { record: async () => {} },
+    logger: { info: log, warn: log, error: log },
+  };
+}
+
+/** Parses raw settings as the start does, then creates the provider. */
+function createInfobip(raw: Record<string, string>, context: ProviderContext = recordingContext()): Provider {
+  const { settings } = infobipSms;
+  return infobipSms.create(
+    {
+      INFOBIP_BASE_URL: settings.INFOBIP_BASE_URL.parse(raw.INFOBIP_BASE_URL ?? 'https://xxxxx.api.infobip.com'),
+      INFOBIP_API_KEY: settings.INFOBIP_API_KEY.parse(raw.INFOBIP_API_KEY ?? apiKey),
+      INFOBIP_CALLBACK_SECRET: settings.INFOBIP_CALLBACK_SECRET.parse(raw.INFOBIP_CALLBACK_SECRET ?? secret),
+    },
+    context,
+  );
+}
+
+/**
+ * What Infobip's description of `POST /sms/3/messages` requires of a request body (SmsRequestEnvelope:
+ * messages[] of SmsMessage { sender, destinations[] of { to (<= 64), messageId (<= 200) }, content { text },
+ * webhooks { delivery { url, intermediateReport, notify }, contentType, callbackData } }), written out here
+ * independently of the provider. Unknown fields are violations too: they catch v2's `from`, `text`, `notifyUrl`.
+ */
+function v3Violations(body: unknown): string[] {
+  const out: string[] = [];
+  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  const only = (o: Record<string, unknown>, at: string, allowed: string[]) => {
+    for (const key of Object.keys(o)) if (!allowed.includes(key)) out.push(`${at}.${key}: not in the v3 description`);
+  };
+  if (!isObject(body)) return ['body: not an object'];
+  only(body, 'body', ['messages', 'options']);
+  if (!Array.isArray(body.messages) || body.messages.length === 0) return [...out, 'messages: required, non-empty array'];
+  body.messages.forEach((m: unknown, i) => {
+    const at = `messages[${i}]`;
+    if (!isObject(m)) return void out.push(`${at}: not an object`);
+    only(m, at, ['sender', 'destinations', 'content', 'options', 'webhooks']);
+    if (m.sender !== undefined && typeof m.sender !== 'string') out.push(`${at}.sender: not a string`);
+    if (!Array.isArray(m.destinations) || m.destinations.length === 0) out.push(`${at}.destinations: required, non-empty array`);
+    else
+      m.destinations.forEach((d: unknown, j) => {
+        const dat = `${at}.destinations[${j}]`;
+        if (!isObject(d)) return void out.push(`${dat}: not an object`);
+        only(d, dat, ['to', 'messageId', 'networkId']);
+        if (typeof d.to !== 'string' || d.to.length > 64) out.push(`${dat}.to: required string of at most 64`);
+        if (d.messageId !== undefined && (typeof d.messageId !== 'string' || d.messageId.length > 200)) out.push(`${dat}.messageId: string of at most 200`);
+      });
+    if (!isObject(m.content) || typeof m.content.text !== 'string') out.push(`${at}.content.text: required string`);
+    else only(m.content, `${at}.content`, ['text', 'transliteration', 'language']);
+    if (m.webhooks !== undefined) {
+      if (!isObject(m.webhooks)) return void out.push(`${at}.webhooks: not an object`);
+      only(m.webhooks, `${at}.webhooks`, ['delivery', 'contentType', 'callbackData']);
+      const delivery = m.webhooks.delivery;
+      if (delivery !== undefined) {
+        if (!isObject(delivery)) out.push(`${at}.webhooks.delivery: not an object`);
+        else {
+          only(delivery, `${at}.webhooks.delivery`, ['url', 'intermediateReport', 'notify']);
+          if (typeof delivery.url !== 'string') out.push(`${at}.webhooks.delivery.url: not a string`);
+        }
+      }
+      const contentType = m.webhooks.contentType;
+      if (contentType !== undefined && contentType !== 'application/json' && contentType !== 'application/xml') {
+        out.push(`${at}.webhooks.contentType: application/json or application/xml`);
+      }
+    }
+  });
+  return out;
+}
+
+/** What the receiver saw of one request. */
+interface Seen {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: http.IncomingHttpHeaders;
+  readonly raw: string;
+  readonly body: unknown;
+}
+
+const json = (res: http.ServerResponse, status: number, body: object, headers: Record<string, string> = {}) => {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify(body));
+};
+
+/** The answer Infobip documents for one destination (SmsResponseEnvelope). */
+const pendingAnswer = (messageId: string) => ({
+  bulkId: '2034072219640523072',
+  messages: [
+    {
+      messageId,
+      status: { groupId: 1, groupName: 'PENDING', id: 26, name: 'PENDING_ACCEPTED', description: 'Message sent to next instance' },
+      destination: '2348012345678',
+      details: { messageCount: 1 },
+    },
+  ],
+});
+
+/** Answers like Infobip: 400 with the violations when the body breaks the description, else the documented 200. */
+const documentedAnswer = (_req: http.IncomingMessage, res: http.ServerResponse, seen: Seen) => {
+  const violations = v3Violations(seen.body);
+  if (violations.length > 0) {
+    json(res, 400, { errorCode: 'E400', description: 'Request cannot be processed.', action: '', violations: violations.map((v) => ({ property: v.split(':')[0], violation: v })), resources: [] });
+    return;
+  }
+  const first = (seen.body as { messages: { destinations: { messageId?: string }[] }[] }).messages[0]?.destinations[0];
+  json(res, 200, pendingAnswer(first?.messageId ?? 'generated-by-infobip'));
+};
+
+describe('infobip provider against a local receiver checking the v3 request as documented', () => {
+  let server: http.Server;
+  let baseUrl: string;
+  let handler: (req: http.IncomingMessage, res: http.ServerResponse, seen: Seen) => void = documentedAnswer;
+  const seen: Seen[] = [];
+
+  before(async () => {
+    server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const raw = Buffer.concat(chunks).toString('utf8');
+        let body: unknown = null;
+        try {
+          body = JSON.parse(raw);
+        } catch {
+          body = null;
+        }
+        const entry = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, raw, body };
+        seen.push(entry);
+        handler(req, res, entry);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  /** Sends one message with the receiver answering as `answer` does. */
+  async function sendAgainst(
+    answer: typeof handler,
+    options: { raw?: Record<string, string>; signal?: AbortSignal; context?: ProviderContext; message?: OutgoingSms } = {},
+  ): Promise<SendResult> {
+    handler = answer;
+    const provider = createInfobip({ INFOBIP_BASE_URL: baseUrl, ...options.raw }, options.context ?? recordingContext());
+    try {
+      return await provider.send(options.message ?? sms, options.signal ?? AbortSignal.timeout(10_000));
+    } finally {
+      await provider.stop();
+    }
+  }
+
+  it('posts the documented v3 body with App authorization, and reads the message id it answers; logs nothing secret', async () => {
+    seen.length = 0;
+    const context = recordingContext();
+    const result = await sendAgainst(documentedAnswer, { context, raw: { INFOBIP_BASE_URL: `${baseUrl}/proxy/` } });
+    assert.deepEqual(result, { kind: 'accepted', messageId: sms.sendId });
+    const [request] = seen;
+    assert.ok(request);
+    assert.equal(request.method, 'POST');
+    assert.equal(request.url, '/proxy/sms/3/messages');
+    assert.equal(request.headers.authorization, `App ${apiKey}`);
+    assert.equal(request.headers['content-type'], 'application/json');
+    assert.equal(request.headers.accept, 'application/json');
+    assert.deepEqual(v3Violations(request.body), []);
+    assert.deepEqual(request.body, {
+      messages: [
+        {
+          sender: 'OTPService',
+          destinations: [{ to: '2348012345678', messageId: sms.sendId }],
+          content: { text: sms.text },
+          webhooks: { delivery: { url: `${callbackUrl}/${secret}` }, contentType: 'application/json' },
+        },
+      ],
+    });
+    for (const line of context.lines) {
+      assert.ok(!line.includes(sms.code) && !line.includes(apiKey) && !line.includes(secret), line);
+    }
+  });
+
+  it('a numeric sender goes as international digits, like the number; without a callback URL no webhooks are asked for', async () => {
+    seen.length = 0;
+    const result = await sendAgainst(documentedAnswer, { context: recordingContext(null), message: { ...sms, from: '+14155550100' } });
+    assert.equal(result.kind, 'accepted');
+    assert.deepEqual(seen[0]?.body, {
+      messages: [{ sender: '14155550100', destinations: [{ to: '2348012345678', messageId: sms.sendId }], content: { text: sms.text } }],
+    });
+  });
+
+  it('the receiver does refuse a v2-shaped body (so the checks above have teeth)', () => {
+    const v2 = { messages: [{ from: 'OTPService', destinations: [{ to: '2348012345678' }], text: 'x', notifyUrl: callbackUrl }] };
+    assert.deepEqual(v3Violations(v2), [
+      'messages[0].from: not in the v3 description',
+      'messages[0].text: not in the v3 description',
+      'messages[0].notifyUrl: not in the v3 description',
+      'messages[0].content.text: required string',
+    ]);
+  });
+
+  it('a REJECTED status group in a 200 answer is permanent and names the status', async () => {
+    const result = await sendAgainst((_req, res) =>
+      json(res, 200, {
+        bulkId: 'b-1',
+        messages: [{ messageId: sms.sendId, status: { groupId: 5, groupName: 'REJECTED', id: 51, name: 'REJECTED_DESTINATION', description: 'Destination rejected' }, destination: '2348012345678' }],
+      }),
+    );
+    assert.deepEqual(result, { kind: 'permanent', reason: 'Infobip refused the message: REJECTED_DESTINATION (status group REJECTED)' });
+  });
+
+  it('400 (validation) is permanent, names the properties, and echoes neither the number nor Infobip\'s text', async () => {
+    const result = await sendAgainst((_req, res) =>
+      json(res, 400, {
+        errorCode: 'E400',
+        description: 'Request cannot be processed.',
+        action: 'Check the syntax, violations and adjust the request.',
+        violations: [{ property: 'messages[0].destinations[0].to', violation: `Invalid destination address ${sms.to}` }],
+        resources: [],
+      }),
+    );
+    assert.deepEqual(result, { kind: 'permanent', reason: 'Infobip refused the message (HTTP 400, E400; invalid: messages[0].destinations[0].to)' });
+  });
+
+  it('401 and 403 are permanent: the credentials were refused; one warning, without the key', async () => {
+    for (const [status, code] of [[401, 'E401'], [403, 'E403']] as const) {
+      const context = recordingContext();
+      const result = await sendAgainst((_req, res) => json(res, status, { errorCode: code, description: 'x', action: 'x', violations: [], resources: [] }), { context });
+      assert.equal(result.kind, 'permanent', String(status));
+      assert.match(result.kind === 'permanent' ? result.reason : '', new RegExp(`refused the credentials .*HTTP ${status}, ${code}`));
+      assert.equal(context.lines.length, 1);
+      assert.ok(!(context.lines[0] ?? '').includes(apiKey));
+    }
+  });
+
+  it('429 is transient with Retry-After read as retryAfterSeconds (seconds or HTTP date)', async () => {
+    const throttled = { errorCode: 'E429', description: 'Too many requests sent.', action: '', violations: [], resources: [] };
+    const result = await sendAgainst((_req, res) => json(res, 429, throttled, { 'retry-after': '7' }));
+    assert.deepEqual(result, { kind: 'transient', reason: 'Infobip: throttled (HTTP 429, E429)', retryAfterSeconds: 7 });
+    const date = new Date(Date.now() + 30_000).toUTCString();
+    const dated = await sendAgainst((_req, res) => json(res, 429, throttled, { 'retry-after': date }));
+    assert.ok(dated.kind === 'transient' && dated.retryAfterSeconds !== undefined && dated.retryAfterSeconds >= 28 && dated.retryAfterSeconds <= 31, JSON.stringify(dated));
+    const bare = await sendAgainst((_req, res) => json(res, 429, throttled));
+    assert.deepEqual(bare, { kind: 'transient', reason: 'Infobip: throttled (HTTP 429, E429)' });
+  });
+
+  it('500 and 503 are transient; an older service exception\'s code is read too', async () => {
+    const result = await sendAgainst((_req, res) => json(res, 500, { errorCode: 'E500', description: 'Something went wrong.', action: '', violations: [], resources: [] }));
+    assert.deepEqual(result, { kind: 'transient', reason: 'Infobip: server error (HTTP 500, E500)' });
+    const old = await sendAgainst((_req, res) => json(res, 503, { requestError: { serviceException: { messageId: 'GENERAL_ERROR', text: 'x' } } }));
+    assert.deepEqual(old, { kind: 'transient', reason: 'Infobip: server error (HTTP 503, GENERAL_ERROR)' });
+  });
+
+  it('no answer before the caller aborts: transient, promptly', async () => {
+    const started = Date.now();
+    const result = await sendAgainst(() => {}, { signal: AbortSignal.timeout(300) });
+    assert.deepEqual(result, { kind: 'transient', reason: 'Infobip: no answer before the time-out' });
+    assert.ok(Date.now() - started < 3_000);
+    const aborted = await sendAgainst(() => {}, { signal: AbortSignal.abort() });
+    assert.deepEqual(aborted, { kind: 'transient', reason: 'Infobip: no answer before the time-out' });
+  });
+
+  it('a connection closed mid-answer, reset before any answer, or refused is transient', async () => {
+    const midway = await sendAgainst((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '500' });
+      res.write('{"messages":[{"messageId":"send-');
+      setTimeout(() => res.socket?.destroy(), 20);
+    });
+    assert.equal(midway.kind, 'transient', JSON.stringify(midway));
+    const reset = await sendAgainst((req) => req.socket.destroy());
+    assert.equal(reset.kind, 'transient', JSON.stringify(reset));
+    const closed = http.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const refused = await sendAgainst(() => {}, { raw: { INFOBIP_BASE_URL: `http://127.0.0.1:${port}` } });
+    assert.equal(refused.kind, 'transient');
+    assert.match(refused.kind === 'transient' ? refused.reason : '', /ECONNREFUSED/);
+  });
+
+  it('a 200 without a message id, an answer too large to read, and any other 4xx are permanent', async () => {
+    assert.equal((await sendAgainst((_req, res) => json(res, 200, { bulkId: 'b', messages: [] }))).kind, 'permanent');
+    assert.equal((await sendAgainst((_req, res) => json(res, 200, { ...pendingAnswer(sms.sendId), pad: 'x'.repeat(200_000) }))).kind, 'permanent');
+    assert.equal((await sendAgainst((_req, res) => json(res, 404, { errorCode: 'E404' }))).kind, 'permanent');
+  });
+
+  it('stop() lets a send in flight end first', async () => {
+    handler = (_req, res, entry) => setTimeout(() => documentedAnswer(_req, res, entry), 200);
+    const provider = createInfobip({ INFOBIP_BASE_URL: baseUrl });
+    const sending = provider.send(sms, AbortSignal.timeout(5_000));
+    await new Promise((r) => setTimeout(r, 50));
+    await Promise.all([provider.stop(), provider.stop()]);
+    assert.equal((await sending).kind, 'accepted');
+  });
+});
+
+describe('infobip settings', () => {
+  const { settings } = infobipSms;
+  it('names, defaults and secrecy', () => {
+    assert.equal(infobipSms.name, 'infobip');
+    assert.deepEqual(infobipSms.channels, ['sms']);
+    assert.equal(infobipSms.callbacks, true);
+    assert.equal(settings.INFOBIP_BASE_URL.default, undefined);
+    assert.equal(settings.INFOBIP_BASE_URL.required && settings.INFOBIP_API_KEY.required && settings.INFOBIP_CALLBACK_SECRET.required, true);
+    assert.equal(settings.INFOBIP_API_KEY.secret && settings.INFOBIP_CALLBACK_SECRET.secret, true);
+  });
+  it('refuses what cannot work, without printing a secret', () => {
+    assert.throws(() => settings.INFOBIP_BASE_URL.parse('xxxxx.api.infobip.com'), /https:\/\/xxxxx\.api\.infobip\.com/);
+    assert.throws(() => settings.INFOBIP_BASE_URL.parse('https://user:pw@xxxxx.api.infobip.com'), /credentials/);
+    assert.throws(() => settings.INFOBIP_BASE_URL.parse('https://xxxxx.api.infobip.com/?a=1'), /query/);
+    assert.deepEqual(settings.INFOBIP_BASE_URL.parse('https://xxxxx.api.infobip.com/'), { origin: 'https://xxxxx.api.infobip.com', pathPrefix: '' });
+    for (const bad of ['App 003026bbc133714df1834b', 'k3y9', '']) {
+      assert.throws(() => settings.INFOBIP_API_KEY.parse(bad), (err: Error) => /Infobip API key/.test(err.message) && (bad === '' || !err.message.includes(bad)));
+    }
+    for (const bad of ['too-short-secret-0123456789', `${secret}/x`, `${secret} `, `${secret}%20`]) {
+      assert.throws(() => settings.INFOBIP_CALLBACK_SECRET.parse(bad), (err: Error) => !err.message.includes(bad) && !err.message.includes(secret));
+    }
+    assert.equal(settings.INFOBIP_CALLBACK_SECRET.parse(secret), secret);
+  });
+});
+
+describe('infobip delivery reports (secret in the callback path)', () => {
+  const provider = createInfobip({});
+  after(() => provider.stop());
+  const verify = (request: CallbackRequest) => {
+    assert.ok(provider.verifyCallback);
+    return provider.verifyCallback(request);
+  };
+  const callback = (body: unknown, url = `${callbackUrl}/${secret}`, contentType = 'application/json'): CallbackRequest => ({
+    method: 'POST',
+    url,
+    headers: { 'content-type': contentType },
+    rawBody: Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)),
+  });
+  /** A report as Infobip documents it (DeliveryReports, receive-outbound-sms-message-report-v3). */
+  const report = (groupName: string, name: string, error: { name: string; groupId: number } = { name: 'NO_ERROR', groupId: 0 }) => ({
+    results: [
+      {
+        bulkId: 'BULK-ID-123-xyz',
+        price: { pricePerMessage: 0.01, currency: 'EUR' },
+        status: { groupId: 3, groupName, id: 5, name, description: 'x' },
+        error: { ...error, id: 0, description: 'x', permanent: false },
+        messageId: sms.sendId,
+        to: '2348012345678',
+        sender: 'OTPService',
+        sentAt: '2019-11-09T16:00:00.000+0100',
+        doneAt: '2019-11-09T16:00:00.000+0100',
+        messageCount: 1,
+      },
+    ],
+  });
+
+  it('reads a documented report on the secret URL', () => {
+    assert.deepEqual(verify(callback(report('DELIVERED', 'DELIVERED_TO_HANDSET'))), {
+      kind: 'receipts',
+      receipts: [{ messageId: sms.sendId, status: 'DELIVERED', detail: 'DELIVERED_TO_HANDSET', at: new Date('2019-11-09T15:00:00.000Z') }],
+    });
+  });
+
+  it('maps every status group, names the error, and skips a group it does not know', () => {
+    const cases: [string, string, string, string][] = [
+      ['PENDING', 'PENDING_ENROUTE', 'SENT', 'PENDING_ENROUTE'],
+      ['ACCEPTED', 'ACCEPTED', 'SENT', 'ACCEPTED'],
+      ['UNDELIVERABLE', 'UNDELIVERABLE_NOT_DELIVERED', 'UNDELIVERED', 'UNDELIVERABLE_NOT_DELIVERED (EC_ABSENT_SUBSCRIBER)'],
+      ['EXPIRED', 'EXPIRED_EXPIRED', 'UNDELIVERED', 'EXPIRED_EXPIRED (EC_ABSENT_SUBSCRIBER)'],
+      ['REJECTED', 'REJECTED_NETWORK', 'UNDELIVERED', 'REJECTED_NETWORK (EC_ABSENT_SUBSCRIBER)'],
+    ];
+    for (const [group, name, ours, detail] of cases) {
+      const error = ours === 'UNDELIVERED' ? { name: 'EC_ABSENT_SUBSCRIBER', groupId: 1 } : undefined;
+      const result = verify(callback(report(group, name, error)));
+      assert.equal(result.kind === 'receipts' ? result.receipts[0]?.status : result.reason, ours, group);
+      assert.equal(result.kind === 'receipts' ? result.receipts[0]?.detail : null, detail);
+    }
+    assert.deepEqual(verify(callback(report('SOMETHING_NEW', 'X'))), { kind: 'receipts', receipts: [] });
+  });
+
+  it('reads every result of a batch, without a doneAt as at null', () => {
+    const batch = { results: [report('DELIVERED', 'DELIVERED_TO_HANDSET').results[0], { messageId: 'other', status: { groupName: 'REJECTED' } }] };
+    assert.deepEqual(verify(callback(batch)), {
+      kind: 'receipts',
+      receipts: [
+        { messageId: sms.sendId, status: 'DELIVERED', detail: 'DELIVERED_TO_HANDSET', at: new Date('2019-11-09T15:00:00.000Z') },
+        { messageId: 'other', status: 'UNDELIVERED', detail: 'REJECTED', at: null },
+      ],
+    });
+  });
+
+  it('the URL it asks Infobip to call is the one it believes', async () => {
+    const server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = JSON.parse(Buffer.concat(chunks).toString()) as { messages: { webhooks: { delivery: { url: string } } }[] };
+        json(res, 200, { ...pendingAnswer(sms.sendId), url: body.messages[0]?.webhooks.delivery.url });
+        deliveryUrl = body.messages[0]?.webhooks.delivery.url ?? '';
+      });
+    });
+    let deliveryUrl = '';
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const sender = createInfobip({ INFOBIP_BASE_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+    try {
+      assert.equal((await sender.send(sms, AbortSignal.timeout(5_000))).kind, 'accepted');
+    } finally {
+      await sender.stop();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+    assert.equal(verify(callback(report('DELIVERED', 'DELIVERED_TO_HANDSET'), deliveryUrl)).kind, 'receipts');
+  });
+
+  it('forbids a missing, wrong, partial or misplaced secret', () => {
+    const body = report('DELIVERED', 'DELIVERED_TO_HANDSET');
+    const urls = [
+      callbackUrl,
+      `${callbackUrl}/`,
+      `${callbackUrl}/${secret.slice(0, -1)}`,
+      `${callbackUrl}/${secret}x`,
+      `${callbackUrl}/${secret.toUpperCase()}`,
+      `${callbackUrl}/${secret}/`,
+      `${callbackUrl}/${secret}/more`,
+      `${callbackUrl}?secret=${secret}`,
+      `${callbackUrl}/${'x'.repeat(secret.length)}`,
+      'not a url',
+    ];
+    for (const url of urls) {
+      const result = verify(callback(body, url));
+      assert.equal(result.kind, 'forbidden', url);
+      assert.ok(result.kind === 'forbidden' && !result.reason.includes(secret));
+    }
+    assert.equal(verify(callback(body, `${callbackUrl}/${secret}?x=1`)).kind, 'receipts');
+  });
+
+  it('forbids a malformed body, another content type, or another method', () => {
+    const malformed: unknown[] = ['not json', '[]', {}, { results: {} }, { results: [{ status: { groupName: 'DELIVERED' } }] }, { results: [{ messageId: 'm', status: {} }] }, { results: [null] }];
+    for (const body of malformed) assert.equal(verify(callback(body)).kind, 'forbidden', JSON.stringify(body));
+    assert.equal(verify(callback(report('DELIVERED', 'D'), undefined, 'application/xml')).kind, 'forbidden');
+    assert.equal(verify({ ...callback(report('DELIVERED', 'D')), method: 'GET' }).kind, 'forbidden');
+  });
+});
