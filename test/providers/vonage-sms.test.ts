@@ -1,0 +1,461 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash, createHmac } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { CallbackRequest, OutgoingSms, Provider, ProviderContext, SendResult } from '../../src/channels/provider-port.js';
+import { vonageSms } from '../../src/providers/vonage-sms.js';
+import type { VonageSignatureMethod } from '../../src/providers/vonage-signature.js';
+
+/*
+ * No OpenAPI description of the SMS API ships in any npm package (the @vonage/* SDK packages carry none), so the
+ * API is played by a local server that checks each field Vonage's SMS API reference documents
+ * (https://developer.vonage.com/en/api/sms) and answers as it documents.
+ */
+
+const apiKey = 'abcd1234';
+const apiSecret = 'test-api-secret-0123';
+const signatureSecret = 'test-signature-secret-0123456789';
+const callbackUrl = 'https://otp.example.org/callbacks/vonage';
+
+const sms: OutgoingSms = {
+  channel: 'sms',
+  sendId: 'send-1',
+  verificationId: 'ver-1',
+  to: '+2348012345678',
+  from: '+14155550100',
+  text: 'Your code is 482913',
+  code: '482913',
+};
+
+function recordingContext(callback: string | null = callbackUrl): ProviderContext & { lines: string[] } {
+  const lines: string[] = [];
+  const log = (obj: object, msg: string) => void lines.push(JSON.stringify({ ...obj, msg }));
+  return {
+    lines,
+    callbackUrl: callback,
+    onReceipt: async () => 'recorded',
+    messageLog: { record: async () => {} },
+    logger: { info: log, warn: log, error: log },
+  };
+}
+
+/** Parses raw settings as the start does (the default where unset), then creates the provider. */
+function createVonage(raw: Record<string, string | undefined>, context: ProviderContext = recordingContext()): Provider {
+  const { settings } = vonageSms;
+  const secret = 'VONAGE_API_SECRET' in raw ? raw.VONAGE_API_SECRET : apiSecret;
+  return vonageSms.create(
+    {
+      VONAGE_API_KEY: settings.VONAGE_API_KEY.parse(raw.VONAGE_API_KEY ?? apiKey),
+      VONAGE_API_SECRET: secret === undefined ? undefined : settings.VONAGE_API_SECRET.parse(secret),
+      VONAGE_SIGNATURE_SECRET: settings.VONAGE_SIGNATURE_SECRET.parse(raw.VONAGE_SIGNATURE_SECRET ?? signatureSecret),
+      VONAGE_SIGNATURE_METHOD: settings.VONAGE_SIGNATURE_METHOD.parse(raw.VONAGE_SIGNATURE_METHOD ?? settings.VONAGE_SIGNATURE_METHOD.default),
+      VONAGE_BASE_URL: settings.VONAGE_BASE_URL.parse(raw.VONAGE_BASE_URL ?? settings.VONAGE_BASE_URL.default),
+    },
+    context,
+  );
+}
+
+/**
+ * Signs parameters as Vonage's documentation describes it, independently of the provider's code: sorted by name,
+ * `&name=value` with & and = in values replaced by _, then MD5 of that and the secret, or an HMAC keyed by it.
+ */
+function signLikeVonage(secret: string, method: VonageSignatureMethod, params: Record<string, string>): string {
+  let data = '';
+  for (const name of Object.keys(params).sort()) {
+    if (name !== 'sig') data += `&${name}=${(params[name] ?? '').replace(/&/g, '_').replace(/=/g, '_')}`;
+  }
+  if (method === 'md5hash') return createHash('md5').update(data + secret).digest('hex');
+  return createHmac(method, secret).update(data).digest('hex').toUpperCase();
+}
+
+/** What the stand-in saw of one request. */
+interface Seen {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: http.IncomingHttpHeaders;
+  readonly form: URLSearchParams;
+}
+
+/**
+ * The fields the SMS API reference documents for POST /sms/json (form-encoded): from, to (7 to 15 digits) and text
+ * required; type one of text, binary, unicode; callback at most 100 characters; client-ref at most 100; and
+ * either Basic authentication, or api_key (8 characters), timestamp (integer) and sig (16 to 60) without an
+ * api_secret nor an Authorization header. Returns what is wrong, or null. The OpenAPI description caps sig at
+ * 60 characters, which would refuse the hex of a SHA-256 or SHA-512 HMAC that Vonage's own SDKs send: 128 here.
+ */
+function documentedProblem(seen: Seen): string | null {
+  const { form, headers } = seen;
+  if (seen.method !== 'POST') return 'method';
+  if (!(headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded')) return 'content-type';
+  const known = new Set(['api_key', 'api_secret', 'sig', 'timestamp', 'from', 'to', 'text', 'ttl', 'status-report-req', 'callback', 'message-class', 'type', 'body', 'udh', 'protocol-id', 'client-ref', 'account-ref', 'entity-id', 'content-id', 'trusted-number', 'pool-id']);
+  for (const name of form.keys()) if (!known.has(name)) return `unknown field ${name}`;
+  for (const name of form.keys()) if (form.getAll(name).length !== 1) return `repeated field ${name}`;
+  if (!form.get('from')) return 'from';
+  if (!/^\d{7,15}$/.test(form.get('to') ?? '')) return 'to';
+  if (!form.get('text')) return 'text';
+  const type = form.get('type');
+  if (type !== null && !['text', 'binary', 'unicode'].includes(type)) return 'type';
+  const callback = form.get('callback');
+  if (callback !== null && callback.length > 100) return 'callback';
+  const ref = form.get('client-ref');
+  if (ref !== null && ref.length > 100) return 'client-ref';
+  const sig = form.get('sig');
+  if (sig !== null) {
+    if (headers.authorization !== undefined) return 'Authorization with sig';
+    if (form.has('api_secret')) return 'api_secret with sig';
+    if (!/^[A-Za-z0-9]{8}$/.test(form.get('api_key') ?? '')) return 'api_key';
+    if (!/^\d+$/.test(form.get('timestamp') ?? '')) return 'timestamp';
+    if (!/^[0-9A-Fa-f]{32,128}$/.test(sig)) return 'sig';
+  } else if (!/^Basic [A-Za-z0-9+/=]+$/.test(headers.authorization ?? '') && !(form.has('api_key') && form.has('api_secret'))) {
+    return 'credentials';
+  }
+  return null;
+}
+
+describe('vonage provider against a local stand-in of the SMS API', () => {
+  let server: http.Server;
+  let baseUrl: string;
+  let handler: (req: http.IncomingMessage, res: http.ServerResponse, seen: Seen) => void = () => {};
+  const seen: Seen[] = [];
+
+  before(async () => {
+    server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const entry = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, form: new URLSearchParams(Buffer.concat(chunks).toString()) };
+        seen.push(entry);
+        handler(req, res, entry);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  async function sendAgainst(
+    answer: typeof handler,
+    options: { raw?: Record<string, string | undefined>; signal?: AbortSignal; context?: ProviderContext; message?: OutgoingSms } = {},
+  ): Promise<SendResult> {
+    handler = answer;
+    const provider = createVonage({ VONAGE_BASE_URL: baseUrl, ...options.raw }, options.context ?? recordingContext());
+    try {
+      return await provider.send(options.message ?? sms, options.signal ?? AbortSignal.timeout(10_000));
+    } finally {
+      await provider.stop();
+    }
+  }
+
+  const json = (res: http.ServerResponse, status: number, body: object, headers: Record<string, string> = {}) => {
+    res.writeHead(status, { 'content-type': 'application/json', ...headers });
+    res.end(JSON.stringify(body));
+  };
+  /** An SMS API answer with one message of this status, as documented. */
+  const answerStatus = (status: string) => (_req: http.IncomingMessage, res: http.ServerResponse) =>
+    json(res, 200, status === '0'
+      ? { 'message-count': '1', messages: [{ to: '2348012345678', 'message-id': '0A0000001234567B', status: '0', 'remaining-balance': '3.14', 'message-price': '0.03', network: '62130', 'client-ref': 'send-1' }] }
+      : { 'message-count': '1', messages: [{ status, 'error-text': `Something about ${sms.to}` }] });
+
+  it('posts the form Vonage documents: path, Basic auth, from/to as digits, text, callback, client-ref; logs nothing secret', async () => {
+    seen.length = 0;
+    const context = recordingContext();
+    const result = await sendAgainst(answerStatus('0'), { context, raw: { VONAGE_BASE_URL: `${baseUrl}/proxy/` } });
+    assert.deepEqual(result, { kind: 'accepted', messageId: '0A0000001234567B' });
+    const [request] = seen;
+    assert.ok(request);
+    assert.equal(documentedProblem(request), null);
+    assert.equal(request.url, '/proxy/sms/json');
+    assert.equal(request.headers.authorization, `Basic ${Buffer.from(`${apiKey}:${apiSecret}`).toString('base64')}`);
+    assert.deepEqual(Object.fromEntries(request.form), {
+      from: '14155550100',
+      to: '2348012345678',
+      text: sms.text,
+      callback: callbackUrl,
+      'client-ref': 'send-1',
+    });
+    for (const line of context.lines) assert.ok(!line.includes(sms.code) && !line.includes(apiSecret), line);
+  });
+
+  it('sends type=unicode only when the text is not GSM 7-bit, and an alphanumeric sender as it is', async () => {
+    seen.length = 0;
+    await sendAgainst(answerStatus('0'), { message: { ...sms, text: 'Votre code: 482913 — merci', from: 'Acme' } });
+    await sendAgainst(answerStatus('0'), { message: { ...sms, text: 'Code {482913} [€] ~^|' } });
+    assert.equal(seen[0]?.form.get('type'), 'unicode');
+    assert.equal(seen[0]?.form.get('from'), 'Acme');
+    assert.equal(seen[1]?.form.has('type'), false);
+    for (const s of seen) assert.equal(documentedProblem(s), null);
+  });
+
+  it('without an API secret signs the request (api_key, timestamp, sig; no Authorization) as Vonage documents', async () => {
+    for (const method of ['md5hash', 'sha256', 'sha512'] as const) {
+      seen.length = 0;
+      const result = await sendAgainst(answerStatus('0'), { raw: { VONAGE_API_SECRET: undefined, VONAGE_SIGNATURE_METHOD: method } });
+      assert.equal(result.kind, 'accepted');
+      const [request] = seen;
+      assert.ok(request);
+      assert.equal(documentedProblem(request), null);
+      assert.equal(request.headers.authorization, undefined);
+      assert.equal(request.form.get('api_key'), apiKey);
+      assert.ok(Math.abs(Number(request.form.get('timestamp')) - Date.now() / 1000) < 60);
+      const params = Object.fromEntries(request.form);
+      assert.equal(request.form.get('sig')?.toLowerCase(), signLikeVonage(signatureSecret, method, params).toLowerCase(), method);
+    }
+  });
+
+  it('status 1 (throttled), 5 (internal error) and 10 (too many binds) are transient', async () => {
+    for (const status of ['1', '5', '10']) {
+      const result = await sendAgainst(answerStatus(status));
+      assert.equal(result.kind, 'transient', status);
+    }
+  });
+
+  it('every other documented status is permanent, named, and never echoes Vonage\'s error-text', async () => {
+    const expected: Record<string, RegExp> = {
+      '2': /missing parameters/, '3': /invalid parameters/, '4': /invalid credentials/, '6': /invalid message/,
+      '7': /number barred/, '8': /account barred/, '9': /insufficient credit/, '11': /not enabled/, '12': /too long/,
+      '14': /invalid signature/, '15': /sender not allowed/, '17': /blocked/, '22': /network code/, '23': /callback URL/,
+      '29': /whitelisted/, '32': /signature and API secret/, '33': /de-activated/, '99': /status 99\)/,
+    };
+    for (const [status, meaning] of Object.entries(expected)) {
+      const result = await sendAgainst(answerStatus(status));
+      assert.equal(result.kind, 'permanent', status);
+      const reason = result.kind === 'permanent' ? result.reason : '';
+      assert.match(reason, meaning, status);
+      assert.match(reason, new RegExp(`status ${status}\\b`));
+      assert.ok(!reason.includes(sms.to.slice(1)), reason);
+    }
+  });
+
+  it('a message sent in part (one part 0, another failed) is permanent: retrying could send the code twice', async () => {
+    const result = await sendAgainst((_req, res) =>
+      json(res, 200, { 'message-count': '2', messages: [{ status: '0', 'message-id': 'A1' }, { status: '5', 'error-text': 'x' }] }),
+    );
+    assert.equal(result.kind, 'permanent');
+    const whole = await sendAgainst((_req, res) =>
+      json(res, 200, { 'message-count': '2', messages: [{ status: '0', 'message-id': 'A1' }, { status: '0', 'message-id': 'A2' }] }),
+    );
+    assert.deepEqual(whole, { kind: 'accepted', messageId: 'A1' });
+  });
+
+  it('429 is transient with Retry-After read as retryAfterSeconds', async () => {
+    const result = await sendAgainst((_req, res) => json(res, 429, {}, { 'retry-after': '7' }));
+    assert.deepEqual(result, { kind: 'transient', reason: 'Vonage: throttled (HTTP 429)', retryAfterSeconds: 7 });
+  });
+
+  it('500 and 503 are transient', async () => {
+    assert.equal((await sendAgainst((_req, res) => json(res, 500, {}))).kind, 'transient');
+    assert.equal((await sendAgainst((_req, res) => json(res, 503, {}))).kind, 'transient');
+  });
+
+  it('401 is permanent: the credentials were refused, logged without the secret', async () => {
+    const context = recordingContext();
+    const result = await sendAgainst((_req, res) => json(res, 401, { type: 'unauthorized' }), { context });
+    assert.equal(result.kind, 'permanent');
+    assert.match(result.kind === 'permanent' ? result.reason : '', /refused the credentials/);
+    assert.equal(context.lines.length, 1);
+    assert.ok(!(context.lines[0] ?? '').includes(apiSecret));
+  });
+
+  it('no answer before the caller aborts: transient, promptly', async () => {
+    const started = Date.now();
+    const result = await sendAgainst(() => {}, { signal: AbortSignal.timeout(300) });
+    assert.deepEqual(result, { kind: 'transient', reason: 'Vonage: no answer before the time-out' });
+    assert.ok(Date.now() - started < 3_000);
+    assert.equal((await sendAgainst(() => {}, { signal: AbortSignal.abort() })).kind, 'transient');
+  });
+
+  it('a connection closed mid-answer, or reset before one, is transient', async () => {
+    const midway = await sendAgainst((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '500' });
+      res.write('{"message-count":"1","messages":[{"status":"0"');
+      setTimeout(() => res.socket?.destroy(), 20);
+    });
+    assert.equal(midway.kind, 'transient', JSON.stringify(midway));
+    const reset = await sendAgainst((req) => req.socket.destroy());
+    assert.equal(reset.kind, 'transient', JSON.stringify(reset));
+  });
+
+  it('a refused connection is transient', async () => {
+    const closed = http.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const result = await sendAgainst(() => {}, { raw: { VONAGE_BASE_URL: `http://127.0.0.1:${port}` } });
+    assert.match(result.kind === 'transient' ? result.reason : '', /ECONNREFUSED/);
+  });
+
+  it('an answer without messages, or a status 0 without a message-id, or too large, is permanent', async () => {
+    assert.equal((await sendAgainst((_req, res) => json(res, 200, {}))).kind, 'permanent');
+    assert.equal((await sendAgainst((_req, res) => json(res, 200, { messages: [{ status: '0' }] }))).kind, 'permanent');
+    const large = await sendAgainst((_req, res) => json(res, 200, { messages: [{ status: '0', 'message-id': 'A1' }], pad: 'x'.repeat(200_000) }));
+    assert.equal(large.kind, 'permanent');
+  });
+
+  it('stop() lets a send in flight end first', async () => {
+    handler = (req, res) => setTimeout(() => answerStatus('0')(req, res), 200);
+    const provider = createVonage({ VONAGE_BASE_URL: baseUrl });
+    const sending = provider.send(sms, AbortSignal.timeout(5_000));
+    await new Promise((r) => setTimeout(r, 50));
+    await Promise.all([provider.stop(), provider.stop()]);
+    assert.equal((await sending).kind, 'accepted');
+  });
+});
+
+describe('vonage settings', () => {
+  const { settings } = vonageSms;
+  it('names, defaults and secrecy', () => {
+    assert.equal(vonageSms.name, 'vonage');
+    assert.deepEqual(vonageSms.channels, ['sms']);
+    assert.equal(vonageSms.callbacks, true);
+    assert.equal(settings.VONAGE_BASE_URL.default, 'https://rest.nexmo.com');
+    assert.equal(settings.VONAGE_SIGNATURE_METHOD.default, 'md5hash');
+    assert.equal(settings.VONAGE_API_SECRET.secret, true);
+    assert.equal(settings.VONAGE_SIGNATURE_SECRET.secret, true);
+    assert.equal(settings.VONAGE_API_KEY.required && settings.VONAGE_SIGNATURE_SECRET.required, true);
+    assert.equal(settings.VONAGE_API_SECRET.required, false);
+  });
+  it('refuses what cannot work, never repeating a secret', () => {
+    assert.throws(() => settings.VONAGE_API_KEY.parse('abc'), /8 letters or digits/);
+    assert.throws(() => settings.VONAGE_SIGNATURE_METHOD.parse('sha384'), /md5hash, md5, sha1, sha256, sha512/);
+    assert.throws(() => settings.VONAGE_BASE_URL.parse('ftp://rest.nexmo.com'), /http\(s\)/);
+    assert.throws(() => settings.VONAGE_BASE_URL.parse('https://k:s@rest.nexmo.com'), /credentials/);
+    for (const [setting, value] of [[settings.VONAGE_API_SECRET, ' s3cret-value '], [settings.VONAGE_SIGNATURE_SECRET, ' s1gnature-value']] as const) {
+      assert.throws(() => setting.parse(value), (err: Error) => !err.message.includes(value.trim()) && /without spaces/.test(err.message));
+    }
+  });
+  it('refuses a callback URL longer than Vonage accepts', () => {
+    assert.throws(() => createVonage({}, recordingContext(`https://otp.example.org/${'x'.repeat(90)}/callbacks/vonage`)), /100 characters/);
+  });
+});
+
+describe('vonage delivery receipts (signed webhooks)', () => {
+  const provider = createVonage({});
+  const sha256 = createVonage({ VONAGE_SIGNATURE_METHOD: 'sha256' });
+  after(async () => {
+    await provider.stop();
+    await sha256.stop();
+  });
+
+  const now = () => String(Math.floor(Date.now() / 1000));
+  /** A receipt as the delivery-receipt reference documents it, signed with timestamp and nonce. */
+  const receipt = (overrides: Record<string, string> = {}, method: VonageSignatureMethod = 'md5hash'): Record<string, string> => {
+    const params: Record<string, string> = {
+      msisdn: '2348012345678',
+      to: 'Acme',
+      'network-code': '62130',
+      messageId: '0A0000001234567B',
+      price: '0.03330000',
+      status: 'delivered',
+      scts: '2001011400',
+      'err-code': '0',
+      'api-key': apiKey,
+      'client-ref': 'send-1',
+      'message-timestamp': '2020-01-01 12:00:00',
+      timestamp: now(),
+      nonce: 'aaaaaaaa-bbbb-cccc-dddd-0123456789ab',
+      ...overrides,
+    };
+    return { ...params, sig: signLikeVonage(signatureSecret, method, params) };
+  };
+  const get = (params: Record<string, string>): CallbackRequest => ({
+    method: 'GET',
+    url: `${callbackUrl}?${new URLSearchParams(params).toString()}`,
+    headers: {},
+    rawBody: Buffer.alloc(0),
+  });
+  const postJson = (params: Record<string, string>): CallbackRequest => ({
+    method: 'POST',
+    url: callbackUrl,
+    headers: { 'content-type': 'application/json' },
+    rawBody: Buffer.from(JSON.stringify(params)),
+  });
+  const postForm = (params: Record<string, string>): CallbackRequest => ({
+    method: 'POST',
+    url: callbackUrl,
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    rawBody: Buffer.from(new URLSearchParams(params).toString()),
+  });
+  const verify = (request: CallbackRequest, p: Provider = provider) => {
+    assert.ok(p.verifyCallback);
+    return p.verifyCallback(request);
+  };
+
+  it('accepts a signed receipt sent as GET, POST form or POST JSON, and reads it', () => {
+    for (const request of [get(receipt()), postForm(receipt()), postJson(receipt())]) {
+      assert.deepEqual(verify(request), {
+        kind: 'receipts',
+        receipts: [{ messageId: '0A0000001234567B', status: 'DELIVERED', detail: 'delivered', at: new Date('2020-01-01T12:00:00Z') }],
+      });
+    }
+  });
+
+  it('maps each documented status, with the err-code when not 0', () => {
+    const expected: Record<string, string> = {
+      accepted: 'SENT', buffered: 'SENT', delivered: 'DELIVERED',
+      expired: 'UNDELIVERED', failed: 'UNDELIVERED', rejected: 'UNDELIVERED', unknown: 'UNDELIVERED',
+    };
+    for (const [status, ours] of Object.entries(expected)) {
+      const result = verify(postJson(receipt({ status, 'err-code': status === 'delivered' ? '0' : '5' })));
+      assert.equal(result.kind === 'receipts' ? result.receipts[0]?.status : result.reason, ours, status);
+    }
+    const failed = verify(get(receipt({ status: 'failed', 'err-code': '6' })));
+    assert.equal(failed.kind === 'receipts' ? failed.receipts[0]?.detail : null, 'failed (err-code 6)');
+    const other = verify(get(receipt({ status: 'something-new' })));
+    assert.deepEqual(other, { kind: 'receipts', receipts: [] });
+  });
+
+  it('checks every signature method Vonage offers, and & and = inside values', () => {
+    for (const method of ['md5hash', 'md5', 'sha1', 'sha256', 'sha512'] as const) {
+      const p = createVonage({ VONAGE_SIGNATURE_METHOD: method });
+      try {
+        assert.equal(verify(get(receipt({ to: 'A&B=C' }, method)), p).kind, 'receipts', method);
+        assert.equal(verify(get(receipt({}, method === 'md5hash' ? 'sha1' : 'md5hash')), p).kind, 'forbidden', method);
+      } finally {
+        void p.stop();
+      }
+    }
+  });
+
+  it('accepts either form of a receipt with an empty value (signed, as the Node SDK does, or left out, as the Java SDK does)', () => {
+    const withEmpty = receipt({ 'client-ref': '' });
+    assert.equal(verify(get(withEmpty)).kind, 'receipts');
+    const { sig: _sig, ...unsigned } = withEmpty;
+    const { 'client-ref': _ref, ...withoutEmpty } = unsigned;
+    const javaSig = signLikeVonage(signatureSecret, 'md5hash', withoutEmpty);
+    assert.equal(verify(get({ ...unsigned, sig: javaSig })).kind, 'receipts');
+  });
+
+  it('refuses a receipt without sig, with a wrong, other-secret or tampered sig, or without or with an old timestamp', () => {
+    const good = receipt();
+    const { sig: _sig, ...unsigned } = good;
+    assert.equal(verify(get(unsigned)).kind, 'forbidden');
+    assert.equal(verify(get({ ...good, sig: '' })).kind, 'forbidden');
+    assert.equal(verify(get({ ...good, sig: '0123456789abcdef0123456789abcdef' })).kind, 'forbidden');
+    assert.equal(verify(get({ ...unsigned, sig: signLikeVonage('another-secret', 'md5hash', unsigned) })).kind, 'forbidden');
+    assert.equal(verify(get({ ...good, status: 'failed' })).kind, 'forbidden');
+    assert.equal(verify(postJson({ ...good, messageId: '0A00000099999999' })).kind, 'forbidden');
+    const { timestamp: _t, ...noTimestamp } = unsigned;
+    assert.equal(verify(get({ ...noTimestamp, sig: signLikeVonage(signatureSecret, 'md5hash', noTimestamp) })).kind, 'forbidden');
+    const old = receipt({ timestamp: String(Math.floor(Date.now() / 1000) - 6 * 60) });
+    assert.match(String(verify(get(old)).kind === 'forbidden' && (verify(get(old)) as { reason: string }).reason), /5 minutes/);
+    const future = receipt({ timestamp: String(Math.floor(Date.now() / 1000) + 6 * 60) });
+    assert.equal(verify(get(future)).kind, 'forbidden');
+    assert.equal(verify(get(receipt({ timestamp: String(Math.floor(Date.now() / 1000) - 4 * 60) }))).kind, 'receipts');
+  });
+
+  it('refuses what is none of Vonage\'s forms: another method, another content type, nested JSON', () => {
+    assert.equal(verify({ ...postJson(receipt()), method: 'PUT' }).kind, 'forbidden');
+    assert.equal(verify({ ...postJson(receipt()), headers: { 'content-type': 'text/plain' } }).kind, 'forbidden');
+    assert.equal(verify({ ...postJson(receipt()), rawBody: Buffer.from('{"status":{"x":1}}') }).kind, 'forbidden');
+  });
+
+  it('an HMAC sig may come in either case', () => {
+    const params = receipt({}, 'sha256');
+    assert.equal(verify(get({ ...params, sig: (params.sig ?? '').toLowerCase() }), sha256).kind, 'receipts');
+    assert.equal(verify(get({ ...params, sig: (params.sig ?? '').toUpperCase() }), sha256).kind, 'receipts');
+  });
+});
