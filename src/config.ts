@@ -36,6 +36,17 @@ const oneOf = <T extends string>(...values: T[]) => (raw: string): T => {
   if (!(values as string[]).includes(raw)) throw new Error(`expected one of ${values.join(', ')}, got "${raw}"`);
   return raw as T;
 };
+const baseUrl = (raw: string): string => {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error(`expected an absolute http(s) URL, got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('expected an http or https URL');
+  if (url.search || url.hash || url.username || url.password) throw new Error('expected no query, fragment or credentials');
+  return raw.replace(/\/+$/, '');
+};
 const databaseUrl = (raw: string): string => {
   if (!/^postgres(ql)?:\/\//.test(raw)) throw new Error('expected a postgres:// or postgresql:// URL');
   return raw;
@@ -76,9 +87,9 @@ export const settings = {
     parse: text,
   },
   PUBLIC_BASE_URL: {
-    doc: 'External base URL of the service, used as the OAuth issuer; derived from the request when unset',
+    doc: 'External base URL of the service (https://otp.example.com): the OAuth issuer, and where providers send delivery receipts (required with a provider that sends them); derived from the request when unset',
     default: undefined,
-    parse: text,
+    parse: baseUrl,
   },
   TRUST_PROXY: { doc: 'Trust X-Forwarded-* headers (behind a reverse proxy)', default: 'false', parse: bool },
   TOKEN_TTL_SECONDS: { doc: 'Lifetime of an access token', default: '3600', parse: integer(60, 86_400) },
@@ -263,5 +274,11 @@ function configuredProviders(
     return [configured];
   };
   const list = (key: string): string[] => (Array.isArray(out[key]) ? out[key].map(String) : []);
-  return { sms: list('SMS_PROVIDER').flatMap(configure), call: list('CALL_PROVIDER').flatMap(configure) };
+  const configured = { sms: list('SMS_PROVIDER').flatMap(configure), call: list('CALL_PROVIDER').flatMap(configure) };
+  // Providers that call back need to be told where: their receipts come to PUBLIC_BASE_URL/callbacks/<name>.
+  const callingBack = [...parsed.values()].filter((p) => p.module.callbacks).map((p) => p.module.name);
+  if (callingBack.length > 0 && out.PUBLIC_BASE_URL === undefined) {
+    problems.push(`PUBLIC_BASE_URL: required by ${callingBack.join(', ')} (delivery receipts call back to PUBLIC_BASE_URL/callbacks/<provider>)`);
+  }
+  return configured;
 }

@@ -43,9 +43,14 @@ export function appDeps(services: Services): AppDeps {
       config.CLIENT_RATE_LIMIT_PER_SECOND > 0
         ? { counter: services.clientRate, perSecond: config.CLIENT_RATE_LIMIT_PER_SECOND }
         : null,
-    publicBaseUrl: config.PUBLIC_BASE_URL?.replace(/\/+$/, '') ?? null,
+    publicBaseUrl: config.PUBLIC_BASE_URL ?? null,
     ready: () => services.db.ping(),
     trustProxy: config.TRUST_PROXY,
+    callbacks: {
+      publicBaseUrl: config.PUBLIC_BASE_URL ?? null,
+      provider: (name) => services.providers.named(name),
+      recordReceipt: (provider, receipt) => services.deliveries.recordReceipt(provider, receipt),
+    },
     extraV1Routes: (v1) =>
       webhookRoutes(v1, {
         verifications: services.verifications,

@@ -2,10 +2,12 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Clock, Random } from './domain/ports.js';
 import { parseE164 } from './domain/phone.js';
+import { DeliveryService } from './domain/delivery-service.js';
 import { VerificationService } from './domain/verification-service.js';
 import { WindowCounter } from './domain/window-counter.js';
 import { ChannelRegistry } from './channels/registry.js';
 import { CommitDispatcher } from './jobs/after-commit.js';
+import { CircuitBreaker } from './jobs/circuit-breaker.js';
 import { SendWorker } from './jobs/send-worker.js';
 import { ClientDirectory } from './oauth/client-directory.js';
 import { ClientService } from './oauth/client-service.js';
@@ -44,6 +46,8 @@ export interface Services {
   readonly authFailures: WindowCounter;
   readonly verificationStore: SqlVerificationStore;
   readonly verifications: VerificationService;
+  /** Provider answers and receipts. */
+  readonly deliveries: DeliveryService;
   /** What the log provider stored. */
   readonly messages: SqlMessageStore;
   /** The webhook outbox: delivery log and operator replay. */
@@ -93,17 +97,6 @@ export async function createServices(
     codeLength: config.OTP_LENGTH,
     callerIdRanges: config.CALLER_ID_RANGES,
   });
-  const messages = new SqlMessageStore(db.db, clock);
-  const providerLog = logger.child({ component: 'provider' });
-  const publicBase = config.PUBLIC_BASE_URL?.replace(/\/+$/, '') ?? null;
-  const providers = new Providers(config.providers, {
-    messageLog: messages,
-    logger: providerLog,
-    callbackUrl: publicBase,
-    // Receipts arrive with the real providers (SMPP's deliver_sm); the log provider sends none.
-    onReceipt: async () => 'unknown',
-  });
-
   const verificationStore = new SqlVerificationStore(db.db, notifyOtherProcesses);
   const dispatcher = new CommitDispatcher({ sendMs: sendLeaseMs, eventMs: config.WEBHOOK_LEASE_MS });
   const verifications = new VerificationService({
@@ -122,13 +115,30 @@ export async function createServices(
     clock,
     random,
   });
+  const deliveries = new DeliveryService({
+    store: verificationStore,
+    afterCommit: dispatcher,
+    providerOrder: (channel) => config.providers[channel].map((p) => p.module.name),
+    retryDelays: config.SEND_RETRY_DELAYS,
+    clock,
+    random,
+  });
+  const messages = new SqlMessageStore(db.db, clock);
+  const providerLog = logger.child({ component: 'provider' });
+  const providers = new Providers(config.providers, (name) => ({
+    messageLog: messages,
+    logger: providerLog.child({ provider: name }),
+    callbackUrl: config.PUBLIC_BASE_URL ? `${config.PUBLIC_BASE_URL}/callbacks/${name}` : null,
+    // Receipts that arrive on a provider's own connection (SMPP deliver_sm) walk the same script as callbacks.
+    onReceipt: (provider, receipt) => deliveries.recordReceipt(provider, receipt),
+  }));
   const sendWorker = new SendWorker({
     jobs: new SqlSendJobStore(db.db),
     findVerification: (id) => verificationStore.findById(id),
-    deliveryFailed: (id) => verifications.failDelivery(id),
+    recordOutcome: (job, provider, result) => deliveries.recordSendOutcome(job, provider, result),
     outgoing: (channel, v, from, sendId) => channels.forChannel(channel).outgoing(v, from, sendId),
     providers: (channel) => providers.forChannel(channel),
-    retryDelays: config.SEND_RETRY_DELAYS,
+    breaker: new CircuitBreaker(now),
     leaseMs: sendLeaseMs,
     providerTimeoutMs: config.PROVIDER_TIMEOUT_MS,
     clock,
@@ -170,6 +180,7 @@ export async function createServices(
     authFailures,
     verificationStore,
     verifications,
+    deliveries,
     messages,
     webhooks,
     dispatcher,

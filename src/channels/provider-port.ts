@@ -4,6 +4,7 @@
  */
 
 import type { Channel } from '../domain/channel-driver.js';
+import type { DeliveryReceipt, SendResult } from '../domain/send-result.js';
 
 export type { Channel } from '../domain/channel-driver.js';
 
@@ -35,26 +36,7 @@ export interface OutgoingCall {
 
 export type Outgoing = OutgoingSms | OutgoingCall;
 
-/** What a provider answered to one send. Expected outcomes are values; a provider never throws for them. */
-export type SendResult =
-  /** Accepted: `messageId` is the provider's id, the key its receipts come back under. */
-  | { readonly kind: 'accepted'; readonly messageId: string }
-  /** Retrying may help (time-out, throttling, 5xx, queue full); `retryAfterSeconds` when the provider said. */
-  | { readonly kind: 'transient'; readonly reason: string; readonly retryAfterSeconds?: number }
-  /** Retrying through this provider cannot help (invalid or barred number, refused sender, bad credentials). */
-  | { readonly kind: 'permanent'; readonly reason: string };
-
-/** A delivery receipt, from a callback or (SMPP) from the bind. */
-export interface DeliveryReceipt {
-  /** The provider's message id, as in SendResult.accepted. */
-  readonly messageId: string;
-  /** DELIVERED: reached the phone (a call: it rang); UNDELIVERED: the network gave up; SENT: still on its way. */
-  readonly status: 'SENT' | 'DELIVERED' | 'UNDELIVERED';
-  /** The provider's own status or error code, for operators. */
-  readonly detail: string | null;
-  /** When the provider says it happened, if it says. */
-  readonly at: Date | null;
-}
+export type { DeliveryReceipt, SendResult } from '../domain/send-result.js';
 
 /** An inbound HTTP callback as received, before any parsing: signatures are computed over the raw form. */
 export interface CallbackRequest {
@@ -66,9 +48,13 @@ export interface CallbackRequest {
   readonly rawBody: Buffer;
 }
 
-/** What a callback comes to: refused (bad or missing signature, 403, nothing changes) or receipts to record. */
+/**
+ * What a callback comes to: refused for its signature (bad, missing or stale: 403), refused for its body (well
+ * signed but not a shape the provider sends: 400), or receipts to record. A refusal changes nothing.
+ */
 export type CallbackResult =
   | { readonly kind: 'forbidden'; readonly reason: string }
+  | { readonly kind: 'malformed'; readonly reason: string }
   | { readonly kind: 'receipts'; readonly receipts: readonly DeliveryReceipt[] };
 
 /** One provider of one or more channels. */

@@ -7,6 +7,11 @@ export type Channel = 'sms' | 'call';
 
 export const channels: readonly Channel[] = ['sms', 'call'];
 
+/** How the record names a channel (contract 3.4 `delivery.channel`). */
+export function deliveryChannelOf(channel: Channel): 'SMS' | 'CALL' {
+  return channel === 'call' ? 'CALL' : 'SMS';
+}
+
 /** A channel by its stored name; null for a name no driver knows (a stored job with it is an error, never SMS). */
 export function parseChannel(raw: string): Channel | null {
   return channels.find((c) => c === raw) ?? null;

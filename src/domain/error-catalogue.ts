@@ -11,6 +11,8 @@ export const errorCatalogue = {
   UNAUTHORIZED: { status: 401, message: 'A valid access token is required' },
   /** The token lacks the scope the operation needs. */
   INSUFFICIENT_SCOPE: { status: 403, message: 'The access token lacks the scope this operation needs' },
+  /** A provider callback whose signature (or secret) is missing, wrong or stale (contract 8). */
+  CALLBACK_FORBIDDEN: { status: 403, message: 'The callback is not signed by the provider' },
   /** Unknown id, another client's id, unknown route. */
   NOT_FOUND: { status: 404, message: 'Not found' },
   /** The verification is SUCCESS, FAILED or EXPIRED. */

@@ -29,6 +29,8 @@ export interface WebhookPayload {
     readonly countryCode: string;
     readonly phoneNumber: string;
     readonly reference: string | null;
+    /** Why it is FAILED (contract 4); null otherwise, and in events recorded before it was added. */
+    readonly failureReason: string | null;
   };
 }
 
@@ -44,6 +46,7 @@ export function webhookPayload(event: EventKind, v: Verification): WebhookPayloa
       countryCode: v.countryCode,
       phoneNumber: v.phoneNumber,
       reference: v.reference,
+      failureReason: v.failureReason,
     },
   };
 }

@@ -1,18 +1,28 @@
 import type { Channel } from './channel-driver.js';
 
-/** The durable job that sends one verification's code (one row per verification). */
+export type SendJobStatus = 'pending' | 'sent' | 'failed';
+
+/** The durable job that sends one verification's code (one per verification), through its providers in turn. */
 export interface SendJob {
   readonly verificationId: string;
   /** The channel it was written with; a job keeps it for good. */
   readonly channel: Channel;
   /** E.164 the code is sent from: the SMS sender, or the caller id whose last digits are the code. */
   readonly sender: string;
-  /** Attempts so far, the one under way included. */
+  readonly status: SendJobStatus;
+  /** Attempts so far, over every provider, the one under way included. */
   readonly attempts: number;
+  /** The provider of the next (or current) attempt; null: the first of the channel's list. */
+  readonly provider: string | null;
+  /** Transient failures in a row of `provider`. */
+  readonly providerFailures: number;
+  /** When the next attempt falls due (unless claimed). */
+  readonly dueAt: Date;
   /**
-   * Held for the process that wrote it until then (it makes the first attempt itself, as attempt 1); null:
-   * due at once for any worker.
+   * Held for the process that wrote it until then (it makes the attempt itself, counted in `attempts`); null:
+   * due at `dueAt` for any worker.
    */
   readonly claimedUntil: Date | null;
+  readonly lastError: string | null;
   readonly createdAt: Date;
 }

@@ -1,7 +1,8 @@
 import type { AfterCommit } from './after-commit.js';
-import type { ChannelDriver } from './channel-driver.js';
-import { eventFor, webhookPayload, type OutboxEvent } from './events.js';
+import { deliveryChannelOf, type ChannelDriver } from './channel-driver.js';
+import type { OutboxEvent } from './events.js';
 import { decidePhoneLimit, phoneLookBackSeconds, type PhoneLimitPolicy } from './limits.js';
+import { eventsFor } from './outbox-events.js';
 import { parsePhone } from './phone.js';
 import type { Clock, Random } from './ports.js';
 import { asOf, decideVerify, type RequestType, type Verification } from './verification.js';
@@ -83,6 +84,8 @@ export class VerificationService {
       status: 'PENDING',
       webhookUrl: request.webhookUrl,
       reference: request.reference,
+      failureReason: null,
+      delivery: { channel: deliveryChannelOf(driver.channel), provider: null, messageId: null, status: 'QUEUED', sends: 0, updatedAt: now },
     };
     const { idempotency } = request;
     const serializeOn = [`phone|${request.clientId}|${phone.e164}`, ...(idempotency ? [`key|${request.clientId}|${idempotency.key}`] : [])];
@@ -115,7 +118,19 @@ export class VerificationService {
       tx.insert(verification);
       const claimedUntil = this.deps.afterCommit.claimUntil('send', now);
       // A claimed job's first attempt is under way as it is written.
-      const job = { verificationId: verification.id, channel: driver.channel, sender: from.e164, attempts: claimedUntil ? 1 : 0, claimedUntil, createdAt: now };
+      const job = {
+        verificationId: verification.id,
+        channel: driver.channel,
+        sender: from.e164,
+        status: 'pending',
+        attempts: claimedUntil ? 1 : 0,
+        provider: null,
+        providerFailures: 0,
+        dueAt: now,
+        claimedUntil,
+        lastError: null,
+        createdAt: now,
+      } as const;
       tx.enqueueSend(job, verification);
       return { kind: 'created', verification };
     }, serializeOn);
@@ -162,19 +177,6 @@ export class VerificationService {
     return this.dispatched(committed);
   }
 
-  /** Delivery failed for good (contract 3.4): a PENDING verification turns FAILED, with its event. */
-  async failDelivery(id: string): Promise<Verification | null> {
-    const now = this.deps.clock.now();
-    const committed = await this.deps.store.transaction(async (tx) => {
-      const current = await tx.findForUpdate(id);
-      if (!current || current.status !== 'PENDING') return current;
-      const failed: Verification = { ...current, status: 'FAILED', updatedAt: now };
-      this.change(tx, failed, now);
-      return failed;
-    });
-    return this.dispatched(committed);
-  }
-
   private change(tx: VerificationTx, next: Verification, now: Date): void {
     tx.update(next);
     tx.record(this.eventsFor(next, now));
@@ -187,20 +189,7 @@ export class VerificationService {
   }
 
   private eventsFor(v: Verification, now: Date): OutboxEvent[] {
-    const kind = eventFor(v.status);
-    if (!kind) return [];
-    return [
-      {
-        id: this.deps.random.uuid(),
-        clientId: v.clientId,
-        verificationId: v.id,
-        kind,
-        payload: webhookPayload(kind, v),
-        webhookUrl: v.webhookUrl,
-        createdAt: v.updatedAt,
-        claimedUntil: v.webhookUrl ? this.deps.afterCommit.claimUntil('event', now) : null,
-      },
-    ];
+    return eventsFor(v, now, this.deps.random, this.deps.afterCommit);
   }
 
   /** The same key again: the first response for the same body, 409 for another. */

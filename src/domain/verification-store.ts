@@ -37,11 +37,20 @@ export interface VerificationTx {
   findForUpdate(id: string, clientId?: string): Promise<Verification | null>;
   /** PENDING verifications whose time is up, oldest first, locked; rows other transactions hold are skipped. */
   lockDue(now: Date, limit: number): Promise<Verification[]>;
+  /** A verification's send job, locked until the transaction ends. */
+  findSendJob(verificationId: string): Promise<SendJob | null>;
+  /** The verification a provider's message was for; null when no send has that id. */
+  findProviderMessage(provider: string, messageId: string): Promise<string | null>;
   insert(v: Verification): void;
   /** Writes a verification's new state (one read or locked by this transaction). */
   update(v: Verification): void;
   record(events: readonly OutboxEvent[]): void;
+  /** Writes a new verification's send job. */
   enqueueSend(job: SendJob, verification: Verification): void;
+  /** Writes a send job's new state (one read or claimed before); `verification` goes with it to the dispatcher. */
+  saveSendJob(job: SendJob, verification: Verification | null, at: Date): void;
+  /** Remembers which verification a provider's message is for, so that its receipts find it. */
+  recordProviderMessage(provider: string, messageId: string, verificationId: string, at: Date): void;
 }
 
 /** An optimistic transaction: nothing is locked; its one save is made only if nobody changed what was read. */

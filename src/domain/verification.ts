@@ -5,6 +5,24 @@ export type RequestType = 'SEND_SMS' | 'DROPPED_CALL';
 /** Type shown on a record (contract 3.4). */
 export type VerificationType = 'SMS' | 'DROPPED_CALL';
 export type VerificationStatus = 'PENDING' | 'SUCCESS' | 'FAILED' | 'EXPIRED';
+/** Why a verification is FAILED (contract 3.4). */
+export type FailureReason = 'MAX_ATTEMPTS' | 'UNDELIVERABLE' | 'CANCELED';
+/** Where the latest send of the code stands (contract 3.4 `delivery.status`). */
+export type SendStatus = 'QUEUED' | 'SENT' | 'DELIVERED' | 'UNDELIVERED' | 'FAILED';
+
+/** The latest send of a verification's code (contract 3.4 `delivery`). */
+export interface Delivery {
+  /** The channel that carries it: a dropped call falling back to SMS reads SMS. */
+  readonly channel: 'SMS' | 'CALL';
+  /** The provider that took it; null before the first attempt. */
+  readonly provider: string | null;
+  /** That provider's id of the message, the key its receipts come under (not shown to clients). */
+  readonly messageId: string | null;
+  readonly status: SendStatus;
+  /** How many times a provider took the code. */
+  readonly sends: number;
+  readonly updatedAt: Date;
+}
 
 /** A verification as stored. */
 export interface Verification {
@@ -25,6 +43,9 @@ export interface Verification {
   readonly status: VerificationStatus;
   readonly webhookUrl: string | null;
   readonly reference: string | null;
+  /** Null unless FAILED. */
+  readonly failureReason: FailureReason | null;
+  readonly delivery: Delivery;
 }
 
 /** A PENDING verification whose time is up reads as EXPIRED, before any sweep records it. */
@@ -51,8 +72,10 @@ export function decideVerify(v: Verification, code: string, now: Date, maxAttemp
   if (codesMatch(v.otp, code)) {
     return { kind: 'success', next: { ...v, counter, status: 'SUCCESS', updatedAt: now } };
   }
-  const status: VerificationStatus = counter >= maxAttempts ? 'FAILED' : 'PENDING';
-  return { kind: 'mismatch', next: { ...v, counter, status, updatedAt: now } };
+  if (counter >= maxAttempts) {
+    return { kind: 'mismatch', next: { ...v, counter, status: 'FAILED', failureReason: 'MAX_ATTEMPTS', updatedAt: now } };
+  }
+  return { kind: 'mismatch', next: { ...v, counter, updatedAt: now } };
 }
 
 /** Compares two codes in time that does not depend on where they differ, nor on their lengths. */

@@ -4,6 +4,7 @@ import type { VerificationService } from '../domain/verification-service.js';
 import { registerAuthHook, type AuthHookDeps } from './auth-hook.js';
 import { sendError } from './envelope.js';
 import { v1ErrorHandler } from './error-handler.js';
+import { callbackRoutes, type CallbackRouteDeps } from './routes/callbacks.js';
 import { healthRoutes } from './routes/health.js';
 import { oauthRoutes, type OAuthRouteDeps } from './routes/oauth.js';
 import { otpRoutes } from './routes/otp.js';
@@ -15,6 +16,8 @@ export interface AppDeps extends AuthHookDeps, OAuthRouteDeps {
   readonly trustProxy: boolean;
   /** Extra /v1 routes (behind the same auth hook), e.g. the webhook delivery log. */
   readonly extraV1Routes?: (app: FastifyInstance) => void;
+  /** Providers' delivery callbacks; absent: no /callbacks routes. */
+  readonly callbacks?: CallbackRouteDeps;
 }
 
 /** The largest request body accepted (contract 5: 413 beyond). */
@@ -49,6 +52,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   healthRoutes(app, deps.ready);
   await app.register(oauthRoutes, deps);
+  const { callbacks } = deps;
+  if (callbacks) {
+    await app.register(async (scope) => {
+      scope.setErrorHandler(v1ErrorHandler);
+      await callbackRoutes(scope, callbacks);
+    });
+  }
   await app.register(async (v1) => {
     v1.setErrorHandler(v1ErrorHandler);
     // Fastify parses text/plain by default; /v1 takes JSON only (contract 5: 415 for a body that is not JSON).

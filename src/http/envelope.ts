@@ -2,7 +2,7 @@ import type { FastifyReply } from 'fastify';
 import { errorCatalogue, type ErrorCode, type FieldProblem } from '../domain/error-catalogue.js';
 import type { Verification } from '../domain/verification.js';
 
-/** The record as clients see it (seed 2.2 plus expiresAt and reference). */
+/** The record as clients see it (seed 2.2 plus contract 3.4's fields). */
 export interface PublicRecord {
   id: string;
   createdAt: string;
@@ -18,6 +18,8 @@ export interface PublicRecord {
   status: string;
   webhookUrl: string | null;
   reference: string | null;
+  failureReason: string | null;
+  delivery: { channel: string; provider: string | null; status: string; sends: number; updatedAt: string };
 }
 
 export function publicRecord(v: Verification): PublicRecord {
@@ -36,6 +38,14 @@ export function publicRecord(v: Verification): PublicRecord {
     status: v.status,
     webhookUrl: v.webhookUrl,
     reference: v.reference,
+    failureReason: v.failureReason,
+    delivery: {
+      channel: v.delivery.channel,
+      provider: v.delivery.provider,
+      status: v.delivery.status,
+      sends: v.delivery.sends,
+      updatedAt: v.delivery.updatedAt.toISOString(),
+    },
   };
 }
 

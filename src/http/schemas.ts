@@ -19,6 +19,17 @@ export const recordSchema = {
     status: { type: 'string' },
     webhookUrl: nullableString,
     reference: nullableString,
+    failureReason: nullableString,
+    delivery: {
+      type: 'object',
+      properties: {
+        channel: { type: 'string' },
+        provider: nullableString,
+        status: { type: 'string' },
+        sends: { type: 'integer' },
+        updatedAt: { type: 'string' },
+      },
+    },
   },
 } as const;
 

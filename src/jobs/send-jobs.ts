@@ -4,7 +4,4 @@ import type { SendJob } from '../domain/send-job.js';
 export interface SendJobQueue {
   /** Claims due jobs for `leaseMs`: another worker sees them again only if this one dies. */
   claimDue(now: Date, leaseMs: number, limit: number): Promise<SendJob[]>;
-  complete(verificationId: string, now: Date): Promise<void>;
-  retryAt(verificationId: string, at: Date, error: string, now: Date): Promise<void>;
-  fail(verificationId: string, error: string, now: Date): Promise<void>;
 }

@@ -5,6 +5,7 @@ import type { Clock } from '../domain/ports.js';
 import type { SendJob } from '../domain/send-job.js';
 import { effectiveStatus, type Verification } from '../domain/verification.js';
 import type { Outgoing, Provider, SendResult } from '../channels/provider-port.js';
+import type { CircuitBreaker } from './circuit-breaker.js';
 import type { SendJobQueue } from './send-jobs.js';
 import { PeriodicTask } from './periodic-task.js';
 
@@ -12,14 +13,14 @@ export interface SendWorkerDeps {
   readonly jobs: SendJobQueue;
   /** Any client's verification by id. */
   readonly findVerification: (id: string) => Promise<Verification | null>;
-  /** The state change when a code cannot be delivered (VerificationService.failDelivery). */
-  readonly deliveryFailed: (verificationId: string) => Promise<unknown>;
+  /** The state change of a provider's answer, or of a send skipped (null) (DeliveryService.recordSendOutcome). */
+  readonly recordOutcome: (job: SendJob, provider: string, result: SendResult | null) => Promise<void>;
   /** The message or call a job's channel carries for a verification. */
   readonly outgoing: (channel: Channel, v: Verification, from: string, sendId: string) => Outgoing;
   /** The providers of a channel, in failover order. */
   readonly providers: (channel: Channel) => readonly Provider[];
-  /** Seconds to wait before each retry; when they run out the verification is FAILED. */
-  readonly retryDelays: readonly number[];
+  /** Which providers are failing again and again, to skip them while others are configured. */
+  readonly breaker: CircuitBreaker;
   /** How long a claimed job is held before another worker may take it; longer than a provider call may take. */
   readonly leaseMs: number;
   /** The longest a provider call may take before it counts as a transient failure. */
@@ -88,39 +89,43 @@ export class SendWorker {
     const { deps } = this;
     const verification = await deps.findVerification(job.verificationId);
     if (!verification || effectiveStatus(verification, deps.clock.now()) !== 'PENDING') {
-      await deps.jobs.complete(job.verificationId, deps.clock.now());
+      await deps.recordOutcome(job, job.provider ?? 'none', null);
       return;
     }
     await this.deliver(job, verification);
   }
 
+  /** One attempt: the provider's answer is recorded by the domain, which retries, fails over or gives up. */
   private async deliver(job: SendJob, verification: Verification): Promise<void> {
     const { deps } = this;
-    const result = await this.send(job, verification);
-    const now = deps.clock.now();
-    const log = deps.logger.child({ verificationId: job.verificationId, channel: job.channel, attempt: job.attempts });
-    if (result.kind === 'accepted') {
-      await deps.jobs.complete(job.verificationId, now);
-      log.info({ messageId: result.messageId }, 'code sent');
+    const provider = this.choose(job);
+    if (!provider) {
+      await deps.recordOutcome(job, job.provider ?? 'none', { kind: 'permanent', reason: `no provider configured for channel ${job.channel}` });
       return;
     }
-    const delay = deps.retryDelays[job.attempts - 1];
-    if (result.kind === 'transient' && delay !== undefined) {
-      const wait = Math.max(delay, result.retryAfterSeconds ?? 0);
-      await deps.jobs.retryAt(job.verificationId, new Date(now.getTime() + wait * 1000), result.reason, now);
-      log.warn({ reason: result.reason, retryInSeconds: wait }, 'send failed; will retry');
-      return;
-    }
-    await deps.jobs.fail(job.verificationId, result.reason, now);
-    await deps.deliveryFailed(job.verificationId);
-    log.warn({ reason: result.reason, permanent: result.kind === 'permanent' }, 'send failed for good; verification FAILED');
+    const result = await this.send(provider, job, verification);
+    deps.breaker.record(provider.name, result.kind === 'transient');
+    await deps.recordOutcome(job, provider.name, result);
+    const log = deps.logger.child({ verificationId: job.verificationId, channel: job.channel, provider: provider.name, attempt: job.attempts });
+    if (result.kind === 'accepted') log.info({ messageId: result.messageId }, 'code sent');
+    else log.warn({ reason: result.reason, permanent: result.kind === 'permanent' }, 'send failed');
+  }
+
+  /**
+   * The job's provider (the first of the list for a new job); while its circuit is open, the first closed one
+   * after it, if any, so that a failing provider does not hold up codes another could send.
+   */
+  private choose(job: SendJob): Provider | null {
+    const list = this.deps.providers(job.channel);
+    const start = Math.max(0, list.findIndex((p) => p.name === job.provider));
+    const preferred = list[start] ?? null;
+    if (!preferred || !this.deps.breaker.isOpen(preferred.name)) return preferred;
+    return list.slice(start + 1).find((p) => !this.deps.breaker.isOpen(p.name)) ?? preferred;
   }
 
   /** One provider call, bounded in time; a provider that throws or overruns is a transient failure. */
-  private async send(job: SendJob, v: Verification): Promise<SendResult> {
+  private async send(provider: Provider, job: SendJob, v: Verification): Promise<SendResult> {
     const { deps } = this;
-    const [provider] = deps.providers(job.channel);
-    if (!provider) return { kind: 'permanent', reason: `no provider configured for channel ${job.channel}` };
     const message = deps.outgoing(job.channel, v, job.sender, v.id);
     const signal = AbortSignal.timeout(deps.providerTimeoutMs);
     try {

@@ -1,9 +1,25 @@
 import type { Channel } from '../domain/channel-driver.js';
 import type { Provider, ProviderContext, ProviderModule } from '../channels/provider-port.js';
+import { africastalkingSms } from './africastalking-sms.js';
+import { httpGateway } from './http-gateway.js';
+import { infobipSms } from './infobip-sms.js';
 import { logProvider } from './log.js';
+import { smppProvider } from './smpp.js';
+import { termiiSms } from './termii-sms.js';
+import { twilioSms } from './twilio-sms.js';
+import { vonageSms } from './vonage-sms.js';
 
 /** Every provider the service knows, by the name SMS_PROVIDER and CALL_PROVIDER use: one line each. */
-export const providerModules: readonly ProviderModule[] = [logProvider];
+export const providerModules: readonly ProviderModule[] = [
+  logProvider,
+  twilioSms,
+  vonageSms,
+  infobipSms,
+  africastalkingSms,
+  termiiSms,
+  smppProvider,
+  httpGateway,
+];
 
 export function providerModule(name: string): ProviderModule | undefined {
   return providerModules.find((m) => m.name === name);
@@ -20,13 +36,13 @@ export class Providers {
   private readonly byChannel: ReadonlyMap<Channel, readonly Provider[]>;
   private readonly all: readonly Provider[];
 
-  constructor(configured: Readonly<Record<Channel, readonly ConfiguredProvider[]>>, context: ProviderContext) {
+  constructor(configured: Readonly<Record<Channel, readonly ConfiguredProvider[]>>, contextFor: (name: string) => ProviderContext) {
     // A provider named for both channels is one instance (one connection, one callback route).
     const instances = new Map<string, Provider>();
     const instance = ({ module, values }: ConfiguredProvider): Provider => {
       const existing = instances.get(module.name);
       if (existing) return existing;
-      const created = module.create(values, context);
+      const created = module.create(values, contextFor(module.name));
       instances.set(module.name, created);
       return created;
     };
@@ -39,6 +55,11 @@ export class Providers {
   /** A channel's providers, first choice first. */
   forChannel(channel: Channel): readonly Provider[] {
     return this.byChannel.get(channel) ?? [];
+  }
+
+  /** The names of a channel's providers, in failover order. */
+  namesFor(channel: Channel): readonly string[] {
+    return this.forChannel(channel).map((p) => p.name);
   }
 
   /** The provider of that name, for its callbacks. */

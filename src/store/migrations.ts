@@ -144,6 +144,37 @@ const migrations: Record<string, Migration> = {
       `);
     },
   },
+  '0004_delivery': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- why a verification is FAILED: MAX_ATTEMPTS, UNDELIVERABLE or CANCELED
+        ALTER TABLE verifications ADD COLUMN failure_reason text;
+        -- the latest send of the code (contract 3.4 delivery)
+        ALTER TABLE verifications ADD COLUMN delivery_channel text NOT NULL DEFAULT 'SMS';
+        ALTER TABLE verifications ADD COLUMN delivery_provider text;
+        ALTER TABLE verifications ADD COLUMN delivery_message_id text;
+        ALTER TABLE verifications ADD COLUMN delivery_status text NOT NULL DEFAULT 'QUEUED';
+        ALTER TABLE verifications ADD COLUMN delivery_sends integer NOT NULL DEFAULT 0;
+        ALTER TABLE verifications ADD COLUMN delivery_updated_at timestamptz;
+        UPDATE verifications SET delivery_channel = 'CALL' WHERE type = 'DROPPED_CALL';
+        UPDATE verifications v SET failure_reason = CASE WHEN EXISTS (
+            SELECT 1 FROM send_jobs j WHERE j.verification_id = v.id AND j.status = 'failed') THEN 'UNDELIVERABLE' ELSE 'MAX_ATTEMPTS' END
+          WHERE status = 'FAILED';
+        -- the provider of the next attempt (null: the first configured) and its transient failures in a row
+        ALTER TABLE send_jobs ADD COLUMN provider text;
+        ALTER TABLE send_jobs ADD COLUMN provider_failures integer NOT NULL DEFAULT 0;
+        -- which verification a provider's message is for: receipts come back under the provider's id
+        CREATE TABLE provider_messages (
+          provider text NOT NULL,
+          message_id text NOT NULL,
+          verification_id uuid NOT NULL,
+          created_at timestamptz NOT NULL,
+          PRIMARY KEY (provider, message_id)
+        );
+        CREATE INDEX provider_messages_created ON provider_messages (created_at);
+      `);
+    },
+  },
 };
 
 /** Runs DDL one statement at a time: PGlite's extended protocol takes one statement per query. */

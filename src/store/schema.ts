@@ -36,6 +36,14 @@ export interface VerificationsTable {
   created_at: Timestamp;
   updated_at: Timestamp;
   expires_at: Timestamp;
+  /** 0004 */
+  failure_reason: string | null;
+  delivery_channel: Generated<string>;
+  delivery_provider: string | null;
+  delivery_message_id: string | null;
+  delivery_status: Generated<string>;
+  delivery_sends: Generated<number>;
+  delivery_updated_at: Timestamp | null;
 }
 
 export interface SendJobsTable {
@@ -48,6 +56,17 @@ export interface SendJobsTable {
   last_error: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** 0004 */
+  provider: string | null;
+  provider_failures: Generated<number>;
+}
+
+/** Which verification a provider's message is for (0004). */
+export interface ProviderMessagesTable {
+  provider: string;
+  message_id: string;
+  verification_id: string;
+  created_at: Timestamp;
 }
 
 export interface MessagesTable {
@@ -119,4 +138,5 @@ export interface Database {
   webhook_attempts: WebhookAttemptsTable;
   idempotency_keys: IdempotencyKeysTable;
   rate_counters: RateCountersTable;
+  provider_messages: ProviderMessagesTable;
 }

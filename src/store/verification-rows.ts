@@ -1,7 +1,15 @@
 import type { Insertable, Selectable } from 'kysely';
+import { parseChannel } from '../domain/channel-driver.js';
 import type { PhoneHistory } from '../domain/limits.js';
-import type { SendJob } from '../domain/send-job.js';
-import type { Verification, VerificationStatus, VerificationType } from '../domain/verification.js';
+import type { SendJob, SendJobStatus } from '../domain/send-job.js';
+import type {
+  Delivery,
+  FailureReason,
+  SendStatus,
+  Verification,
+  VerificationStatus,
+  VerificationType,
+} from '../domain/verification.js';
 import type { SendJobsTable, VerificationsTable } from './schema.js';
 
 export function verificationRow(v: Verification): Insertable<VerificationsTable> {
@@ -20,10 +28,28 @@ export function verificationRow(v: Verification): Insertable<VerificationsTable>
     created_at: v.createdAt,
     updated_at: v.updatedAt,
     expires_at: v.expiresAt,
+    failure_reason: v.failureReason,
+    delivery_channel: v.delivery.channel,
+    delivery_provider: v.delivery.provider,
+    delivery_message_id: v.delivery.messageId,
+    delivery_status: v.delivery.status,
+    delivery_sends: v.delivery.sends,
+    delivery_updated_at: v.delivery.updatedAt,
   };
 }
 
+const failureReasons: readonly FailureReason[] = ['MAX_ATTEMPTS', 'UNDELIVERABLE', 'CANCELED'];
+const sendStatuses: readonly SendStatus[] = ['QUEUED', 'SENT', 'DELIVERED', 'UNDELIVERED', 'FAILED'];
+
 export function toVerification(row: Selectable<VerificationsTable>): Verification {
+  const delivery: Delivery = {
+    channel: row.delivery_channel === 'CALL' ? 'CALL' : 'SMS',
+    provider: row.delivery_provider,
+    messageId: row.delivery_message_id,
+    status: sendStatuses.find((s) => s === row.delivery_status) ?? 'QUEUED',
+    sends: row.delivery_sends,
+    updatedAt: row.delivery_updated_at ?? row.created_at,
+  };
   return {
     id: row.id,
     clientId: row.client_id,
@@ -39,21 +65,47 @@ export function toVerification(row: Selectable<VerificationsTable>): Verificatio
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     expiresAt: row.expires_at,
+    failureReason: failureReasons.find((r) => r === row.failure_reason) ?? null,
+    delivery,
   };
 }
 
-/** A send job's row: due at once, or held for the process that makes the first attempt itself (attempt 1). */
+/** A send job's row; a claimed one falls due again only when its claim runs out. */
 export function sendJobRow(job: SendJob): Insertable<SendJobsTable> {
   return {
     verification_id: job.verificationId,
     channel: job.channel,
     sender: job.sender,
-    status: 'pending',
+    status: job.status,
     attempts: job.attempts,
-    next_attempt_at: job.claimedUntil ?? job.createdAt,
-    last_error: null,
+    provider: job.provider,
+    provider_failures: job.providerFailures,
+    next_attempt_at: job.claimedUntil ?? job.dueAt,
+    last_error: job.lastError,
     created_at: job.createdAt,
     updated_at: job.createdAt,
+  };
+}
+
+const jobStatuses: readonly SendJobStatus[] = ['pending', 'sent', 'failed'];
+
+/** A send job as read; `claimedUntil` is the lease when the reader has just claimed it, else null. */
+export function toSendJob(row: Selectable<SendJobsTable>, claimedUntil: Date | null): SendJob {
+  const channel = parseChannel(row.channel);
+  // A job keeps the channel it was written with; one no driver knows is an error, never another channel.
+  if (!channel) throw new Error(`send job ${row.verification_id} has unknown channel "${row.channel}"`);
+  return {
+    verificationId: row.verification_id,
+    channel,
+    sender: row.sender,
+    status: jobStatuses.find((s) => s === row.status) ?? 'pending',
+    attempts: row.attempts,
+    provider: row.provider,
+    providerFailures: row.provider_failures,
+    dueAt: row.next_attempt_at,
+    claimedUntil,
+    lastError: row.last_error,
+    createdAt: row.created_at,
   };
 }
 

@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import type { CommittedSend } from '../domain/after-commit.js';
 import type { OutboxEvent } from '../domain/events.js';
 import type { Verification } from '../domain/verification.js';
 import type { Committed, OptimisticTx, VerificationStore, VerificationTx } from '../domain/verification-store.js';
@@ -9,6 +10,13 @@ import type { Database } from './schema.js';
 import { isUuid } from './uuid.js';
 import { toVerification } from './verification-rows.js';
 import { GroupTransaction, SqlVerificationTx } from './verification-tx.js';
+
+/** Saved jobs the dispatcher starts or wakes a worker for: pending, and claimed for this process or due now. */
+function startable(saved: SqlVerificationTx['savedJobs']): CommittedSend[] {
+  return saved.flatMap(({ job, verification }) =>
+    verification && job.status === 'pending' ? [{ job, verification }] : [],
+  );
+}
 
 /** A script handed to the locking runner, typed away so that scripts of any result share one queue. */
 type Script = (tx: VerificationTx) => Promise<unknown>;
@@ -60,7 +68,7 @@ export class SqlVerificationStore implements VerificationStore {
         return s.value;
       });
       await group.write(members);
-      return members.map((m, i) => ({ value: values[i], events: m.events, sends: m.sends }));
+      return members.map((m, i) => ({ value: values[i], events: m.events, sends: [...m.sends, ...startable(m.savedJobs)] }));
     });
   }
 
@@ -94,7 +102,7 @@ export class SqlVerificationStore implements VerificationStore {
     const saves = [...first.values()];
     const changes = saves.map(
       ({ previous: p, next: n }) =>
-        sql`(${p.id}::uuid, ${p.status}::text, ${p.counter}::int, ${n.status}::text, ${n.counter}::int, ${n.updatedAt}::timestamptz)`,
+        sql`(${p.id}::uuid, ${p.status}::text, ${p.counter}::int, ${n.status}::text, ${n.counter}::int, ${n.updatedAt}::timestamptz, ${n.failureReason}::text)`,
     );
     const events = saves.flatMap((s) => s.events);
     const rows = events.map(eventRow);
@@ -120,9 +128,10 @@ export class SqlVerificationStore implements VerificationStore {
         ? sql`, (SELECT pg_notify(${webhookChannel}, '') WHERE EXISTS (SELECT 1 FROM moved)) AS notified`
         : sql``;
     const result = await sql<{ moved: string[] | null }>`
-      WITH r (id, prev_status, prev_counter, status, counter, updated_at) AS (VALUES ${sql.join(changes)}),
+      WITH r (id, prev_status, prev_counter, status, counter, updated_at, failure_reason) AS (VALUES ${sql.join(changes)}),
       moved AS (
-        UPDATE verifications v SET status = r.status, counter = r.counter, updated_at = r.updated_at
+        UPDATE verifications v SET status = r.status, counter = r.counter, updated_at = r.updated_at,
+          failure_reason = r.failure_reason
         FROM r
         WHERE v.id = r.id AND v.status = r.prev_status AND v.counter = r.prev_counter
         RETURNING v.id

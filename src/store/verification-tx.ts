@@ -1,4 +1,4 @@
-import { sql, type Transaction } from 'kysely';
+import { sql, type Selectable, type Transaction } from 'kysely';
 import type { CommittedSend } from '../domain/after-commit.js';
 import type { OutboxEvent } from '../domain/events.js';
 import type { PhoneHistory } from '../domain/limits.js';
@@ -6,9 +6,9 @@ import type { SendJob } from '../domain/send-job.js';
 import type { Verification } from '../domain/verification.js';
 import type { IdempotencyClaim, VerificationTx } from '../domain/verification-store.js';
 import { dueForWorkers, eventRow, notifyWorkersSql } from './outbox-rows.js';
-import type { Database } from './schema.js';
+import type { Database, VerificationsTable } from './schema.js';
 import { isUuid } from './uuid.js';
-import { historyOf, sendJobRow, toVerification, verificationRow } from './verification-rows.js';
+import { historyOf, sendJobRow, toSendJob, toVerification, verificationRow } from './verification-rows.js';
 
 interface Waiting<I, R> {
   readonly item: I;
@@ -31,6 +31,7 @@ interface HistoryQuery {
  */
 export class GroupTransaction {
   private locks: Waiting<string, void>[] = [];
+  private rowLocks: Waiting<string, Selectable<VerificationsTable> | null>[] = [];
   private histories: Waiting<HistoryQuery, PhoneHistory>[] = [];
   /** Scripts running JavaScript now (not waiting for the database, not done). */
   private running: number;
@@ -55,6 +56,11 @@ export class GroupTransaction {
     return this.enqueue(this.histories, query);
   }
 
+  /** A verification's row, locked until the transaction ends. */
+  lockRow(id: string): Promise<Selectable<VerificationsTable> | null> {
+    return this.enqueue(this.rowLocks, id);
+  }
+
   /** A statement of one script alone, made at once; the script counts as waiting meanwhile. */
   async alone<R>(run: (trx: Transaction<Database>) => Promise<R>): Promise<R> {
     this.pause();
@@ -77,13 +83,44 @@ export class GroupTransaction {
     const updates = members.flatMap((m) => m.updates);
     const events = members.flatMap((m) => m.events);
     const sends = members.flatMap((m) => m.sends);
+    const savedJobs = members.flatMap((m) => m.savedJobs);
+    const messages = members.flatMap((m) => m.providerMessages);
     if (inserts.length > 0) await this.trx.insertInto('verifications').values(inserts.map(verificationRow)).execute();
     if (updates.length > 0) {
-      const rows = updates.map((v) => sql`(${v.id}::uuid, ${v.status}::text, ${v.counter}::int, ${v.updatedAt}::timestamptz)`);
-      await sql`UPDATE verifications v SET status = r.status, counter = r.counter, updated_at = r.updated_at
-        FROM (VALUES ${sql.join(rows)}) AS r (id, status, counter, updated_at) WHERE v.id = r.id`.execute(this.trx);
+      const rows = updates.map(
+        (v) => sql`(${v.id}::uuid, ${v.status}::text, ${v.counter}::int, ${v.updatedAt}::timestamptz, ${v.failureReason}::text,
+          ${v.delivery.channel}::text, ${v.delivery.provider}::text, ${v.delivery.messageId}::text, ${v.delivery.status}::text,
+          ${v.delivery.sends}::int, ${v.delivery.updatedAt}::timestamptz)`,
+      );
+      await sql`UPDATE verifications v SET status = r.status, counter = r.counter, updated_at = r.updated_at,
+          failure_reason = r.failure_reason, delivery_channel = r.channel, delivery_provider = r.provider,
+          delivery_message_id = r.message_id, delivery_status = r.delivery_status, delivery_sends = r.sends,
+          delivery_updated_at = r.delivery_updated_at
+        FROM (VALUES ${sql.join(rows)}) AS r (id, status, counter, updated_at, failure_reason, channel, provider, message_id,
+          delivery_status, sends, delivery_updated_at)
+        WHERE v.id = r.id`.execute(this.trx);
     }
     if (sends.length > 0) await this.trx.insertInto('send_jobs').values(sends.map((s) => sendJobRow(s.job))).execute();
+    if (savedJobs.length > 0) {
+      const rows = savedJobs.map(({ job, at: now }) => {
+        const r = sendJobRow(job);
+        return sql`(${job.verificationId}::uuid, ${r.status}::text, ${r.attempts}::int, ${r.provider}::text,
+          ${r.provider_failures}::int, ${r.next_attempt_at}::timestamptz, ${r.last_error}::text, ${now}::timestamptz)`;
+      });
+      await sql`UPDATE send_jobs j SET status = r.status, attempts = r.attempts, provider = r.provider,
+          provider_failures = r.provider_failures, next_attempt_at = r.next_attempt_at, last_error = r.last_error,
+          updated_at = r.updated_at
+        FROM (VALUES ${sql.join(rows)}) AS r (verification_id, status, attempts, provider, provider_failures,
+          next_attempt_at, last_error, updated_at)
+        WHERE j.verification_id = r.verification_id`.execute(this.trx);
+    }
+    if (messages.length > 0) {
+      await this.trx
+        .insertInto('provider_messages')
+        .values(messages.map((m) => ({ provider: m.provider, message_id: m.messageId, verification_id: m.verificationId, created_at: m.at })))
+        .onConflict((oc) => oc.columns(['provider', 'message_id']).doNothing())
+        .execute();
+    }
     if (events.length > 0) {
       await this.trx.insertInto('events').values(events.map(eventRow)).execute();
       if (this.notifyOtherProcesses && dueForWorkers(events)) await notifyWorkersSql().execute(this.trx);
@@ -114,7 +151,8 @@ export class GroupTransaction {
   /** One script stopped running; when none runs, what they asked for goes out. */
   private pause(): void {
     this.running -= 1;
-    if (this.running > 0 || this.scheduled || (this.locks.length === 0 && this.histories.length === 0)) return;
+    const asked = this.locks.length + this.rowLocks.length + this.histories.length;
+    if (this.running > 0 || this.scheduled || asked === 0) return;
     this.scheduled = true;
     this.flushing = this.flushing.then(() => {
       this.scheduled = false;
@@ -124,6 +162,7 @@ export class GroupTransaction {
 
   private async flush(): Promise<void> {
     const locks = this.locks.splice(0);
+    const rowLocks = this.rowLocks.splice(0);
     const histories = this.histories.splice(0);
     if (locks.length > 0) {
       await settle(locks, async () => {
@@ -131,6 +170,15 @@ export class GroupTransaction {
         const keys = [...new Set(locks.map((l) => l.item))].sort();
         await sql`SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest(${keys}::text[]) AS k ORDER BY k`.execute(this.trx);
         return locks.map(() => undefined);
+      });
+    }
+    if (rowLocks.length > 0) {
+      await settle(rowLocks, async () => {
+        // Rows after advisory locks, in id order: the one order every group takes its locks in.
+        const ids = [...new Set(rowLocks.map((r) => r.item))].sort();
+        const rows = await this.trx.selectFrom('verifications').selectAll().where('id', 'in', ids).orderBy('id').forUpdate().execute();
+        const byId = new Map(rows.map((r) => [r.id, r]));
+        return rowLocks.map((r) => byId.get(r.item) ?? null);
       });
     }
     if (histories.length > 0) {
@@ -169,6 +217,8 @@ export class SqlVerificationTx implements VerificationTx {
   readonly updates: Verification[] = [];
   readonly events: OutboxEvent[] = [];
   readonly sends: CommittedSend[] = [];
+  readonly savedJobs: { readonly job: SendJob; readonly verification: Verification | null; readonly at: Date }[] = [];
+  readonly providerMessages: { readonly provider: string; readonly messageId: string; readonly verificationId: string; readonly at: Date }[] = [];
 
   constructor(private readonly group: GroupTransaction) {}
 
@@ -218,12 +268,8 @@ export class SqlVerificationTx implements VerificationTx {
 
   async findForUpdate(id: string, clientId?: string): Promise<Verification | null> {
     if (!isUuid(id)) return null;
-    const row = await this.group.alone((trx) => {
-      let query = trx.selectFrom('verifications').selectAll().where('id', '=', id);
-      if (clientId !== undefined) query = query.where('client_id', '=', clientId);
-      return query.forUpdate().executeTakeFirst();
-    });
-    return row ? toVerification(row) : null;
+    const row = await this.group.lockRow(id);
+    return row && (clientId === undefined || row.client_id === clientId) ? toVerification(row) : null;
   }
 
   async lockDue(now: Date, limit: number): Promise<Verification[]> {
@@ -240,6 +286,33 @@ export class SqlVerificationTx implements VerificationTx {
         .execute(),
     );
     return rows.map(toVerification);
+  }
+
+  async findSendJob(verificationId: string): Promise<SendJob | null> {
+    const row = await this.group.alone((trx) =>
+      trx.selectFrom('send_jobs').selectAll().where('verification_id', '=', verificationId).forUpdate().executeTakeFirst(),
+    );
+    return row ? toSendJob(row, null) : null;
+  }
+
+  async findProviderMessage(provider: string, messageId: string): Promise<string | null> {
+    const row = await this.group.alone((trx) =>
+      trx
+        .selectFrom('provider_messages')
+        .select('verification_id')
+        .where('provider', '=', provider)
+        .where('message_id', '=', messageId)
+        .executeTakeFirst(),
+    );
+    return row?.verification_id ?? null;
+  }
+
+  saveSendJob(job: SendJob, verification: Verification | null, at: Date): void {
+    this.savedJobs.push({ job, verification, at });
+  }
+
+  recordProviderMessage(provider: string, messageId: string, verificationId: string, at: Date): void {
+    this.providerMessages.push({ provider, messageId, verificationId, at });
   }
 
   insert(v: Verification): void {

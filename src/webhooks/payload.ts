@@ -13,6 +13,7 @@ export function parseStoredPayload(value: unknown): WebhookPayload | null {
   if (strings.some((k) => typeof d[k] !== 'string')) return null;
   if (typeof d.status !== 'string' || !statuses.includes(d.status)) return null;
   if (d.reference !== null && typeof d.reference !== 'string') return null;
+  const failureReason = typeof d.failureReason === 'string' ? d.failureReason : null;
   return {
     event: value.event as EventKind,
     data: {
@@ -24,6 +25,7 @@ export function parseStoredPayload(value: unknown): WebhookPayload | null {
       countryCode: String(d.countryCode),
       phoneNumber: String(d.phoneNumber),
       reference: d.reference,
+      failureReason,
     },
   };
 }
@@ -45,6 +47,7 @@ export function serializePayload(p: WebhookPayload): string {
       countryCode: d.countryCode,
       phoneNumber: d.phoneNumber,
       reference: d.reference,
+      failureReason: d.failureReason,
     },
   });
 }

@@ -27,6 +27,8 @@ describe('events (contract 3.4 and 4)', () => {
       status: 'SUCCESS',
       webhookUrl: 'https://hooks.example.com/x',
       reference: 'r-1',
+      failureReason: null,
+      delivery: { channel: 'SMS', provider: 'log', messageId: 'm', status: 'SENT', sends: 1, updatedAt: new Date('2026-11-21T09:30:01.000Z') },
     };
     assert.deepEqual(webhookPayload('action.otp.success', v), {
       event: 'action.otp.success',

@@ -28,6 +28,8 @@ function pending(overrides: Partial<Verification> = {}): Verification {
     status: 'PENDING',
     webhookUrl: null,
     reference: null,
+    failureReason: null,
+    delivery: { channel: 'SMS', provider: null, messageId: null, status: 'QUEUED', sends: 0, updatedAt: t0 },
     ...overrides,
   };
 }

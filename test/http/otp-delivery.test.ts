@@ -4,6 +4,7 @@ import pino from 'pino';
 import type { Outgoing, Provider, SendResult } from '../../src/channels/provider-port.js';
 import { ChannelRegistry } from '../../src/channels/registry.js';
 import { parseE164 } from '../../src/domain/phone.js';
+import { CircuitBreaker } from '../../src/jobs/circuit-breaker.js';
 import { SendWorker } from '../../src/jobs/send-worker.js';
 import { sendLeaseMs } from '../../src/services.js';
 import { SqlSendJobStore } from '../../src/store/send-job-store.js';
@@ -16,7 +17,8 @@ import { createHarness, type Harness } from '../support/harness.js';
  * and accepts every other message without recording it.
  */
 class ScriptedSms implements Provider {
-  readonly name = 'scripted';
+  // Stands in for the configured provider (SMS_PROVIDER=log), so that the failover order is the one configured.
+  readonly name = 'log';
   readonly channels = ['sms'] as const;
   readonly attempts = new Map<string, number>();
   constructor(private readonly script: Map<string, (attempt: number) => SendResult>) {}
@@ -56,10 +58,10 @@ forEachDatabase('sending codes', (kind) => {
     return new SendWorker({
       jobs: new SqlSendJobStore(h.services.db.db),
       findVerification: (id) => h.services.verificationStore.findById(id),
-      deliveryFailed: (id) => h.services.verifications.failDelivery(id),
+      recordOutcome: (job, provider, result) => h.services.deliveries.recordSendOutcome(job, provider, result),
       outgoing: (channel, v, from, sendId) => channels.forChannel(channel).outgoing(v, from, sendId),
       providers: (channel) => (channel === 'sms' ? [sms] : h.services.providers.forChannel(channel)),
-      retryDelays: h.config.SEND_RETRY_DELAYS,
+      breaker: new CircuitBreaker(() => h.clock.now().getTime()),
       leaseMs: sendLeaseMs,
       providerTimeoutMs: h.config.PROVIDER_TIMEOUT_MS,
       clock: h.clock,

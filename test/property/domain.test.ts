@@ -32,6 +32,8 @@ function build(v: { status: VerificationStatus; counter: number; otp: string; tt
     pairedNumber: '09010000000',
     type: 'SMS',
     status: v.status,
+    failureReason: v.status === 'FAILED' ? 'MAX_ATTEMPTS' : null,
+    delivery: { channel: 'SMS', provider: null, messageId: null, status: 'QUEUED', sends: 0, updatedAt: new Date(t0) },
     webhookUrl: null,
     reference: null,
   };

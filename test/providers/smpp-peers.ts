@@ -24,12 +24,14 @@ export function recordingContext(receiptOutcome: () => Promise<void> = () => Pro
   const line = (level: string) => (obj: object, msg: string) => void log.push(`${level} ${msg} ${JSON.stringify(obj)}`);
   const context: ProviderContext = {
     callbackUrl: null,
+    messageLog: { record: async () => undefined },
     logger: { info: line('info'), warn: line('warn'), error: line('error') },
     onReceipt: async (provider, receipt) => {
       if (provider !== 'smpp') throw new Error(`unexpected provider ${provider}`);
       order.push(`receipt ${receipt.messageId}`);
       await receiptOutcome();
       receipts.push(receipt);
+      return 'recorded';
     },
   };
   return { context, receipts, log, order };

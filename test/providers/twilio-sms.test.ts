@@ -29,7 +29,7 @@ const sms: OutgoingSms = {
 function recordingContext(callback: string | null = callbackUrl): ProviderContext & { lines: string[] } {
   const lines: string[] = [];
   const log = (obj: object, msg: string) => void lines.push(JSON.stringify({ ...obj, msg }));
-  return { lines, callbackUrl: callback, onReceipt: async () => {}, logger: { info: log, warn: log, error: log } };
+  return { lines, callbackUrl: callback, messageLog: { record: async () => undefined }, onReceipt: async () => 'recorded', logger: { info: log, warn: log, error: log } };
 }
 
 /** Parses raw settings as the start does (the default where unset), then creates the provider. */

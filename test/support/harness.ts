@@ -94,6 +94,7 @@ export async function createHarness(kind: DbKind, options: HarnessOptions = {}):
       services.dispatcher.disconnect();
       await services.sendWorker.stop();
       await services.webhookWorker.close();
+      await services.providers.stop();
       await services.db.close();
       await database.drop();
     },

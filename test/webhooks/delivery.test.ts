@@ -54,7 +54,7 @@ forEachDatabase('webhook delivery', (kind) => {
     const body = verifySignature(client.webhookSecret, req) as { event: string; data: Record<string, unknown> };
     assert.equal(body.event, 'action.otp.success');
     assert.deepEqual(Object.keys(body), ['event', 'data']);
-    assert.deepEqual(Object.keys(body.data), ['id', 'otp', 'type', 'status', 'createdAt', 'countryCode', 'phoneNumber', 'reference']);
+    assert.deepEqual(Object.keys(body.data), ['id', 'otp', 'type', 'status', 'createdAt', 'countryCode', 'phoneNumber', 'reference', 'failureReason']);
     assert.equal(body.data.id, id);
     assert.equal(body.data.status, 'SUCCESS');
     assert.equal(body.data.type, 'SMS');

@@ -40,6 +40,7 @@ function outboxEvents(clientId: string, url: string, count: number, at: Date): O
           countryCode: '+234',
           phoneNumber: '+2348012345678',
           reference: null,
+          failureReason: null,
         },
       },
       webhookUrl: url,

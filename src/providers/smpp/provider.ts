@@ -158,8 +158,14 @@ export class SmppProvider implements Provider {
     const receipt = this.router.route(parsed);
     if (!receipt) return answer(STATUS.ESME_ROK);
     try {
-      await this.context.onReceipt(this.name, receipt);
-      answer(STATUS.ESME_ROK);
+      const outcome = await this.context.onReceipt(this.name, receipt);
+      if (outcome === 'recorded') return answer(STATUS.ESME_ROK);
+      // Its send's result is not committed yet (the receipt overtook it): the SMSC sends it again later.
+      this.context.logger.info(
+        { provider: 'smpp', messageId: receipt.messageId },
+        `SMPP receipt for a message not known yet, answering ${describeStatus(RETRY_LATER)} so that the SMSC sends it again`,
+      );
+      answer(RETRY_LATER);
     } catch (error) {
       this.context.logger.error(
         { provider: 'smpp', messageId: receipt.messageId, error: error instanceof Error ? error.message : String(error) },

@@ -1,0 +1,155 @@
+import type { AfterCommit } from './after-commit.js';
+import type { Channel } from './channel-driver.js';
+import { decideReceipt, decideSendFailure } from './delivery.js';
+import { eventsFor } from './outbox-events.js';
+import type { Clock, Random } from './ports.js';
+import type { DeliveryReceipt, SendResult } from './send-result.js';
+import type { SendJob } from './send-job.js';
+import { effectiveStatus, type Verification } from './verification.js';
+import type { Committed, VerificationStore, VerificationTx } from './verification-store.js';
+
+export interface DeliveryServiceDeps {
+  readonly store: VerificationStore;
+  readonly afterCommit: AfterCommit;
+  /** A channel's providers by name, in failover order. */
+  readonly providerOrder: (channel: Channel) => readonly string[];
+  /** Seconds before each retry of a transient failure (SEND_RETRY_DELAYS). */
+  readonly retryDelays: readonly number[];
+  readonly clock: Clock;
+  readonly random: Random;
+}
+
+/** What a receipt came to: recorded (or a repeat), or about no message any send of ours has. */
+export type ReceiptOutcome = 'recorded' | 'unknown';
+
+/**
+ * The state changes of delivering a code (contract 3.4 and 8), each one transaction script: a provider's answer
+ * to a send, and a provider's receipt. What they commit (a send through the next provider, a failed event) goes
+ * to the after-commit dispatcher.
+ */
+export class DeliveryService {
+  constructor(private readonly deps: DeliveryServiceDeps) {}
+
+  /**
+   * A provider answered a send (`result`), or the send was skipped (null: the verification was no longer
+   * pending when its turn came; `provider` is then not used). Accepted: the code is SENT; refused or failed: retried, moved to the next
+   * provider, or, with none left, the verification is FAILED, UNDELIVERABLE.
+   */
+  async recordSendOutcome(job: SendJob, provider: string, result: SendResult | null): Promise<void> {
+    const { store, clock } = this.deps;
+    const committed = await store.transaction(async (tx) => {
+      const now = clock.now();
+      const current = await tx.findForUpdate(job.verificationId);
+      if (!current) {
+        tx.saveSendJob({ ...job, status: 'failed', claimedUntil: null, lastError: 'the verification is gone' }, null, now);
+        return;
+      }
+      if (result === null) {
+        tx.saveSendJob({ ...job, status: 'sent', claimedUntil: null, lastError: 'not sent: the verification was no longer pending' }, current, now);
+        return;
+      }
+      const done = { ...job, provider, claimedUntil: null } as const;
+      if (result.kind === 'accepted') {
+        const delivery = {
+          ...current.delivery,
+          provider,
+          messageId: result.messageId,
+          status: 'SENT' as const,
+          sends: current.delivery.sends + 1,
+          updatedAt: now,
+        };
+        tx.update({ ...current, delivery });
+        tx.recordProviderMessage(provider, result.messageId, current.id, now);
+        tx.saveSendJob({ ...done, status: 'sent', providerFailures: 0, lastError: null }, current, now);
+        return;
+      }
+      // After a refusal the send reads FAILED; a transient failure leaves it as it was until something happens.
+      const refused = result.kind === 'permanent';
+      const delivery = refused ? { ...current.delivery, provider, messageId: null, status: 'FAILED' as const, updatedAt: now } : current.delivery;
+      if (effectiveStatus(current, now) !== 'PENDING') {
+        tx.update({ ...current, delivery });
+        tx.saveSendJob({ ...done, status: 'failed', lastError: result.reason }, current, now);
+        return;
+      }
+      const decision = decideSendFailure(job, provider, result, this.deps.providerOrder(job.channel), this.deps.retryDelays, now);
+      switch (decision.kind) {
+        case 'retry': {
+          const failures = (job.provider === provider ? job.providerFailures : 0) + 1;
+          tx.update({ ...current, delivery });
+          tx.saveSendJob({ ...done, status: 'pending', providerFailures: failures, dueAt: decision.at, lastError: result.reason }, current, now);
+          return;
+        }
+        case 'failover':
+          tx.update({ ...current, delivery });
+          this.sendThrough(tx, { ...done, lastError: result.reason }, decision.provider, { ...current, delivery }, now);
+          return;
+        case 'give-up':
+          this.fail(tx, { ...current, delivery }, now);
+          tx.saveSendJob({ ...done, status: 'failed', lastError: result.reason }, current, now);
+          return;
+      }
+    });
+    this.dispatched(committed);
+  }
+
+  /** A provider's receipt for one of its messages. Idempotent: a repeat changes nothing. */
+  async recordReceipt(provider: string, receipt: DeliveryReceipt): Promise<ReceiptOutcome> {
+    const { store, clock } = this.deps;
+    const committed = await store.transaction(async (tx): Promise<ReceiptOutcome> => {
+      const id = await tx.findProviderMessage(provider, receipt.messageId);
+      if (!id) return 'unknown';
+      const current = await tx.findForUpdate(id);
+      if (!current) return 'unknown';
+      const now = clock.now();
+      const channel = current.delivery.channel === 'CALL' ? 'call' : 'sms';
+      const decision = decideReceipt(current, provider, receipt, this.deps.providerOrder(channel), now);
+      switch (decision.kind) {
+        case 'ignore':
+          return 'recorded';
+        case 'update':
+          tx.update({ ...current, delivery: decision.delivery });
+          return 'recorded';
+        case 'failover': {
+          const job = await tx.findSendJob(id);
+          const moved = { ...current, delivery: decision.delivery };
+          tx.update(moved);
+          if (job) this.sendThrough(tx, { ...job, lastError: `undelivered: ${receipt.detail ?? 'no detail'}` }, decision.provider, moved, now);
+          return 'recorded';
+        }
+        case 'give-up':
+          this.fail(tx, { ...current, delivery: decision.delivery }, now);
+          return 'recorded';
+      }
+    });
+    return this.dispatched(committed);
+  }
+
+  /** Writes the job due at once through `provider`, claimed for this process when it sends them itself. */
+  private sendThrough(tx: VerificationTx, job: SendJob, provider: string, v: Verification, now: Date): void {
+    const claimedUntil = this.deps.afterCommit.claimUntil('send', now);
+    tx.saveSendJob(
+      {
+        ...job,
+        status: 'pending',
+        provider,
+        providerFailures: 0,
+        dueAt: now,
+        claimedUntil,
+        attempts: claimedUntil ? job.attempts + 1 : job.attempts,
+      },
+      v,
+      now,
+    );
+  }
+
+  private fail(tx: VerificationTx, v: Verification, now: Date): void {
+    const failed: Verification = { ...v, status: 'FAILED', failureReason: 'UNDELIVERABLE', updatedAt: now };
+    tx.update(failed);
+    tx.record(eventsFor(failed, now, this.deps.random, this.deps.afterCommit));
+  }
+
+  private dispatched<T>(committed: Committed<T>): T {
+    if (committed.events.length > 0 || committed.sends.length > 0) this.deps.afterCommit.dispatch(committed);
+    return committed.value;
+  }
+}

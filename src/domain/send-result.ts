@@ -1,0 +1,20 @@
+/** What a provider answered to one send. Expected outcomes are values; a provider never throws for them. */
+export type SendResult =
+  /** Accepted: `messageId` is the provider's id, the key its receipts come back under. */
+  | { readonly kind: 'accepted'; readonly messageId: string }
+  /** Retrying may help (time-out, throttling, 5xx, queue full); `retryAfterSeconds` when the provider said. */
+  | { readonly kind: 'transient'; readonly reason: string; readonly retryAfterSeconds?: number }
+  /** Retrying through this provider cannot help (invalid or barred number, refused sender, bad credentials). */
+  | { readonly kind: 'permanent'; readonly reason: string };
+
+/** A delivery receipt, from a callback or (SMPP) from the bind. */
+export interface DeliveryReceipt {
+  /** The provider's message id, as in SendResult.accepted. */
+  readonly messageId: string;
+  /** DELIVERED: reached the phone (a call: it rang); UNDELIVERED: the network gave up; SENT: still on its way. */
+  readonly status: 'SENT' | 'DELIVERED' | 'UNDELIVERED';
+  /** The provider's own status or error code, for operators. */
+  readonly detail: string | null;
+  /** When the provider says it happened, if it says. */
+  readonly at: Date | null;
+}

@@ -1,0 +1,62 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { CallbackRequest, DeliveryReceipt, Provider } from '../../channels/provider-port.js';
+import { sendError } from '../envelope.js';
+
+export interface CallbackRouteDeps {
+  /** PUBLIC_BASE_URL without its trailing slash: providers sign the URL they called, which is this plus the path. */
+  readonly publicBaseUrl: string | null;
+  /** A configured provider by name. */
+  readonly provider: (name: string) => Pick<Provider, 'name' | 'verifyCallback'> | undefined;
+  /** The domain's receipt script (DeliveryService.recordReceipt): resolves once committed. */
+  readonly recordReceipt: (provider: string, receipt: DeliveryReceipt) => Promise<'recorded' | 'unknown'>;
+}
+
+/** The most a callback body may hold; providers send a few hundred bytes. */
+const callbackBodyLimit = 64 * 1024;
+
+/**
+ * POST /callbacks/{provider}[/...] (and GET, which some providers use for receipts): no bearer token; the
+ * provider's own signature instead (403 when bad, nothing changed). Answered 2xx only once every receipt in it
+ * is committed; a repeat changes nothing twice; a receipt for a message we never sent is acknowledged and ignored.
+ */
+export async function callbackRoutes(app: FastifyInstance, deps: CallbackRouteDeps): Promise<void> {
+  // Signatures are over the raw bytes: keep the body as it came, whatever its type.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: callbackBodyLimit }, (_req, body, done) => done(null, body));
+  const handler = async (request: FastifyRequest<{ Params: { provider: string } }>, reply: import('fastify').FastifyReply) => {
+    const provider = deps.provider(request.params.provider);
+    if (!provider?.verifyCallback) return sendError(reply, 'NOT_FOUND', { message: 'No such provider callback' });
+    const result = provider.verifyCallback(callbackRequest(request, deps.publicBaseUrl));
+    if (result.kind === 'forbidden') {
+      request.log.warn({ provider: provider.name, reason: result.reason }, 'provider callback refused');
+      return sendError(reply, 'CALLBACK_FORBIDDEN');
+    }
+    if (result.kind === 'malformed') {
+      request.log.warn({ provider: provider.name, reason: result.reason }, 'provider callback malformed');
+      return sendError(reply, 'VALIDATION_ERROR', { message: 'The callback body is not one the provider sends' });
+    }
+    let unknown = 0;
+    for (const receipt of result.receipts) {
+      if ((await deps.recordReceipt(provider.name, receipt)) === 'unknown') unknown += 1;
+    }
+    if (unknown > 0) request.log.info({ provider: provider.name, unknown }, 'receipts for messages this service did not send; ignored');
+    return { status: true, message: 'Callback recorded' };
+  };
+  for (const url of ['/callbacks/:provider', '/callbacks/:provider/*']) {
+    app.route({ method: ['POST', 'GET'], url, handler });
+  }
+}
+
+function callbackRequest(request: FastifyRequest, publicBaseUrl: string | null): CallbackRequest {
+  const headers: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    headers[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  const base = publicBaseUrl ?? `${request.protocol}://${request.host}`;
+  return {
+    method: request.method,
+    url: `${base}${request.url}`,
+    headers,
+    rawBody: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
+  };
+}
