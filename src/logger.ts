@@ -1,12 +1,14 @@
-import pino, { type Logger } from 'pino';
+import pino, { type DestinationStream, type Logger } from 'pino';
+import { requestForLog } from './http/log-redaction.js';
 
 /**
- * The process logger. Authorization headers and anything named like a secret or code are censored,
- * whatever object they ride in.
+ * The process logger. Authorization headers and anything named like a secret or code are censored, whatever
+ * object they ride in; request URLs are logged without their query string or a callback path's secret.
  */
-export function createLogger(level: string): Logger {
-  return pino({
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  const options = {
     level,
+    serializers: { req: requestForLog },
     redact: {
       paths: [
         'req.headers.authorization',
@@ -20,5 +22,6 @@ export function createLogger(level: string): Logger {
       ],
       censor: '[redacted]',
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }

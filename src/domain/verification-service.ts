@@ -204,7 +204,15 @@ export class VerificationService {
     const first = await tx.findForUpdate(claim.verificationId, clientId);
     if (!first) throw new Error(`idempotency key points at missing verification ${claim.verificationId}`);
     // The first response showed the record as created; show it again exactly so.
-    return { kind: 'replayed', verification: { ...first, status: 'PENDING', counter: 0, updatedAt: first.createdAt } };
+    const asCreated: Verification = {
+      ...first,
+      status: 'PENDING',
+      counter: 0,
+      updatedAt: first.createdAt,
+      failureReason: null,
+      delivery: { ...first.delivery, provider: null, messageId: null, status: 'QUEUED', sends: 0, updatedAt: first.createdAt },
+    };
+    return { kind: 'replayed', verification: asCreated };
   }
 }
 

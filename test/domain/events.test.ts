@@ -11,7 +11,7 @@ describe('events (contract 3.4 and 4)', () => {
     assert.equal(eventFor('PENDING'), null);
   });
 
-  it('builds the webhook payload of seed 2.4 plus reference, and nothing else', () => {
+  it('builds the webhook payload of seed 2.4 plus reference and failureReason, and nothing else', () => {
     const v: Verification = {
       id: '6f1c3a52-8a43-4b8e-9d9c-0d5a3e1c2b7a',
       clientId: '0b8e6a4e-6f0a-4c55-9a8e-2a9d1f3c4b5d',
@@ -41,6 +41,7 @@ describe('events (contract 3.4 and 4)', () => {
         countryCode: '+234',
         phoneNumber: '+2348031234567',
         reference: 'r-1',
+        failureReason: null,
       },
     });
   });

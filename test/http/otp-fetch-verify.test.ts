@@ -41,7 +41,11 @@ forEachDatabase('fetch and verify', (kind) => {
       const body = res.json();
       assert.equal(body.status, true);
       assert.equal(body.message, 'Verification fetched');
-      assert.deepEqual(body.data, v);
+      // The code went out right after the create's answer: only the delivery has moved since.
+      const { delivery, ...rest } = body.data as Record<string, unknown> & { delivery: { status: string; provider: string; sends: number } };
+      const { delivery: _created, ...created } = v as unknown as Record<string, unknown>;
+      assert.deepEqual(rest, created);
+      assert.deepEqual([delivery.status, delivery.provider, delivery.sends], ['SENT', 'log', 1]);
     });
 
     it('works with a token that has only otp:verify', async () => {
@@ -138,6 +142,7 @@ forEachDatabase('fetch and verify', (kind) => {
           countryCode: v.countryCode,
           phoneNumber: v.phoneNumber,
           reference: 'r-9',
+          failureReason: null,
         },
       });
     });
