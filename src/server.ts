@@ -165,9 +165,19 @@ export async function startWorkers(config: Config, options: ServerOptions): Prom
   }
 }
 
-/** On the embedded database: the one-process warning, and the admin socket the CLI talks to meanwhile. */
+/**
+ * Said at every start (contract 8): with the `log` provider nothing leaves the machine. Then, on the embedded
+ * database: the one-process warning, and the admin socket the CLI talks to meanwhile.
+ */
 async function prepareEmbedded(services: Services, closers: (() => Promise<void>)[]): Promise<void> {
   const { config, logger } = services;
+  const logged = (['sms', 'call'] as const).filter((c) => config.providers[c].some((p) => p.module.name === 'log'));
+  if (logged.length > 0) {
+    logger.warn(
+      { channels: logged },
+      'the log provider is configured: its codes are stored in the database and logged with the code hidden; nothing leaves this machine (development only)',
+    );
+  }
   if (services.db.kind !== 'pglite') return;
   logger.warn(
     { dataDir: config.DATA_DIR },

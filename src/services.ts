@@ -25,6 +25,19 @@ import { SqlWebhookStore } from './store/webhook-store.js';
 import { DeliveryWorker } from './webhooks/delivery-worker.js';
 import { GuardedHttpClient } from './webhooks/guarded-client.js';
 
+/**
+ * A receipt on a provider's own connection can overtake the commit of its send's result (an SMSC answers
+ * submit_sm and sends the receipt at once): one about a message not known yet is tried again a few times,
+ * briefly, before the provider is told so (and asks its peer to send it again later).
+ */
+async function patiently(record: () => Promise<'recorded' | 'unknown'>): Promise<'recorded' | 'unknown'> {
+  for (const waitMs of [20, 100, 400, 1500]) {
+    if ((await record()) === 'recorded') return 'recorded';
+    await new Promise((resolve) => setTimeout(resolve, waitMs));
+  }
+  return record();
+}
+
 /** How long a send job written for this process is held for it; longer than any provider call may take. */
 export const sendLeaseMs = 60_000;
 
@@ -130,7 +143,7 @@ export async function createServices(
     logger: providerLog.child({ provider: name }),
     callbackUrl: config.PUBLIC_BASE_URL ? `${config.PUBLIC_BASE_URL}/callbacks/${name}` : null,
     // Receipts that arrive on a provider's own connection (SMPP deliver_sm) walk the same script as callbacks.
-    onReceipt: (provider, receipt) => deliveries.recordReceipt(provider, receipt),
+    onReceipt: (provider, receipt) => patiently(() => deliveries.recordReceipt(provider, receipt)),
   }));
   const sendWorker = new SendWorker({
     jobs: new SqlSendJobStore(db.db),

@@ -135,6 +135,7 @@ export class SmppProvider implements Provider {
     if (status !== STATUS.ESME_ROK) return refusal(status);
     const id = outcome.response['message_id'];
     if (typeof id !== 'string' || id === '') return transient('SMSC accepted the message without a message_id');
+    this.router.accepted(id);
     if (group) this.router.addPart(group, id);
     return { kind: 'accepted', messageId: id };
   }
@@ -159,8 +160,9 @@ export class SmppProvider implements Provider {
     if (!receipt) return answer(STATUS.ESME_ROK);
     try {
       const outcome = await this.context.onReceipt(this.name, receipt);
-      if (outcome === 'recorded') return answer(STATUS.ESME_ROK);
-      // Its send's result is not committed yet (the receipt overtook it): the SMSC sends it again later.
+      // Unknown to the service but submitted here lately: its send's result is not committed yet (the receipt
+      // overtook it), so the SMSC is asked to send it again later. Unknown otherwise: not ours, acknowledged.
+      if (outcome === 'recorded' || !this.router.submittedHere(parsed.smscId)) return answer(STATUS.ESME_ROK);
       this.context.logger.info(
         { provider: 'smpp', messageId: receipt.messageId },
         `SMPP receipt for a message not known yet, answering ${describeStatus(RETRY_LATER)} so that the SMSC sends it again`,
