@@ -127,6 +127,11 @@ export const settings = {
     default: 'log',
     parse: providerList('call'),
   },
+  SEND_LEASE_MS: {
+    doc: "How long a send job is held by the process sending it; a crashed process's sends are made again after it. Must exceed PROVIDER_TIMEOUT_MS",
+    default: '60000',
+    parse: integer(200, 3_600_000),
+  },
   PROVIDER_TIMEOUT_MS: {
     doc: 'The longest one provider call may take; past it the attempt counts as a transient failure',
     default: '10000',
@@ -221,6 +226,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // A lease that ran out while its attempt is still waiting for an answer would let a second worker send it.
   if (problems.length === 0 && Number(out.WEBHOOK_LEASE_MS) <= Number(out.WEBHOOK_TIMEOUT_MS)) {
     problems.push(`WEBHOOK_LEASE_MS: must be longer than WEBHOOK_TIMEOUT_MS (${String(out.WEBHOOK_TIMEOUT_MS)})`);
+  }
+  if (problems.length === 0 && Number(out.SEND_LEASE_MS) <= Number(out.PROVIDER_TIMEOUT_MS)) {
+    problems.push(`SEND_LEASE_MS: must be longer than PROVIDER_TIMEOUT_MS (${String(out.PROVIDER_TIMEOUT_MS)})`);
   }
   const providers = problems.length === 0 ? configuredProviders(out, env, problems) : null;
   if (problems.length > 0 || !providers) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);

@@ -38,9 +38,6 @@ async function patiently(record: () => Promise<'recorded' | 'unknown'>): Promise
   return record();
 }
 
-/** How long a send job written for this process is held for it; longer than any provider call may take. */
-export const sendLeaseMs = 60_000;
-
 /**
  * The parts the composition root builds, each once and in order (nothing refers to a part built later). The
  * server, the workers, the admin commands and the tests each take the few parts they use.
@@ -111,7 +108,7 @@ export async function createServices(
     callerIdRanges: config.CALLER_ID_RANGES,
   });
   const verificationStore = new SqlVerificationStore(db.db, notifyOtherProcesses);
-  const dispatcher = new CommitDispatcher({ sendMs: sendLeaseMs, eventMs: config.WEBHOOK_LEASE_MS });
+  const dispatcher = new CommitDispatcher({ sendMs: config.SEND_LEASE_MS, eventMs: config.WEBHOOK_LEASE_MS });
   const verifications = new VerificationService({
     store: verificationStore,
     policy: {
@@ -152,7 +149,7 @@ export async function createServices(
     outgoing: (channel, v, from, sendId) => channels.forChannel(channel).outgoing(v, from, sendId),
     providers: (channel) => providers.forChannel(channel),
     breaker: new CircuitBreaker(now),
-    leaseMs: sendLeaseMs,
+    leaseMs: config.SEND_LEASE_MS,
     providerTimeoutMs: config.PROVIDER_TIMEOUT_MS,
     clock,
     logger: logger.child({ component: 'send-worker' }),

@@ -6,7 +6,6 @@ import { ChannelRegistry } from '../../src/channels/registry.js';
 import { parseE164 } from '../../src/domain/phone.js';
 import { CircuitBreaker } from '../../src/jobs/circuit-breaker.js';
 import { SendWorker } from '../../src/jobs/send-worker.js';
-import { sendLeaseMs } from '../../src/services.js';
 import { SqlSendJobStore } from '../../src/store/send-job-store.js';
 import { createVerification, e164Of, eventKinds, expectV1Error, type RecordBody } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
@@ -62,7 +61,7 @@ forEachDatabase('sending codes', (kind) => {
       outgoing: (channel, v, from, sendId) => channels.forChannel(channel).outgoing(v, from, sendId),
       providers: (channel) => (channel === 'sms' ? [sms] : h.services.providers.forChannel(channel)),
       breaker: new CircuitBreaker(() => h.clock.now().getTime()),
-      leaseMs: sendLeaseMs,
+      leaseMs: h.config.SEND_LEASE_MS,
       providerTimeoutMs: h.config.PROVIDER_TIMEOUT_MS,
       clock: h.clock,
       logger: pino({ level: 'silent' }),

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { sendLeaseMs } from '../../src/services.js';
 import { createVerification, eventually } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
@@ -39,10 +38,10 @@ forEachDatabase('sending on commit', (kind) => {
     // claimed by that process until the lease ends.
     await h.services.db.db
       .updateTable('send_jobs')
-      .set({ status: 'pending', provider: null, next_attempt_at: new Date(Date.parse(v.createdAt) + sendLeaseMs) })
+      .set({ status: 'pending', provider: null, next_attempt_at: new Date(Date.parse(v.createdAt) + h.config.SEND_LEASE_MS) })
       .where('verification_id', '=', v.id)
       .execute();
-    h.clock.advance(sendLeaseMs - 1);
+    h.clock.advance(h.config.SEND_LEASE_MS - 1);
     await h.services.sendWorker.runOnce();
     assert.equal((await jobOf(v.id)).attempts, 1, 'not before the claim ends');
     h.clock.advance(1);
