@@ -21,6 +21,7 @@ forEachDatabase('token to verified', (kind) => {
     assert.equal(body.data.type, 'SMS');
     assert.equal(body.data.phoneNumber, '+2348012345678');
     assert.match(body.data.otp, /^\d{6}$/);
+    await h.services.sendWorker.idle();
     const fetched = await h.call('GET', `/v1/otp/${body.data.id}`, token);
     assert.equal(fetched.statusCode, 200);
     // Only the delivery has moved since the create's answer: the code went out right after the commit.

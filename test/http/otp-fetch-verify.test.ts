@@ -36,6 +36,7 @@ forEachDatabase('fetch and verify', (kind) => {
   describe('fetch', () => {
     it('answers 200 with the record in the seed envelope', async () => {
       const { token, v } = await fresh({ reference: 'ref-1' });
+      await h.services.sendWorker.idle();
       const res = await fetchOne(token, v.id);
       assert.equal(res.statusCode, 200, res.body);
       const body = res.json();
