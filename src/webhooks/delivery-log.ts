@@ -69,3 +69,27 @@ export function attemptView(a: WebhookAttempt): AttemptView {
 function iso(d: Date | null): string | null {
   return d ? d.toISOString() : null;
 }
+
+/**
+ * An attempt's error as a client may read it (GET /v1/otp/{id}/webhooks): never how the service's resolver
+ * answered, which would make the delivery log a DNS oracle into the service's network (contract 4). Operators
+ * (CLI, logs) keep the detail.
+ */
+export function clientVisibleError(error: string | null): string | null {
+  if (error === null) return null;
+  if (error.startsWith('destination refused:')) return 'destination refused: not a public address';
+  if (/ENOTFOUND|EAI_AGAIN|EAI_FAIL|ENODATA|ESERVFAIL|getaddrinfo|no address found|no checked address/i.test(error)) {
+    return 'could not resolve the destination';
+  }
+  return error;
+}
+
+/** An event's delivery as its client reads it: the operator's view, errors made safe to show. */
+export function clientEventView(e: WebhookEventWithAttempts, now: Date): EventDetailView {
+  const view = eventDetailView(e, now);
+  return {
+    ...view,
+    lastError: clientVisibleError(view.lastError),
+    attempts: view.attempts.map((a) => ({ ...a, error: clientVisibleError(a.error) })),
+  };
+}

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { VerificationService } from '../../domain/verification-service.js';
 import type { WebhookEventWithAttempts } from '../../domain/webhook-delivery.js';
-import { eventDetailView } from '../../webhooks/delivery-log.js';
+import { clientEventView } from '../../webhooks/delivery-log.js';
 import { grantOf } from '../auth-hook.js';
 import { sendError } from '../envelope.js';
 import { idParamsSchema, v1Responses } from '../schemas.js';
@@ -72,7 +72,7 @@ export function webhookRoutes(app: FastifyInstance, deps: WebhookRouteDeps): voi
       return {
         status: true,
         message: 'Webhook deliveries fetched',
-        data: events.map((e) => eventDetailView(e, now)),
+        data: events.map((e) => clientEventView(e, now)),
       };
     },
   );
