@@ -11,6 +11,7 @@ import { webhookRoutes } from './http/routes/webhooks.js';
 import { housekeeping } from './jobs/housekeeping.js';
 import { Workers, type WorkerDeps } from './jobs/workers.js';
 import { createServices, type Services } from './services.js';
+import { clientsChannel } from './store/client-store.js';
 import { webhookChannel } from './store/outbox-rows.js';
 import { pruneHistory } from './store/retention.js';
 
@@ -82,6 +83,10 @@ export function workerDeps(services: Services, deliverWebhooks: boolean): Worker
         retentionDays: config.RETENTION_DAYS,
       }),
     notifications: db.pool ? { pool: db.pool, channel: webhookChannel } : null,
+    clientChanges: {
+      channel: clientsChannel,
+      forget: (id) => (id === null ? services.clientDirectory.forgetAll() : services.clientDirectory.forget(id)),
+    },
   };
 }
 

@@ -95,7 +95,13 @@ export async function createServices(
 
   const clientStore = new SqlClientStore(db.db);
   const clientDirectory = new ClientDirectory(clientStore, now);
-  const clients = new ClientService(clientStore, clock, random, (id) => clientDirectory.forget(id));
+  // A client change is seen at once here, and (PostgreSQL) within moments on every other instance by NOTIFY.
+  const clients = new ClientService(clientStore, clock, random, (id) => {
+    clientDirectory.forget(id);
+    if (db.kind === 'postgres') {
+      clientStore.announceChange(id).catch((err: unknown) => logger.warn({ err, clientId: id }, 'could not announce a client change; other instances see it within 50 s'));
+    }
+  });
   const tokens = await TokenService.create(new SqlSigningKeyStore(db.db), config.TOKEN_TTL_SECONDS, clientDirectory, clock, random);
   const counters = new SqlCounterStore(db.db);
   const authFailures = new WindowCounter(counters, 60_000, now);

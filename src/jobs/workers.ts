@@ -23,12 +23,18 @@ export interface WorkerDeps {
   readonly housekeeping: () => Promise<boolean>;
   /** PostgreSQL: the pool and channel to LISTEN on, so commits in other processes wake the delivery worker. */
   readonly notifications: { readonly pool: pg.Pool; readonly channel: string } | null;
+  /**
+   * PostgreSQL: the channel client changes are announced on, and what to forget when one comes (null: the
+   * listening connection was (re)made, so anything may have been missed).
+   */
+  readonly clientChanges: { readonly channel: string; readonly forget: (clientId: string | null) => void } | null;
 }
 
 /** Background work of one process: sending codes, the expiry sweep, webhooks, shared counters, housekeeping. */
 export class Workers {
   private readonly tasks: PeriodicTask[];
   private readonly listener: NotifyListener | null;
+  private readonly clientListener: NotifyListener | null;
 
   constructor(private readonly deps: WorkerDeps) {
     const onError = (name: string, err: unknown) => deps.logger.error({ err, task: name }, 'background task failed');
@@ -43,6 +49,11 @@ export class Workers {
       webhookWorker && notifications
         ? new NotifyListener(notifications.pool, notifications.channel, () => webhookWorker.wake(), deps.logger.child({ component: 'webhooks' }))
         : null;
+    const { clientChanges } = deps;
+    this.clientListener =
+      notifications && clientChanges
+        ? new NotifyListener(notifications.pool, clientChanges.channel, (id) => clientChanges.forget(id), deps.logger.child({ component: 'clients' }))
+        : null;
   }
 
   /** Starts the providers, then the workers, and from then on takes what this process commits. */
@@ -54,6 +65,7 @@ export class Workers {
     deps.dispatcher.connect({ sends: deps.sendWorker, events: deps.webhookWorker });
     for (const task of this.tasks) task.start();
     this.listener?.start();
+    this.clientListener?.start();
   }
 
   /** Stops every task, lets sends and webhook deliveries in flight end, stops the providers. */
@@ -61,6 +73,7 @@ export class Workers {
     const { deps } = this;
     deps.dispatcher.disconnect();
     await this.listener?.stop();
+    await this.clientListener?.stop();
     await Promise.all(this.tasks.map((t) => t.stop()));
     await deps.sendWorker.stop();
     await deps.webhookWorker?.close();

@@ -41,6 +41,11 @@ export class ClientDirectory {
     this.entries.delete(id);
   }
 
+  /** Forgets every client (a change may have been missed, e.g. while a notification connection was down). */
+  forgetAll(): void {
+    this.entries.clear();
+  }
+
   private reload(id: string, existing: Entry | undefined): Promise<Client | null> {
     if (existing?.refreshing) return existing.refreshing;
     const entry: Entry = existing ?? { client: null, loadedAt: -Infinity, refreshing: null };

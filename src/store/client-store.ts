@@ -1,11 +1,19 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Client, ClientStore } from '../oauth/client.js';
 import { isScope } from '../domain/scopes.js';
 import type { ClientsTable, Database } from './schema.js';
 import { isUuid } from './uuid.js';
 
+/** PostgreSQL channel told of each client change (payload: the client id), so every instance forgets its cached copy. */
+export const clientsChannel = 'otp_clients';
+
 export class SqlClientStore implements ClientStore {
   constructor(private readonly db: Kysely<Database>) {}
+
+  /** PostgreSQL: tells every instance listening on `clientsChannel` that this client changed. */
+  async announceChange(id: string): Promise<void> {
+    await sql`SELECT pg_notify(${clientsChannel}, ${id})`.execute(this.db);
+  }
 
   async insert(c: Client): Promise<void> {
     await this.db

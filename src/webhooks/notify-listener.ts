@@ -16,7 +16,8 @@ export class NotifyListener {
     private readonly pool: pg.Pool,
     /** A constant identifier (it is written into the LISTEN statement). */
     private readonly channel: string,
-    private readonly onNotify: () => void,
+    /** A notification's payload; null after each (re)connect, when something may have been missed meanwhile. */
+    private readonly onNotify: (payload: string | null) => void,
     private readonly logger: Logger,
     private readonly retryMs = 1_000,
   ) {
@@ -48,7 +49,7 @@ export class NotifyListener {
     try {
       client = await this.pool.connect();
     } catch (err) {
-      this.logger.warn({ err }, 'could not connect to listen for webhook notifications; retrying');
+      this.logger.warn({ err, channel: this.channel }, 'could not connect to listen for notifications; retrying');
       this.retry();
       return;
     }
@@ -67,12 +68,12 @@ export class NotifyListener {
       if (this.current?.client === client) this.current = null;
       close(err ?? new Error('listen connection ended'));
       if (!this.stopped) {
-        this.logger.warn({ err }, 'lost the webhook notification connection; reconnecting');
+        this.logger.warn({ err, channel: this.channel }, 'lost the notification connection; reconnecting');
         this.retry();
       }
     };
     const onNotification = (message: pg.Notification) => {
-      if (message.channel === this.channel) this.onNotify();
+      if (message.channel === this.channel) this.onNotify(message.payload ?? null);
     };
     client.on('error', onLost);
     client.on('end', () => onLost());
@@ -88,7 +89,7 @@ export class NotifyListener {
       return;
     }
     this.current = { client, close: () => close() };
-    this.onNotify();
+    this.onNotify(null);
   }
 
   private retry(): void {
