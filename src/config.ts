@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import path from 'node:path';
 import type { Channel } from './domain/channel-driver.js';
 import { parseCallerIdRanges, type CallerIdRange } from './providers/caller-id.js';
@@ -47,6 +48,24 @@ const baseUrl = (raw: string): string => {
   if (url.search || url.hash || url.username || url.password) throw new Error('expected no query, fragment or credentials');
   return raw.replace(/\/+$/, '');
 };
+/** TRUST_PROXY: false, a hop count, or the proxies' addresses (what Fastify's trustProxy takes). */
+const trustProxy = (raw: string): false | number | string => {
+  const v = raw.trim().toLowerCase();
+  if (['false', 'no', 'off', '0'].includes(v)) return false;
+  if (['true', 'yes', 'on'].includes(v)) return 1;
+  if (/^\d+$/.test(v)) return integer(1, 100)(v);
+  const parts = v.split(',').map((p) => p.trim()).filter((p) => p.length > 0);
+  for (const part of parts) {
+    const [address = '', bits] = part.split('/');
+    const family = isIP(address);
+    const max = family === 6 ? 128 : 32;
+    if (family === 0 || (bits !== undefined && (!/^\d+$/.test(bits) || Number(bits) > max))) {
+      throw new Error(`expected false, a hop count, or addresses / CIDR ranges of the proxies; "${part}" is none of them`);
+    }
+  }
+  if (parts.length === 0) throw new Error('expected false, a hop count, or the proxies\' addresses');
+  return parts.join(',');
+};
 const databaseUrl = (raw: string): string => {
   if (!/^postgres(ql)?:\/\//.test(raw)) throw new Error('expected a postgres:// or postgresql:// URL');
   return raw;
@@ -91,7 +110,11 @@ export const settings = {
     default: undefined,
     parse: baseUrl,
   },
-  TRUST_PROXY: { doc: 'Trust X-Forwarded-* headers (behind a reverse proxy)', default: 'false', parse: bool },
+  TRUST_PROXY: {
+    doc: 'Behind reverse proxies: false (default), the number of proxy hops in front of the service (true means 1), or their comma-separated addresses or CIDR ranges; the client address is the first untrusted hop, counting from the right of X-Forwarded-For',
+    default: 'false',
+    parse: trustProxy,
+  },
   TOKEN_TTL_SECONDS: { doc: 'Lifetime of an access token', default: '3600', parse: integer(60, 86_400) },
   OTP_TTL_SECONDS: { doc: 'Lifetime of a verification code', default: '600', parse: integer(10, 86_400) },
   OTP_LENGTH: { doc: 'Digits in an SMS code', default: '6', parse: integer(4, 10) },
@@ -113,7 +136,7 @@ export const settings = {
     parse: integer(0),
   },
   AUTH_FAILURE_LIMIT: {
-    doc: 'Failed client authentications per address per minute before the token endpoint answers 429',
+    doc: 'Failed authentications of one client id from one address per minute before the token endpoint answers that pair 429 (other clients behind the address are not affected)',
     default: '10',
     parse: integer(1),
   },

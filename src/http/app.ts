@@ -13,7 +13,8 @@ export interface AppDeps extends AuthHookDeps, OAuthRouteDeps {
   readonly logger: FastifyBaseLogger;
   readonly verifications: VerificationService;
   readonly ready: () => Promise<boolean>;
-  readonly trustProxy: boolean;
+  /** Fastify's trustProxy: false, the hop count, or the proxies' addresses (never `true`, which trusts any caller). */
+  readonly trustProxy: false | number | string;
   /** Extra /v1 routes (behind the same auth hook), e.g. the webhook delivery log. */
   readonly extraV1Routes?: (app: FastifyInstance) => void;
   /** Providers' delivery callbacks; absent: no /callbacks routes. */
@@ -30,7 +31,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger,
     bodyLimit,
-    trustProxy: deps.trustProxy,
+    // A hop count trusts that many proxies nearest the service (hop 0 is the socket's peer), never the caller's own entries.
+    trustProxy: typeof deps.trustProxy === 'number' ? trustHops(deps.trustProxy) : deps.trustProxy,
     // A caller's request id is kept when it is safe to log; otherwise each request gets a fresh one.
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
@@ -71,4 +73,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setNotFoundHandler((_request, reply) => sendError(reply, 'NOT_FOUND', { message: 'No such route' }));
   app.setErrorHandler(v1ErrorHandler);
   return app;
+}
+
+function trustHops(hops: number): (address: string, hop: number) => boolean {
+  return (_address, hop) => hop < hops;
 }

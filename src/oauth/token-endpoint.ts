@@ -54,7 +54,6 @@ export class TokenEndpoint {
   ) {}
 
   async handle(request: TokenRequest): Promise<IssuedToken> {
-    this.refuseRepeatedGuessing(request.address);
     rejectDuplicates(request.params);
     const client = await this.authenticateClient(request);
     checkGrant(request.params);
@@ -62,8 +61,13 @@ export class TokenEndpoint {
     return this.tokens.issue(client.id, scopes);
   }
 
-  private refuseRepeatedGuessing(address: string): void {
-    if (this.failures.count(`auth:${address}`) >= this.maxFailures) {
+  /**
+   * Repeated failures for one client id from one address are slowed down. Keyed on both, so that a caller behind
+   * a shared address (a proxy, a NAT) cannot lock the other clients out, and rotating the address (only possible
+   * through proxies the operator trusts, see TRUST_PROXY) is needed to escape it.
+   */
+  private refuseRepeatedGuessing(key: string, address: string): void {
+    if (this.failures.count(key) >= this.maxFailures) {
       const retry = Math.max(1, Math.ceil(this.failures.msToNextWindow() / 1000));
       throw new OAuthError('slow_down', 'Too many failed client authentications; retry later', 429, address, false, retry);
     }
@@ -84,11 +88,13 @@ export class TokenEndpoint {
     if (!id || !secret) {
       throw new OAuthError('invalid_request', 'client_id and client_secret are required', 400);
     }
+    const failureKey = `auth:${id}|${request.address}`;
+    this.refuseRepeatedGuessing(failureKey, request.address);
     const client = await this.clients.get(id);
     // The secret is checked even for an unknown client, so the answer takes as long either way.
     const matches = secretMatches(secret, client?.secretHash ?? unknownClientHash);
     if (!client || !matches || client.disabledAt) {
-      this.failures.hit(`auth:${request.address}`);
+      this.failures.hit(failureKey);
       const why = !client ? 'unknown client' : !matches ? 'wrong secret' : 'disabled client';
       throw new OAuthError('invalid_client', 'Client authentication failed', 401, why, basic !== null);
     }

@@ -351,6 +351,16 @@ forEachDatabase('token endpoint', (kind) => {
       assert.equal((await post('/oauth/token', good, { contentType: formType, address })).statusCode, 200);
     });
 
+    it('never locks another client out behind the same address', async () => {
+      const [a, b] = [await h.client(['otp:send']), await h.client(['otp:send'])];
+      const address = freshAddress();
+      const bad = form([['grant_type', 'client_credentials'], ['client_id', a.clientId], ['client_secret', 'cs_guess']]);
+      for (let i = 0; i < 5; i++) await post('/oauth/token', bad, { contentType: formType, address });
+      assert.equal((await post('/oauth/token', bad, { contentType: formType, address })).statusCode, 429);
+      const goodB = form([['grant_type', 'client_credentials'], ...creds(b)]);
+      assert.equal((await post('/oauth/token', goodB, { contentType: formType, address })).statusCode, 200, 'client B behind the same address');
+    });
+
     it('does not count successful authentication as failures', async () => {
       const c = await h.client(['otp:send']);
       const address = freshAddress();

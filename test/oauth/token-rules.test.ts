@@ -148,7 +148,7 @@ describe('token endpoint steps', () => {
     assert.equal(failures.count('auth:2.2.2.2'), 0);
   });
 
-  it('counts each failed authentication and then refuses the address with 429 and a retry time', async () => {
+  it('counts each failed authentication of a client from an address, then refuses that pair with 429 and a retry time', async () => {
     const { endpoint, clients, failures } = await setup(2);
     const c = await clients.create('a', ['otp:send']);
     const bad = { params: params([['grant_type', 'client_credentials']]), basic: { id: c.clientId, secret: 'wrong' }, address: '3.3.3.3' };
@@ -158,7 +158,7 @@ describe('token endpoint steps', () => {
       assert.equal(err.status, 401);
       assert.equal(err.basic, true, 'the 401 carries a Basic challenge');
     }
-    assert.equal(failures.count('auth:3.3.3.3'), 2);
+    assert.equal(failures.count(`auth:${c.clientId}|3.3.3.3`), 2);
     const limited = await refusal(endpoint.handle({ ...bad, basic: { id: c.clientId, secret: c.clientSecret } }));
     assert.equal(limited.status, 429);
     assert.equal(limited.retryAfterSeconds, 43);
