@@ -1,11 +1,27 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, createHmac } from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { CallbackRequest, OutgoingSms, Provider, ProviderContext, SendResult } from '../../src/channels/provider-port.js';
 import { vonageSms } from '../../src/providers/vonage-sms.js';
 import type { VonageSignatureMethod } from '../../src/providers/vonage-signature.js';
+import {
+  assertLogsHide,
+  assertTimesOutPromptly,
+  closedMidAnswer,
+  delayed,
+  localServer,
+  noAnswer,
+  recordingContext,
+  refusedUrl,
+  replyJson as json,
+  resetBeforeAnswer,
+  sampleSms as sms,
+  sendOnce,
+  sendThroughStop,
+  type Handler,
+  type Seen,
+} from './support.js';
 
 /*
  * No OpenAPI description of the SMS API ships in any npm package (the @vonage/* SDK packages carry none), so the
@@ -18,30 +34,8 @@ const apiSecret = 'test-api-secret-0123';
 const signatureSecret = 'test-signature-secret-0123456789';
 const callbackUrl = 'https://otp.example.org/callbacks/vonage';
 
-const sms: OutgoingSms = {
-  channel: 'sms',
-  sendId: 'send-1',
-  verificationId: 'ver-1',
-  to: '+2348012345678',
-  from: '+14155550100',
-  text: 'Your code is 482913',
-  code: '482913',
-};
-
-function recordingContext(callback: string | null = callbackUrl): ProviderContext & { lines: string[] } {
-  const lines: string[] = [];
-  const log = (obj: object, msg: string) => void lines.push(JSON.stringify({ ...obj, msg }));
-  return {
-    lines,
-    callbackUrl: callback,
-    onReceipt: async () => 'recorded',
-    messageLog: { record: async () => {} },
-    logger: { info: log, warn: log, error: log },
-  };
-}
-
 /** Parses raw settings as the start does (the default where unset), then creates the provider. */
-function createVonage(raw: Record<string, string | undefined>, context: ProviderContext = recordingContext()): Provider {
+function createVonage(raw: Record<string, string | undefined>, context: ProviderContext = recordingContext(callbackUrl)): Provider {
   const { settings } = vonageSms;
   const secret = 'VONAGE_API_SECRET' in raw ? raw.VONAGE_API_SECRET : apiSecret;
   return vonageSms.create(
@@ -67,14 +61,6 @@ function signLikeVonage(secret: string, method: VonageSignatureMethod, params: R
   }
   if (method === 'md5hash') return createHash('md5').update(data + secret).digest('hex');
   return createHmac(method, secret).update(data).digest('hex').toUpperCase();
-}
-
-/** What the stand-in saw of one request. */
-interface Seen {
-  readonly method: string;
-  readonly url: string;
-  readonly headers: http.IncomingHttpHeaders;
-  readonly form: URLSearchParams;
 }
 
 /**
@@ -114,46 +100,17 @@ function documentedProblem(seen: Seen): string | null {
 }
 
 describe('vonage provider against a local stand-in of the SMS API', () => {
-  let server: http.Server;
-  let baseUrl: string;
-  let handler: (req: http.IncomingMessage, res: http.ServerResponse, seen: Seen) => void = () => {};
-  const seen: Seen[] = [];
-
-  before(async () => {
-    server = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const entry = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, form: new URLSearchParams(Buffer.concat(chunks).toString()) };
-        seen.push(entry);
-        handler(req, res, entry);
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  });
-  after(async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  });
+  const server = localServer();
+  const { seen } = server;
 
   async function sendAgainst(
-    answer: typeof handler,
+    answer: Handler,
     options: { raw?: Record<string, string | undefined>; signal?: AbortSignal; context?: ProviderContext; message?: OutgoingSms } = {},
   ): Promise<SendResult> {
-    handler = answer;
-    const provider = createVonage({ VONAGE_BASE_URL: baseUrl, ...options.raw }, options.context ?? recordingContext());
-    try {
-      return await provider.send(options.message ?? sms, options.signal ?? AbortSignal.timeout(10_000));
-    } finally {
-      await provider.stop();
-    }
+    server.handler = answer;
+    const provider = createVonage({ VONAGE_BASE_URL: server.url, ...options.raw }, options.context ?? recordingContext(callbackUrl));
+    return sendOnce(provider, options.message ?? sms, options.signal);
   }
-
-  const json = (res: http.ServerResponse, status: number, body: object, headers: Record<string, string> = {}) => {
-    res.writeHead(status, { 'content-type': 'application/json', ...headers });
-    res.end(JSON.stringify(body));
-  };
   /** An SMS API answer with one message of this status, as documented. */
   const answerStatus = (status: string) => (_req: http.IncomingMessage, res: http.ServerResponse) =>
     json(res, 200, status === '0'
@@ -162,8 +119,8 @@ describe('vonage provider against a local stand-in of the SMS API', () => {
 
   it('posts the form Vonage documents: path, Basic auth, from/to as digits, text, callback, client-ref; logs nothing secret', async () => {
     seen.length = 0;
-    const context = recordingContext();
-    const result = await sendAgainst(answerStatus('0'), { context, raw: { VONAGE_BASE_URL: `${baseUrl}/proxy/` } });
+    const context = recordingContext(callbackUrl);
+    const result = await sendAgainst(answerStatus('0'), { context, raw: { VONAGE_BASE_URL: `${server.url}/proxy/` } });
     assert.deepEqual(result, { kind: 'accepted', messageId: '0A0000001234567B' });
     const [request] = seen;
     assert.ok(request);
@@ -177,7 +134,7 @@ describe('vonage provider against a local stand-in of the SMS API', () => {
       callback: callbackUrl,
       'client-ref': 'send-1',
     });
-    for (const line of context.lines) assert.ok(!line.includes(sms.code) && !line.includes(apiSecret), line);
+    assertLogsHide(context.lines, [sms.code, apiSecret]);
   });
 
   it('sends type=unicode only when the text is not GSM 7-bit, and an alphanumeric sender as it is', async () => {
@@ -252,39 +209,27 @@ describe('vonage provider against a local stand-in of the SMS API', () => {
   });
 
   it('401 is permanent: the credentials were refused, logged without the secret', async () => {
-    const context = recordingContext();
+    const context = recordingContext(callbackUrl);
     const result = await sendAgainst((_req, res) => json(res, 401, { type: 'unauthorized' }), { context });
     assert.equal(result.kind, 'permanent');
     assert.match(result.kind === 'permanent' ? result.reason : '', /refused the credentials/);
     assert.equal(context.lines.length, 1);
-    assert.ok(!(context.lines[0] ?? '').includes(apiSecret));
+    assertLogsHide(context.lines, [apiSecret]);
   });
 
   it('no answer before the caller aborts: transient, promptly', async () => {
-    const started = Date.now();
-    const result = await sendAgainst(() => {}, { signal: AbortSignal.timeout(300) });
-    assert.deepEqual(result, { kind: 'transient', reason: 'Vonage: no answer before the time-out' });
-    assert.ok(Date.now() - started < 3_000);
-    assert.equal((await sendAgainst(() => {}, { signal: AbortSignal.abort() })).kind, 'transient');
+    await assertTimesOutPromptly((signal) => sendAgainst(noAnswer, { signal }), 'Vonage: no answer before the time-out');
   });
 
   it('a connection closed mid-answer, or reset before one, is transient', async () => {
-    const midway = await sendAgainst((_req, res) => {
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '500' });
-      res.write('{"message-count":"1","messages":[{"status":"0"');
-      setTimeout(() => res.socket?.destroy(), 20);
-    });
+    const midway = await sendAgainst(closedMidAnswer(200, '{"message-count":"1","messages":[{"status":"0"'));
     assert.equal(midway.kind, 'transient', JSON.stringify(midway));
-    const reset = await sendAgainst((req) => req.socket.destroy());
+    const reset = await sendAgainst(resetBeforeAnswer);
     assert.equal(reset.kind, 'transient', JSON.stringify(reset));
   });
 
   it('a refused connection is transient', async () => {
-    const closed = http.createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const port = (closed.address() as AddressInfo).port;
-    await new Promise((resolve) => closed.close(resolve));
-    const result = await sendAgainst(() => {}, { raw: { VONAGE_BASE_URL: `http://127.0.0.1:${port}` } });
+    const result = await sendAgainst(noAnswer, { raw: { VONAGE_BASE_URL: await refusedUrl() } });
     assert.match(result.kind === 'transient' ? result.reason : '', /ECONNREFUSED/);
   });
 
@@ -296,12 +241,8 @@ describe('vonage provider against a local stand-in of the SMS API', () => {
   });
 
   it('stop() lets a send in flight end first', async () => {
-    handler = (req, res) => setTimeout(() => answerStatus('0')(req, res), 200);
-    const provider = createVonage({ VONAGE_BASE_URL: baseUrl });
-    const sending = provider.send(sms, AbortSignal.timeout(5_000));
-    await new Promise((r) => setTimeout(r, 50));
-    await Promise.all([provider.stop(), provider.stop()]);
-    assert.equal((await sending).kind, 'accepted');
+    server.handler = delayed(answerStatus('0'));
+    assert.equal((await sendThroughStop(createVonage({ VONAGE_BASE_URL: server.url }), sms)).kind, 'accepted');
   });
 });
 
