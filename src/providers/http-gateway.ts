@@ -74,7 +74,7 @@ const settings = {
     default: undefined,
     required: true as const,
     secret: true,
-    parse: parseSecret,
+    parse: parseWebhookSecret,
   },
 } satisfies ProviderSettings;
 
@@ -223,7 +223,7 @@ function parseGatewayUrl(raw: string): GatewayUrl {
 }
 
 /** A Standard Webhooks secret: whsec_ and the base64 of 24 or more bytes. Returned as written (signer.ts reads it). */
-function parseSecret(raw: string): string {
+function parseWebhookSecret(raw: string): string {
   const how = 'make one with: echo "whsec_$(openssl rand -base64 32)"';
   const match = /^whsec_([A-Za-z0-9+/]+={0,2})$/.exec(raw);
   const encoded = match?.[1];
