@@ -4,6 +4,7 @@ import type { CallbackRequest, OutgoingSms, Provider, ProviderContext, SendResul
 import { africastalkingSms } from '../../src/providers/africastalking-sms.js';
 import {
   assertLogsHide,
+  assertModuleDeclares,
   assertTimesOutPromptly,
   closedMidAnswer,
   delayed,
@@ -190,9 +191,7 @@ describe('africastalking provider against a local receiver', () => {
 describe('africastalking settings', () => {
   const { settings } = africastalkingSms;
   it('names, defaults and secrecy', () => {
-    assert.equal(africastalkingSms.name, 'africastalking');
-    assert.deepEqual(africastalkingSms.channels, ['sms']);
-    assert.equal(africastalkingSms.callbacks, true);
+    assertModuleDeclares(africastalkingSms, { name: 'africastalking', channels: ['sms'], callbacks: true });
     assert.equal(settings.AFRICASTALKING_BASE_URL.default, 'https://api.africastalking.com');
     assert.deepEqual(settings.AFRICASTALKING_BASE_URL.parse('https://api.sandbox.africastalking.com'), { origin: 'https://api.sandbox.africastalking.com', pathPrefix: '' });
     assert.equal(settings.AFRICASTALKING_USERNAME.required && settings.AFRICASTALKING_API_KEY.required && settings.AFRICASTALKING_CALLBACK_SECRET.required, true);

@@ -1,9 +1,10 @@
-import { describe, it, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { CallbackRequest, OutgoingSms, Provider, ProviderContext, SendResult } from '../../src/channels/provider-port.js';
+import type { OutgoingSms, ProviderContext, SendResult } from '../../src/channels/provider-port.js';
 import { infobipSms } from '../../src/providers/infobip-sms.js';
 import {
   assertLogsHide,
+  assertModuleDeclares,
   assertTimesOutPromptly,
   closedMidAnswer,
   delayed,
@@ -13,30 +14,11 @@ import {
   refusedUrl,
   replyJson as json,
   resetBeforeAnswer,
-  sampleSms,
   sendOnce,
   sendThroughStop,
   type Handler,
 } from './support.js';
-
-const apiKey = '003026bbc133714df1834b8638bb496e-8f4b3d9a-e931-478d-a994-28a725159ab9';
-const secret = 'k3Jv9QxW2mZ8pL5tR7yB4nC6dF1gH0sA-_e';
-const callbackUrl = 'https://otp.example.org/callbacks/infobip';
-
-const sms: OutgoingSms = { ...sampleSms, sendId: 'send-7c1f0e2a', from: 'OTPService' };
-
-/** Parses raw settings as the start does, then creates the provider. */
-function createInfobip(raw: Record<string, string>, context: ProviderContext = recordingContext(callbackUrl)): Provider {
-  const { settings } = infobipSms;
-  return infobipSms.create(
-    {
-      INFOBIP_BASE_URL: settings.INFOBIP_BASE_URL.parse(raw.INFOBIP_BASE_URL ?? 'https://xxxxx.api.infobip.com'),
-      INFOBIP_API_KEY: settings.INFOBIP_API_KEY.parse(raw.INFOBIP_API_KEY ?? apiKey),
-      INFOBIP_CALLBACK_SECRET: settings.INFOBIP_CALLBACK_SECRET.parse(raw.INFOBIP_CALLBACK_SECRET ?? secret),
-    },
-    context,
-  );
-}
+import { apiKey, callbackUrl, createInfobip, pendingAnswer, secret, sms } from './infobip-fixtures.js';
 
 /**
  * What Infobip's description of `POST /sms/3/messages` requires of a request body (SmsRequestEnvelope:
@@ -88,19 +70,6 @@ function v3Violations(body: unknown): string[] {
   });
   return out;
 }
-
-/** The answer Infobip documents for one destination (SmsResponseEnvelope). */
-const pendingAnswer = (messageId: string) => ({
-  bulkId: '2034072219640523072',
-  messages: [
-    {
-      messageId,
-      status: { groupId: 1, groupName: 'PENDING', id: 26, name: 'PENDING_ACCEPTED', description: 'Message sent to next instance' },
-      destination: '2348012345678',
-      details: { messageCount: 1 },
-    },
-  ],
-});
 
 /** Answers like Infobip: 400 with the violations when the body breaks the description, else the documented 200. */
 const documentedAnswer: Handler = (_req, res, seen) => {
@@ -253,9 +222,7 @@ describe('infobip provider against a local receiver checking the v3 request as d
 describe('infobip settings', () => {
   const { settings } = infobipSms;
   it('names, defaults and secrecy', () => {
-    assert.equal(infobipSms.name, 'infobip');
-    assert.deepEqual(infobipSms.channels, ['sms']);
-    assert.equal(infobipSms.callbacks, true);
+    assertModuleDeclares(infobipSms, { name: 'infobip', channels: ['sms'], callbacks: true });
     assert.equal(settings.INFOBIP_BASE_URL.default, undefined);
     assert.equal(settings.INFOBIP_BASE_URL.required && settings.INFOBIP_API_KEY.required && settings.INFOBIP_CALLBACK_SECRET.required, true);
     assert.equal(settings.INFOBIP_API_KEY.secret && settings.INFOBIP_CALLBACK_SECRET.secret, true);
@@ -272,114 +239,5 @@ describe('infobip settings', () => {
       assert.throws(() => settings.INFOBIP_CALLBACK_SECRET.parse(bad), (err: Error) => !err.message.includes(bad) && !err.message.includes(secret));
     }
     assert.equal(settings.INFOBIP_CALLBACK_SECRET.parse(secret), secret);
-  });
-});
-
-describe('infobip delivery reports (secret in the callback path)', () => {
-  const provider = createInfobip({});
-  after(() => provider.stop());
-  const receiver = localServer();
-  const verify = (request: CallbackRequest) => {
-    assert.ok(provider.verifyCallback);
-    return provider.verifyCallback(request);
-  };
-  const callback = (body: unknown, url = `${callbackUrl}/${secret}`, contentType = 'application/json'): CallbackRequest => ({
-    method: 'POST',
-    url,
-    headers: { 'content-type': contentType },
-    rawBody: Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)),
-  });
-  /** A report as Infobip documents it (DeliveryReports, receive-outbound-sms-message-report-v3). */
-  const report = (groupName: string, name: string, error: { name: string; groupId: number } = { name: 'NO_ERROR', groupId: 0 }) => ({
-    results: [
-      {
-        bulkId: 'BULK-ID-123-xyz',
-        price: { pricePerMessage: 0.01, currency: 'EUR' },
-        status: { groupId: 3, groupName, id: 5, name, description: 'x' },
-        error: { ...error, id: 0, description: 'x', permanent: false },
-        messageId: sms.sendId,
-        to: '2348012345678',
-        sender: 'OTPService',
-        sentAt: '2019-11-09T16:00:00.000+0100',
-        doneAt: '2019-11-09T16:00:00.000+0100',
-        messageCount: 1,
-      },
-    ],
-  });
-
-  it('reads a documented report on the secret URL', () => {
-    assert.deepEqual(verify(callback(report('DELIVERED', 'DELIVERED_TO_HANDSET'))), {
-      kind: 'receipts',
-      receipts: [{ messageId: sms.sendId, status: 'DELIVERED', detail: 'DELIVERED_TO_HANDSET', at: new Date('2019-11-09T15:00:00.000Z') }],
-    });
-  });
-
-  it('maps every status group, names the error, and skips a group it does not know', () => {
-    const cases: [string, string, string, string][] = [
-      ['PENDING', 'PENDING_ENROUTE', 'SENT', 'PENDING_ENROUTE'],
-      ['ACCEPTED', 'ACCEPTED', 'SENT', 'ACCEPTED'],
-      ['UNDELIVERABLE', 'UNDELIVERABLE_NOT_DELIVERED', 'UNDELIVERED', 'UNDELIVERABLE_NOT_DELIVERED (EC_ABSENT_SUBSCRIBER)'],
-      ['EXPIRED', 'EXPIRED_EXPIRED', 'UNDELIVERED', 'EXPIRED_EXPIRED (EC_ABSENT_SUBSCRIBER)'],
-      ['REJECTED', 'REJECTED_NETWORK', 'UNDELIVERED', 'REJECTED_NETWORK (EC_ABSENT_SUBSCRIBER)'],
-    ];
-    for (const [group, name, ours, detail] of cases) {
-      const error = ours === 'UNDELIVERED' ? { name: 'EC_ABSENT_SUBSCRIBER', groupId: 1 } : undefined;
-      const result = verify(callback(report(group, name, error)));
-      assert.equal(result.kind === 'receipts' ? result.receipts[0]?.status : result.reason, ours, group);
-      assert.equal(result.kind === 'receipts' ? result.receipts[0]?.detail : null, detail);
-    }
-    assert.deepEqual(verify(callback(report('SOMETHING_NEW', 'X'))), { kind: 'receipts', receipts: [] });
-  });
-
-  it('reads every result of a batch, without a doneAt as at null', () => {
-    const batch = { results: [report('DELIVERED', 'DELIVERED_TO_HANDSET').results[0], { messageId: 'other', status: { groupName: 'REJECTED' } }] };
-    assert.deepEqual(verify(callback(batch)), {
-      kind: 'receipts',
-      receipts: [
-        { messageId: sms.sendId, status: 'DELIVERED', detail: 'DELIVERED_TO_HANDSET', at: new Date('2019-11-09T15:00:00.000Z') },
-        { messageId: 'other', status: 'UNDELIVERED', detail: 'REJECTED', at: null },
-      ],
-    });
-  });
-
-  it('the URL it asks Infobip to call is the one it believes', async () => {
-    let deliveryUrl = '';
-    receiver.handler = (_req, res, seen) => {
-      const body = seen.json as { messages: { webhooks: { delivery: { url: string } } }[] };
-      json(res, 200, { ...pendingAnswer(sms.sendId), url: body.messages[0]?.webhooks.delivery.url });
-      deliveryUrl = body.messages[0]?.webhooks.delivery.url ?? '';
-    };
-    const sender = createInfobip({ INFOBIP_BASE_URL: receiver.url });
-    assert.equal((await sendOnce(sender, sms, AbortSignal.timeout(5_000))).kind, 'accepted');
-    assert.equal(verify(callback(report('DELIVERED', 'DELIVERED_TO_HANDSET'), deliveryUrl)).kind, 'receipts');
-  });
-
-  it('forbids a missing, wrong, partial or misplaced secret', () => {
-    const body = report('DELIVERED', 'DELIVERED_TO_HANDSET');
-    const urls = [
-      callbackUrl,
-      `${callbackUrl}/`,
-      `${callbackUrl}/${secret.slice(0, -1)}`,
-      `${callbackUrl}/${secret}x`,
-      `${callbackUrl}/${secret.toUpperCase()}`,
-      `${callbackUrl}/${secret}/`,
-      `${callbackUrl}/${secret}/more`,
-      `${callbackUrl}?secret=${secret}`,
-      `${callbackUrl}/${'x'.repeat(secret.length)}`,
-      'not a url',
-    ];
-    for (const url of urls) {
-      const result = verify(callback(body, url));
-      assert.equal(result.kind, 'forbidden', url);
-      assert.ok(result.kind === 'forbidden' && !result.reason.includes(secret));
-    }
-    assert.equal(verify(callback(body, `${callbackUrl}/${secret}?x=1`)).kind, 'receipts');
-  });
-
-  it('forbids a malformed body, another content type, or another method', () => {
-    const malformed: unknown[] = ['not json', '[]', {}, { results: {} }, { results: [{ status: { groupName: 'DELIVERED' } }] }, { results: [{ messageId: 'm', status: {} }] }, { results: [null] }];
-    for (const body of malformed) assert.equal(verify(callback(body)).kind, 'forbidden', JSON.stringify(body));
-    assert.equal(verify(callback(report('DELIVERED', 'D'), undefined, 'application/xml')).kind, 'forbidden');
-    assert.equal(verify({ ...callback(report('DELIVERED', 'D')), method: 'GET' }).kind, 'forbidden');
   });
 });

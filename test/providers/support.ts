@@ -157,3 +157,13 @@ export async function sendThroughStop(provider: Provider, message: Outgoing): Pr
   await Promise.all([provider.stop(), provider.stop()]);
   return sending;
 }
+
+/** What a provider module declares to the registry: its name, its channels, whether it takes HTTP callbacks. */
+export function assertModuleDeclares(
+  module: { readonly name: string; readonly channels: readonly string[]; readonly callbacks: boolean },
+  declared: { readonly name: string; readonly channels: readonly string[]; readonly callbacks: boolean },
+): void {
+  assert.equal(module.name, declared.name);
+  assert.deepEqual(module.channels, declared.channels);
+  assert.equal(module.callbacks, declared.callbacks);
+}

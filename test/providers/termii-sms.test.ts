@@ -6,6 +6,7 @@ import type { CallbackRequest, OutgoingSms, Provider, ProviderContext, SendResul
 import { termiiSms } from '../../src/providers/termii-sms.js';
 import {
   assertLogsHide,
+  assertModuleDeclares,
   assertTimesOutPromptly,
   closedMidAnswer,
   delayed,
@@ -186,9 +187,7 @@ describe('termii provider against a local stand-in of the send API', () => {
 describe('termii settings', () => {
   const { settings } = termiiSms;
   it('names, defaults and secrecy', () => {
-    assert.equal(termiiSms.name, 'termii');
-    assert.deepEqual(termiiSms.channels, ['sms']);
-    assert.equal(termiiSms.callbacks, true);
+    assertModuleDeclares(termiiSms, { name: 'termii', channels: ['sms'], callbacks: true });
     assert.equal(settings.TERMII_BASE_URL.default, 'https://api.ng.termii.com');
     assert.equal(settings.TERMII_CHANNEL.default, 'generic');
     assert.equal(settings.TERMII_API_KEY.secret && settings.TERMII_SECRET_KEY.secret, true);

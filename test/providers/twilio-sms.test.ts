@@ -9,6 +9,7 @@ import { twilioSignature } from '../../src/providers/twilio-signature.js';
 import { startPrism, twilioApiV2010Spec, type PrismMock } from '../support/prism.js';
 import {
   assertLogsHide,
+  assertModuleDeclares,
   assertTimesOutPromptly,
   closedMidAnswer,
   delayed,
@@ -216,9 +217,7 @@ describe('twilio provider against a local server playing faults', () => {
 describe('twilio settings', () => {
   const { settings } = twilioSms;
   it('names, defaults and secrecy', () => {
-    assert.equal(twilioSms.name, 'twilio');
-    assert.deepEqual(twilioSms.channels, ['sms']);
-    assert.equal(twilioSms.callbacks, true);
+    assertModuleDeclares(twilioSms, { name: 'twilio', channels: ['sms'], callbacks: true });
     assert.equal(settings.TWILIO_BASE_URL.default, 'https://api.twilio.com');
     assert.equal(settings.TWILIO_AUTH_TOKEN.secret, true);
     assert.equal(settings.TWILIO_ACCOUNT_SID.required && settings.TWILIO_AUTH_TOKEN.required, true);
