@@ -1,4 +1,3 @@
-import { Pool } from 'undici';
 import type {
   CallbackRequest,
   CallbackResult,
@@ -14,16 +13,16 @@ import type {
 import { hasPathSecret, parsePathSecret } from './callback-path-secret.js';
 import {
   asObject,
-  describeNetworkError,
+  HttpApi,
   jsonObject,
   mediaType,
   nonEmptyString,
   parseBaseUrl,
   parseHeaderCredential,
-  readBounded,
-  retryAfterSeconds,
-  type BaseUrl,
-} from './http-exchange.js';
+  parseMatching,
+  transient,
+  type HttpAnswer,
+} from './http-provider.js';
 
 /**
  * Africa's Talking SMS (`POST /version1/messaging`), with delivery reports.
@@ -42,23 +41,20 @@ const settings = {
     doc: "Africa's Talking application username (`sandbox` for the sandbox).",
     default: undefined,
     required: true as const,
-    parse: (raw: string): string => {
-      if (!/^[A-Za-z0-9_.@-]{1,100}$/.test(raw)) throw new Error('must be the application username: letters, digits, ".", "_", "-" or "@"');
-      return raw;
-    },
+    parse: parseMatching(/^[A-Za-z0-9_.@-]{1,100}$/, 'must be the application username: letters, digits, ".", "_", "-" or "@"'),
   },
   AFRICASTALKING_API_KEY: {
     doc: "Africa's Talking API key of that application (sent in the apiKey header).",
     default: undefined,
     required: true as const,
     secret: true,
-    parse: (raw: string): string => parseHeaderCredential(raw, "Africa's Talking API key"),
+    parse: parseHeaderCredential("Africa's Talking API key"),
   },
   AFRICASTALKING_BASE_URL: {
     doc: "Africa's Talking API; https://api.sandbox.africastalking.com for the sandbox, or a proxy or local stand-in.",
     default: 'https://api.africastalking.com',
     required: false,
-    parse: (raw: string): BaseUrl => parseBaseUrl(raw, 'https://api.africastalking.com'),
+    parse: parseBaseUrl('https://api.africastalking.com'),
   },
   AFRICASTALKING_SENDER_ID: {
     doc:
@@ -66,12 +62,10 @@ const settings = {
       'default sender (SMS_SENDER_NUMBER is not used, as Africa\'s Talking refuses senders it has not registered).',
     default: undefined,
     required: false,
-    parse: (raw: string): string => {
-      if (!/^(?:[A-Za-z0-9][A-Za-z0-9 ._-]{0,10}|\+?[0-9]{3,15})$/.test(raw)) {
-        throw new Error('must be a short code, a number, or an alphanumeric sender id of at most 11 characters');
-      }
-      return raw;
-    },
+    parse: parseMatching(
+      /^(?:[A-Za-z0-9][A-Za-z0-9 ._-]{0,10}|\+?[0-9]{3,15})$/,
+      'must be a short code, a number, or an alphanumeric sender id of at most 11 characters',
+    ),
   },
   AFRICASTALKING_CALLBACK_SECRET: {
     doc:
@@ -131,51 +125,30 @@ const receiptStatuses: Readonly<Record<string, DeliveryReceipt['status']>> = {
 class AfricasTalkingSmsProvider implements Provider {
   readonly name = 'africastalking';
   readonly channels = ['sms'] as const;
-  /** One keep-alive pool to the API's origin for this provider's whole life. */
-  private readonly pool: Pool;
+  private readonly api: HttpApi;
   private readonly messagingPath: string;
-  private closing: Promise<void> | null = null;
 
   constructor(
     private readonly values: SettingValues<typeof settings>,
     private readonly context: ProviderContext,
   ) {
-    this.pool = new Pool(values.AFRICASTALKING_BASE_URL.origin, { connections: 16 });
+    this.api = new HttpApi(values.AFRICASTALKING_BASE_URL.origin, "Africa's Talking");
     this.messagingPath = `${values.AFRICASTALKING_BASE_URL.pathPrefix}/version1/messaging`;
   }
 
   /** Nothing to open: connections are made on the first send. */
   async start(): Promise<void> {}
 
-  /** Waits for sends in flight, then closes the pool's connections; safe to call more than once. */
   async stop(): Promise<void> {
-    this.closing ??= this.pool.close();
-    await this.closing;
+    await this.api.close();
   }
 
   async send(message: Outgoing, signal: AbortSignal): Promise<SendResult> {
     if (message.channel !== 'sms') return { kind: 'permanent', reason: 'the africastalking provider sends SMS only' };
     const form = new URLSearchParams({ username: this.values.AFRICASTALKING_USERNAME, to: message.to, message: message.text });
     if (this.values.AFRICASTALKING_SENDER_ID !== undefined) form.set('from', this.values.AFRICASTALKING_SENDER_ID);
-    try {
-      const answer = await this.pool.request({
-        method: 'POST',
-        path: this.messagingPath,
-        headers: {
-          apiKey: this.values.AFRICASTALKING_API_KEY,
-          'content-type': 'application/x-www-form-urlencoded',
-          accept: 'application/json',
-          'user-agent': 'otp-service',
-        },
-        body: form.toString(),
-        signal,
-      });
-      const body = await readBounded(answer.body);
-      return this.decide(answer.statusCode, answer.headers['retry-after'], body);
-    } catch (err) {
-      if (signal.aborted) return { kind: 'transient', reason: "Africa's Talking: no answer before the time-out" };
-      return { kind: 'transient', reason: `Africa's Talking: ${describeNetworkError(err)}` };
-    }
+    const headers = { apiKey: this.values.AFRICASTALKING_API_KEY, 'content-type': 'application/x-www-form-urlencoded' };
+    return this.api.post({ path: this.messagingPath, headers, body: form.toString() }, signal, (answer) => this.decide(answer));
   }
 
   /** Reads a delivery report: a form with id, status and, for Rejected or Failed, failureReason. */
@@ -205,7 +178,7 @@ class AfricasTalkingSmsProvider implements Provider {
    * (a DoNotDisturbRejection comes as HTTP 409 with the usual body); otherwise the HTTP status does. Never includes
    * Africa's Talking's texts: they may echo the number.
    */
-  private decide(status: number, retryAfter: string | string[] | undefined, body: Buffer | null): SendResult {
+  private decide({ status, retryAfter, body }: HttpAnswer): SendResult {
     const data = asObject(jsonObject(body)?.SMSMessageData);
     const recipient = Array.isArray(data?.Recipients) ? asObject(data.Recipients[0]) : null;
     const code = statusCodeOf(recipient?.statusCode);
@@ -213,8 +186,7 @@ class AfricasTalkingSmsProvider implements Provider {
     const what = `HTTP ${status}`;
     if (status === 429 || status >= 500) {
       const reason = status === 429 ? `Africa's Talking: throttled (${what})` : `Africa's Talking: server error (${what})`;
-      const seconds = retryAfterSeconds(retryAfter);
-      return seconds === undefined ? { kind: 'transient', reason } : { kind: 'transient', reason, retryAfterSeconds: seconds };
+      return transient(reason, retryAfter);
     }
     if (status === 401 || status === 403) {
       this.context.logger.warn({ provider: this.name, status }, "Africa's Talking refused the credentials");
@@ -247,8 +219,7 @@ class AfricasTalkingSmsProvider implements Provider {
     }
     if (kind === 'transient') {
       const reason = `Africa's Talking: gateway error (${what})`;
-      const seconds = retryAfterSeconds(retryAfter);
-      return seconds === undefined ? { kind: 'transient', reason } : { kind: 'transient', reason, retryAfterSeconds: seconds };
+      return transient(reason, retryAfter);
     }
     if (code === 405 || code === 401) {
       this.context.logger.warn({ provider: this.name, statusCode: code }, "Africa's Talking refused to send for the account's sake");

@@ -40,7 +40,6 @@
  * tried while the verification is pending). A missing, wrong or stale signature, or a body not of this shape, is
  * answered 403 and changes nothing; a repeated receipt changes nothing twice.
  */
-import { Pool } from 'undici';
 import type {
   CallbackRequest,
   CallbackResult,
@@ -55,15 +54,7 @@ import type {
 import { systemClock } from '../domain/ports.js';
 import { signedHeaders, signingKey } from '../webhooks/signer.js';
 import { checkSignature } from '../webhooks/verifier.js';
-import {
-  describeNetworkError,
-  isPrintableId,
-  isRecord,
-  jsonObject,
-  readBounded,
-  retryAfterSeconds,
-  sanitized,
-} from './http-answer.js';
+import { asObject, HttpApi, isPrintableId, jsonObject, parseHttpUrl, sanitized, transient, type HttpAnswer } from './http-provider.js';
 
 /** Where sends go: an origin for the connection pool and the path (with any query) to POST to. */
 export interface GatewayUrl {
@@ -83,7 +74,7 @@ const settings = {
     default: undefined,
     required: true as const,
     secret: true,
-    parse: parseSecret,
+    parse: parseWebhookSecret,
   },
 } satisfies ProviderSettings;
 
@@ -96,9 +87,6 @@ export const httpGateway: ProviderModule<typeof settings> = {
   create: (values, context) => new HttpGatewayProvider(values.HTTP_GATEWAY_URL, values.HTTP_GATEWAY_SECRET, context),
 };
 
-/** The most of an answer read (for its `messageId` or `error`); the rest is dropped. */
-const maxAnswerBytes = 64 * 1024;
-
 /** The most receipts one callback may carry. */
 const maxReceipts = 1000;
 
@@ -107,10 +95,8 @@ const receiptStatuses: ReadonlySet<string> = new Set(['SENT', 'DELIVERED', 'UNDE
 class HttpGatewayProvider implements Provider {
   readonly name = 'http';
   readonly channels = ['sms', 'call'] as const;
-  /** One keep-alive pool to the gateway for this provider's whole life; a burst queues on its sockets. */
-  private readonly pool: Pool;
+  private readonly api: HttpApi;
   private readonly callbackUrl: string;
-  private closing: Promise<void> | null = null;
 
   constructor(
     private readonly url: GatewayUrl,
@@ -120,40 +106,24 @@ class HttpGatewayProvider implements Provider {
     // The start refuses a provider with callbacks while PUBLIC_BASE_URL is unset: this is a wiring bug.
     if (context.callbackUrl === null) throw new Error('http: PUBLIC_BASE_URL must be set (receipts come back to it)');
     this.callbackUrl = context.callbackUrl;
-    this.pool = new Pool(url.origin, { connections: 16 });
+    this.api = new HttpApi(url.origin, 'gateway');
   }
 
   /** Nothing to open: connections are made on the first send. */
   async start(): Promise<void> {}
 
-  /** Waits for sends in flight, then closes the pool's connections; safe to call more than once. */
   async stop(): Promise<void> {
-    this.closing ??= this.pool.close();
-    await this.closing;
+    await this.api.close();
   }
 
   async send(message: Outgoing, signal: AbortSignal): Promise<SendResult> {
     const body = JSON.stringify(requestBody(message, this.callbackUrl));
-    try {
-      const answer = await this.pool.request({
-        method: 'POST',
-        path: this.url.path,
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json',
-          'user-agent': 'otp-service',
-          'idempotency-key': message.sendId,
-          ...signedHeaders([this.secret], message.sendId, systemClock.now(), body),
-        },
-        body,
-        signal,
-      });
-      const read = await readBounded(answer.body, maxAnswerBytes);
-      return this.decide(message, answer.statusCode, answer.headers['retry-after'], read);
-    } catch (err) {
-      if (signal.aborted) return { kind: 'transient', reason: 'gateway: no answer before the time-out' };
-      return { kind: 'transient', reason: `gateway: ${describeNetworkError(err)}` };
-    }
+    const headers = {
+      'content-type': 'application/json',
+      'idempotency-key': message.sendId,
+      ...signedHeaders([this.secret], message.sendId, systemClock.now(), body),
+    };
+    return this.api.post({ path: this.url.path, headers, body }, signal, (answer) => this.decide(message, answer));
   }
 
   verifyCallback(request: CallbackRequest): CallbackResult {
@@ -166,7 +136,7 @@ class HttpGatewayProvider implements Provider {
   }
 
   /** Maps one answer to a result (the contract in this file's first comment). */
-  private decide(message: Outgoing, status: number, retryAfter: string | string[] | undefined, body: Buffer | null): SendResult {
+  private decide(message: Outgoing, { status, retryAfter, body }: HttpAnswer): SendResult {
     const json = jsonObject(body);
     if (status >= 200 && status < 300) {
       if (isPrintableId(json?.messageId)) return { kind: 'accepted', messageId: json.messageId };
@@ -179,8 +149,7 @@ class HttpGatewayProvider implements Provider {
     const what = `HTTP ${status}${error !== null ? `: ${error}` : ''}`;
     if (status === 408 || status === 409 || status === 429 || status >= 500) {
       const reason = `gateway: ${status >= 500 ? 'server error' : 'try again later'} (${what})`;
-      const seconds = retryAfterSeconds(retryAfter);
-      return seconds === undefined ? { kind: 'transient', reason } : { kind: 'transient', reason, retryAfterSeconds: seconds };
+      return transient(reason, retryAfter);
     }
     if (status === 401 || status === 403) {
       this.context.logger.warn({ provider: this.name, status }, 'the gateway refused our signature: check HTTP_GATEWAY_SECRET');
@@ -225,8 +194,9 @@ function parseReceipts(rawBody: Buffer): DeliveryReceipt[] | string {
 }
 
 function parseReceipt(item: unknown): DeliveryReceipt | string {
-  if (!isRecord(item)) return 'not an object';
-  const { messageId, status, detail, at } = item;
+  const record = asObject(item);
+  if (record === null) return 'not an object';
+  const { messageId, status, detail, at } = record;
   if (!isPrintableId(messageId)) return 'messageId must be a string of 1 to 200 printable characters';
   if (status !== 'SENT' && status !== 'DELIVERED' && status !== 'UNDELIVERED') {
     return `status must be one of ${[...receiptStatuses].join(', ')}`;
@@ -245,21 +215,15 @@ function isoDateTime(value: unknown): Date | undefined {
   return Number.isNaN(ms) ? undefined : new Date(ms);
 }
 
+/** Unlike a provider's base URL, the gateway's is the very URL posted to, so it may carry a query. */
 function parseGatewayUrl(raw: string): GatewayUrl {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new Error('must be an http(s) URL, e.g. https://gateway.example.org/otp');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('must be an http(s) URL');
-  if (url.username || url.password) throw new Error('must not contain credentials (requests are signed with HTTP_GATEWAY_SECRET)');
+  const url = parseHttpUrl(raw, 'https://gateway.example.org/otp');
   if (url.hash) throw new Error('must not have a fragment');
   return { origin: url.origin, path: `${url.pathname}${url.search}` };
 }
 
 /** A Standard Webhooks secret: whsec_ and the base64 of 24 or more bytes. Returned as written (signer.ts reads it). */
-function parseSecret(raw: string): string {
+function parseWebhookSecret(raw: string): string {
   const how = 'make one with: echo "whsec_$(openssl rand -base64 32)"';
   const match = /^whsec_([A-Za-z0-9+/]+={0,2})$/.exec(raw);
   const encoded = match?.[1];

@@ -1,4 +1,3 @@
-import { Pool } from 'undici';
 import type {
   CallbackRequest,
   CallbackResult,
@@ -14,16 +13,16 @@ import type {
 import { callbackUrlWithSecret, hasPathSecret, parsePathSecret } from './callback-path-secret.js';
 import {
   asObject,
-  describeNetworkError,
+  e164Digits,
+  HttpApi,
   jsonObject,
   mediaType,
   nonEmptyString,
   parseBaseUrl,
   parseHeaderCredential,
-  readBounded,
-  retryAfterSeconds,
-  type BaseUrl,
-} from './http-exchange.js';
+  transient,
+  type HttpAnswer,
+} from './http-provider.js';
 
 /**
  * Infobip SMS API v3 (`POST /sms/3/messages`), with delivery reports on a URL given per message.
@@ -40,14 +39,14 @@ const settings = {
     doc: "Your account's own API base URL, as the Infobip portal shows it, with https:// (e.g. https://xxxxx.api.infobip.com).",
     default: undefined,
     required: true as const,
-    parse: (raw: string): BaseUrl => parseBaseUrl(raw, 'https://xxxxx.api.infobip.com'),
+    parse: parseBaseUrl('https://xxxxx.api.infobip.com'),
   },
   INFOBIP_API_KEY: {
     doc: 'Infobip API key (sent as `Authorization: App <key>`); it needs the sms:message:send scope.',
     default: undefined,
     required: true as const,
     secret: true,
-    parse: (raw: string): string => parseHeaderCredential(raw, 'Infobip API key'),
+    parse: parseHeaderCredential('Infobip API key'),
   },
   INFOBIP_CALLBACK_SECRET: {
     doc:
@@ -86,18 +85,16 @@ const refusedGroups: ReadonlySet<string> = new Set(['REJECTED', 'UNDELIVERABLE',
 class InfobipSmsProvider implements Provider {
   readonly name = 'infobip';
   readonly channels = ['sms'] as const;
-  /** One keep-alive pool to the account's API origin for this provider's whole life. */
-  private readonly pool: Pool;
+  private readonly api: HttpApi;
   private readonly messagesPath: string;
   private readonly authorization: string;
   private readonly deliveryUrl: string | null;
-  private closing: Promise<void> | null = null;
 
   constructor(
     private readonly values: SettingValues<typeof settings>,
     private readonly context: ProviderContext,
   ) {
-    this.pool = new Pool(values.INFOBIP_BASE_URL.origin, { connections: 16 });
+    this.api = new HttpApi(values.INFOBIP_BASE_URL.origin, 'Infobip');
     this.messagesPath = `${values.INFOBIP_BASE_URL.pathPrefix}/sms/3/messages`;
     this.authorization = `App ${values.INFOBIP_API_KEY}`;
     this.deliveryUrl = context.callbackUrl === null ? null : callbackUrlWithSecret(context.callbackUrl, values.INFOBIP_CALLBACK_SECRET);
@@ -106,10 +103,8 @@ class InfobipSmsProvider implements Provider {
   /** Nothing to open: connections are made on the first send. */
   async start(): Promise<void> {}
 
-  /** Waits for sends in flight, then closes the pool's connections; safe to call more than once. */
   async stop(): Promise<void> {
-    this.closing ??= this.pool.close();
-    await this.closing;
+    await this.api.close();
   }
 
   async send(message: Outgoing, signal: AbortSignal): Promise<SendResult> {
@@ -117,9 +112,9 @@ class InfobipSmsProvider implements Provider {
     const body = {
       messages: [
         {
-          sender: internationalDigits(message.from),
+          sender: e164Digits(message.from),
           // Our send id as Infobip's message id: the key its delivery reports come back under.
-          destinations: [{ to: internationalDigits(message.to), messageId: message.sendId }],
+          destinations: [{ to: e164Digits(message.to), messageId: message.sendId }],
           content: { text: message.text },
           ...(this.deliveryUrl === null
             ? {}
@@ -127,25 +122,8 @@ class InfobipSmsProvider implements Provider {
         },
       ],
     };
-    try {
-      const answer = await this.pool.request({
-        method: 'POST',
-        path: this.messagesPath,
-        headers: {
-          authorization: this.authorization,
-          'content-type': 'application/json',
-          accept: 'application/json',
-          'user-agent': 'otp-service',
-        },
-        body: JSON.stringify(body),
-        signal,
-      });
-      const answerBody = await readBounded(answer.body);
-      return this.decide(answer.statusCode, answer.headers['retry-after'], answerBody);
-    } catch (err) {
-      if (signal.aborted) return { kind: 'transient', reason: 'Infobip: no answer before the time-out' };
-      return { kind: 'transient', reason: `Infobip: ${describeNetworkError(err)}` };
-    }
+    const headers = { authorization: this.authorization, 'content-type': 'application/json' };
+    return this.api.post({ path: this.messagesPath, headers, body: JSON.stringify(body) }, signal, (answer) => this.decide(answer));
   }
 
   /** Reads a delivery report: `{ results: [{ messageId, status: { groupName, name }, error?, doneAt? }] }`. */
@@ -176,7 +154,7 @@ class InfobipSmsProvider implements Provider {
   }
 
   /** Maps one answer of `POST /sms/3/messages` to a result. Never includes Infobip's texts: they may echo the number. */
-  private decide(status: number, retryAfter: string | string[] | undefined, body: Buffer | null): SendResult {
+  private decide({ status, retryAfter, body }: HttpAnswer): SendResult {
     const json = jsonObject(body);
     if (status === 200 || status === 201) {
       const first = Array.isArray(json?.messages) ? asObject(json.messages[0]) : null;
@@ -194,8 +172,7 @@ class InfobipSmsProvider implements Provider {
     const what = `HTTP ${status}${errorCodeOf(json)}`;
     if (status === 429 || status >= 500) {
       const reason = status === 429 ? `Infobip: throttled (${what})` : `Infobip: server error (${what})`;
-      const seconds = retryAfterSeconds(retryAfter);
-      return seconds === undefined ? { kind: 'transient', reason } : { kind: 'transient', reason, retryAfterSeconds: seconds };
+      return transient(reason, retryAfter);
     }
     if (status === 401 || status === 403) {
       this.context.logger.warn({ provider: this.name, status }, 'Infobip refused the credentials');
@@ -207,14 +184,6 @@ class InfobipSmsProvider implements Provider {
     }
     return { kind: 'permanent', reason: `Infobip: unexpected answer (${what})` };
   }
-}
-
-/**
- * A number as Infobip's examples write it (41793026727): international, digits only. An alphanumeric sender id
- * is left as it is.
- */
-function internationalDigits(address: string): string {
-  return /^\+\d+$/.test(address) ? address.slice(1) : address;
 }
 
 /** `, E400` from an API error (`errorCode`) or an older service exception (`requestError.serviceException.messageId`). */

@@ -1,4 +1,3 @@
-import { Pool } from 'undici';
 import type {
   CallbackRequest,
   CallbackResult,
@@ -13,20 +12,19 @@ import type {
 } from '../channels/provider-port.js';
 import { isGsm7 } from './gsm7.js';
 import {
-  describeNetworkError,
   e164Digits,
-  idField,
+  HttpApi,
+  jsonObject,
   parseBaseUrl,
-  parseJsonObject,
+  parseMatching,
+  parseOneOf,
   parseSecret,
-  readBounded,
   transient,
-  type HttpBaseUrl,
+  type HttpAnswer,
 } from './http-provider.js';
 import { isTermiiSignatureValid } from './termii-signature.js';
 
 const termiiChannels = ['generic', 'dnd'] as const;
-type TermiiChannel = (typeof termiiChannels)[number];
 
 const settings = {
   TERMII_API_KEY: {
@@ -47,38 +45,24 @@ const settings = {
     doc: "Sender ID registered with Termii (3 to 11 characters); unset: the message's own sender (SMS_SENDER_NUMBER).",
     default: undefined,
     required: false,
-    parse: (raw: string): string => {
-      if (!/^[A-Za-z0-9](?:[A-Za-z0-9 .&-]{1,9})[A-Za-z0-9]$/.test(raw)) {
-        throw new Error('must be a sender ID of 3 to 11 letters, digits, spaces, dots, & or -');
-      }
-      return raw;
-    },
+    parse: parseMatching(
+      /^[A-Za-z0-9](?:[A-Za-z0-9 .&-]{1,9})[A-Za-z0-9]$/,
+      'must be a sender ID of 3 to 11 letters, digits, spaces, dots, & or -',
+    ),
   },
   TERMII_CHANNEL: {
     doc: "Termii route: generic (promotional; no delivery to numbers on DND) or dnd (transactional, which Termii recommends for codes; it must be enabled on the account).",
     default: 'generic',
     required: false,
-    parse: (raw: string): TermiiChannel => {
-      const channel = termiiChannels.find((c) => c === raw);
-      if (channel === undefined) throw new Error(`must be one of ${termiiChannels.join(', ')}`);
-      return channel;
-    },
+    parse: parseOneOf(termiiChannels),
   },
   TERMII_BASE_URL: {
     doc: "Termii's API; set it to a proxy or a local stand-in.",
     default: 'https://api.ng.termii.com',
     required: false,
-    parse: (raw: string): HttpBaseUrl => parseBaseUrl(raw, 'https://api.ng.termii.com'),
+    parse: parseBaseUrl('https://api.ng.termii.com'),
   },
 } satisfies ProviderSettings;
-
-interface TermiiConfig {
-  readonly apiKey: string;
-  readonly secretKey: string;
-  readonly senderId: string | undefined;
-  readonly channel: TermiiChannel;
-  readonly baseUrl: HttpBaseUrl;
-}
 
 /** Termii messaging API (SMS), with signed delivery-report events. */
 export const termiiSms: ProviderModule<typeof settings> = {
@@ -86,7 +70,7 @@ export const termiiSms: ProviderModule<typeof settings> = {
   channels: ['sms'],
   settings,
   callbacks: true,
-  create: (values, context) => new TermiiSmsProvider(configOf(values), context),
+  create: (values, context) => new TermiiSmsProvider(values, context),
 };
 
 /**
@@ -122,53 +106,37 @@ const receiptStatuses: Readonly<Record<string, DeliveryReceipt['status']>> = {
 class TermiiSmsProvider implements Provider {
   readonly name = 'termii';
   readonly channels = ['sms'] as const;
-  /** One keep-alive pool to the API's origin for this provider's whole life. */
-  private readonly pool: Pool;
+  private readonly api: HttpApi;
   private readonly path: string;
-  private closing: Promise<void> | null = null;
 
   constructor(
-    private readonly config: TermiiConfig,
+    private readonly values: SettingValues<typeof settings>,
     private readonly context: ProviderContext,
   ) {
-    this.pool = new Pool(config.baseUrl.origin, { connections: 16 });
-    this.path = `${config.baseUrl.pathPrefix}/api/sms/send`;
+    this.api = new HttpApi(values.TERMII_BASE_URL.origin, 'Termii');
+    this.path = `${values.TERMII_BASE_URL.pathPrefix}/api/sms/send`;
   }
 
   /** Nothing to open: connections are made on the first send. */
   async start(): Promise<void> {}
 
-  /** Waits for sends in flight, then closes the pool's connections; safe to call more than once. */
   async stop(): Promise<void> {
-    this.closing ??= this.pool.close();
-    await this.closing;
+    await this.api.close();
   }
 
   async send(message: Outgoing, signal: AbortSignal): Promise<SendResult> {
     if (message.channel !== 'sms') return { kind: 'permanent', reason: 'the termii provider sends SMS only' };
     // Termii has no per-message callback URL: delivery reports go to the webhook set in its console.
     const body = JSON.stringify({
-      api_key: this.config.apiKey,
+      api_key: this.values.TERMII_API_KEY,
       to: e164Digits(message.to),
-      from: this.config.senderId ?? e164Digits(message.from),
+      from: this.values.TERMII_SENDER_ID ?? e164Digits(message.from),
       sms: message.text,
       type: isGsm7(message.text) ? 'plain' : 'unicode',
-      channel: this.config.channel,
+      channel: this.values.TERMII_CHANNEL,
     });
-    try {
-      const answer = await this.pool.request({
-        method: 'POST',
-        path: this.path,
-        headers: { 'content-type': 'application/json', accept: 'application/json', 'user-agent': 'otp-service' },
-        body,
-        signal,
-      });
-      const text = await readBounded(answer.body);
-      return this.decide(answer.statusCode, answer.headers['retry-after'], text);
-    } catch (err) {
-      if (signal.aborted) return { kind: 'transient', reason: 'Termii: no answer before the time-out' };
-      return { kind: 'transient', reason: `Termii: ${describeNetworkError(err)}` };
-    }
+    const headers = { 'content-type': 'application/json' };
+    return this.api.post({ path: this.path, headers, body }, signal, (answer) => this.decide(answer));
   }
 
   /** Reads a delivery-report event, signed with X-Termii-Signature over its raw JSON body. */
@@ -176,11 +144,11 @@ class TermiiSmsProvider implements Provider {
     if (request.method.toUpperCase() !== 'POST') return { kind: 'forbidden', reason: 'Termii events are POSTs' };
     const signature = request.headers['x-termii-signature'];
     if (signature === undefined || signature === '') return { kind: 'forbidden', reason: 'no X-Termii-Signature' };
-    if (!isTermiiSignatureValid(this.config.secretKey, signature, request.rawBody)) {
+    if (!isTermiiSignatureValid(this.values.TERMII_SECRET_KEY, signature, request.rawBody)) {
       return { kind: 'forbidden', reason: 'X-Termii-Signature does not match' };
     }
     const raw = request.rawBody.toString('utf8');
-    const event = parseJsonObject(raw);
+    const event = jsonObject(raw);
     if (event === null) return { kind: 'receipts', receipts: [] };
     const messageId = idField(event, 'message_id', raw);
     const termiiStatus = typeof event.status === 'string' ? event.status.trim() : null;
@@ -190,12 +158,12 @@ class TermiiSmsProvider implements Provider {
   }
 
   /** Maps one answer of the send API to a result. */
-  private decide(status: number, retryAfter: string | string[] | undefined, body: Buffer | null): SendResult {
+  private decide({ status, retryAfter, body }: HttpAnswer): SendResult {
     if (status === 429 || status >= 500) {
       return transient(status === 429 ? `Termii: throttled (HTTP ${status})` : `Termii: server error (HTTP ${status})`, retryAfter);
     }
     const raw = body?.toString('utf8') ?? '';
-    const json = parseJsonObject(raw);
+    const json = jsonObject(raw);
     const said = typeof json?.message === 'string' ? json.message : '';
     const refusal = refusals.find((r) => r.pattern.test(said));
     if (status === 200 || status === 201) {
@@ -218,12 +186,15 @@ class TermiiSmsProvider implements Provider {
   }
 }
 
-function configOf(values: SettingValues<typeof settings>): TermiiConfig {
-  return {
-    apiKey: values.TERMII_API_KEY,
-    secretKey: values.TERMII_SECRET_KEY,
-    senderId: values.TERMII_SENDER_ID,
-    channel: values.TERMII_CHANNEL,
-    baseUrl: values.TERMII_BASE_URL,
-  };
+/**
+ * A message id field of a JSON object as a string. Termii sends 19-digit ids that may be JSON numbers, which
+ * JSON.parse rounds: an unsafe integer is read back from the raw text, and only when that text names it once.
+ */
+function idField(object: Readonly<Record<string, unknown>>, name: string, rawText: string): string | null {
+  const value = object[name];
+  if (typeof value === 'string') return value.trim() === '' ? null : value;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) return null;
+  if (Number.isSafeInteger(value)) return String(value);
+  const matches = [...rawText.matchAll(new RegExp(`"${name}"\\s*:\\s*(\\d+)`, 'g'))];
+  return matches.length === 1 ? (matches[0]?.[1] ?? null) : null;
 }

@@ -1,4 +1,3 @@
-import { Pool } from 'undici';
 import type {
   CallbackRequest,
   CallbackResult,
@@ -14,20 +13,21 @@ import type {
 import { systemClock } from '../domain/ports.js';
 import { isGsm7 } from './gsm7.js';
 import {
-  describeNetworkError,
   e164Digits,
+  HttpApi,
+  jsonObject,
+  mediaType,
   parseBaseUrl,
-  parseJsonObject,
+  parseMatching,
+  parseOneOf,
   parseSecret,
-  readBounded,
   transient,
-  type HttpBaseUrl,
+  type HttpAnswer,
 } from './http-provider.js';
 import {
   checkVonageSignature,
   vonageSignature,
   vonageSignatureMethods,
-  type VonageSignatureMethod,
 } from './vonage-signature.js';
 
 const settings = {
@@ -35,10 +35,7 @@ const settings = {
     doc: 'Vonage API key (8 characters, on the Vonage dashboard).',
     default: undefined,
     required: true as const,
-    parse: (raw: string): string => {
-      if (!/^[A-Za-z0-9]{8}$/.test(raw)) throw new Error('must be the API key: 8 letters or digits');
-      return raw;
-    },
+    parse: parseMatching(/^[A-Za-z0-9]{8}$/, 'must be the API key: 8 letters or digits'),
   },
   VONAGE_API_SECRET: {
     doc: 'Vonage API secret: sends with HTTP Basic authentication. Unset: every send is a signed request (VONAGE_SIGNATURE_SECRET) instead.',
@@ -58,28 +55,15 @@ const settings = {
     doc: 'The signature method chosen on the Vonage dashboard: md5hash (its default), md5, sha1, sha256 or sha512 (the HMACs are stronger).',
     default: 'md5hash',
     required: false,
-    parse: (raw: string): VonageSignatureMethod => {
-      const method = vonageSignatureMethods.find((m) => m === raw);
-      if (method === undefined) throw new Error(`must be one of ${vonageSignatureMethods.join(', ')}`);
-      return method;
-    },
+    parse: parseOneOf(vonageSignatureMethods),
   },
   VONAGE_BASE_URL: {
     doc: "Vonage's SMS API; set it to a proxy or a local stand-in.",
     default: 'https://rest.nexmo.com',
     required: false,
-    parse: (raw: string): HttpBaseUrl => parseBaseUrl(raw, 'https://rest.nexmo.com'),
+    parse: parseBaseUrl('https://rest.nexmo.com'),
   },
 } satisfies ProviderSettings;
-
-/** The settings a provider runs with. */
-interface VonageConfig {
-  readonly apiKey: string;
-  readonly apiSecret: string | undefined;
-  readonly signatureSecret: string;
-  readonly signatureMethod: VonageSignatureMethod;
-  readonly baseUrl: HttpBaseUrl;
-}
 
 /** Vonage (Nexmo) SMS API, with signed delivery receipts. */
 export const vonageSms: ProviderModule<typeof settings> = {
@@ -87,7 +71,7 @@ export const vonageSms: ProviderModule<typeof settings> = {
   channels: ['sms'],
   settings,
   callbacks: true,
-  create: (values, context) => new VonageSmsProvider(configOf(values), context),
+  create: (values, context) => new VonageSmsProvider(values, context),
 };
 
 /** Vonage's `callback` parameter holds at most 100 characters (SMS API reference). */
@@ -135,30 +119,26 @@ const receiptStatuses: Readonly<Record<string, DeliveryReceipt['status']>> = {
 class VonageSmsProvider implements Provider {
   readonly name = 'vonage';
   readonly channels = ['sms'] as const;
-  /** One keep-alive pool to the API's origin for this provider's whole life. */
-  private readonly pool: Pool;
+  private readonly api: HttpApi;
   private readonly path: string;
-  private closing: Promise<void> | null = null;
 
   constructor(
-    private readonly config: VonageConfig,
+    private readonly values: SettingValues<typeof settings>,
     private readonly context: ProviderContext,
   ) {
     const callback = context.callbackUrl;
     if (callback !== null && callback.length > maxCallbackLength) {
       throw new Error(`vonage: the callback URL (PUBLIC_BASE_URL + /callbacks/vonage) is longer than the ${maxCallbackLength} characters Vonage accepts`);
     }
-    this.pool = new Pool(config.baseUrl.origin, { connections: 16 });
-    this.path = `${config.baseUrl.pathPrefix}/sms/json`;
+    this.api = new HttpApi(values.VONAGE_BASE_URL.origin, 'Vonage');
+    this.path = `${values.VONAGE_BASE_URL.pathPrefix}/sms/json`;
   }
 
   /** Nothing to open: connections are made on the first send. */
   async start(): Promise<void> {}
 
-  /** Waits for sends in flight, then closes the pool's connections; safe to call more than once. */
   async stop(): Promise<void> {
-    this.closing ??= this.pool.close();
-    await this.closing;
+    await this.api.close();
   }
 
   async send(message: Outgoing, signal: AbortSignal): Promise<SendResult> {
@@ -167,27 +147,17 @@ class VonageSmsProvider implements Provider {
     if (!isGsm7(message.text)) form.set('type', 'unicode');
     if (this.context.callbackUrl !== null) form.set('callback', this.context.callbackUrl);
     form.set('client-ref', message.sendId);
-    const headers: Record<string, string> = {
-      'content-type': 'application/x-www-form-urlencoded',
-      accept: 'application/json',
-      'user-agent': 'otp-service',
-    };
-    if (this.config.apiSecret !== undefined) {
-      headers.authorization = `Basic ${Buffer.from(`${this.config.apiKey}:${this.config.apiSecret}`).toString('base64')}`;
+    const { VONAGE_API_KEY: apiKey, VONAGE_API_SECRET: apiSecret } = this.values;
+    const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
+    if (apiSecret !== undefined) {
+      headers.authorization = `Basic ${Buffer.from(`${apiKey}:${apiSecret}`).toString('base64')}`;
     } else {
       // A signed request carries the key, a timestamp and sig, and never the API secret nor an Authorization header.
-      form.set('api_key', this.config.apiKey);
+      form.set('api_key', apiKey);
       form.set('timestamp', String(Math.floor(systemClock.now().getTime() / 1000)));
-      form.set('sig', vonageSignature(this.config.signatureSecret, this.config.signatureMethod, form));
+      form.set('sig', vonageSignature(this.values.VONAGE_SIGNATURE_SECRET, this.values.VONAGE_SIGNATURE_METHOD, form));
     }
-    try {
-      const answer = await this.pool.request({ method: 'POST', path: this.path, headers, body: form.toString(), signal });
-      const body = await readBounded(answer.body);
-      return this.decide(answer.statusCode, answer.headers['retry-after'], body);
-    } catch (err) {
-      if (signal.aborted) return { kind: 'transient', reason: 'Vonage: no answer before the time-out' };
-      return { kind: 'transient', reason: `Vonage: ${describeNetworkError(err)}` };
-    }
+    return this.api.post({ path: this.path, headers, body: form.toString() }, signal, (answer) => this.decide(answer));
   }
 
   /**
@@ -197,7 +167,7 @@ class VonageSmsProvider implements Provider {
   verifyCallback(request: CallbackRequest): CallbackResult {
     const params = receiptParams(request);
     if (params === null) return { kind: 'forbidden', reason: 'not a Vonage delivery receipt (GET query, or POST form or JSON)' };
-    const check = checkVonageSignature(this.config.signatureSecret, this.config.signatureMethod, params, systemClock.now());
+    const check = checkVonageSignature(this.values.VONAGE_SIGNATURE_SECRET, this.values.VONAGE_SIGNATURE_METHOD, params, systemClock.now());
     if (!check.valid) return { kind: 'forbidden', reason: `Vonage signature: ${check.reason}` };
     const messageId = params.get('messageId');
     const vonageStatus = params.get('status');
@@ -211,7 +181,7 @@ class VonageSmsProvider implements Provider {
   }
 
   /** Maps one SMS API answer to a result. Never includes Vonage's error-text: it may echo the number. */
-  private decide(status: number, retryAfter: string | string[] | undefined, body: Buffer | null): SendResult {
+  private decide({ status, retryAfter, body }: HttpAnswer): SendResult {
     if (status === 429 || status >= 500) {
       return transient(status === 429 ? `Vonage: throttled (HTTP ${status})` : `Vonage: server error (HTTP ${status})`, retryAfter);
     }
@@ -220,7 +190,7 @@ class VonageSmsProvider implements Provider {
       return { kind: 'permanent', reason: `Vonage refused the credentials (VONAGE_API_KEY / VONAGE_API_SECRET; HTTP ${status})` };
     }
     if (status !== 200) return { kind: 'permanent', reason: `Vonage: unexpected answer (HTTP ${status})` };
-    const messages = parseJsonObject(body)?.messages;
+    const messages = jsonObject(body)?.messages;
     const parts = Array.isArray(messages) ? messages.map(partOf) : [];
     const first = parts[0];
     if (first === undefined) return { kind: 'permanent', reason: 'Vonage: HTTP 200 without messages' };
@@ -263,10 +233,10 @@ function receiptParams(request: CallbackRequest): Map<string, string> | null {
     }
   }
   if (method !== 'POST') return null;
-  const contentType = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+  const contentType = mediaType(request.headers['content-type']);
   if (contentType === 'application/x-www-form-urlencoded') return firstValues(new URLSearchParams(request.rawBody.toString('utf8')));
   if (contentType !== 'application/json') return null;
-  const json = parseJsonObject(request.rawBody);
+  const json = jsonObject(request.rawBody);
   if (json === null) return null;
   const params = new Map<string, string>();
   for (const [name, value] of Object.entries(json)) {
@@ -289,14 +259,4 @@ function vonageTime(text: string | undefined): Date | null {
   if (text === undefined || !/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/.test(text)) return null;
   const at = new Date(`${text.replace(' ', 'T')}Z`);
   return Number.isNaN(at.getTime()) ? null : at;
-}
-
-function configOf(values: SettingValues<typeof settings>): VonageConfig {
-  return {
-    apiKey: values.VONAGE_API_KEY,
-    apiSecret: values.VONAGE_API_SECRET,
-    signatureSecret: values.VONAGE_SIGNATURE_SECRET,
-    signatureMethod: values.VONAGE_SIGNATURE_METHOD,
-    baseUrl: values.VONAGE_BASE_URL,
-  };
 }

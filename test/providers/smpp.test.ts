@@ -15,6 +15,7 @@ import {
   type FakeSmsc,
   type SmscEvent,
 } from './smpp-peers.js';
+import { assertLogsHide, assertModuleDeclares } from './support.js';
 
 const PASSWORD = 'pw5ecret';
 const fast: Partial<SmppTuning> = { backoffInitialMs: 100, backoffMaxMs: 400, responseTimeoutMs: 2_000, stopGraceMs: 1_000 };
@@ -41,14 +42,12 @@ const transientWith = (result: SendResult, pattern: RegExp) => {
 
 /** Nothing secret reaches the log: not the password, not the code, not the text. */
 function assertLogClean(log: readonly string[], ...secrets: string[]) {
-  for (const line of log) for (const s of [PASSWORD, ...secrets]) assert.ok(!line.includes(s), `log line leaks "${s}": ${line}`);
+  assertLogsHide(log, [PASSWORD, ...secrets]);
 }
 
 describe('smpp provider module', () => {
   it('is the smpp SMS provider with no HTTP callbacks, and reads SMPP_URL without ever repeating it', () => {
-    assert.equal(smppProvider.name, 'smpp');
-    assert.deepEqual(smppProvider.channels, ['sms']);
-    assert.equal(smppProvider.callbacks, false);
+    assertModuleDeclares(smppProvider, { name: 'smpp', channels: ['sms'], callbacks: false });
     assert.equal(smppProvider.settings.SMPP_URL.secret, true);
     assert.deepEqual(parseSmppUrl('smpp://id:p%40ss@smsc.example:2776'), {
       tls: false, host: 'smsc.example', port: 2776, systemId: 'id', password: 'p@ss',

@@ -1,10 +1,26 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { CallbackRequest, OutgoingSms, Provider, ProviderContext, SendResult } from '../../src/channels/provider-port.js';
 import { termiiSms } from '../../src/providers/termii-sms.js';
+import {
+  assertLogsHide,
+  assertModuleDeclares,
+  assertTimesOutPromptly,
+  closedMidAnswer,
+  delayed,
+  localServer,
+  noAnswer,
+  recordingContext,
+  refusedUrl,
+  resetBeforeAnswer,
+  sampleSms as sms,
+  sendOnce,
+  sendThroughStop,
+  type Handler,
+  type Seen,
+} from './support.js';
 
 /*
  * Termii publishes no OpenAPI description (nor does any npm package ship one), so its send API is played by a
@@ -14,30 +30,9 @@ import { termiiSms } from '../../src/providers/termii-sms.js';
 
 const apiKey = 'TLtest-api-key-0123456789';
 const secretKey = 'test-secret-key-0123456789';
+const callbackUrl = 'https://otp.example.org/callbacks/termii';
 
-const sms: OutgoingSms = {
-  channel: 'sms',
-  sendId: 'send-1',
-  verificationId: 'ver-1',
-  to: '+2348012345678',
-  from: '+14155550100',
-  text: 'Your code is 482913',
-  code: '482913',
-};
-
-function recordingContext(): ProviderContext & { lines: string[] } {
-  const lines: string[] = [];
-  const log = (obj: object, msg: string) => void lines.push(JSON.stringify({ ...obj, msg }));
-  return {
-    lines,
-    callbackUrl: 'https://otp.example.org/callbacks/termii',
-    onReceipt: async () => 'recorded',
-    messageLog: { record: async () => {} },
-    logger: { info: log, warn: log, error: log },
-  };
-}
-
-function createTermii(raw: Record<string, string>, context: ProviderContext = recordingContext()): Provider {
+function createTermii(raw: Record<string, string>, context: ProviderContext = recordingContext(callbackUrl)): Provider {
   const { settings } = termiiSms;
   const sender = raw.TERMII_SENDER_ID;
   return termiiSms.create(
@@ -52,13 +47,6 @@ function createTermii(raw: Record<string, string>, context: ProviderContext = re
   );
 }
 
-interface Seen {
-  readonly method: string;
-  readonly url: string;
-  readonly headers: http.IncomingHttpHeaders;
-  readonly body: unknown;
-}
-
 /**
  * The body Termii documents for POST /api/sms/send (JSON): api_key, to (international format, digits), from (a
  * sender ID of 3 to 11 characters, or a number), sms, type and channel (generic, dnd or whatsapp), all required
@@ -67,7 +55,7 @@ interface Seen {
 function documentedProblem(seen: Seen): string | null {
   if (seen.method !== 'POST') return 'method';
   if (!(seen.headers['content-type'] ?? '').startsWith('application/json')) return 'content-type';
-  const body = seen.body;
+  const body = seen.json;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'body';
   const fields = Object.entries(body);
   const names = fields.map(([name]) => name).sort();
@@ -84,45 +72,16 @@ function documentedProblem(seen: Seen): string | null {
 }
 
 describe('termii provider against a local stand-in of the send API', () => {
-  let server: http.Server;
-  let baseUrl: string;
-  let handler: (req: http.IncomingMessage, res: http.ServerResponse) => void = () => {};
-  const seen: Seen[] = [];
-
-  before(async () => {
-    server = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        let body: unknown = null;
-        try {
-          body = JSON.parse(Buffer.concat(chunks).toString());
-        } catch {
-          body = null;
-        }
-        seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
-        handler(req, res);
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  });
-  after(async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  });
+  const server = localServer();
+  const { seen } = server;
 
   async function sendAgainst(
-    answer: typeof handler,
+    answer: Handler,
     options: { raw?: Record<string, string>; signal?: AbortSignal; context?: ProviderContext; message?: OutgoingSms } = {},
   ): Promise<SendResult> {
-    handler = answer;
-    const provider = createTermii({ TERMII_BASE_URL: baseUrl, ...options.raw }, options.context ?? recordingContext());
-    try {
-      return await provider.send(options.message ?? sms, options.signal ?? AbortSignal.timeout(10_000));
-    } finally {
-      await provider.stop();
-    }
+    server.handler = answer;
+    const provider = createTermii({ TERMII_BASE_URL: server.url, ...options.raw }, options.context ?? recordingContext(callbackUrl));
+    return sendOnce(provider, options.message ?? sms, options.signal);
   }
 
   const reply = (res: http.ServerResponse, status: number, body: string, headers: Record<string, string> = {}) => {
@@ -135,23 +94,25 @@ describe('termii provider against a local stand-in of the send API', () => {
 
   it('posts the JSON Termii documents: path, api_key, to as digits, from, sms, type plain, channel; logs nothing secret', async () => {
     seen.length = 0;
-    const context = recordingContext();
-    const result = await sendAgainst(accepted, { context, raw: { TERMII_BASE_URL: `${baseUrl}/proxy/`, TERMII_SENDER_ID: 'N-Alert' } });
+    const context = recordingContext(callbackUrl);
+    const result = await sendAgainst(accepted, { context, raw: { TERMII_BASE_URL: `${server.url}/proxy/`, TERMII_SENDER_ID: 'N-Alert' } });
     assert.deepEqual(result, { kind: 'accepted', messageId: '9122821270554876574' });
     const [request] = seen;
     assert.ok(request);
     assert.equal(documentedProblem(request), null);
     assert.equal(request.url, '/proxy/api/sms/send');
-    assert.deepEqual(request.body, { api_key: apiKey, to: '2348012345678', from: 'N-Alert', sms: sms.text, type: 'plain', channel: 'generic' });
+    assert.deepEqual(request.json, { api_key: apiKey, to: '2348012345678', from: 'N-Alert', sms: sms.text, type: 'plain', channel: 'generic' });
     assert.equal(request.headers.authorization, undefined);
-    for (const line of context.lines) assert.ok(!line.includes(sms.code) && !line.includes(apiKey), line);
+    assertLogsHide(context.lines, [sms.code, apiKey]);
   });
 
   it("without TERMII_SENDER_ID sends the message's own sender; unicode text as type unicode; the dnd channel", async () => {
     seen.length = 0;
     await sendAgainst(accepted, { raw: { TERMII_CHANNEL: 'dnd' }, message: { ...sms, text: 'Code: 482913 ✓' } });
-    assert.equal(documentedProblem(seen[0] ?? { method: '', url: '', headers: {}, body: null }), null);
-    assert.deepEqual(seen[0]?.body, { api_key: apiKey, to: '2348012345678', from: '14155550100', sms: 'Code: 482913 ✓', type: 'unicode', channel: 'dnd' });
+    const [request] = seen;
+    assert.ok(request);
+    assert.equal(documentedProblem(request), null);
+    assert.deepEqual(request.json, { api_key: apiKey, to: '2348012345678', from: '14155550100', sms: 'Code: 482913 ✓', type: 'unicode', channel: 'dnd' });
   });
 
   it('reads a 19-digit message_id sent as a JSON number without rounding it', async () => {
@@ -182,11 +143,11 @@ describe('termii provider against a local stand-in of the send API', () => {
 
   it('401 and 403 are permanent: the API key was refused, logged without it', async () => {
     for (const status of [401, 403]) {
-      const context = recordingContext();
+      const context = recordingContext(callbackUrl);
       const result = await sendAgainst((_req, res) => reply(res, status, '{"message":"Unauthorized"}'), { context });
       assert.match(result.kind === 'permanent' ? result.reason : '', /refused the API key/);
       assert.equal(context.lines.length, 1);
-      assert.ok(!(context.lines[0] ?? '').includes(apiKey));
+      assertLogsHide(context.lines, [apiKey]);
     }
   });
 
@@ -201,26 +162,14 @@ describe('termii provider against a local stand-in of the send API', () => {
   });
 
   it('no answer before the caller aborts: transient, promptly', async () => {
-    const started = Date.now();
-    const result = await sendAgainst(() => {}, { signal: AbortSignal.timeout(300) });
-    assert.deepEqual(result, { kind: 'transient', reason: 'Termii: no answer before the time-out' });
-    assert.ok(Date.now() - started < 3_000);
-    assert.equal((await sendAgainst(() => {}, { signal: AbortSignal.abort() })).kind, 'transient');
+    await assertTimesOutPromptly((signal) => sendAgainst(noAnswer, { signal }), 'Termii: no answer before the time-out');
   });
 
   it('a connection closed mid-answer, reset before one, or refused, is transient', async () => {
-    const midway = await sendAgainst((_req, res) => {
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '500' });
-      res.write('{"code":"ok","message_id":"91228');
-      setTimeout(() => res.socket?.destroy(), 20);
-    });
+    const midway = await sendAgainst(closedMidAnswer(200, '{"code":"ok","message_id":"91228'));
     assert.equal(midway.kind, 'transient', JSON.stringify(midway));
-    assert.equal((await sendAgainst((req) => req.socket.destroy())).kind, 'transient');
-    const closed = http.createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const port = (closed.address() as AddressInfo).port;
-    await new Promise((resolve) => closed.close(resolve));
-    const refused = await sendAgainst(() => {}, { raw: { TERMII_BASE_URL: `http://127.0.0.1:${port}` } });
+    assert.equal((await sendAgainst(resetBeforeAnswer)).kind, 'transient');
+    const refused = await sendAgainst(noAnswer, { raw: { TERMII_BASE_URL: await refusedUrl() } });
     assert.match(refused.kind === 'transient' ? refused.reason : '', /ECONNREFUSED/);
   });
 
@@ -230,21 +179,15 @@ describe('termii provider against a local stand-in of the send API', () => {
   });
 
   it('stop() lets a send in flight end first', async () => {
-    handler = (req, res) => setTimeout(() => accepted(req, res), 200);
-    const provider = createTermii({ TERMII_BASE_URL: baseUrl });
-    const sending = provider.send(sms, AbortSignal.timeout(5_000));
-    await new Promise((r) => setTimeout(r, 50));
-    await Promise.all([provider.stop(), provider.stop()]);
-    assert.equal((await sending).kind, 'accepted');
+    server.handler = delayed(accepted);
+    assert.equal((await sendThroughStop(createTermii({ TERMII_BASE_URL: server.url }), sms)).kind, 'accepted');
   });
 });
 
 describe('termii settings', () => {
   const { settings } = termiiSms;
   it('names, defaults and secrecy', () => {
-    assert.equal(termiiSms.name, 'termii');
-    assert.deepEqual(termiiSms.channels, ['sms']);
-    assert.equal(termiiSms.callbacks, true);
+    assertModuleDeclares(termiiSms, { name: 'termii', channels: ['sms'], callbacks: true });
     assert.equal(settings.TERMII_BASE_URL.default, 'https://api.ng.termii.com');
     assert.equal(settings.TERMII_CHANNEL.default, 'generic');
     assert.equal(settings.TERMII_API_KEY.secret && settings.TERMII_SECRET_KEY.secret, true);

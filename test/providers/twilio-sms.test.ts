@@ -1,39 +1,37 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import twilio from 'twilio';
 import { getExpectedTwilioSignature } from 'twilio/lib/webhooks/webhooks.js';
-import type { CallbackRequest, OutgoingSms, Provider, ProviderContext, SendResult } from '../../src/channels/provider-port.js';
+import type { CallbackRequest, Provider, ProviderContext, SendResult } from '../../src/channels/provider-port.js';
 import { twilioSms } from '../../src/providers/twilio-sms.js';
 import { twilioSignature } from '../../src/providers/twilio-signature.js';
 import { startPrism, twilioApiV2010Spec, type PrismMock } from '../support/prism.js';
+import {
+  assertLogsHide,
+  assertModuleDeclares,
+  assertTimesOutPromptly,
+  closedMidAnswer,
+  delayed,
+  localServer,
+  noAnswer,
+  recordingContext,
+  refusedUrl,
+  replyJson as json,
+  resetBeforeAnswer,
+  sampleSms as sms,
+  sendOnce,
+  sendThroughStop,
+  type Handler,
+} from './support.js';
 
 const accountSid = 'AC0123456789abcdef0123456789abcdef';
 const authToken = 'test-auth-token-0123456789abcdef';
 const messagingServiceSid = 'MG0123456789abcdef0123456789abcdef';
 const callbackUrl = 'https://otp.example.org/callbacks/twilio';
 
-const sms: OutgoingSms = {
-  channel: 'sms',
-  sendId: 'send-1',
-  verificationId: 'ver-1',
-  to: '+2348012345678',
-  from: '+14155550100',
-  text: 'Your code is 482913',
-  code: '482913',
-};
-
-/** A context whose logger keeps every line, to check that nothing secret is logged. */
-function recordingContext(callback: string | null = callbackUrl): ProviderContext & { lines: string[] } {
-  const lines: string[] = [];
-  const log = (obj: object, msg: string) => void lines.push(JSON.stringify({ ...obj, msg }));
-  return { lines, callbackUrl: callback, messageLog: { record: async () => undefined }, onReceipt: async () => 'recorded', logger: { info: log, warn: log, error: log } };
-}
-
 /** Parses raw settings as the start does (the default where unset), then creates the provider. */
-function createTwilio(raw: Record<string, string>, context: ProviderContext = recordingContext()): Provider {
+function createTwilio(raw: Record<string, string>, context: ProviderContext = recordingContext(callbackUrl)): Provider {
   const { settings } = twilioSms;
   const service = raw.TWILIO_MESSAGING_SERVICE_SID;
   return twilioSms.create(
@@ -61,7 +59,7 @@ describe('twilio provider against Prism serving Twilio\'s OpenAPI description (a
   });
 
   it('sends a message Prism accepts as valid against the description, and reads the sid it answers', async () => {
-    const context = recordingContext();
+    const context = recordingContext(callbackUrl);
     const provider = createTwilio({ TWILIO_BASE_URL: prism.url }, context);
     try {
       const result = await sendWithin(provider);
@@ -101,7 +99,7 @@ describe('twilio provider against Prism serving Twilio\'s OpenAPI description (a
         TWILIO_BASE_URL: twilioSms.settings.TWILIO_BASE_URL.parse(prism.url),
         TWILIO_MESSAGING_SERVICE_SID: undefined,
       },
-      recordingContext(),
+      recordingContext(callbackUrl),
     );
     try {
       const result = await sendWithin(provider);
@@ -113,63 +111,26 @@ describe('twilio provider against Prism serving Twilio\'s OpenAPI description (a
   });
 });
 
-/** What the fault server saw of one request. */
-interface Seen {
-  readonly method: string;
-  readonly url: string;
-  readonly headers: http.IncomingHttpHeaders;
-  readonly form: URLSearchParams;
-}
-
 describe('twilio provider against a local server playing faults', () => {
-  let server: http.Server;
-  let baseUrl: string;
-  let handler: (req: http.IncomingMessage, res: http.ServerResponse, seen: Seen) => void = () => {};
-  const seen: Seen[] = [];
-
-  before(async () => {
-    server = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const entry = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, form: new URLSearchParams(Buffer.concat(chunks).toString()) };
-        seen.push(entry);
-        handler(req, res, entry);
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  });
-  after(async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  });
+  const server = localServer();
+  const { seen } = server;
 
   /** Sends one message with the server answering as `answer` does. */
   async function sendAgainst(
-    answer: typeof handler,
+    answer: Handler,
     options: { raw?: Record<string, string>; signal?: AbortSignal; context?: ProviderContext } = {},
   ): Promise<SendResult> {
-    handler = answer;
-    const provider = createTwilio({ TWILIO_BASE_URL: baseUrl, ...options.raw }, options.context ?? recordingContext());
-    try {
-      return await provider.send(sms, options.signal ?? AbortSignal.timeout(10_000));
-    } finally {
-      await provider.stop();
-    }
+    server.handler = answer;
+    const provider = createTwilio({ TWILIO_BASE_URL: server.url, ...options.raw }, options.context ?? recordingContext(callbackUrl));
+    return sendOnce(provider, sms, options.signal);
   }
-
-  const json = (res: http.ServerResponse, status: number, body: object, headers: Record<string, string> = {}) => {
-    res.writeHead(status, { 'content-type': 'application/json', ...headers });
-    res.end(JSON.stringify(body));
-  };
 
   it('posts the form Twilio expects: path, Basic auth, To, From, Body, StatusCallback; logs nothing secret', async () => {
     seen.length = 0;
-    const context = recordingContext();
+    const context = recordingContext(callbackUrl);
     const result = await sendAgainst((_req, res) => json(res, 201, { sid: 'SM0123456789abcdef0123456789abcdef', status: 'queued' }), {
       context,
-      raw: { TWILIO_BASE_URL: `${baseUrl}/proxy/` },
+      raw: { TWILIO_BASE_URL: `${server.url}/proxy/` },
     });
     assert.deepEqual(result, { kind: 'accepted', messageId: 'SM0123456789abcdef0123456789abcdef' });
     const [request] = seen;
@@ -179,9 +140,7 @@ describe('twilio provider against a local server playing faults', () => {
     assert.equal(request.headers.authorization, `Basic ${Buffer.from(`${accountSid}:${authToken}`).toString('base64')}`);
     assert.equal(request.headers['content-type'], 'application/x-www-form-urlencoded');
     assert.deepEqual(Object.fromEntries(request.form), { To: sms.to, From: sms.from, Body: sms.text, StatusCallback: callbackUrl });
-    for (const line of context.lines) {
-      assert.ok(!line.includes(sms.code) && !line.includes(authToken), line);
-    }
+    assertLogsHide(context.lines, [sms.code, authToken]);
   });
 
   it('with a Messaging Service sends MessagingServiceSid and no From', async () => {
@@ -204,34 +163,21 @@ describe('twilio provider against a local server playing faults', () => {
   });
 
   it('no answer before the caller aborts: transient, promptly', async () => {
-    const started = Date.now();
-    const result = await sendAgainst(() => {}, { signal: AbortSignal.timeout(300) });
-    assert.deepEqual(result, { kind: 'transient', reason: 'Twilio: no answer before the time-out' });
-    assert.ok(Date.now() - started < 3_000);
-    const aborted = await sendAgainst(() => {}, { signal: AbortSignal.abort() });
-    assert.equal(aborted.kind, 'transient');
+    await assertTimesOutPromptly((signal) => sendAgainst(noAnswer, { signal }), 'Twilio: no answer before the time-out');
   });
 
   it('a connection closed mid-answer is transient', async () => {
-    const result = await sendAgainst((_req, res) => {
-      res.writeHead(201, { 'content-type': 'application/json', 'content-length': '500' });
-      res.write('{"sid":"SM0123');
-      setTimeout(() => res.socket?.destroy(), 20);
-    });
+    const result = await sendAgainst(closedMidAnswer(201, '{"sid":"SM0123'));
     assert.equal(result.kind, 'transient', JSON.stringify(result));
   });
 
   it('a connection reset before any answer is transient', async () => {
-    const result = await sendAgainst((req) => req.socket.destroy());
+    const result = await sendAgainst(resetBeforeAnswer);
     assert.equal(result.kind, 'transient', JSON.stringify(result));
   });
 
   it('a refused connection is transient', async () => {
-    const closed = http.createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const port = (closed.address() as AddressInfo).port;
-    await new Promise((resolve) => closed.close(resolve));
-    const result = await sendAgainst(() => {}, { raw: { TWILIO_BASE_URL: `http://127.0.0.1:${port}` } });
+    const result = await sendAgainst(noAnswer, { raw: { TWILIO_BASE_URL: await refusedUrl() } });
     assert.equal(result.kind, 'transient');
     assert.match(result.kind === 'transient' ? result.reason : '', /ECONNREFUSED/);
   });
@@ -244,12 +190,12 @@ describe('twilio provider against a local server playing faults', () => {
   });
 
   it('401 is permanent: the credentials were refused', async () => {
-    const context = recordingContext();
+    const context = recordingContext(callbackUrl);
     const result = await sendAgainst((_req, res) => json(res, 401, { code: 20003, message: 'Authenticate' }), { context });
     assert.equal(result.kind, 'permanent');
     assert.match(result.kind === 'permanent' ? result.reason : '', /refused the credentials/);
     assert.equal(context.lines.length, 1);
-    assert.ok(!(context.lines[0] ?? '').includes(authToken));
+    assertLogsHide(context.lines, [authToken]);
   });
 
   it('any other 4xx is permanent; a 201 without a sid is permanent (it may have been taken)', async () => {
@@ -263,21 +209,15 @@ describe('twilio provider against a local server playing faults', () => {
   });
 
   it('stop() lets a send in flight end first', async () => {
-    handler = (_req, res) => setTimeout(() => json(res, 201, { sid: 'SM0123456789abcdef0123456789abcdef' }), 200);
-    const provider = createTwilio({ TWILIO_BASE_URL: baseUrl });
-    const sending = provider.send(sms, AbortSignal.timeout(5_000));
-    await new Promise((r) => setTimeout(r, 50));
-    await Promise.all([provider.stop(), provider.stop()]);
-    assert.equal((await sending).kind, 'accepted');
+    server.handler = delayed((_req, res) => json(res, 201, { sid: 'SM0123456789abcdef0123456789abcdef' }));
+    assert.equal((await sendThroughStop(createTwilio({ TWILIO_BASE_URL: server.url }), sms)).kind, 'accepted');
   });
 });
 
 describe('twilio settings', () => {
   const { settings } = twilioSms;
   it('names, defaults and secrecy', () => {
-    assert.equal(twilioSms.name, 'twilio');
-    assert.deepEqual(twilioSms.channels, ['sms']);
-    assert.equal(twilioSms.callbacks, true);
+    assertModuleDeclares(twilioSms, { name: 'twilio', channels: ['sms'], callbacks: true });
     assert.equal(settings.TWILIO_BASE_URL.default, 'https://api.twilio.com');
     assert.equal(settings.TWILIO_AUTH_TOKEN.secret, true);
     assert.equal(settings.TWILIO_ACCOUNT_SID.required && settings.TWILIO_AUTH_TOKEN.required, true);
