@@ -18,7 +18,10 @@
  * off, so a cross-process latency is good to about half that round trip.
  */
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
@@ -35,6 +38,88 @@ import { fetchToken } from './service-scenarios.js';
 
 /** Wall-clock milliseconds with sub-millisecond resolution, comparable across processes on this machine. */
 const now = () => performance.timeOrigin + performance.now();
+
+/**
+ * Where the CPU went during a measurement, as shares of one CPU (1 = one core busy all the time): the whole
+ * machine (from /proc/stat, all CPUs together), each of our processes (from /proc/<pid>/stat) and all the
+ * postgres processes together (this bench's PostgreSQL; other PostgreSQL servers on the machine too). On a
+ * shared machine, machine minus ours is what other work took. null where /proc cannot be read.
+ */
+export interface CpuShares {
+  readonly seconds: number;
+  readonly machine: number | null;
+  readonly processes: Readonly<Record<string, number | null>>;
+  readonly loadAverage: number;
+}
+
+const clockTicks = 100; // USER_HZ on Linux
+
+function processTicks(pid: number): number | null {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return null;
+  }
+}
+
+/** utime + stime of every process named postgres (the bench's PostgreSQL: its backends come and go). */
+function postgresTicks(): number | null {
+  try {
+    let sum = 0;
+    for (const pid of fs.readdirSync('/proc')) {
+      if (!/^\d+$/.test(pid)) continue;
+      try {
+        const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+        if (!stat.includes('(postgres)')) continue;
+        const fields = stat.split(') ')[1]?.split(' ') ?? [];
+        sum += Number(fields[11]) + Number(fields[12]);
+      } catch {
+        // gone meanwhile
+      }
+    }
+    return sum;
+  } catch {
+    return null;
+  }
+}
+
+function machineTicks(): { busy: number; total: number } | null {
+  try {
+    const cpu = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]?.trim().split(/\s+/).slice(1).map(Number) ?? [];
+    const total = cpu.slice(0, 8).reduce((a, b) => a + b, 0);
+    const idle = (cpu[3] ?? 0) + (cpu[4] ?? 0);
+    return { busy: total - idle, total };
+  } catch {
+    return null;
+  }
+}
+
+/** Starts counting; the returned function gives the shares since. */
+function cpuMeter(pids: Readonly<Record<string, number>>): () => CpuShares {
+  const t0 = performance.now();
+  const m0 = machineTicks();
+  const p0 = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, processTicks(pid)]));
+  const pg0 = postgresTicks();
+  return () => {
+    const seconds = (performance.now() - t0) / 1000;
+    const m1 = machineTicks();
+    const cpus = os.cpus().length;
+    const share = (ticks: number) => Math.round((ticks / clockTicks / seconds) * 100) / 100;
+    const processes: Record<string, number | null> = {};
+    for (const [name, pid] of Object.entries(pids)) {
+      const a = p0[name];
+      const b = processTicks(pid);
+      processes[name] = a === null || a === undefined || b === null ? null : share(b - a);
+    }
+    // Backends that ended during the measurement take their ticks with them: a lower bound.
+    const pg1 = postgresTicks();
+    processes.postgres = pg0 === null || pg1 === null ? null : share(Math.max(0, pg1 - pg0));
+    const machine =
+      m0 && m1 && m1.total > m0.total ? Math.round(((m1.busy - m0.busy) / (m1.total - m0.total)) * cpus * 100) / 100 : null;
+    return { seconds: Math.round(seconds * 10) / 10, machine, processes, loadAverage: Math.round((os.loadavg()[0] ?? 0) * 100) / 100 };
+  };
+}
 
 export interface ProviderBenchSettings {
   /** Creates (and receipts) per second in scenarios 2 to 4. */
@@ -58,6 +143,10 @@ export interface SmppSide {
   readonly seconds: number;
   /** Sends kept in flight by the driver (the provider queues those beyond its window). */
   readonly concurrency: number;
+  /** CPU of the measured part; `bench` is the side under test (this process). */
+  readonly cpu: CpuShares;
+  /** CPU microseconds per accepted submit, in this process and in the SMSC. */
+  readonly cpuMicrosPerSubmit: { readonly bench: number | null; readonly smsc: number | null };
 }
 
 export interface SmppThroughput {
@@ -89,6 +178,13 @@ export interface PacedLatency {
   /** From the HTTP answer reaching this process to the peer having the effect (negative: it was there first). */
   readonly afterResponseP50: number;
   readonly afterResponseP99: number;
+  /** CPU over the measured part (service child, this process, SMSC child when there is one, the machine). */
+  readonly cpu: CpuShares | null;
+  /**
+   * Transactions committed in the service's database over the measured part (pg_stat_database.xact_commit; the
+   * service commits a group of concurrent transaction scripts as one), and requests per transaction.
+   */
+  readonly commits: { readonly transactions: number; readonly requestsPerTransaction: number } | null;
 }
 
 export interface ProviderResults {
@@ -281,7 +377,7 @@ function destination(n: number): string {
   return PhoneSequence.e164(10_000_000 + (n % 1_000_000));
 }
 
-async function providerThroughput(port: number, s: ProviderBenchSettings): Promise<SmppSide> {
+async function providerThroughput(port: number, smscPid: number, s: ProviderBenchSettings): Promise<SmppSide> {
   const noop = () => undefined;
   const context: ProviderContext = {
     callbackUrl: null,
@@ -332,16 +428,24 @@ async function providerThroughput(port: number, s: ProviderBenchSettings): Promi
   await sleep(1_000);
   counting = true;
   const t0 = performance.now();
+  const meter = cpuMeter({ bench: process.pid, smsc: smscPid });
   await sleep(s.smppSeconds * 1000);
   counting = false;
+  const cpu = meter();
   const seconds = (performance.now() - t0) / 1000;
   stopped = true;
   await Promise.all(callers);
   await provider.stop();
-  return { submitsPerSecond: accepted / seconds, accepted, failed, seconds, concurrency };
+  return { submitsPerSecond: accepted / seconds, accepted, failed, seconds, concurrency, cpu, cpuMicrosPerSubmit: perSubmit(cpu, accepted) };
 }
 
-async function bareThroughput(port: number, s: ProviderBenchSettings): Promise<SmppSide> {
+function perSubmit(cpu: CpuShares, accepted: number): SmppSide['cpuMicrosPerSubmit'] {
+  const micros = (share: number | null | undefined) =>
+    share === null || share === undefined || accepted === 0 ? null : Math.round(((share * cpu.seconds * 1e6) / accepted) * 10) / 10;
+  return { bench: micros(cpu.processes.bench), smsc: micros(cpu.processes.smsc) };
+}
+
+async function bareThroughput(port: number, smscPid: number, s: ProviderBenchSettings): Promise<SmppSide> {
   const session = connect({ host: '127.0.0.1', port });
   await new Promise<void>((resolve, reject) => {
     session.once('connect', () => resolve());
@@ -391,8 +495,10 @@ async function bareThroughput(port: number, s: ProviderBenchSettings): Promise<S
   await sleep(1_000);
   counting = true;
   const t0 = performance.now();
+  const meter = cpuMeter({ bench: process.pid, smsc: smscPid });
   await sleep(s.smppSeconds * 1000);
   counting = false;
+  const cpu = meter();
   const seconds = (performance.now() - t0) / 1000;
   stopped = true;
   await done;
@@ -401,7 +507,7 @@ async function bareThroughput(port: number, s: ProviderBenchSettings): Promise<S
     setTimeout(resolve, 2_000).unref();
   });
   session.close();
-  return { submitsPerSecond: accepted / seconds, accepted, failed, seconds, concurrency: s.window };
+  return { submitsPerSecond: accepted / seconds, accepted, failed, seconds, concurrency: s.window, cpu, cpuMicrosPerSubmit: perSubmit(cpu, accepted) };
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -491,7 +597,14 @@ function percentile(sorted: readonly number[], p: number): number {
 const round = (x: number) => Math.round(x * 100) / 100;
 
 /** The latency figures of a measured paced run, given when each ok request's effect reached its peer. */
-function latencyOf(rate: number, seconds: number, sent: readonly Sent[], arrivedAt: (item: Sent) => number | undefined): PacedLatency {
+function latencyOf(
+  rate: number,
+  seconds: number,
+  sent: readonly Sent[],
+  arrivedAt: (item: Sent) => number | undefined,
+  cpu: CpuShares | null,
+  transactions: number | null = null,
+): PacedLatency {
   const statuses: Record<string, number> = {};
   const total: number[] = [];
   const response: number[] = [];
@@ -524,7 +637,24 @@ function latencyOf(rate: number, seconds: number, sent: readonly Sent[], arrived
     responseP99: round(percentile(response, 99)),
     afterResponseP50: round(percentile(afterResponse, 50)),
     afterResponseP99: round(percentile(afterResponse, 99)),
+    cpu,
+    commits: transactions === null ? null : { transactions, requestsPerTransaction: transactions > 0 ? round(ok / transactions) : 0 },
   };
+}
+
+/** Transactions committed so far in the database of `db` (the statistics lag by up to a second). */
+async function commitsSoFar(db: pg.Pool): Promise<number> {
+  await db.query('SELECT pg_stat_clear_snapshot()');
+  const { rows } = await db.query<{ n: string }>('SELECT xact_commit::text AS n FROM pg_stat_database WHERE datname = current_database()');
+  return Number(rows[0]?.n ?? 0);
+}
+
+/** Counts the service's commits over `work`, less this connection's own two reads. */
+async function countCommits<T>(db: pg.Pool, work: () => Promise<T>): Promise<{ value: T; transactions: number }> {
+  const before = await commitsSoFar(db);
+  const value = await work();
+  await sleep(1_200); // the backends report their counts when idle, at most every second
+  return { value, transactions: Math.max(0, (await commitsSoFar(db)) - before - 2) };
 }
 
 interface Service {
@@ -534,6 +664,9 @@ interface Service {
 }
 
 async function startService(env: NodeJS.ProcessEnv): Promise<Service> {
+  // BENCH_PROFILE_DIR: each service child writes a V8 CPU profile of its run there when it stops.
+  const profileDir = process.env.BENCH_PROFILE_DIR;
+  if (profileDir) env = { ...env, BENCH_CPU_PROFILE: path.join(profileDir, `service-${env.SMS_PROVIDER ?? 'log'}-${process.pid}.cpuprofile`) };
   const child = await startChild('serve-service.ts', env, (v) => stringFields(v, ['url', 'clientId', 'clientSecret']), 180_000);
   onCleanup(() => child.stop());
   const token = await fetchToken(child.info.url, child.info.clientId, child.info.clientSecret);
@@ -546,7 +679,9 @@ async function pacedCreates(
   s: ProviderBenchSettings,
   phones: PhoneSequence,
   webhookUrl: string | null,
-): Promise<{ warm: Sent[]; measured: Sent[] }> {
+  pids: Readonly<Record<string, number>>,
+  db: pg.Pool,
+): Promise<{ warm: Sent[]; measured: Sent[]; cpu: CpuShares; transactions: number }> {
   const headers = { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' };
   const create = () => {
     const local = phones.take();
@@ -554,8 +689,15 @@ async function pacedCreates(
     return { key: `+234${local.slice(1)}`, path: '/v1/otp/request', headers, body };
   };
   const warm = s.warmUpSeconds > 0 ? await paced(service.url, s.connections, Math.round(s.rate * s.warmUpSeconds), s.rate, create) : [];
-  const measured = await paced(service.url, s.connections, Math.round(s.rate * s.seconds), s.rate, create);
-  return { warm, measured };
+  const meter = cpuMeter({ ...pids, service: service.child.pid, bench: process.pid });
+  let cpu: CpuShares | null = null;
+  const { value: measured, transactions } = await countCommits(db, async () => {
+    const sent = await paced(service.url, s.connections, Math.round(s.rate * s.seconds), s.rate, create);
+    cpu = meter();
+    return sent;
+  });
+  if (!cpu) throw new Error('no CPU figures');
+  return { warm, measured, cpu, transactions };
 }
 
 const idOf = (body: string): string | null => {
@@ -570,6 +712,15 @@ const idOf = (body: string): string | null => {
 // ---------------------------------------------------------------------------------------------------------
 
 export async function benchProviders(o: ProviderBenchOptions): Promise<void> {
+  const db = new pg.Pool({ connectionString: o.databaseUrl, max: 2 });
+  try {
+    await run(o, db);
+  } finally {
+    await db.end();
+  }
+}
+
+async function run(o: ProviderBenchOptions, db: pg.Pool): Promise<void> {
   const { settings: s, log, out } = o;
   const smsc = await startSmsc();
   out.clock = await smsc.offset();
@@ -577,9 +728,9 @@ export async function benchProviders(o: ProviderBenchOptions): Promise<void> {
 
   // 1. Throughput, ours first, then the bare client, against the same SMSC.
   await smsc.reset(false);
-  const provider = await providerThroughput(smsc.port, s);
+  const provider = await providerThroughput(smsc.port, smsc.child.pid, s);
   log(`providers: smpp provider ${provider.submitsPerSecond.toFixed(0)} submits/s (${provider.accepted} accepted, ${provider.failed} failed)`);
-  const bare = await bareThroughput(smsc.port, s);
+  const bare = await bareThroughput(smsc.port, smsc.child.pid, s);
   log(`providers: bare smpp client ${bare.submitsPerSecond.toFixed(0)} submits/s (${bare.accepted} accepted, ${bare.failed} failed)`);
   out.smppThroughput = { window: s.window, provider, bare, smscSubmits: (await smsc.log()).submits };
 
@@ -593,7 +744,7 @@ export async function benchProviders(o: ProviderBenchOptions): Promise<void> {
     };
     const service = await startService(env);
     await smsc.reset(true);
-    const { measured } = await pacedCreates(service, s, new PhoneSequence(60_000_000), null);
+    const { measured, cpu, transactions } = await pacedCreates(service, s, new PhoneSequence(60_000_000), null, { smsc: smsc.child.pid }, db);
     const wanted = measured.filter((m) => m.status === 200).map((m) => m.key.slice(1));
     const submitted = new Map<string, number>();
     const refresh = async () => {
@@ -604,7 +755,7 @@ export async function benchProviders(o: ProviderBenchOptions): Promise<void> {
     out.smppLatency = latencyOf(s.rate, s.seconds, measured, (m) => {
       const at = submitted.get(m.key.slice(1));
       return at === undefined ? undefined : at - offset;
-    });
+    }, cpu, transactions);
     log(`providers: create→submit_sm ${JSON.stringify(out.smppLatency)}`);
     await service.child.stop();
   }
@@ -623,12 +774,12 @@ export async function benchProviders(o: ProviderBenchOptions): Promise<void> {
     HTTP_GATEWAY_SECRET: secret,
     PUBLIC_BASE_URL: 'https://otp.bench.invalid',
   });
-  const { warm, measured } = await pacedCreates(service, s, new PhoneSequence(65_000_000), receiver.url);
+  const { warm, measured, cpu, transactions } = await pacedCreates(service, s, new PhoneSequence(65_000_000), receiver.url, {}, db);
   const connectionsAfterWarmUp = gateway.connections();
   const wanted = measured.filter((m) => m.status === 200).map((m) => m.key);
   await awaitArrivals(wanted, (k) => gateway.arrivals.has(k), 3_000, 20_000);
   out.httpLatency = {
-    ...latencyOf(s.rate, s.seconds, measured, (m) => gateway.arrivals.get(m.key)),
+    ...latencyOf(s.rate, s.seconds, measured, (m) => gateway.arrivals.get(m.key), cpu, transactions),
     gatewayConnections: gateway.connections(),
     gatewayRequests: gateway.requests(),
     poolSize: httpProviderPoolSize,
@@ -636,7 +787,6 @@ export async function benchProviders(o: ProviderBenchOptions): Promise<void> {
   log(`providers: create→gateway request ${JSON.stringify(out.httpLatency)} (connections after the warm-up: ${connectionsAfterWarmUp})`);
 
   // The send outcomes (messageIds) are committed just after the gateway answers: wait for all of them.
-  const db = new pg.Pool({ connectionString: o.databaseUrl, max: 2 });
   try {
     const expected = warm.length + measured.length;
     const deadline = performance.now() + 15_000;
@@ -667,7 +817,13 @@ export async function benchProviders(o: ProviderBenchOptions): Promise<void> {
     const warmIds = receipts(warm);
     if (warmIds.length > 0) await send(warmIds.slice(0, Math.round(s.rate * s.warmUpSeconds)));
     const measuredIds = receipts(measured);
-    const posted = await send(measuredIds);
+    const meter = cpuMeter({ service: service.child.pid, bench: process.pid });
+    let receiptCpu: CpuShares | null = null;
+    const { value: posted, transactions } = await countCommits(db, async () => {
+      const sent = await send(measuredIds);
+      receiptCpu = meter();
+      return sent;
+    });
     const okIds = posted.filter((p) => p.status === 200).map((p) => p.key);
     await awaitArrivals(okIds, (k) => receiver.failed.has(k), 3_000, 30_000);
     const { rows } = await db.query<{ n: number }>(
@@ -675,13 +831,12 @@ export async function benchProviders(o: ProviderBenchOptions): Promise<void> {
       [measuredIds],
     );
     out.receiptLatency = {
-      ...latencyOf(s.rate, s.seconds, posted, (p) => receiver.failed.get(p.key)),
+      ...latencyOf(s.rate, s.seconds, posted, (p) => receiver.failed.get(p.key), receiptCpu, transactions),
       failedVerifications: rows[0]?.n ?? 0,
       otherEvents: receiver.other(),
     };
     log(`providers: receipt→webhook ${JSON.stringify(out.receiptLatency)}`);
   } finally {
-    await db.end();
     await service.child.stop();
     await gateway.close();
     await receiver.close();

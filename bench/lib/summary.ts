@@ -1,7 +1,7 @@
 import os from 'node:os';
 import type { DbLimitResult } from './db-limit.js';
 import type { LoadResult } from './load.js';
-import type { PacedLatency, ProviderResults } from './provider-scenarios.js';
+import type { CpuShares, PacedLatency, ProviderResults } from './provider-scenarios.js';
 import { boundRow, mib, ratioRow, type MachineInfo, type Row } from './report.js';
 import type { WebhookResult } from './webhook-scenario.js';
 
@@ -223,6 +223,28 @@ export function standingNotes(r: Results): string[] {
         'request leaving the bench to the SMSC / gateway / webhook receiver having its effect; the baseline column is the ' +
         'HTTP answer of the request itself (committed). The gateway and receiver run in the bench process; the SMSC clock ' +
         `offset is measured and taken off (${p.clock ? `${p.clock.offsetMs.toFixed(2)} ms, round trip ${p.clock.rttMs.toFixed(2)} ms` : 'n/a'}).`,
+    );
+    const cpuText = (name: string, c: CpuShares | null | undefined) =>
+      c
+        ? `${name}: machine ${c.machine ?? 'n/a'} busy, ` +
+          Object.entries(c.processes)
+            .map(([k, v]) => `${k} ${v ?? 'n/a'}`)
+            .join(', ')
+        : `${name}: n/a`;
+    const t = p.smppThroughput;
+    notes.push(
+      `Providers CPU, in CPUs of ${r.machine?.cpus ?? os.cpus().length} (machine minus ours is other work): ` +
+        [
+          cpuText('smpp provider run', t?.provider.cpu),
+          cpuText('bare client run', t?.bare.cpu),
+          cpuText('smpp creates', p.smppLatency?.cpu),
+          cpuText('http creates', p.httpLatency?.cpu),
+          cpuText('receipts', p.receiptLatency?.cpu),
+        ].join('; ') +
+        (t
+          ? `. CPU µs per submit, bench process / SMSC: provider ${t.provider.cpuMicrosPerSubmit.bench} / ${t.provider.cpuMicrosPerSubmit.smsc}, ` +
+            `bare ${t.bare.cpuMicrosPerSubmit.bench} / ${t.bare.cpuMicrosPerSubmit.smsc}.`
+          : '.'),
     );
     notes.push(...p.notes);
   }
