@@ -29,7 +29,7 @@ import { connect, PDU } from 'smpp';
 import { Webhook } from 'standardwebhooks';
 import { Pool } from 'undici';
 import type { ProviderContext } from '../../src/channels/provider-port.js';
-import { createSmppProvider } from '../../src/providers/smpp.js';
+import { smppProvider } from '../../src/providers/smpp.js';
 import { parseSmppUrl } from '../../src/providers/smpp/settings.js';
 import { startChild, stringFields, type Child } from './child.js';
 import { onCleanup } from './cleanup.js';
@@ -385,7 +385,8 @@ async function providerThroughput(port: number, smscPid: number, s: ProviderBenc
     logger: { info: noop, warn: noop, error: noop },
     onReceipt: async () => 'recorded',
   };
-  const provider = createSmppProvider(
+  // The module's own create, as the service builds it (default timings).
+  const provider = smppProvider.create(
     {
       SMPP_URL: parseSmppUrl(`smpp://bench:benchpw@127.0.0.1:${port}`),
       SMPP_WINDOW: s.window,
