@@ -25,6 +25,7 @@ import {
 } from './lib/db-limit-batched.js';
 import { runLoad, warmUp, type LoadResult } from './lib/load.js';
 import { packageVersion } from './lib/package-version.js';
+import { benchProviders, emptyProviderResults, type ProviderBenchSettings } from './lib/provider-scenarios.js';
 import { checkPhoneSequence, PhoneSequence } from './lib/phones.js';
 import { fmt, machineInfo, mib, renderReport } from './lib/report.js';
 import { seededId, seedOtp, seedVerifications } from './lib/seed.js';
@@ -61,7 +62,15 @@ const webhookSeconds = envInt('BENCH_WEBHOOK_SECONDS', 10);
 const webhookBatch = envInt('BENCH_WEBHOOK_BATCH', 20_000);
 /** PENDING verifications seeded for each verify run (more than a run can use, so every verify is a real one). */
 const verifyPool = envInt('BENCH_VERIFY_POOL', 150_000);
-const allSections = ['ceiling', 'token', 'create', 'fetch', 'verify', 'webhooks', 'pglite', 'memory'];
+const providerSettings: ProviderBenchSettings = {
+  rate: envInt('BENCH_PROVIDER_RATE', 500),
+  seconds: envInt('BENCH_PROVIDER_SECONDS', 10),
+  warmUpSeconds: envInt('BENCH_PROVIDER_WARMUP_SECONDS', 2),
+  smppSeconds: envInt('BENCH_SMPP_SECONDS', 5),
+  window: 10,
+  connections: s.connections,
+};
+const allSections = ['ceiling', 'token', 'create', 'fetch', 'verify', 'webhooks', 'pglite', 'memory', 'providers'];
 const sections = new Set((process.env.BENCH_SECTIONS ?? 'all').split(',').map((x) => x.trim()));
 const on = (name: string) => sections.has('all') || sections.has(name);
 
@@ -143,6 +152,10 @@ function newResults(): Results {
       webhookSeconds,
       webhookBatch,
       verifyPool,
+      providerRate: providerSettings.rate,
+      providerSeconds: providerSettings.seconds,
+      providerWarmUpSeconds: providerSettings.warmUpSeconds,
+      smppSeconds: providerSettings.smppSeconds,
       sections: [...sections].join(','),
     },
     machine: null,
@@ -151,6 +164,7 @@ function newResults(): Results {
     webhooks: null,
     memory: null,
     createRss: null,
+    providers: null,
     rows: [],
     sectionSeconds: {},
     sectionLoadAverage: {},
@@ -177,6 +191,9 @@ async function main(): Promise<void> {
   onCleanup(once(() => admin.end()));
   await admin.query('CREATE DATABASE otp_service');
   await admin.query('CREATE DATABASE better_auth');
+  // The providers section's services get a database of their own: no other section's rows or send jobs.
+  const providersUrl = postgres.url.replace(/\/postgres$/, '/otp_providers');
+  if (on('providers')) await admin.query('CREATE DATABASE otp_providers');
   /** Flushes what the previous run left in PostgreSQL, so it is not paid for by the next one. */
   const settle = async () => {
     await admin.query('CHECKPOINT');
@@ -414,6 +431,18 @@ async function main(): Promise<void> {
   } else {
     await runPglite(results, section);
   }
+
+  await section('providers', async () => {
+    const out = emptyProviderResults(providerSettings);
+    results.providers = out;
+    await benchProviders({
+      settings: providerSettings,
+      serviceEnv: () => serviceEnv(tempDir('providers'), providersUrl, ''),
+      databaseUrl: providersUrl,
+      log,
+      out,
+    });
+  });
 
   await cleanUp(log);
   results.seconds = (performance.now() - started) / 1000;

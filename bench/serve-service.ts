@@ -2,8 +2,11 @@
  * The service under test, in its own process: startServer() with the settings from the environment, plus
  * one client with every scope. BENCH_SEED ("series:count,...") seeds PENDING verifications for that client
  * through the service's own database handle (the only way into PGlite, which allows one process). Prints one
- * JSON line {url, clientId, clientSecret} once it listens and has seeded.
+ * JSON line {url, clientId, clientSecret} once it listens and has seeded. BENCH_CPU_PROFILE (a file name) records
+ * a V8 CPU profile from then until SIGTERM and writes it there.
  */
+import fs from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { CompiledQuery } from 'kysely';
 import pino from 'pino';
 import { loadConfig } from '../src/config.js';
@@ -19,17 +22,34 @@ async function main(): Promise<void> {
     const { text, values } = seedQuery({ clientId: client.clientId, series, count });
     await server.services.db.db.executeQuery(CompiledQuery.raw(text, values));
   }
+  const profile = await startProfile(process.env.BENCH_CPU_PROFILE);
   process.stdout.write(
     `${JSON.stringify({ url: server.url, clientId: client.clientId, clientSecret: client.clientSecret })}\n`,
   );
-  const stop = () => {
+  const stop = async () => {
+    await profile?.().catch((err: unknown) => process.stderr.write(`profile not written: ${String(err)}\n`));
     server.close().then(
       () => process.exit(0),
       () => process.exit(1),
     );
   };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  process.once('SIGTERM', () => void stop());
+  process.once('SIGINT', () => void stop());
+}
+
+/** Starts the V8 profiler when `file` is set; the returned function stops it and writes the profile. */
+async function startProfile(file: string | undefined): Promise<(() => Promise<void>) | null> {
+  if (!file) return null;
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 200 });
+  await session.post('Profiler.start');
+  return async () => {
+    const { profile } = await session.post('Profiler.stop');
+    fs.writeFileSync(file, JSON.stringify(profile));
+    session.disconnect();
+  };
 }
 
 main().catch((err: unknown) => {

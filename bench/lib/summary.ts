@@ -1,6 +1,7 @@
 import os from 'node:os';
 import type { DbLimitResult } from './db-limit.js';
 import type { LoadResult } from './load.js';
+import type { CpuShares, PacedLatency, ProviderResults } from './provider-scenarios.js';
 import { boundRow, mib, ratioRow, type MachineInfo, type Row } from './report.js';
 import type { WebhookResult } from './webhook-scenario.js';
 
@@ -16,6 +17,8 @@ export interface Results {
   memory: Record<string, unknown> | null;
   /** RSS of the service around the HTTP create run. */
   createRss: { before: number; after: number; createdThroughHttp: number } | null;
+  /** The providers section (bench/lib/provider-scenarios.ts). */
+  providers: ProviderResults | null;
   rows: Row[];
   sectionSeconds: Record<string, number>;
   /** 1-minute load average when each section started: other work on the machine shows up here. */
@@ -113,6 +116,7 @@ export function summaryRows(r: Results): Row[] {
   } else {
     rows.push(boundRow('Webhooks', w ? w.note : 'not measured', 'p99 < 50 ms at 1000 ev/s', null));
   }
+  rows.push(...providerRows(r.providers));
   if (r.createRss) {
     rows.push(
       boundRow(
@@ -137,6 +141,45 @@ export function summaryRows(r: Results): Row[] {
     rows.push(boundRow('Service RSS flat', 'not measured', 'flat', null));
   }
   return rows;
+}
+
+/** The providers section's rows: SMPP throughput against the bare package, and three paced latencies. */
+function providerRows(p: ProviderResults | null): Row[] {
+  const t = p?.smppThroughput ?? null;
+  const rate = p?.settings.rate ?? 500;
+  const latencyRow = (figure: string, l: PacedLatency | null, answered: string): Row => {
+    if (!l) return boundRow(figure, 'n/a', 'p99 < 50 ms', null);
+    const complete = l.ok === l.sent && l.matched === l.ok;
+    const counts = complete ? `${l.matched} of ${l.sent}` : `${l.matched} matched of ${l.ok} ok of ${l.sent} sent`;
+    return boundRow(
+      figure,
+      `p50 ${l.p50.toFixed(1)} ms, p99 ${l.p99.toFixed(1)} ms (${counts})`,
+      'p99 < 50 ms',
+      l.p99 < 50 && complete,
+      `${answered} answered: p50 ${l.responseP50.toFixed(1)} ms, p99 ${l.responseP99.toFixed(1)} ms`,
+    );
+  };
+  const h = p?.httpLatency ?? null;
+  return [
+    ratioRow(
+      `SMPP submits/s vs bare smpp client (one bind, window ${t?.window ?? 10})`,
+      t?.provider.submitsPerSecond ?? null,
+      'submits/s',
+      'bare smpp client',
+      t?.bare.submitsPerSecond ?? null,
+      0.8,
+    ),
+    latencyRow(`SMPP create-to-submit_sm at ${rate} creates/s`, p?.smppLatency ?? null, 'create'),
+    latencyRow(`HTTP gateway create-to-request at ${rate} creates/s`, h, 'create'),
+    boundRow(
+      'HTTP gateway TCP connections in that run',
+      h ? `${h.gatewayConnections} for ${h.gatewayRequests.toLocaleString('en-US')} requests` : 'n/a',
+      `≤ ${h?.poolSize ?? 16} (the provider's pool)`,
+      h ? h.gatewayConnections <= h.poolSize : null,
+      h ? `pool size ${h.poolSize}` : '',
+    ),
+    latencyRow(`Receipt-to-webhook (UNDELIVERED → action.otp.failed) at ${rate}/s`, p?.receiptLatency ?? null, 'receipt'),
+  ];
 }
 
 export function standingNotes(r: Results): string[] {
@@ -168,6 +211,42 @@ export function standingNotes(r: Results): string[] {
       `1-min load average at section starts: ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)} on ${cpus} CPUs ` +
         '(the bench itself keeps about 2–3 busy; much more means other work on the machine competed and lowered that section).',
     );
+  }
+  if (r.providers) {
+    const p = r.providers;
+    notes.push(
+      'Providers: the SMSC is the smpp package\'s server in its own process, answering each submit_sm at once; SMPP ' +
+        `throughput is ${p.settings.smppSeconds} s per side after 1 s of warm-up, our provider's send (kept ${2 * p.settings.window} sends ` +
+        `in flight, each with a 10 s AbortSignal as the send worker gives it) then a bare smpp client with ${p.settings.window} ` +
+        'submit_sm outstanding (Nagle off on both). Latencies: requests paced evenly over ' +
+        `${p.settings.connections} connections for ${p.settings.seconds} s after ${p.settings.warmUpSeconds} s unmeasured; from the ` +
+        'request leaving the bench to the SMSC / gateway / webhook receiver having its effect; the baseline column is the ' +
+        'HTTP answer of the request itself (committed). The gateway and receiver run in the bench process; the SMSC clock ' +
+        `offset is measured and taken off (${p.clock ? `${p.clock.offsetMs.toFixed(2)} ms, round trip ${p.clock.rttMs.toFixed(2)} ms` : 'n/a'}).`,
+    );
+    const cpuText = (name: string, c: CpuShares | null | undefined) =>
+      c
+        ? `${name}: machine ${c.machine ?? 'n/a'} busy, ` +
+          Object.entries(c.processes)
+            .map(([k, v]) => `${k} ${v ?? 'n/a'}`)
+            .join(', ')
+        : `${name}: n/a`;
+    const t = p.smppThroughput;
+    notes.push(
+      `Providers CPU, in CPUs of ${r.machine?.cpus ?? os.cpus().length} (machine minus ours is other work): ` +
+        [
+          cpuText('smpp provider run', t?.provider.cpu),
+          cpuText('bare client run', t?.bare.cpu),
+          cpuText('smpp creates', p.smppLatency?.cpu),
+          cpuText('http creates', p.httpLatency?.cpu),
+          cpuText('receipts', p.receiptLatency?.cpu),
+        ].join('; ') +
+        (t
+          ? `. CPU µs per submit, bench process / SMSC: provider ${t.provider.cpuMicrosPerSubmit.bench} / ${t.provider.cpuMicrosPerSubmit.smsc}, ` +
+            `bare ${t.bare.cpuMicrosPerSubmit.bench} / ${t.bare.cpuMicrosPerSubmit.smsc}.`
+          : '.'),
+    );
+    notes.push(...p.notes);
   }
   if (r.webhooks && r.webhooks.available) {
     notes.push(
