@@ -32,6 +32,7 @@ interface HistoryQuery {
 export class GroupTransaction {
   private locks: Waiting<string, void>[] = [];
   private rowLocks: Waiting<string, Selectable<VerificationsTable> | null>[] = [];
+  private messages: Waiting<{ readonly provider: string; readonly messageId: string }, string | null>[] = [];
   private histories: Waiting<HistoryQuery, PhoneHistory>[] = [];
   /** Scripts running JavaScript now (not waiting for the database, not done). */
   private running: number;
@@ -54,6 +55,11 @@ export class GroupTransaction {
 
   history(query: HistoryQuery): Promise<PhoneHistory> {
     return this.enqueue(this.histories, query);
+  }
+
+  /** The verification a provider's message was for. */
+  providerMessage(provider: string, messageId: string): Promise<string | null> {
+    return this.enqueue(this.messages, { provider, messageId });
   }
 
   /** A verification's row, locked until the transaction ends. */
@@ -151,7 +157,7 @@ export class GroupTransaction {
   /** One script stopped running; when none runs, what they asked for goes out. */
   private pause(): void {
     this.running -= 1;
-    const asked = this.locks.length + this.rowLocks.length + this.histories.length;
+    const asked = this.locks.length + this.rowLocks.length + this.histories.length + this.messages.length;
     if (this.running > 0 || this.scheduled || asked === 0) return;
     this.scheduled = true;
     this.flushing = this.flushing.then(() => {
@@ -164,6 +170,18 @@ export class GroupTransaction {
     const locks = this.locks.splice(0);
     const rowLocks = this.rowLocks.splice(0);
     const histories = this.histories.splice(0);
+    const messages = this.messages.splice(0);
+    if (messages.length > 0) {
+      await settle(messages, async () => {
+        const rows = await this.trx
+          .selectFrom('provider_messages')
+          .select(['provider', 'message_id', 'verification_id'])
+          .where(sql<boolean>`(provider, message_id) IN (SELECT * FROM unnest(${messages.map((m) => m.item.provider)}::text[], ${messages.map((m) => m.item.messageId)}::text[]))`)
+          .execute();
+        const byKey = new Map(rows.map((r) => [`${r.provider}\u0000${r.message_id}`, r.verification_id]));
+        return messages.map(({ item }) => byKey.get(`${item.provider}\u0000${item.messageId}`) ?? null);
+      });
+    }
     if (locks.length > 0) {
       await settle(locks, async () => {
         // In a fixed order, so that groups on other instances cannot deadlock with this one.
@@ -295,16 +313,8 @@ export class SqlVerificationTx implements VerificationTx {
     return row ? toSendJob(row, null) : null;
   }
 
-  async findProviderMessage(provider: string, messageId: string): Promise<string | null> {
-    const row = await this.group.alone((trx) =>
-      trx
-        .selectFrom('provider_messages')
-        .select('verification_id')
-        .where('provider', '=', provider)
-        .where('message_id', '=', messageId)
-        .executeTakeFirst(),
-    );
-    return row?.verification_id ?? null;
+  findProviderMessage(provider: string, messageId: string): Promise<string | null> {
+    return this.group.providerMessage(provider, messageId);
   }
 
   saveSendJob(job: SendJob, verification: Verification | null, at: Date): void {

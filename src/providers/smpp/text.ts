@@ -64,6 +64,8 @@ export const MAX_PARTS = 255;
  * caller changes it for every multipart message. Returns null when the text would need more than MAX_PARTS.
  */
 export function encodeText(text: string, reference: number): EncodedText | null {
+  const single = singleGsm(text);
+  if (single) return { dataCoding: DATA_CODING_GSM, parts: [{ shortMessage: single, udh: false }] };
   const { dataCoding, units: all } = units(text);
   const limit = LIMITS[dataCoding];
   const total = all.reduce((n, u) => n + u.length, 0);
@@ -85,6 +87,29 @@ export function encodeText(text: string, reference: number): EncodedText | null 
     return { shortMessage: Buffer.concat([header, ...chunk]), udh: true };
   });
   return { dataCoding, parts };
+}
+
+/**
+ * A text that fits one GSM message (every code, in every language the default alphabet covers), in one pass
+ * and one buffer: the common case, on the send path of every SMS. Null when it needs UCS-2 or more parts.
+ */
+function singleGsm(text: string): Buffer | null {
+  const limit = LIMITS[DATA_CODING_GSM].single;
+  if (text.length > limit) return null;
+  const out = Buffer.allocUnsafe(limit);
+  let n = 0;
+  for (const c of text) {
+    const basic = basicIndex.get(c);
+    if (basic !== undefined) {
+      out[n++] = basic;
+      continue;
+    }
+    const ext = GSM_EXTENSION[c];
+    if (ext === undefined || n + 2 > limit) return null;
+    out[n++] = ESCAPE;
+    out[n++] = ext;
+  }
+  return Buffer.from(out.subarray(0, n));
 }
 
 /** Text back to GSM 03.38 octets, characters outside it as '?': undoes the smpp package's decoding of data_coding 0. */
