@@ -187,8 +187,8 @@ export function standingNotes(r: Results): string[] {
     `Load: autocannon, ${r.settings.connections} connections, ${r.settings.secondsPerScenario} s per run after a ${r.settings.warmUpSeconds} s warm-up; ` +
       'every server in its own process on this machine; throughput counts 2xx responses only.',
     'Create sends a new +234 80X number each request (per-phone limits off; CLIENT_RATE_LIMIT_PER_SECOND=0). The service ' +
-      'also sends each code (the log provider stores the message and the job is completed, both batched); better-auth ' +
-      'sendOTP does nothing.',
+      'also sends each code: the log provider stores the message (batched) and the provider\'s answer is recorded by its ' +
+      'transaction script (delivery SENT, the job done, the message id kept; group-committed); better-auth sendOTP does nothing.',
     'Verify sends the right code to a PENDING verification never verified before (seeded with generate_series), so each ' +
       'call does the read + conditional update + event insert; fetch reads random ids among the seeded ones.',
     'Database limit: one operation\'s statements at a time per worker (create: its transaction; fetch: the point select; ' +
