@@ -10,6 +10,8 @@ export interface TempPostgres {
   readonly url: string;
   readonly port: number;
   readonly version: string;
+  /** The server's data folder (its postmaster.pid names the server's process). */
+  readonly dataDir: string;
   stop(): void;
 }
 
@@ -71,6 +73,7 @@ export async function startTempPostgres(settings: Record<string, string> = {}): 
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,
     version,
+    dataDir,
     stop: () => {
       if (stopped) return;
       stopped = true;

@@ -100,6 +100,11 @@ export const settings = {
     parse: databaseUrl,
   },
   DATABASE_POOL_SIZE: { doc: 'PostgreSQL connections per process', default: '20', parse: integer(1, 500) },
+  DATABASE_TIMEOUT_MS: {
+    doc: 'The longest a database query or transaction may take, waiting for a connection included (PostgreSQL: connect, statement, lock and idle-in-transaction time-outs, and a client-side bound for a server that stops answering; embedded: the wait for its single session); past it the request answers 503 UNAVAILABLE and nothing is half done',
+    default: '5000',
+    parse: integer(100, 600_000),
+  },
   DATA_DIR: {
     doc: 'Folder of the embedded database and its admin socket (memory:// keeps it in memory only)',
     default: './data',

@@ -5,7 +5,7 @@ import { knownScopes } from './domain/scopes.js';
 import { systemClock, type Clock, type Random } from './domain/ports.js';
 import { cryptoRandom } from './domain/random.js';
 import { parseAdminCommand, runAdminCommand, type AdminDeps } from './admin/commands.js';
-import { serveAdminSocket } from './admin/socket.js';
+import { claimAdminSocket, type AdminSocket } from './admin/socket.js';
 import { buildApp, type AppDeps } from './http/app.js';
 import { webhookRoutes } from './http/routes/webhooks.js';
 import { housekeeping } from './jobs/housekeeping.js';
@@ -102,10 +102,12 @@ export function adminDeps(services: Services): AdminDeps {
 
 export async function startServer(config: Config, options: ServerOptions): Promise<RunningServer> {
   const { logger } = options;
-  const services = await createServices(config, logger, options.clock ?? systemClock, options.random ?? cryptoRandom);
+  const admin = await claimEmbeddedAdminSocket(config);
+  const services = await createServicesOrRelease(config, options, admin);
   const closers: (() => Promise<void>)[] = [() => services.db.close()];
+  if (admin) closers.unshift(admin.close);
   try {
-    await prepareEmbedded(services, closers);
+    prepareEmbedded(services, admin);
     if (services.db.kind === 'pglite') {
       await createDevelopmentClient(services, options.print ?? ((t) => process.stdout.write(t)));
     }
@@ -150,11 +152,12 @@ export interface RunningWorkers {
  * server (and answers the CLI on the admin socket).
  */
 export async function startWorkers(config: Config, options: ServerOptions): Promise<RunningWorkers> {
-  const { logger } = options;
-  const services = await createServices(config, logger, options.clock ?? systemClock, options.random ?? cryptoRandom);
+  const admin = await claimEmbeddedAdminSocket(config);
+  const services = await createServicesOrRelease(config, options, admin);
   const closers: (() => Promise<void>)[] = [() => services.db.close()];
+  if (admin) closers.unshift(admin.close);
   try {
-    await prepareEmbedded(services, closers);
+    prepareEmbedded(services, admin);
     const workers = new Workers(workerDeps(services, true));
     closers.unshift(() => workers.stop());
     await workers.start();
@@ -171,10 +174,28 @@ export async function startWorkers(config: Config, options: ServerOptions): Prom
 }
 
 /**
- * Said at every start (contract 8): with the `log` provider nothing leaves the machine. Then, on the embedded
- * database: the one-process warning, and the admin socket the CLI talks to meanwhile.
+ * On the embedded database, the admin socket, claimed before anything else: it is how a second server on the
+ * same DATA_DIR learns that one runs, and it must learn that before it opens the database (see claimAdminSocket).
  */
-async function prepareEmbedded(services: Services, closers: (() => Promise<void>)[]): Promise<void> {
+function claimEmbeddedAdminSocket(config: Config): Promise<AdminSocket | null> {
+  return config.DATABASE_URL === undefined && config.adminSocketPath ? claimAdminSocket(config.adminSocketPath) : Promise.resolve(null);
+}
+
+/** createServices (database opened and migrated); if that fails, the admin socket is let go. */
+async function createServicesOrRelease(config: Config, options: ServerOptions, admin: AdminSocket | null): Promise<Services> {
+  try {
+    return await createServices(config, options.logger, options.clock ?? systemClock, options.random ?? cryptoRandom);
+  } catch (err) {
+    await admin?.close();
+    throw err;
+  }
+}
+
+/**
+ * Said at every start (contract 8): with the `log` provider nothing leaves the machine. Then, on the embedded
+ * database: the one-process warning, and the admin socket starts answering the CLI.
+ */
+function prepareEmbedded(services: Services, admin: AdminSocket | null): void {
   const { config, logger } = services;
   const logged = (['sms', 'call'] as const).filter((c) => config.providers[c].some((p) => p.module.name === 'log'));
   if (logged.length > 0) {
@@ -188,13 +209,12 @@ async function prepareEmbedded(services: Services, closers: (() => Promise<void>
     { dataDir: config.DATA_DIR },
     'using the embedded database (PGlite): it is for a single machine and a single process; set DATABASE_URL to use PostgreSQL',
   );
-  if (!config.adminSocketPath) return;
+  if (!admin) return;
   const deps = adminDeps(services);
-  const admin = await serveAdminSocket(config.adminSocketPath, async (input) => {
+  admin.serve(async (input) => {
     const command = parseAdminCommand(input);
     return typeof command === 'string' ? { ok: false, error: command } : runAdminCommand(deps, command);
   });
-  closers.unshift(admin.close);
 }
 
 /** On the embedded database's first start, a client to call the API with at once. */

@@ -87,6 +87,7 @@ export async function createServices(
     databaseUrl: config.DATABASE_URL,
     dataDir: config.DATA_DIR,
     poolSize: config.DATABASE_POOL_SIZE,
+    timeoutMs: config.DATABASE_TIMEOUT_MS,
     ...(options.pgliteDump && { pgliteDump: options.pgliteDump }),
   });
   const now = () => clock.now().getTime();

@@ -1,19 +1,28 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
+import path from 'node:path';
+
+/** Answers one operator command. */
+export type AdminHandler = (command: unknown) => Promise<unknown>;
+
+/** The admin socket of a server, held from before its database is opened. */
+export interface AdminSocket {
+  /** Starts answering commands; those that came earlier waited for this. */
+  serve(handle: AdminHandler): void;
+  close(): Promise<void>;
+}
 
 /**
  * The embedded database admits one process, so while the server runs the CLI hands it commands over a
- * unix socket in DATA_DIR (mode 0600: only the owner of the data may use it).
+ * unix socket in DATA_DIR (mode 0600: only the owner of the data may use it). The socket is also what tells a
+ * second server that the first runs, so it is claimed first thing, before the database is opened: a second
+ * process that opened the database beside a first one writing to it ended in `Aborted()` from WebAssembly.
  */
-export async function serveAdminSocket(
-  socketPath: string,
-  handle: (command: unknown) => Promise<unknown>,
-): Promise<{ close: () => Promise<void> }> {
-  if (await isListening(socketPath)) {
-    throw new Error(`another server is already running on this DATA_DIR (${socketPath} answers)`);
-  }
-  fs.rmSync(socketPath, { force: true });
+export async function claimAdminSocket(socketPath: string): Promise<AdminSocket> {
+  const alreadyRunning = () => new Error(`another server is already running on this DATA_DIR (${socketPath} answers)`);
+  let serve!: (handle: AdminHandler) => void;
+  const handler = new Promise<AdminHandler>((resolve) => (serve = resolve));
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -25,20 +34,38 @@ export async function serveAdminSocket(
         res.writeHead(400).end(JSON.stringify({ ok: false, error: 'not JSON' }));
         return;
       }
-      handle(command).then(
+      handler.then((handle) => handle(command)).then(
         (result) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(result)),
         () => res.writeHead(500).end(JSON.stringify({ ok: false, error: 'the command failed; see the server log' })),
       );
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(socketPath, () => resolve());
-  });
+  const listen = () =>
+    new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(socketPath, () => {
+        server.removeListener('error', reject);
+        resolve();
+      });
+    });
+  fs.mkdirSync(path.dirname(socketPath), { recursive: true });
+  try {
+    // Binding is the check: of two servers starting at once, only one can bind the path.
+    await listen();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+    if (await isListening(socketPath)) throw alreadyRunning();
+    // A socket file left by a server that died: nothing answers on it.
+    fs.rmSync(socketPath, { force: true });
+    await listen();
+  }
   fs.chmodSync(socketPath, 0o600);
   return {
+    serve,
     close: () =>
       new Promise<void>((resolve) => {
+        // Commands still waiting for a server that never started are told so.
+        serve(async () => ({ ok: false, error: 'the server did not start' }));
         server.close(() => resolve());
         fs.rmSync(socketPath, { force: true });
       }),

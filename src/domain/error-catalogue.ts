@@ -32,6 +32,8 @@ export const errorCatalogue = {
   RATE_LIMITED: { status: 429, message: 'Too many requests' },
   /** Anything unexpected; logged with the request id. */
   INTERNAL_ERROR: { status: 500, message: 'Internal error' },
+  /** The database did not answer in time (DATABASE_TIMEOUT_MS); nothing was half done; Retry-After says when to come back. */
+  UNAVAILABLE: { status: 503, message: 'The service is temporarily unavailable; try again later' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;

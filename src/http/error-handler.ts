@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { FieldProblem } from '../domain/error-catalogue.js';
+import { UnavailableError } from '../domain/unavailable.js';
 import { sendError } from './envelope.js';
 
 interface ValidationItem {
@@ -33,8 +34,15 @@ const badBody = new Set([
   'FST_ERR_CTP_BODY_TOO_LARGE',
 ]);
 
-/** Maps whatever a /v1 route threw to the contract's error shape; anything unexpected is a logged 500. */
-export function v1ErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+/**
+ * Maps whatever a /v1 route threw to the contract's error shape: a database that did not answer in time is a
+ * 503 with Retry-After (the store rolled back what it had begun); anything unexpected is a logged 500.
+ */
+export function v1ErrorHandler(error: FastifyError | UnavailableError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (error instanceof UnavailableError) {
+    request.log.warn({ reason: error.message }, 'database unavailable');
+    return sendError(reply, 'UNAVAILABLE', { retryAfterSeconds: error.retryAfterSeconds });
+  }
   if (error.validation) {
     return sendError(reply, 'VALIDATION_ERROR', { details: fieldProblems(error.validation, error.validationContext) });
   }

@@ -1,3 +1,15 @@
+import type { Logger } from 'pino';
+import { UnavailableError } from '../domain/unavailable.js';
+
+/**
+ * How a background task's failed round is logged. A database that did not answer in time is expected on a bad
+ * day and says so in one line (the task runs again at its next round, so nothing wedges); anything else is an error.
+ */
+export function logTaskFailure(logger: Logger, task: string, err: unknown): void {
+  if (err instanceof UnavailableError) logger.warn({ task, reason: err.message }, 'background task: database unavailable; trying again');
+  else logger.error({ err, task }, 'background task failed');
+}
+
 /**
  * Runs `work` every `intervalMs`, or at once when woken; never two runs at a time. When a run reports it
  * did a full batch (`true`), the next starts without waiting, so a backlog drains at full speed.

@@ -7,7 +7,7 @@ import { effectiveStatus, type Verification } from '../domain/verification.js';
 import type { Outgoing, Provider, SendResult } from '../channels/provider-port.js';
 import type { CircuitBreaker } from './circuit-breaker.js';
 import type { SendJobQueue } from './send-jobs.js';
-import { PeriodicTask } from './periodic-task.js';
+import { logTaskFailure, PeriodicTask } from './periodic-task.js';
 
 export interface SendWorkerDeps {
   readonly jobs: SendJobQueue;
@@ -38,9 +38,7 @@ export class SendWorker {
   private readonly task: PeriodicTask;
 
   constructor(private readonly deps: SendWorkerDeps) {
-    this.task = new PeriodicTask('send', 500, () => this.runOnce(), (name, err) =>
-      deps.logger.error({ err, task: name }, 'background task failed'),
-    );
+    this.task = new PeriodicTask('send', 500, () => this.runOnce(), (name, err) => logTaskFailure(deps.logger, name, err));
   }
 
   start(): void {

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { CommitDispatcher } from './after-commit.js';
-import { PeriodicTask } from './periodic-task.js';
+import { logTaskFailure, PeriodicTask } from './periodic-task.js';
 import type { SendWorker } from './send-worker.js';
 import type { DeliveryWorker } from '../webhooks/delivery-worker.js';
 import { NotifyListener } from '../webhooks/notify-listener.js';
@@ -37,7 +37,7 @@ export class Workers {
   private readonly clientListener: NotifyListener | null;
 
   constructor(private readonly deps: WorkerDeps) {
-    const onError = (name: string, err: unknown) => deps.logger.error({ err, task: name }, 'background task failed');
+    const onError = (name: string, err: unknown) => logTaskFailure(deps.logger, name, err);
     this.tasks = [
       // Expired verifications are recorded, with their events, within a second of their time.
       new PeriodicTask('expiry-sweep', 1_000, async () => (await deps.expireDue(500)) === 500, onError),

@@ -1,8 +1,11 @@
+import { UnavailableError } from '../domain/unavailable.js';
+
 /**
  * Batches concurrent work: items handed in while a flush is in flight wait and go together in the next
  * one, so under load many writes share one statement and one commit (group commit) and many point reads
  * one query, and when idle an item goes at once, alone (no added latency). `flush` returns one result per
- * item, in order.
+ * item, in order. When the database did not answer a flush (UnavailableError), the items queued behind it
+ * fail with it too rather than wait out the time-out once more.
  */
 export class Batcher<T, R = void> {
   private queue: { item: T; resolve: (result: R) => void; reject: (err: unknown) => void }[] = [];
@@ -33,7 +36,7 @@ export class Batcher<T, R = void> {
           else b.reject(new Error('group commit returned fewer results than items'));
         });
       } catch (err) {
-        for (const b of batch) b.reject(err);
+        for (const b of err instanceof UnavailableError ? [...batch, ...this.queue.splice(0)] : batch) b.reject(err);
       }
     }
     this.flushing = false;

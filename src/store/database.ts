@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
+import { BoundedPgPool } from './bounded-pool.js';
 import { PGlitePool } from './pglite-pool.js';
 import { migrateToLatest } from './migrations.js';
 import type { Database } from './schema.js';
@@ -24,15 +25,18 @@ export interface DbOptions {
   readonly databaseUrl: string | undefined;
   readonly dataDir: string;
   readonly poolSize: number;
+  /** DATABASE_TIMEOUT_MS: the longest a query or transaction may take, the wait for a connection included. */
+  readonly timeoutMs: number;
   /** In-memory PGlite only: start from this dump of a data folder (tests clone a migrated template). */
   readonly pgliteDump?: Blob;
 }
 
 /** Opens the database the settings name and brings its schema up to date. */
 export async function openDatabase(options: DbOptions): Promise<Db> {
-  const handle = options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize) : await openPGlite(options);
+  if (options.databaseUrl) await migratePostgres(options.databaseUrl, options.timeoutMs);
+  const handle = options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize, options.timeoutMs) : await openPGlite(options);
   try {
-    await migrateToLatest(handle.db as Kysely<unknown>);
+    if (!options.databaseUrl) await migrateToLatest(handle.db as Kysely<unknown>);
   } catch (err) {
     await handle.close();
     throw err;
@@ -40,11 +44,38 @@ export async function openDatabase(options: DbOptions): Promise<Db> {
   return handle;
 }
 
-function openPostgres(url: string, poolSize: number): Db {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+/**
+ * Migrations run on a connection of their own, without the statement and lock time-outs: a long migration
+ * (an index on a big table), or one waiting for another instance's migrations, is not cut short. Reaching
+ * the server is bounded all the same.
+ */
+async function migratePostgres(url: string, timeoutMs: number): Promise<void> {
+  const pool = new pg.Pool({ connectionString: url, max: 1, connectionTimeoutMillis: timeoutMs });
+  pool.on('error', () => undefined);
+  const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) });
+  try {
+    await migrateToLatest(db);
+  } finally {
+    await db.destroy();
+  }
+}
+
+function openPostgres(url: string, poolSize: number, timeoutMs: number): Db {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    // Waiting for a connection, new or free, is bounded.
+    connectionTimeoutMillis: timeoutMs,
+    // Set in each session at connect: the server itself ends what overruns, and rolls back an abandoned transaction.
+    statement_timeout: timeoutMs,
+    lock_timeout: timeoutMs,
+    idle_in_transaction_session_timeout: timeoutMs,
+    // A server that does not answer at all cannot fire its own timers: the client gives up too.
+    query_timeout: timeoutMs,
+  });
   // An idle client that loses its server must not take the process down.
   pool.on('error', () => undefined);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new BoundedPgPool(pool, timeoutMs) }) });
   return {
     kind: 'postgres',
     db,
@@ -67,7 +98,7 @@ async function openPGlite(options: DbOptions): Promise<Db> {
     fs.mkdirSync(dir, { recursive: true });
     pglite = await PGlite.create(dir);
   }
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new PGlitePool(pglite) }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new PGlitePool(pglite, options.timeoutMs) }) });
   return {
     kind: 'pglite',
     db,
@@ -83,7 +114,7 @@ async function openPGlite(options: DbOptions): Promise<Db> {
 
 /** A dump of a migrated, empty in-memory database, to start others from quickly. */
 export async function migratedPGliteDump(): Promise<Blob> {
-  const handle = await openDatabase({ databaseUrl: undefined, dataDir: inMemoryDataDir, poolSize: 1 });
+  const handle = await openDatabase({ databaseUrl: undefined, dataDir: inMemoryDataDir, poolSize: 1, timeoutMs: 60_000 });
   try {
     return await handle.dumpDataDir();
   } finally {

@@ -1,8 +1,12 @@
+import { UnavailableError } from '../domain/unavailable.js';
+
 /**
  * Runs units of work in groups: units handed in while a group is being committed wait and go together in the
  * next one, so under load many share one transaction, and when idle a unit goes at once, alone. Two units with
  * a key in common never share a group (the later waits for the next). When a group fails, each of its units is
- * run again alone, so that one unit's failure (or a deadlock) fails only itself.
+ * run again alone, so that one unit's failure (or a deadlock) fails only itself; but not when the database did
+ * not answer (UnavailableError): then the group and the units that queued behind it meanwhile fail with it,
+ * rather than wait out the time-out once more (a request answers 503 within DATABASE_TIMEOUT_MS, not twice it).
  */
 export class GroupCommit<U, R> {
   private queue: { unit: U; keys: readonly string[]; resolve: (r: R) => void; reject: (err: unknown) => void }[] = [];
@@ -29,7 +33,8 @@ export class GroupCommit<U, R> {
         const results = await this.commit(group.map((g) => g.unit));
         group.forEach((g, i) => (i < results.length ? g.resolve(results[i] as R) : g.reject(new Error('group commit returned fewer results than units'))));
       } catch (err) {
-        if (group.length === 1) group[0]?.reject(err);
+        if (err instanceof UnavailableError) for (const g of [...group, ...this.queue.splice(0)]) g.reject(err);
+        else if (group.length === 1) group[0]?.reject(err);
         else await Promise.all(group.map((g) => this.commit([g.unit]).then((r) => g.resolve(r[0] as R), g.reject)));
       }
     }

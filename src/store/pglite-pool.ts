@@ -1,16 +1,24 @@
 import type { PGlite } from '@electric-sql/pglite';
 import type { PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
+import { UnavailableError } from '../domain/unavailable.js';
+import { retryAfterFor } from './bounded-pool.js';
 
 /**
  * Presents one PGlite instance as the `pg` pool that Kysely's PostgreSQL dialect expects.
  *
  * PGlite is a single session, so a "connection" is the whole database: it is lent to one holder at a time
  * and the others queue. Without this, two interleaved Kysely transactions would share one session.
+ * The wait for the turn is bounded (DATABASE_TIMEOUT_MS, as PostgreSQL bounds the wait for a connection): a
+ * holder that keeps the session too long makes the others fail with an UnavailableError rather than queue
+ * without end, and a waiter that gave up passes its turn on as soon as it comes.
  */
 export class PGlitePool implements PostgresPool {
   private tail: Promise<void> = Promise.resolve();
 
-  constructor(private readonly pglite: PGlite) {}
+  constructor(
+    private readonly pglite: PGlite,
+    private readonly timeoutMs: number,
+  ) {}
 
   async connect(): Promise<PostgresPoolClient> {
     let release!: () => void;
@@ -19,7 +27,19 @@ export class PGlitePool implements PostgresPool {
     });
     const previous = this.tail;
     this.tail = previous.then(() => turn);
-    await previous;
+    let timer: NodeJS.Timeout | undefined;
+    const gaveUp = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), this.timeoutMs);
+    });
+    const came = await Promise.race([previous.then(() => true), gaveUp]);
+    clearTimeout(timer);
+    if (!came) {
+      void previous.then(() => release());
+      throw new UnavailableError(
+        `the embedded database was busy for longer than ${this.timeoutMs} ms`,
+        retryAfterFor(this.timeoutMs),
+      );
+    }
     const pglite = this.pglite;
     let released = false;
     return {

@@ -5,7 +5,7 @@ import type { AttemptRecord, ClaimedEvent } from '../domain/webhook-delivery.js'
 import type { WebhookHttpClient } from './guarded-client.js';
 import type { WebhookOutbox, WebhookSecrets } from './outbox.js';
 import { parseStoredPayload, serializePayload } from './payload.js';
-import { PeriodicTask } from '../jobs/periodic-task.js';
+import { logTaskFailure, PeriodicTask } from '../jobs/periodic-task.js';
 import { decideRetry, type AttemptResult } from './retry-policy.js';
 import { activeSecrets, signedHeaders, type ClientSecrets } from './signer.js';
 
@@ -44,7 +44,7 @@ export class DeliveryWorker {
 
   constructor(private readonly deps: DeliveryWorkerDeps) {
     this.task = new PeriodicTask('webhooks', deps.pollIntervalMs, () => this.runOnce(), (name, err) =>
-      deps.logger.error({ err, task: name }, 'background task failed'),
+      logTaskFailure(deps.logger, name, err),
     );
   }
 

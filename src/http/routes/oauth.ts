@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { knownScopes } from '../../domain/scopes.js';
+import { UnavailableError } from '../../domain/unavailable.js';
 import { OAuthError, parseBasic, type TokenEndpoint, type TokenParams } from '../../oauth/token-endpoint.js';
 import type { IssuedToken } from '../../oauth/token-service.js';
 
@@ -59,7 +60,7 @@ export async function oauthRoutes(app: FastifyInstance, deps: OAuthRouteDeps): P
       done(err instanceof Error ? err : new Error(String(err)), undefined);
     }
   });
-  app.setErrorHandler((error: FastifyError | OAuthError, request, reply) => oauthError(error, request, reply));
+  app.setErrorHandler((error: FastifyError | OAuthError | UnavailableError, request, reply) => oauthError(error, request, reply));
 
   const issue = async (request: FastifyRequest): Promise<IssuedToken> => {
     if (!request.body) throw new OAuthError('invalid_request', 'Send the parameters as a form body', 400);
@@ -128,8 +129,15 @@ function jsonParams(body: unknown): TokenParams {
   return params;
 }
 
-function oauthError(error: FastifyError | OAuthError, request: FastifyRequest, reply: FastifyReply) {
+function oauthError(error: FastifyError | OAuthError | UnavailableError, request: FastifyRequest, reply: FastifyReply) {
   let oauth: OAuthError;
+  if (error instanceof UnavailableError) {
+    // RFC 6749 names this case for the authorization endpoint (4.1.2.1); the token endpoint borrows it.
+    request.log.warn({ reason: error.message }, 'database unavailable at the token endpoint');
+    noStore(reply);
+    reply.header('retry-after', String(error.retryAfterSeconds));
+    return reply.code(503).send({ error: 'temporarily_unavailable', error_description: 'The service is temporarily unavailable; try again later' });
+  }
   if (error instanceof OAuthError) {
     oauth = error;
   } else if (error.statusCode !== undefined && error.statusCode < 500) {
