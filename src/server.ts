@@ -46,6 +46,12 @@ export function appDeps(services: Services): AppDeps {
     publicBaseUrl: config.PUBLIC_BASE_URL ?? null,
     ready: () => services.db.ping(),
     trustProxy: config.TRUST_PROXY,
+    limits: {
+      headersTimeoutMs: config.HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: config.KEEP_ALIVE_TIMEOUT_MS,
+      maxConnections: config.MAX_CONNECTIONS,
+    },
     callbacks: {
       publicBaseUrl: config.PUBLIC_BASE_URL ?? null,
       provider: (name) => services.providers.named(name),

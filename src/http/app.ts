@@ -8,12 +8,15 @@ import { callbackRoutes, type CallbackRouteDeps } from './routes/callbacks.js';
 import { healthRoutes } from './routes/health.js';
 import { oauthRoutes, type OAuthRouteDeps } from './routes/oauth.js';
 import { otpRoutes } from './routes/otp.js';
+import { applyConnectionCap, clientErrorHandler, serverOptions, type ServerLimits } from './server-limits.js';
 
 export interface AppDeps extends AuthHookDeps, OAuthRouteDeps {
   readonly logger: FastifyBaseLogger;
   readonly verifications: VerificationService;
   readonly ready: () => Promise<boolean>;
   readonly trustProxy: boolean;
+  /** Time-outs and the connection cap of the HTTP server (contract 6). */
+  readonly limits: ServerLimits;
   /** Extra /v1 routes (behind the same auth hook), e.g. the webhook delivery log. */
   readonly extraV1Routes?: (app: FastifyInstance) => void;
   /** Providers' delivery callbacks; absent: no /callbacks routes. */
@@ -30,6 +33,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger,
     bodyLimit,
+    ...serverOptions(deps.limits),
+    clientErrorHandler: clientErrorHandler(deps.logger),
     trustProxy: deps.trustProxy,
     // A caller's request id is kept when it is safe to log; otherwise each request gets a fresh one.
     genReqId: (req) => {
@@ -44,6 +49,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return sendError(reply, 'NOT_FOUND', { message: 'No such route' });
     },
   });
+  applyConnectionCap(app.server, deps.limits);
   // A callback hook, not an async one: it runs on every request, and a promise per request is measurable.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
