@@ -75,6 +75,22 @@ forEachDatabase('security of /v1', (kind) => {
         assert.equal(res.headers['www-authenticate'], 'Bearer');
       });
 
+      it('refuses an access token in the query string with 400 VALIDATION_ERROR, even beside a valid header', async () => {
+        const { token, v } = await owned();
+        const { url, body } = route.request(v);
+        for (const headers of [{}, { authorization: `Bearer ${token}` }]) {
+          const res = await h.app.inject({
+            method: route.method,
+            url: `${url}?access_token=${encodeURIComponent(token)}`,
+            headers,
+            ...(body !== undefined && { payload: body as object }),
+          });
+          const err = expectV1Error(res, 400, 'VALIDATION_ERROR');
+          assert.deepEqual(err.error.details?.map((d) => d.field), ['access_token']);
+          assert.ok(!res.body.includes(token), 'the token is not echoed');
+        }
+      });
+
       it('answers a garbage token with 401 invalid_token', async () => {
         const { v, token } = await owned();
         for (const authorization of ['Bearer garbage', `Bearer ${token.slice(0, -2)}`, 'Bearer ....', `bearer ${token}x`]) {

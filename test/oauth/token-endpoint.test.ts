@@ -202,6 +202,23 @@ forEachDatabase('token endpoint', (kind) => {
       });
     }
 
+    for (const path of ['/oauth/token', '/oauth2/token']) {
+      it(`refuses credentials in the query string of ${path} (RFC 6749 2.3.1), naming them`, async () => {
+        const c = await h.client(['otp:send']);
+        const body = form([['grant_type', 'client_credentials'], ...creds(c)]);
+        const res = await post(`${path}?client_secret=${encodeURIComponent(c.clientSecret)}`, body, { contentType: formType });
+        expectOAuthError(res, 400, 'invalid_request');
+        assert.match(String(res.json().error_description), /client_secret/);
+        assert.ok(!res.body.includes(c.clientSecret));
+        assertNoStore(res);
+        const both = await post(`${path}?client_id=${c.clientId}&client_secret=x`, undefined);
+        expectOAuthError(both, 400, 'invalid_request');
+        assert.match(String(both.json().error_description), /client_id, client_secret/);
+        const ok = await post(`${path}?unrelated=1`, body, { contentType: formType });
+        assert.equal(ok.statusCode, 200, 'other query parameters are no reason to refuse');
+      });
+    }
+
     it('refuses a request without a body', async () => {
       expectOAuthError(await post('/oauth/token', undefined), 400, 'invalid_request');
       expectOAuthError(await post('/oauth2/token', '', { contentType: formType }), 400, 'invalid_request');

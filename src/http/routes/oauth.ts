@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { knownScopes } from '../../domain/scopes.js';
+import { queryParameterNames } from '../query-parameters.js';
 import { OAuthError, parseBasic, type TokenEndpoint, type TokenParams } from '../../oauth/token-endpoint.js';
 import type { IssuedToken } from '../../oauth/token-service.js';
 
@@ -70,7 +71,7 @@ export async function oauthRoutes(app: FastifyInstance, deps: OAuthRouteDeps): P
     });
   };
 
-  app.post('/oauth/token', { schema: { response: tokenResponseSchema } }, async (request, reply) => {
+  app.post('/oauth/token', { schema: { response: tokenResponseSchema }, onRequest: refuseParametersInUrl }, async (request, reply) => {
     const token = await issue(request);
     noStore(reply);
     return {
@@ -83,7 +84,7 @@ export async function oauthRoutes(app: FastifyInstance, deps: OAuthRouteDeps): P
     };
   });
 
-  app.post('/oauth2/token', { schema: { response: rfcTokenResponseSchema } }, async (request, reply) => {
+  app.post('/oauth2/token', { schema: { response: rfcTokenResponseSchema }, onRequest: refuseParametersInUrl }, async (request, reply) => {
     const token = await issue(request);
     noStore(reply);
     return {
@@ -113,6 +114,19 @@ function noStore(reply: FastifyReply): void {
 
 /** The parameters the token endpoint reads; other JSON fields are ignored (contract 1). */
 const tokenParamNames = new Set(['grant_type', 'scope', 'client_id', 'client_secret']);
+
+/**
+ * RFC 6749 2.3.1: client credentials MUST NOT be in the request URI (URLs end up in logs, proxies and
+ * histories). A token parameter in the query string is refused, naming it, before the body is read.
+ */
+function refuseParametersInUrl(request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
+  const named = [...queryParameterNames(request.url)].filter((name) => tokenParamNames.has(name) || name === 'access_token');
+  if (named.length > 0) {
+    done(new OAuthError('invalid_request', `Send ${named.join(', ')} in the request body, not in the URL`, 400));
+    return;
+  }
+  done();
+}
 
 /** A JSON token request as name -> values; a token parameter that is not a string is refused. */
 function jsonParams(body: unknown): TokenParams {
