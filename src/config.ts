@@ -106,6 +106,11 @@ export const settings = {
     default: './data',
     parse: text,
   },
+  NODE_ENV: {
+    doc: 'production: warn at start about what a deployment should set (PUBLIC_BASE_URL)',
+    default: 'development',
+    parse: text,
+  },
   PUBLIC_BASE_URL: {
     doc: 'External base URL of the service (https://otp.example.com): the OAuth issuer, and where providers send delivery receipts (required with a provider that sends them); derived from the request when unset',
     default: undefined,

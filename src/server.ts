@@ -106,6 +106,11 @@ export async function startServer(config: Config, options: ServerOptions): Promi
   const services = await createServices(config, logger, options.clock ?? systemClock, options.random ?? cryptoRandom);
   const closers: (() => Promise<void>)[] = [() => services.db.close()];
   try {
+    if (config.NODE_ENV === 'production' && config.PUBLIC_BASE_URL === undefined) {
+      logger.warn(
+        'PUBLIC_BASE_URL is unset in production: the OAuth metadata names the host each caller sends; set it to the external URL of the service',
+      );
+    }
     await prepareEmbedded(services, closers);
     if (services.db.kind === 'pglite') {
       await createDevelopmentClient(services, options.print ?? ((t) => process.stdout.write(t)));

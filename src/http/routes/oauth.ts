@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { knownScopes } from '../../domain/scopes.js';
+import { sendError } from '../envelope.js';
 import { queryParameterNames } from '../query-parameters.js';
 import { OAuthError, parseBasic, type TokenEndpoint, type TokenParams } from '../../oauth/token-endpoint.js';
 import type { IssuedToken } from '../../oauth/token-service.js';
@@ -95,8 +96,18 @@ export async function oauthRoutes(app: FastifyInstance, deps: OAuthRouteDeps): P
     };
   });
 
-  app.get('/.well-known/oauth-authorization-server', async (request) => {
-    const issuer = deps.publicBaseUrl ?? `${request.protocol}://${request.host}`;
+  app.get('/.well-known/oauth-authorization-server', async (request, reply) => {
+    let issuer = deps.publicBaseUrl;
+    if (issuer === null) {
+      // Derived from what the caller wrote: only a well-formed origin, and never cached for other callers.
+      issuer = requestOrigin(request.protocol, request.host);
+      if (issuer === null) {
+        return sendError(reply, 'BAD_REQUEST', {
+          message: 'The Host header is not a well-formed host[:port] (the operator can set PUBLIC_BASE_URL)',
+        });
+      }
+      noStore(reply);
+    }
     return {
       issuer,
       token_endpoint: `${issuer}/oauth2/token`,
@@ -106,6 +117,18 @@ export async function oauthRoutes(app: FastifyInstance, deps: OAuthRouteDeps): P
       response_types_supported: [],
     };
   });
+}
+
+const hostLabel = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
+/** A DNS name or IPv4 address, or a bracketed IPv6 address, with an optional port. */
+const hostPattern = new RegExp(`^(?:${hostLabel}(?:\\.${hostLabel})*|\\[[0-9A-Fa-f:.]{2,45}\\])(?::(\\d{1,5}))?$`);
+
+/** The origin a request names (Host, or X-Forwarded-* behind a trusted proxy), or null when it is not well-formed. */
+export function requestOrigin(protocol: string, host: string): string | null {
+  if (protocol !== 'http' && protocol !== 'https') return null;
+  const match = host.length <= 260 ? hostPattern.exec(host) : null;
+  if (!match || Number(match[1] ?? 0) > 65535) return null;
+  return `${protocol}://${host}`;
 }
 
 function noStore(reply: FastifyReply): void {
