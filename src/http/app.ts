@@ -43,6 +43,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     ajv: { customOptions: { coerceTypes: false, allErrors: true, removeAdditional: false } },
     return503OnClosing: true,
+    // A /v1 body with a __proto__ or constructor.prototype key is parsed with those keys dropped (contract 1:
+    // unknown fields are ignored), not refused as invalid JSON; they never reach an object's prototype.
+    onProtoPoisoning: 'remove',
+    onConstructorPoisoning: 'remove',
     // A path that is not valid percent-encoding names no route: the contract's 404, not Fastify's own 400 body.
     frameworkErrors: (_error, request, reply) => {
       reply.header('x-request-id', request.id);

@@ -175,6 +175,17 @@ forEachDatabase('security of /v1', (kind) => {
       }
     });
 
+    it('ignores __proto__ and constructor keys in a /v1 JSON body rather than refusing it, and pollutes nothing', async () => {
+      const { token } = await owned();
+      for (const extra of ['"__proto__":{"polluted":true}', '"constructor":{"prototype":{"polluted":true}}']) {
+        const body = `{"countryCode":"+234","phoneNumber":"${nextLocalNumber()}",${extra}}`;
+        const res = await h.call('POST', '/v1/otp/request', token, body, { 'content-type': 'application/json' });
+        assert.equal(res.statusCode, 200, res.body);
+        assert.equal(res.json().status, true);
+        assert.equal(({} as Record<string, unknown>).polluted, undefined);
+      }
+    });
+
     it('never exposes a field the record does not have (the response schema filters)', async () => {
       const { token, v } = await owned();
       const res = await h.call('GET', `/v1/otp/${v.id}`, token);

@@ -219,6 +219,19 @@ forEachDatabase('token endpoint', (kind) => {
       });
     }
 
+    it('refuses a JSON body that repeats a token parameter as a key (JSON.parse would keep the last)', async () => {
+      const c = await h.client(['otp:send']);
+      const head = `{"grant_type":"client_credentials","client_id":${JSON.stringify(c.clientId)}`;
+      for (const repeat of ['"client_secret"', '"client\\u005fsecret"']) {
+        const body = `${head},"client_secret":"cs_wrong",${repeat}:${JSON.stringify(c.clientSecret)}}`;
+        const res = await post('/oauth/token', body, { contentType: 'application/json' });
+        expectOAuthError(res, 400, 'invalid_request');
+        assert.match(String(res.json().error_description), /client_secret/);
+      }
+      const nested = `${head},"client_secret":${JSON.stringify(c.clientSecret)},"x":{"client_secret":"a","y":["client_secret"]}}`;
+      assert.equal((await post('/oauth/token', nested, { contentType: 'application/json' })).statusCode, 200, 'a nested key is no repeat');
+    });
+
     it('refuses a request without a body', async () => {
       expectOAuthError(await post('/oauth/token', undefined), 400, 'invalid_request');
       expectOAuthError(await post('/oauth2/token', '', { contentType: formType }), 400, 'invalid_request');

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { knownScopes } from '../../domain/scopes.js';
 import { sendError } from '../envelope.js';
+import { topLevelKeys } from '../json-keys.js';
 import { queryParameterNames } from '../query-parameters.js';
 import { OAuthError, parseBasic, type TokenEndpoint, type TokenParams } from '../../oauth/token-endpoint.js';
 import type { IssuedToken } from '../../oauth/token-service.js';
@@ -56,7 +57,7 @@ export async function oauthRoutes(app: FastifyInstance, deps: OAuthRouteDeps): P
       return;
     }
     try {
-      done(null, jsonParams(parsed));
+      done(null, jsonParams(parsed, topLevelKeys(String(body))));
     } catch (err) {
       done(err instanceof Error ? err : new Error(String(err)), undefined);
     }
@@ -151,8 +152,11 @@ function refuseParametersInUrl(request: FastifyRequest, _reply: FastifyReply, do
   done();
 }
 
-/** A JSON token request as name -> values; a token parameter that is not a string is refused. */
-function jsonParams(body: unknown): TokenParams {
+/**
+ * A JSON token request as name -> values; a token parameter that is not a string is refused. A key given twice
+ * keeps both (JSON.parse keeps only the last), so a repeated parameter is refused as in a form.
+ */
+function jsonParams(body: unknown, keys: readonly string[]): TokenParams {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new OAuthError('invalid_request', 'The JSON body must be an object', 400);
   }
@@ -160,7 +164,7 @@ function jsonParams(body: unknown): TokenParams {
   for (const [name, value] of Object.entries(body)) {
     if (!tokenParamNames.has(name)) continue;
     if (typeof value !== 'string') throw new OAuthError('invalid_request', `${name} must be a string`, 400);
-    params[name] = [value];
+    params[name] = keys.filter((key) => key === name).map(() => value);
   }
   return params;
 }
