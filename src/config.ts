@@ -69,7 +69,11 @@ const providerList = (channel: Channel) => (raw: string): string[] => {
 /** Every setting of the service: one table, read once at start. */
 export const settings = {
   PORT: { doc: 'TCP port the HTTP server listens on', default: '3000', parse: integer(0, 65535) },
-  HOST: { doc: 'Address the HTTP server binds to', default: '0.0.0.0', parse: text },
+  HOST: {
+    doc: 'Address the HTTP server binds to. When unset: 0.0.0.0 (every interface) with DATABASE_URL; 127.0.0.1 (this machine only) on the embedded database, whose development client is printed on first start',
+    default: undefined,
+    parse: text,
+  },
   HEADERS_TIMEOUT_MS: {
     doc: 'Time a client has to send a request\'s headers (from connecting, or from its previous request); then 408 and the connection is closed',
     default: '10000',
@@ -223,6 +227,8 @@ export type Config = Readonly<{
     : ReturnType<Settings[K]['parse']> | undefined;
 }> & {
   readonly adminSocketPath: string;
+  /** HOST, or its default: loopback on the embedded (development) database, every interface with PostgreSQL. */
+  readonly listenHost: string;
   /** The providers of each channel, in failover order, with their parsed settings. */
   readonly providers: Readonly<Record<Channel, readonly ConfiguredProvider[]>>;
 };
@@ -264,6 +270,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // memory:// keeps the embedded database in memory (tests); there is then no admin socket.
   const dataDir = out.DATA_DIR === 'memory://' ? 'memory://' : path.resolve(String(out.DATA_DIR));
   out.DATA_DIR = dataDir;
+  out.listenHost = out.HOST ?? (out.DATABASE_URL === undefined ? '127.0.0.1' : '0.0.0.0');
   out.adminSocketPath = dataDir === 'memory://' ? '' : path.join(dataDir, 'admin.sock');
   return Object.freeze(out) as Config;
 }

@@ -123,10 +123,10 @@ export async function startServer(config: Config, options: ServerOptions): Promi
     const app = await buildApp(appDeps(services));
     closers.unshift(() => workers.stop());
     await workers.start();
-    await app.listen({ port: config.PORT, host: config.HOST });
+    await app.listen({ port: config.PORT, host: config.listenHost });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.PORT;
-    const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST;
+    const host = config.listenHost === '0.0.0.0' || config.listenHost === '::' ? '127.0.0.1' : config.listenHost;
     return {
       app,
       services,
