@@ -88,7 +88,31 @@ const providerList = (channel: Channel) => (raw: string): string[] => {
 /** Every setting of the service: one table, read once at start. */
 export const settings = {
   PORT: { doc: 'TCP port the HTTP server listens on', default: '3000', parse: integer(0, 65535) },
-  HOST: { doc: 'Address the HTTP server binds to', default: '0.0.0.0', parse: text },
+  HOST: {
+    doc: 'Address the HTTP server binds to. When unset: 0.0.0.0 (every interface) with DATABASE_URL; 127.0.0.1 (this machine only) on the embedded database, whose development client is printed on first start',
+    default: undefined,
+    parse: text,
+  },
+  HEADERS_TIMEOUT_MS: {
+    doc: 'Time a client has to send a request\'s headers (from connecting, or from its previous request); then 408 and the connection is closed',
+    default: '10000',
+    parse: integer(100, 600_000),
+  },
+  REQUEST_TIMEOUT_MS: {
+    doc: 'Time a client has to send a whole request, body included (from connecting, or from its previous request); then 408 and the connection is closed. At least HEADERS_TIMEOUT_MS',
+    default: '30000',
+    parse: integer(100, 3_600_000),
+  },
+  KEEP_ALIVE_TIMEOUT_MS: {
+    doc: 'How long an idle keep-alive connection stays open between requests (keep it above a load balancer\'s idle time-out)',
+    default: '72000',
+    parse: integer(100, 3_600_000),
+  },
+  MAX_CONNECTIONS: {
+    doc: 'Open HTTP connections per process at most; connections past it are closed as soon as they are accepted',
+    default: '10000',
+    parse: integer(1, 1_000_000),
+  },
   LOG_LEVEL: {
     doc: 'pino log level',
     default: 'info',
@@ -108,6 +132,11 @@ export const settings = {
   DATA_DIR: {
     doc: 'Folder of the embedded database and its admin socket (memory:// keeps it in memory only)',
     default: './data',
+    parse: text,
+  },
+  NODE_ENV: {
+    doc: 'production: warn at start about what a deployment should set (PUBLIC_BASE_URL)',
+    default: 'development',
     parse: text,
   },
   PUBLIC_BASE_URL: {
@@ -226,6 +255,8 @@ export type Config = Readonly<{
     : ReturnType<Settings[K]['parse']> | undefined;
 }> & {
   readonly adminSocketPath: string;
+  /** HOST, or its default: loopback on the embedded (development) database, every interface with PostgreSQL. */
+  readonly listenHost: string;
   /** The providers of each channel, in failover order, with their parsed settings. */
   readonly providers: Readonly<Record<Channel, readonly ConfiguredProvider[]>>;
 };
@@ -258,12 +289,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (problems.length === 0 && Number(out.SEND_LEASE_MS) <= Number(out.PROVIDER_TIMEOUT_MS)) {
     problems.push(`SEND_LEASE_MS: must be longer than PROVIDER_TIMEOUT_MS (${String(out.PROVIDER_TIMEOUT_MS)})`);
   }
+  if (problems.length === 0 && Number(out.HEADERS_TIMEOUT_MS) > Number(out.REQUEST_TIMEOUT_MS)) {
+    problems.push(`HEADERS_TIMEOUT_MS: must not be longer than REQUEST_TIMEOUT_MS (${String(out.REQUEST_TIMEOUT_MS)})`);
+  }
   const providers = problems.length === 0 ? configuredProviders(out, env, problems) : null;
   if (problems.length > 0 || !providers) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
   out.providers = providers;
   // memory:// keeps the embedded database in memory (tests); there is then no admin socket.
   const dataDir = out.DATA_DIR === 'memory://' ? 'memory://' : path.resolve(String(out.DATA_DIR));
   out.DATA_DIR = dataDir;
+  out.listenHost = out.HOST ?? (out.DATABASE_URL === undefined ? '127.0.0.1' : '0.0.0.0');
   out.adminSocketPath = dataDir === 'memory://' ? '' : path.join(dataDir, 'admin.sock');
   return Object.freeze(out) as Config;
 }

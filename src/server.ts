@@ -47,6 +47,12 @@ export function appDeps(services: Services): AppDeps {
     publicBaseUrl: config.PUBLIC_BASE_URL ?? null,
     ready: () => services.db.ping(),
     trustProxy: config.TRUST_PROXY,
+    limits: {
+      headersTimeoutMs: config.HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: config.KEEP_ALIVE_TIMEOUT_MS,
+      maxConnections: config.MAX_CONNECTIONS,
+    },
     callbacks: {
       publicBaseUrl: config.PUBLIC_BASE_URL ?? null,
       provider: (name) => services.providers.named(name),
@@ -107,6 +113,11 @@ export async function startServer(config: Config, options: ServerOptions): Promi
   const closers: (() => Promise<void>)[] = [() => services.db.close()];
   if (admin) closers.unshift(admin.close);
   try {
+    if (config.NODE_ENV === 'production' && config.PUBLIC_BASE_URL === undefined) {
+      logger.warn(
+        'PUBLIC_BASE_URL is unset in production: the OAuth metadata names the host each caller sends; set it to the external URL of the service',
+      );
+    }
     prepareEmbedded(services, admin);
     if (services.db.kind === 'pglite') {
       await createDevelopmentClient(services, options.print ?? ((t) => process.stdout.write(t)));
@@ -119,10 +130,10 @@ export async function startServer(config: Config, options: ServerOptions): Promi
     const app = await buildApp(appDeps(services));
     closers.unshift(() => workers.stop());
     await workers.start();
-    await app.listen({ port: config.PORT, host: config.HOST });
+    await app.listen({ port: config.PORT, host: config.listenHost });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.PORT;
-    const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST;
+    const host = config.listenHost === '0.0.0.0' || config.listenHost === '::' ? '127.0.0.1' : config.listenHost;
     return {
       app,
       services,

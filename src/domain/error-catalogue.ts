@@ -22,10 +22,16 @@ export const errorCatalogue = {
     status: 409,
     message: 'This Idempotency-Key was already used with a different request',
   },
+  /** The request line or headers could not be parsed (contract 5): malformed, or Content-Length with Transfer-Encoding. */
+  BAD_REQUEST: { status: 400, message: 'The HTTP request is malformed' },
+  /** The request was not received within HEADERS_TIMEOUT_MS / REQUEST_TIMEOUT_MS (contract 6). */
+  REQUEST_TIMEOUT: { status: 408, message: 'The request was not received in time' },
   /** The body is over the size limit. */
   PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large' },
   /** The body is not JSON. */
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'The request body must be application/json' },
+  /** The request headers are over the HTTP server's limit. */
+  HEADERS_TOO_LARGE: { status: 431, message: 'The request headers are too large' },
   /** The code does not match. */
   OTP_MISMATCH: { status: 422, message: 'The code does not match' },
   /** A rate limit was hit; Retry-After says when to come back. */

@@ -8,6 +8,7 @@ import { callbackRoutes, type CallbackRouteDeps } from './routes/callbacks.js';
 import { healthRoutes } from './routes/health.js';
 import { oauthRoutes, type OAuthRouteDeps } from './routes/oauth.js';
 import { otpRoutes } from './routes/otp.js';
+import { applyConnectionCap, clientErrorHandler, serverOptions, type ServerLimits } from './server-limits.js';
 
 export interface AppDeps extends AuthHookDeps, OAuthRouteDeps {
   readonly logger: FastifyBaseLogger;
@@ -15,6 +16,8 @@ export interface AppDeps extends AuthHookDeps, OAuthRouteDeps {
   readonly ready: () => Promise<boolean>;
   /** Fastify's trustProxy: false, the hop count, or the proxies' addresses (never `true`, which trusts any caller). */
   readonly trustProxy: false | number | string;
+  /** Time-outs and the connection cap of the HTTP server (contract 6). */
+  readonly limits: ServerLimits;
   /** Extra /v1 routes (behind the same auth hook), e.g. the webhook delivery log. */
   readonly extraV1Routes?: (app: FastifyInstance) => void;
   /** Providers' delivery callbacks; absent: no /callbacks routes. */
@@ -31,6 +34,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger,
     bodyLimit,
+    ...serverOptions(deps.limits),
+    clientErrorHandler: clientErrorHandler(deps.logger),
     // A hop count trusts that many proxies nearest the service (hop 0 is the socket's peer), never the caller's own entries.
     trustProxy: typeof deps.trustProxy === 'number' ? trustHops(deps.trustProxy) : deps.trustProxy,
     // A caller's request id is kept when it is safe to log; otherwise each request gets a fresh one.
@@ -40,12 +45,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     ajv: { customOptions: { coerceTypes: false, allErrors: true, removeAdditional: false } },
     return503OnClosing: true,
+    // A /v1 body with a __proto__ or constructor.prototype key is parsed with those keys dropped (contract 1:
+    // unknown fields are ignored), not refused as invalid JSON; they never reach an object's prototype.
+    onProtoPoisoning: 'remove',
+    onConstructorPoisoning: 'remove',
     // A path that is not valid percent-encoding names no route: the contract's 404, not Fastify's own 400 body.
     frameworkErrors: (_error, request, reply) => {
       reply.header('x-request-id', request.id);
       return sendError(reply, 'NOT_FOUND', { message: 'No such route' });
     },
   });
+  applyConnectionCap(app.server, deps.limits);
   // A callback hook, not an async one: it runs on every request, and a promise per request is measurable.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);

@@ -3,6 +3,7 @@ import { allows, requiredScopes, type Operation } from '../domain/scopes.js';
 import type { AccessGrant, TokenService } from '../oauth/token-service.js';
 import type { WindowCounter } from '../domain/window-counter.js';
 import { sendError } from './envelope.js';
+import { queryParameterNames } from './query-parameters.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -27,6 +28,14 @@ const bearerPattern = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 export function registerAuthHook(app: FastifyInstance, deps: AuthHookDeps): void {
   app.decorateRequest('grant', null);
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    // RFC 6750 2.3 allows a token in the URL but says not to: URLs end up in logs and histories. It is refused
+    // whatever the Authorization header says, so a client that leaks its token this way finds out at once.
+    if (queryParameterNames(request.url).has('access_token')) {
+      return sendError(reply, 'VALIDATION_ERROR', {
+        message: 'Send the access token in the Authorization header, not in the URL',
+        details: [{ field: 'access_token', issue: 'must not be in the query string; use Authorization: Bearer' }],
+      });
+    }
     const header = request.headers.authorization;
     if (!header) {
       reply.header('www-authenticate', 'Bearer');

@@ -75,6 +75,22 @@ forEachDatabase('security of /v1', (kind) => {
         assert.equal(res.headers['www-authenticate'], 'Bearer');
       });
 
+      it('refuses an access token in the query string with 400 VALIDATION_ERROR, even beside a valid header', async () => {
+        const { token, v } = await owned();
+        const { url, body } = route.request(v);
+        for (const headers of [{}, { authorization: `Bearer ${token}` }]) {
+          const res = await h.app.inject({
+            method: route.method,
+            url: `${url}?access_token=${encodeURIComponent(token)}`,
+            headers,
+            ...(body !== undefined && { payload: body as object }),
+          });
+          const err = expectV1Error(res, 400, 'VALIDATION_ERROR');
+          assert.deepEqual(err.error.details?.map((d) => d.field), ['access_token']);
+          assert.ok(!res.body.includes(token), 'the token is not echoed');
+        }
+      });
+
       it('answers a garbage token with 401 invalid_token', async () => {
         const { v, token } = await owned();
         for (const authorization of ['Bearer garbage', `Bearer ${token.slice(0, -2)}`, 'Bearer ....', `bearer ${token}x`]) {
@@ -156,6 +172,17 @@ forEachDatabase('security of /v1', (kind) => {
         const replaced = await h.call('GET', `/v1/otp/${v.id}`, token, undefined, { 'x-request-id': unsafe });
         assert.notEqual(replaced.headers['x-request-id'], unsafe);
         assert.match(String(replaced.headers['x-request-id']), /^[A-Za-z0-9._-]{1,64}$/);
+      }
+    });
+
+    it('ignores __proto__ and constructor keys in a /v1 JSON body rather than refusing it, and pollutes nothing', async () => {
+      const { token } = await owned();
+      for (const extra of ['"__proto__":{"polluted":true}', '"constructor":{"prototype":{"polluted":true}}']) {
+        const body = `{"countryCode":"+234","phoneNumber":"${nextLocalNumber()}",${extra}}`;
+        const res = await h.call('POST', '/v1/otp/request', token, body, { 'content-type': 'application/json' });
+        assert.equal(res.statusCode, 200, res.body);
+        assert.equal(res.json().status, true);
+        assert.equal(({} as Record<string, unknown>).polluted, undefined);
       }
     });
 

@@ -202,6 +202,36 @@ forEachDatabase('token endpoint', (kind) => {
       });
     }
 
+    for (const path of ['/oauth/token', '/oauth2/token']) {
+      it(`refuses credentials in the query string of ${path} (RFC 6749 2.3.1), naming them`, async () => {
+        const c = await h.client(['otp:send']);
+        const body = form([['grant_type', 'client_credentials'], ...creds(c)]);
+        const res = await post(`${path}?client_secret=${encodeURIComponent(c.clientSecret)}`, body, { contentType: formType });
+        expectOAuthError(res, 400, 'invalid_request');
+        assert.match(String(res.json().error_description), /client_secret/);
+        assert.ok(!res.body.includes(c.clientSecret));
+        assertNoStore(res);
+        const both = await post(`${path}?client_id=${c.clientId}&client_secret=x`, undefined);
+        expectOAuthError(both, 400, 'invalid_request');
+        assert.match(String(both.json().error_description), /client_id, client_secret/);
+        const ok = await post(`${path}?unrelated=1`, body, { contentType: formType });
+        assert.equal(ok.statusCode, 200, 'other query parameters are no reason to refuse');
+      });
+    }
+
+    it('refuses a JSON body that repeats a token parameter as a key (JSON.parse would keep the last)', async () => {
+      const c = await h.client(['otp:send']);
+      const head = `{"grant_type":"client_credentials","client_id":${JSON.stringify(c.clientId)}`;
+      for (const repeat of ['"client_secret"', '"client\\u005fsecret"']) {
+        const body = `${head},"client_secret":"cs_wrong",${repeat}:${JSON.stringify(c.clientSecret)}}`;
+        const res = await post('/oauth/token', body, { contentType: 'application/json' });
+        expectOAuthError(res, 400, 'invalid_request');
+        assert.match(String(res.json().error_description), /client_secret/);
+      }
+      const nested = `${head},"client_secret":${JSON.stringify(c.clientSecret)},"x":{"client_secret":"a","y":["client_secret"]}}`;
+      assert.equal((await post('/oauth/token', nested, { contentType: 'application/json' })).statusCode, 200, 'a nested key is no repeat');
+    });
+
     it('refuses a request without a body', async () => {
       expectOAuthError(await post('/oauth/token', undefined), 400, 'invalid_request');
       expectOAuthError(await post('/oauth2/token', '', { contentType: formType }), 400, 'invalid_request');

@@ -1,6 +1,9 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { knownScopes } from '../../domain/scopes.js';
 import { UnavailableError } from '../../domain/unavailable.js';
+import { sendError } from '../envelope.js';
+import { topLevelKeys } from '../json-keys.js';
+import { queryParameterNames } from '../query-parameters.js';
 import { OAuthError, parseBasic, type TokenEndpoint, type TokenParams } from '../../oauth/token-endpoint.js';
 import type { IssuedToken } from '../../oauth/token-service.js';
 
@@ -55,7 +58,7 @@ export async function oauthRoutes(app: FastifyInstance, deps: OAuthRouteDeps): P
       return;
     }
     try {
-      done(null, jsonParams(parsed));
+      done(null, jsonParams(parsed, topLevelKeys(String(body))));
     } catch (err) {
       done(err instanceof Error ? err : new Error(String(err)), undefined);
     }
@@ -71,7 +74,7 @@ export async function oauthRoutes(app: FastifyInstance, deps: OAuthRouteDeps): P
     });
   };
 
-  app.post('/oauth/token', { schema: { response: tokenResponseSchema } }, async (request, reply) => {
+  app.post('/oauth/token', { schema: { response: tokenResponseSchema }, onRequest: refuseParametersInUrl }, async (request, reply) => {
     const token = await issue(request);
     noStore(reply);
     return {
@@ -84,7 +87,7 @@ export async function oauthRoutes(app: FastifyInstance, deps: OAuthRouteDeps): P
     };
   });
 
-  app.post('/oauth2/token', { schema: { response: rfcTokenResponseSchema } }, async (request, reply) => {
+  app.post('/oauth2/token', { schema: { response: rfcTokenResponseSchema }, onRequest: refuseParametersInUrl }, async (request, reply) => {
     const token = await issue(request);
     noStore(reply);
     return {
@@ -95,8 +98,18 @@ export async function oauthRoutes(app: FastifyInstance, deps: OAuthRouteDeps): P
     };
   });
 
-  app.get('/.well-known/oauth-authorization-server', async (request) => {
-    const issuer = deps.publicBaseUrl ?? `${request.protocol}://${request.host}`;
+  app.get('/.well-known/oauth-authorization-server', async (request, reply) => {
+    let issuer = deps.publicBaseUrl;
+    if (issuer === null) {
+      // Derived from what the caller wrote: only a well-formed origin, and never cached for other callers.
+      issuer = requestOrigin(request.protocol, request.host);
+      if (issuer === null) {
+        return sendError(reply, 'BAD_REQUEST', {
+          message: 'The Host header is not a well-formed host[:port] (the operator can set PUBLIC_BASE_URL)',
+        });
+      }
+      noStore(reply);
+    }
     return {
       issuer,
       token_endpoint: `${issuer}/oauth2/token`,
@@ -108,6 +121,18 @@ export async function oauthRoutes(app: FastifyInstance, deps: OAuthRouteDeps): P
   });
 }
 
+const hostLabel = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
+/** A DNS name or IPv4 address, or a bracketed IPv6 address, with an optional port. */
+const hostPattern = new RegExp(`^(?:${hostLabel}(?:\\.${hostLabel})*|\\[[0-9A-Fa-f:.]{2,45}\\])(?::(\\d{1,5}))?$`);
+
+/** The origin a request names (Host, or X-Forwarded-* behind a trusted proxy), or null when it is not well-formed. */
+export function requestOrigin(protocol: string, host: string): string | null {
+  if (protocol !== 'http' && protocol !== 'https') return null;
+  const match = host.length <= 260 ? hostPattern.exec(host) : null;
+  if (!match || Number(match[1] ?? 0) > 65535) return null;
+  return `${protocol}://${host}`;
+}
+
 function noStore(reply: FastifyReply): void {
   reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
 }
@@ -115,8 +140,24 @@ function noStore(reply: FastifyReply): void {
 /** The parameters the token endpoint reads; other JSON fields are ignored (contract 1). */
 const tokenParamNames = new Set(['grant_type', 'scope', 'client_id', 'client_secret']);
 
-/** A JSON token request as name -> values; a token parameter that is not a string is refused. */
-function jsonParams(body: unknown): TokenParams {
+/**
+ * RFC 6749 2.3.1: client credentials MUST NOT be in the request URI (URLs end up in logs, proxies and
+ * histories). A token parameter in the query string is refused, naming it, before the body is read.
+ */
+function refuseParametersInUrl(request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
+  const named = [...queryParameterNames(request.url)].filter((name) => tokenParamNames.has(name) || name === 'access_token');
+  if (named.length > 0) {
+    done(new OAuthError('invalid_request', `Send ${named.join(', ')} in the request body, not in the URL`, 400));
+    return;
+  }
+  done();
+}
+
+/**
+ * A JSON token request as name -> values; a token parameter that is not a string is refused. A key given twice
+ * keeps both (JSON.parse keeps only the last), so a repeated parameter is refused as in a form.
+ */
+function jsonParams(body: unknown, keys: readonly string[]): TokenParams {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new OAuthError('invalid_request', 'The JSON body must be an object', 400);
   }
@@ -124,7 +165,7 @@ function jsonParams(body: unknown): TokenParams {
   for (const [name, value] of Object.entries(body)) {
     if (!tokenParamNames.has(name)) continue;
     if (typeof value !== 'string') throw new OAuthError('invalid_request', `${name} must be a string`, 400);
-    params[name] = [value];
+    params[name] = keys.filter((key) => key === name).map(() => value);
   }
   return params;
 }
