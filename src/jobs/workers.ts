@@ -34,7 +34,6 @@ export interface WorkerDeps {
 export class Workers {
   private readonly tasks: PeriodicTask[];
   private readonly listener: NotifyListener | null;
-  private readonly clientListener: NotifyListener | null;
 
   constructor(private readonly deps: WorkerDeps) {
     const onError = (name: string, err: unknown) => logTaskFailure(deps.logger, name, err);
@@ -44,15 +43,14 @@ export class Workers {
       new PeriodicTask('counters', 100, async () => (await deps.flushCounters(), false), onError),
       new PeriodicTask('housekeeping', 60_000, () => deps.housekeeping(), onError),
     ];
-    const { webhookWorker, notifications } = deps;
+    const { webhookWorker, notifications, clientChanges } = deps;
+    // One LISTEN connection for every channel: what other processes commit reaches this one at once.
+    const handlers: Record<string, (payload: string | null) => void> = {};
+    if (webhookWorker && notifications) handlers[notifications.channel] = () => webhookWorker.wake();
+    if (clientChanges) handlers[clientChanges.channel] = (id) => clientChanges.forget(id);
     this.listener =
-      webhookWorker && notifications
-        ? new NotifyListener(notifications.pool, notifications.channel, () => webhookWorker.wake(), deps.logger.child({ component: 'webhooks' }))
-        : null;
-    const { clientChanges } = deps;
-    this.clientListener =
-      notifications && clientChanges
-        ? new NotifyListener(notifications.pool, clientChanges.channel, (id) => clientChanges.forget(id), deps.logger.child({ component: 'clients' }))
+      notifications && Object.keys(handlers).length > 0
+        ? new NotifyListener(notifications.pool, handlers, deps.logger.child({ component: 'notifications' }))
         : null;
   }
 
@@ -65,7 +63,6 @@ export class Workers {
     deps.dispatcher.connect({ sends: deps.sendWorker, events: deps.webhookWorker });
     for (const task of this.tasks) task.start();
     this.listener?.start();
-    this.clientListener?.start();
   }
 
   /** Stops every task, lets sends and webhook deliveries in flight end, stops the providers. */
@@ -73,7 +70,6 @@ export class Workers {
     const { deps } = this;
     deps.dispatcher.disconnect();
     await this.listener?.stop();
-    await this.clientListener?.stop();
     await Promise.all(this.tasks.map((t) => t.stop()));
     await deps.sendWorker.stop();
     await deps.webhookWorker?.close();

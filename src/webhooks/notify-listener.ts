@@ -1,10 +1,14 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
 
+/** What to do with a channel's notifications: the payload, or null after each (re)connect (something may have been missed). */
+export type ChannelHandlers = Readonly<Record<string, (payload: string | null) => void>>;
+
 /**
- * Holds one connection of the pool in LISTEN on a channel and calls `onNotify` for each notification, so
- * that a commit in any process wakes this one's worker at once. A lost connection is replaced after
- * `retryMs`; on every (re)connect `onNotify` is called too, in case something was missed meanwhile.
+ * Holds one connection of the pool in LISTEN on a few channels and calls each channel's handler for its
+ * notifications, so that a commit in any process reaches this one at once. One connection for every channel,
+ * so that listening never takes more than one from the pool. A lost connection is replaced after `retryMs`;
+ * on every (re)connect each handler is called with null, in case something was missed meanwhile.
  */
 export class NotifyListener {
   /** The listening connection and how to let go of it. */
@@ -14,14 +18,14 @@ export class NotifyListener {
 
   constructor(
     private readonly pool: pg.Pool,
-    /** A constant identifier (it is written into the LISTEN statement). */
-    private readonly channel: string,
-    /** A notification's payload; null after each (re)connect, when something may have been missed meanwhile. */
-    private readonly onNotify: (payload: string | null) => void,
+    /** By channel name: constant identifiers (they are written into the LISTEN statements). */
+    private readonly handlers: ChannelHandlers,
     private readonly logger: Logger,
     private readonly retryMs = 1_000,
   ) {
-    if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`bad channel name ${channel}`);
+    for (const channel of Object.keys(handlers)) {
+      if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`bad channel name ${channel}`);
+    }
   }
 
   start(): void {
@@ -49,7 +53,7 @@ export class NotifyListener {
     try {
       client = await this.pool.connect();
     } catch (err) {
-      this.logger.warn({ err, channel: this.channel }, 'could not connect to listen for notifications; retrying');
+      this.logger.warn({ err }, 'could not connect to listen for notifications; retrying');
       this.retry();
       return;
     }
@@ -68,18 +72,18 @@ export class NotifyListener {
       if (this.current?.client === client) this.current = null;
       close(err ?? new Error('listen connection ended'));
       if (!this.stopped) {
-        this.logger.warn({ err, channel: this.channel }, 'lost the notification connection; reconnecting');
+        this.logger.warn({ err }, 'lost the notification connection; reconnecting');
         this.retry();
       }
     };
     const onNotification = (message: pg.Notification) => {
-      if (message.channel === this.channel) this.onNotify(message.payload ?? null);
+      this.handlers[message.channel]?.(message.payload ?? null);
     };
     client.on('error', onLost);
     client.on('end', () => onLost());
     client.on('notification', onNotification);
     try {
-      await client.query(`LISTEN ${this.channel}`);
+      await client.query(Object.keys(this.handlers).map((channel) => `LISTEN ${channel}`).join('; '));
     } catch (err) {
       onLost(err);
       return;
@@ -89,7 +93,7 @@ export class NotifyListener {
       return;
     }
     this.current = { client, close: () => close() };
-    this.onNotify(null);
+    for (const handle of Object.values(this.handlers)) handle(null);
   }
 
   private retry(): void {

@@ -215,7 +215,7 @@ forEachDatabase('webhook workers', (kind) => {
     await waitFor('the second delivery', () => r.requests.length === 2, 5000);
     if (kind === 'postgres') {
       // A lost LISTEN connection is replaced, and deliveries keep starting at once.
-      await sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'LISTEN otp_webhooks' AND datname = current_database()`.execute(
+      await sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%LISTEN otp_webhooks%' AND pid <> pg_backend_pid() AND datname = current_database()`.execute(
         h.services.db.db,
       );
       await waitFor('the listener to come back', async () => (await listeners(h)) === 1, 10_000);
@@ -229,6 +229,6 @@ forEachDatabase('webhook workers', (kind) => {
 async function listeners(h: Harness): Promise<number> {
   const { rows } = await sql<{ n: number }>`
     SELECT count(*)::int AS n FROM pg_stat_activity
-    WHERE query = 'LISTEN otp_webhooks' AND datname = current_database() AND state = 'idle'`.execute(h.services.db.db);
+    WHERE query LIKE '%LISTEN otp_webhooks%' AND datname = current_database() AND state = 'idle'`.execute(h.services.db.db);
   return rows[0]?.n ?? 0;
 }
