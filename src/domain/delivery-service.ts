@@ -37,6 +37,12 @@ export class DeliveryService {
    */
   async recordSendOutcome(job: SendJob, provider: string, result: SendResult | null): Promise<void> {
     const { store, clock } = this.deps;
+    if (result?.kind === 'accepted') {
+      // The common case, on the path of every code: it moves only the delivery and the job, so it needs no read
+      // and no lock, and goes with concurrent ones in one statement.
+      await store.recordSent({ verificationId: job.verificationId, provider, messageId: result.messageId, at: clock.now() });
+      return;
+    }
     const committed = await store.transaction(async (tx) => {
       const now = clock.now();
       const current = await tx.findForUpdate(job.verificationId);
@@ -49,20 +55,6 @@ export class DeliveryService {
         return;
       }
       const done = { ...job, provider, claimedUntil: null } as const;
-      if (result.kind === 'accepted') {
-        const delivery = {
-          ...current.delivery,
-          provider,
-          messageId: result.messageId,
-          status: 'SENT' as const,
-          sends: current.delivery.sends + 1,
-          updatedAt: now,
-        };
-        tx.update({ ...current, delivery });
-        tx.recordProviderMessage(provider, result.messageId, current.id, now);
-        tx.saveSendJob({ ...done, status: 'sent', providerFailures: 0, lastError: null }, current, now);
-        return;
-      }
       // After a refusal the send reads FAILED; a transient failure leaves it as it was until something happens.
       const refused = result.kind === 'permanent';
       const delivery = refused ? { ...current.delivery, provider, messageId: null, status: 'FAILED' as const, updatedAt: now } : current.delivery;

@@ -61,6 +61,17 @@ export interface OptimisticTx {
   save(previous: Verification, next: Verification, events: readonly OutboxEvent[]): void;
 }
 
+/**
+ * A provider took a code (DeliveryService.recordSendOutcome decided so): the latest send reads SENT with its
+ * provider and message id, one more send is counted, the job is done, and the message id is kept for receipts.
+ */
+export interface SentRecord {
+  readonly verificationId: string;
+  readonly provider: string;
+  readonly messageId: string;
+  readonly at: Date;
+}
+
 /** What a transaction script returned, and what its transaction committed beside the state change. */
 export interface Committed<T> extends CommitEffects {
   readonly value: T;
@@ -80,6 +91,11 @@ export interface VerificationStore {
    * on what is there now (at most `rounds` times; the domain bounds how often that can happen).
    */
   optimistic<T>(script: (tx: OptimisticTx) => Promise<T>, rounds: number): Promise<Committed<T>>;
+  /**
+   * Writes what a provider's acceptance changes (SentRecord), reading and locking nothing: it touches only the
+   * delivery and the job, which nothing else moves while a send is under way. Concurrent ones share one statement.
+   */
+  recordSent(sent: SentRecord): Promise<void>;
   /** A client's verification; another client's reads as null. Concurrent reads share one query. */
   find(clientId: string, id: string): Promise<Verification | null>;
   /** Any client's verification, for the workers. */

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { CommittedSend } from '../domain/after-commit.js';
 import type { OutboxEvent } from '../domain/events.js';
 import type { Verification } from '../domain/verification.js';
-import type { Committed, OptimisticTx, VerificationStore, VerificationTx } from '../domain/verification-store.js';
+import type { Committed, OptimisticTx, SentRecord, VerificationStore, VerificationTx } from '../domain/verification-store.js';
 import { Batcher } from './batcher.js';
 import { GroupCommit } from './group-commit.js';
 import { dueForWorkers, eventRow, webhookChannel } from './outbox-rows.js';
@@ -139,6 +139,39 @@ export class SqlVerificationStore implements VerificationStore {
       SELECT (SELECT array_agg(id) FROM moved) AS moved${notify}`.execute(this.db);
     const moved = new Set(result.rows[0]?.moved ?? []);
     return group.map((save) => first.get(save.previous.id) === save && moved.has(save.previous.id));
+  }
+
+  /** Acceptances arriving together are written together (see writeSent). */
+  private readonly sent = new Batcher<SentRecord, void>((group) => this.writeSent(group));
+
+  recordSent(sent: SentRecord): Promise<void> {
+    return this.sent.add(sent);
+  }
+
+  /** One statement, one round trip and one commit for a group of acceptances: the delivery, the job, the message id. */
+  private async writeSent(group: readonly SentRecord[]): Promise<void[]> {
+    const rows = group.map((s) => sql`(${s.verificationId}::uuid, ${s.provider}::text, ${s.messageId}::text, ${s.at}::timestamptz)`);
+    await sql`
+      WITH s (verification_id, provider, message_id, at) AS (VALUES ${sql.join(rows)}),
+      delivered AS (
+        UPDATE verifications v SET delivery_provider = s.provider, delivery_message_id = s.message_id,
+          delivery_status = 'SENT', delivery_sends = v.delivery_sends + 1, delivery_updated_at = s.at
+        FROM s WHERE v.id = s.verification_id
+        RETURNING v.id
+      ),
+      done AS (
+        UPDATE send_jobs j SET status = 'sent', provider = s.provider, provider_failures = 0, last_error = NULL, updated_at = s.at
+        FROM s WHERE j.verification_id = s.verification_id
+        RETURNING j.verification_id
+      ),
+      kept AS (
+        INSERT INTO provider_messages (provider, message_id, verification_id, created_at)
+        SELECT DISTINCT ON (provider, message_id) provider, message_id, verification_id, at FROM s
+        ON CONFLICT (provider, message_id) DO NOTHING
+        RETURNING 1
+      )
+      SELECT (SELECT count(*) FROM delivered) AS delivered, (SELECT count(*) FROM done) AS done, (SELECT count(*) FROM kept) AS kept`.execute(this.db);
+    return group.map(() => undefined);
   }
 
   find(clientId: string, id: string): Promise<Verification | null> {

@@ -300,6 +300,7 @@ forEachDatabase('fetch and verify', (kind) => {
               }),
             rounds,
           ),
+        recordSent: (sent) => inner.recordSent(sent),
         find: (clientId, id) => inner.find(clientId, id),
         findById: (id) => inner.findById(id),
       };
