@@ -305,12 +305,22 @@ forEachDatabase('create verification', (kind) => {
       }
     });
 
-    it('refuses a reference over 256 characters, or with NUL', async () => {
+    it('refuses a reference over 256 characters, with NUL, a lone surrogate or a leading U+FEFF', async () => {
       const token = await h.token(['otp:send']);
-      for (const reference of ['r'.repeat(257), 'a\u0000b']) {
+      for (const reference of ['r'.repeat(257), 'a\u0000b', 'a\uD800b', '\uDC00', '\uFEFFref']) {
         const body = expectV1Error(await create({ countryCode: '+234', phoneNumber: nextLocalNumber(), reference }, {}, token), 400, 'VALIDATION_ERROR');
         assert.deepEqual(detailFields(body), ['reference']);
       }
+    });
+
+    it('stores any other reference exactly as sent, on both databases', async () => {
+      const token = await h.token(['otp:send', 'otp:verify']);
+      const reference = 'ref \u{1F600} ü \uFEFF mid \t tab';
+      const created = await create({ countryCode: '+234', phoneNumber: nextLocalNumber(), reference }, {}, token);
+      assert.equal(created.statusCode, 200, created.body);
+      const { id } = created.json().data as { id: string };
+      const fetched = await h.call('GET', `/v1/otp/${id}`, token);
+      assert.equal((fetched.json().data as { reference: string }).reference, reference);
     });
 
     it('answers malformed JSON and bodies that are not objects with 400 VALIDATION_ERROR', async () => {

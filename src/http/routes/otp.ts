@@ -30,9 +30,8 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
         if (issue) problems.push({ field: 'webhookUrl', issue });
       }
       // PostgreSQL text cannot hold U+0000: refuse it here rather than fail the insert.
-      if (body.reference?.includes('\u0000')) {
-        problems.push({ field: 'reference', issue: 'must not contain NUL characters' });
-      }
+      const referenceIssue = body.reference ? referenceProblem(body.reference) : null;
+      if (referenceIssue) problems.push({ field: 'reference', issue: referenceIssue });
       if (idempotencyKey !== undefined && !/^[\x21-\x7e]{1,255}$/.test(String(idempotencyKey))) {
         problems.push({ field: 'Idempotency-Key', issue: 'must be 1 to 255 visible ASCII characters' });
       }
@@ -101,6 +100,18 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
       }
     },
   );
+}
+
+/**
+ * Why a reference is refused, or null. Both databases must store exactly what was sent, and give it back: text
+ * PostgreSQL cannot hold (U+0000), text that is not Unicode (a lone surrogate, which PostgreSQL would store as
+ * U+FFFD), and a leading U+FEFF (which the embedded database drops) are refused rather than changed.
+ */
+export function referenceProblem(reference: string): string | null {
+  if (reference.includes('\u0000')) return 'must not contain NUL characters';
+  if (/\p{Surrogate}/u.test(reference)) return 'must be valid Unicode text (no lone surrogates)';
+  if (reference.startsWith('\uFEFF')) return 'must not start with U+FEFF (a byte order mark)';
+  return null;
 }
 
 /** Why a webhook address is refused, or null: absolute http(s), no credentials, at most 2048 characters. */
