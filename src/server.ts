@@ -40,10 +40,7 @@ export function appDeps(services: Services): AppDeps {
     verifications: services.verifications,
     tokens: services.tokens,
     tokenEndpoint: services.tokenEndpoint,
-    clientRate:
-      config.CLIENT_RATE_LIMIT_PER_SECOND > 0
-        ? { counter: services.clientRate, perSecond: config.CLIENT_RATE_LIMIT_PER_SECOND }
-        : null,
+    clientRate: services.clientRate,
     publicBaseUrl: config.PUBLIC_BASE_URL ?? null,
     ready: () => services.db.ping(),
     trustProxy: config.TRUST_PROXY,
@@ -78,7 +75,7 @@ export function workerDeps(services: Services, deliverWebhooks: boolean): Worker
     webhookWorker: deliverWebhooks ? services.webhookWorker : null,
     expireDue: (limit) => services.verifications.expireDue(limit),
     flushCounters: async () => {
-      await Promise.all([services.clientRate.flush(), services.authFailures.flush()]);
+      await services.authFailures.flush();
     },
     housekeeping: () =>
       housekeeping({

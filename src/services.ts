@@ -4,6 +4,7 @@ import type { Clock, Random } from './domain/ports.js';
 import { parseE164 } from './domain/phone.js';
 import { DeliveryService } from './domain/delivery-service.js';
 import { VerificationService } from './domain/verification-service.js';
+import { QuotaLimiter } from './domain/quota-limiter.js';
 import { WindowCounter } from './domain/window-counter.js';
 import { ChannelRegistry } from './channels/registry.js';
 import { CommitDispatcher } from './jobs/after-commit.js';
@@ -52,7 +53,8 @@ export interface Services {
   readonly tokens: TokenService;
   readonly tokenEndpoint: TokenEndpoint;
   readonly counters: SqlCounterStore;
-  readonly clientRate: WindowCounter;
+  /** CLIENT_RATE_LIMIT_PER_SECOND, exact across instances; null when it is off. */
+  readonly clientRate: QuotaLimiter | null;
   readonly authFailures: WindowCounter;
   readonly verificationStore: SqlVerificationStore;
   readonly verifications: VerificationService;
@@ -106,7 +108,8 @@ export async function createServices(
   const tokens = await TokenService.create(new SqlSigningKeyStore(db.db), config.TOKEN_TTL_SECONDS, clientDirectory, clock, random);
   const counters = new SqlCounterStore(db.db);
   const authFailures = new WindowCounter(counters, 60_000, now);
-  const clientRate = new WindowCounter(counters, 1_000, now);
+  const clientRate =
+    config.CLIENT_RATE_LIMIT_PER_SECOND > 0 ? new QuotaLimiter(counters, 1_000, now, config.CLIENT_RATE_LIMIT_PER_SECOND) : null;
   const tokenEndpoint = new TokenEndpoint(clientDirectory, tokens, authFailures, config.AUTH_FAILURE_LIMIT);
 
   const channels = new ChannelRegistry({

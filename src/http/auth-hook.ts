@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { allows, requiredScopes, type Operation } from '../domain/scopes.js';
 import type { AccessGrant, TokenService } from '../oauth/token-service.js';
-import type { WindowCounter } from '../domain/window-counter.js';
+import type { QuotaLimiter } from '../domain/quota-limiter.js';
 import { sendError } from './envelope.js';
 import { queryParameterNames } from './query-parameters.js';
 
@@ -18,8 +18,8 @@ declare module 'fastify' {
 
 export interface AuthHookDeps {
   readonly tokens: TokenService;
-  /** Requests per client per second, shared across instances; null when the limit is off. */
-  readonly clientRate: { readonly counter: WindowCounter; readonly perSecond: number } | null;
+  /** Requests per client per second, exact across instances; null when the limit is off. */
+  readonly clientRate: QuotaLimiter | null;
 }
 
 const bearerPattern = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
@@ -54,15 +54,9 @@ export function registerAuthHook(app: FastifyInstance, deps: AuthHookDeps): void
       reply.header('www-authenticate', `Bearer error="insufficient_scope", scope="${needed}"`);
       return sendError(reply, 'INSUFFICIENT_SCOPE');
     }
-    if (deps.clientRate) {
-      const { counter, perSecond } = deps.clientRate;
-      const key = `client:${grant.clientId}`;
-      if (counter.count(key) >= perSecond) {
-        return sendError(reply, 'RATE_LIMITED', {
-          retryAfterSeconds: Math.max(1, Math.ceil(counter.msToNextWindow() / 1000)),
-        });
-      }
-      counter.hit(key);
+    const limiter = deps.clientRate;
+    if (limiter && !(await limiter.tryAcquire(`client:${grant.clientId}`))) {
+      return sendError(reply, 'RATE_LIMITED', { retryAfterSeconds: Math.max(1, Math.ceil(limiter.msToNextWindow() / 1000)) });
     }
     request.grant = grant;
     return undefined;

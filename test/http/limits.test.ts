@@ -1,4 +1,10 @@
 import assert from 'node:assert/strict';
+import pino from 'pino';
+import { loadConfig } from '../../src/config.js';
+import { cryptoRandom } from '../../src/domain/random.js';
+import { buildApp } from '../../src/http/app.js';
+import { appDeps } from '../../src/server.js';
+import { createServices } from '../../src/services.js';
 import { after, before, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { expectV1Error, nextLocalNumber } from '../support/api.js';
@@ -108,18 +114,47 @@ forEachDatabase('limits', (kind) => {
       assert.equal((await get(token)).statusCode, 404, 'the next second');
     });
 
-    it('counts a client across instances through the shared counter', async () => {
+    it('counts a client across instances through the shared quota, at once', async () => {
       h.clock.advance(1000 - (h.clock.now().getTime() % 1000));
       const c = await h.client(['otp:send']);
       const token = await h.token(['otp:send'], c);
-      // Another instance admitted 3 requests of this client this second and told the database.
+      // Another instance has already claimed this client's whole quota for this second.
       const windowStart = h.clock.now().getTime();
-      await h.services.counters.add([{ key: `client:${c.clientId}`, windowStart, delta: 3 }]);
+      assert.equal(await h.services.counters.claim(`client:${c.clientId}`, windowStart, 3, 3), 3);
       const get = () => h.call('GET', '/v1/otp/00000000-0000-4000-8000-000000000000', token);
-      assert.equal((await get()).statusCode, 404, 'this instance has not yet heard of them');
-      await h.flushCounters();
       expectV1Error(await get(), 429, 'RATE_LIMITED');
+      h.clock.advance(1000);
+      assert.equal((await get()).statusCode, 404, 'the next second has its own quota');
     });
+
+    it(
+      'holds the limit across two instances: together they admit at most CLIENT_RATE_LIMIT_PER_SECOND a second',
+      { skip: kind === 'pglite' ? 'the embedded database admits one process' : false },
+      async () => {
+        h.clock.advance(1000 - (h.clock.now().getTime() % 1000));
+        const c = await h.client(['otp:send']);
+        const config = loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: h.config.DATABASE_URL ?? '', CLIENT_RATE_LIMIT_PER_SECOND: '3' });
+        const other = await createServices(config, pino({ level: 'silent' }), h.clock, cryptoRandom);
+        try {
+          const otherApp = await buildApp(appDeps(other));
+          const token = await h.token(['otp:send'], c);
+          const get = (app: typeof h.app) => app.inject({ method: 'GET', url: '/v1/otp/00000000-0000-4000-8000-000000000000', headers: { authorization: `Bearer ${token}` } });
+          // Three seconds of 10 requests at once on each instance: 60 asked, 3 a second admitted in all.
+          let admitted = 0;
+          for (let second = 0; second < 3; second++) {
+            const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => get(i % 2 === 0 ? h.app : otherApp)));
+            admitted += answers.filter((r) => r.statusCode === 404).length;
+            for (const r of answers.filter((x) => x.statusCode !== 404)) expectV1Error(r, 429, 'RATE_LIMITED');
+            h.clock.advance(1000);
+          }
+          assert.ok(admitted <= 9, `${admitted} admitted over 3 s with a limit of 3 a second`);
+          assert.ok(admitted >= 6, `${admitted} admitted: the quota is used, not lost`);
+          await otherApp.close();
+        } finally {
+          await other.db.close();
+        }
+      },
+    );
   });
 
   describe('concurrent creates of one number', () => {

@@ -1,0 +1,81 @@
+/** Shares of a window's quota, kept where every instance sees them (port; SqlCounterStore implements it). */
+export interface QuotaStore {
+  /** Adds up to `want` to the (key, window) total without passing `limit`; resolves with how many were granted. */
+  claim(key: string, windowStart: number, want: number, limit: number): Promise<number>;
+}
+
+interface Slot {
+  readonly windowStart: number;
+  /** Admissions this instance has claimed and not used yet. */
+  held: number;
+  /** The store granted less than asked: the window's quota is spent. */
+  spent: boolean;
+  claiming: Promise<void> | null;
+}
+
+/**
+ * Admits at most `limit` hits per key per window across every instance (contract 6). Each instance admits only
+ * from shares of the window's quota it has claimed from the store, an atomic increment that never passes the
+ * limit, so instances together cannot exceed it; the next share is claimed before the last runs out, so most
+ * requests wait for nothing. A share left unused at the window's end is lost: the error is only ever on the
+ * side of admitting fewer.
+ */
+export class QuotaLimiter {
+  private readonly slots = new Map<string, Slot>();
+  private readonly share: number;
+
+  constructor(
+    private readonly store: QuotaStore,
+    private readonly windowMs: number,
+    private readonly now: () => number,
+    private readonly limit: number,
+  ) {
+    // Small enough that an idle instance strands little of the quota, large enough that claims stay rare.
+    this.share = Math.max(1, Math.ceil(limit / 20));
+  }
+
+  /** True when one more hit of `key` is admitted in this window (and counted). */
+  async tryAcquire(key: string): Promise<boolean> {
+    const slot = this.slot(key);
+    while (slot.held === 0 && !slot.spent) await this.claim(key, slot);
+    if (slot.held === 0) return false;
+    slot.held -= 1;
+    if (slot.held < this.share / 2 && !slot.spent) this.claim(key, slot).catch(() => undefined);
+    return true;
+  }
+
+  /** Milliseconds until the current window ends. */
+  msToNextWindow(): number {
+    const t = this.now();
+    return this.windowStartOf(t) + this.windowMs - t;
+  }
+
+  private claim(key: string, slot: Slot): Promise<void> {
+    slot.claiming ??= this.store
+      .claim(key, slot.windowStart, this.share, this.limit)
+      .then((granted) => {
+        slot.held += granted;
+        if (granted < this.share) slot.spent = true;
+      })
+      .finally(() => {
+        slot.claiming = null;
+      });
+    return slot.claiming;
+  }
+
+  private slot(key: string): Slot {
+    const windowStart = this.windowStartOf(this.now());
+    let slot = this.slots.get(key);
+    if (!slot || slot.windowStart !== windowStart) {
+      slot = { windowStart, held: 0, spent: false, claiming: null };
+      this.slots.set(key, slot);
+      // Slots of past windows are of no use: keep the map to the keys seen this window.
+      for (const [k, s] of this.slots) if (s.windowStart < windowStart) this.slots.delete(k);
+    }
+    return slot;
+  }
+
+  private windowStartOf(t: number): number {
+    return t - (t % this.windowMs);
+  }
+}
