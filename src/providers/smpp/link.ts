@@ -23,6 +23,8 @@ export type InboundHandler = (request: PDU, answer: (commandStatus: number) => v
 
 interface Pending {
   readonly settle: (exchange: Exchange) => void;
+  /** When it is given up if unanswered (Date.now()). */
+  readonly deadline: number;
 }
 
 /**
@@ -38,6 +40,10 @@ export class SmppLink {
   private reconnectTimer: NodeJS.Timeout | null = null;
   private enquireTimer: NodeJS.Timeout | null = null;
   private readonly pending = new Map<Session, Map<number, Pending>>();
+  /** Gives up requests past their deadline: one timer for all of them, not one per request (the send path's cost). */
+  private sweepTimer: NodeJS.Timeout | null = null;
+  /** A session's socket is corked until the end of the tick, so PDUs written together go in one write. */
+  private corked: Session | null = null;
   private firstOutcome: (() => void) | null = null;
 
   constructor(
@@ -176,19 +182,51 @@ export class SmppLink {
   private exchange(session: Session, pdu: PDU): Promise<Exchange> {
     const pending = this.pending.get(session);
     if (!pending) return Promise.resolve({ ok: false, reason: 'connection lost' });
+    this.sweepSoon();
+    this.cork(session);
     return new Promise((resolve) => {
       let seq = 0;
-      const timer = setTimeout(() => settle({ ok: false, reason: 'time-out waiting for the SMSC' }), this.timing.responseTimeoutMs);
       const settle = (exchange: Exchange) => {
-        clearTimeout(timer);
         pending.delete(seq);
         resolve(exchange);
       };
       const written = session.send(pdu, (response) => settle({ ok: true, response }));
       seq = pdu.sequence_number;
       if (!written) settle({ ok: false, reason: 'connection lost' });
-      else pending.set(seq, { settle });
+      else pending.set(seq, { settle, deadline: Date.now() + this.timing.responseTimeoutMs });
     });
+  }
+
+  /** Writes of this tick on `session` leave together, in one system call, when the tick ends. */
+  private cork(session: Session): void {
+    if (this.corked === session) return;
+    this.corked = session;
+    session.socket.cork();
+    process.nextTick(() => {
+      this.corked = null;
+      session.socket.uncork();
+    });
+  }
+
+  /** Keeps the sweep running while any request waits; a request is given up within a tenth of the time-out past it. */
+  private sweepSoon(): void {
+    if (this.sweepTimer) return;
+    const every = Math.max(10, Math.floor(this.timing.responseTimeoutMs / 10));
+    this.sweepTimer = setInterval(() => {
+      const now = Date.now();
+      let waiting = 0;
+      for (const pending of this.pending.values()) {
+        for (const p of [...pending.values()]) {
+          if (p.deadline <= now) p.settle({ ok: false, reason: 'time-out waiting for the SMSC' });
+          else waiting += 1;
+        }
+      }
+      if (waiting === 0 && this.sweepTimer) {
+        clearInterval(this.sweepTimer);
+        this.sweepTimer = null;
+      }
+    }, every);
+    this.sweepTimer.unref();
   }
 
   private closed(session: Session): void {

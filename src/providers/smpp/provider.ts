@@ -121,14 +121,16 @@ export class SmppProvider implements Provider {
       this.awaitingResponse.delete(exchange);
       this.window.release();
     });
-    let onAbort = (): void => undefined;
-    const aborted = new Promise<Failure>((resolve) => {
-      onAbort = () => resolve(transient('aborted while waiting for submit_sm_resp'));
-      if (signal.aborted) onAbort();
-      else signal.addEventListener('abort', onAbort, { once: true });
+    // One promise per submit: the answer, or the caller's abort, whichever comes first.
+    const outcome = await new Promise<Exchange | Failure>((resolve) => {
+      if (signal.aborted) return resolve(transient('aborted while waiting for submit_sm_resp'));
+      const onAbort = (): void => resolve(transient('aborted while waiting for submit_sm_resp'));
+      signal.addEventListener('abort', onAbort, { once: true });
+      void exchange.then((answer) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(answer);
+      });
     });
-    const outcome = await Promise.race([exchange, aborted]);
-    signal.removeEventListener('abort', onAbort);
     if (!('ok' in outcome)) return outcome;
     if (!outcome.ok) return transient(outcome.reason);
     const { command_status: status } = outcome.response;
