@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import type { Channel } from './domain/channel-driver.js';
 import { parseCallerIdRanges, type CallerIdRange } from './providers/caller-id.js';
+import { parseHttpUrl } from './providers/http-provider.js';
 import { providerModule, providerModules, type ConfiguredProvider } from './providers/registry.js';
 
 /** A setting the operator can give through the environment. */
@@ -38,14 +39,8 @@ const oneOf = <T extends string>(...values: T[]) => (raw: string): T => {
   return raw as T;
 };
 const baseUrl = (raw: string): string => {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new Error(`expected an absolute http(s) URL, got "${raw}"`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('expected an http or https URL');
-  if (url.search || url.hash || url.username || url.password) throw new Error('expected no query, fragment or credentials');
+  const url = parseHttpUrl(raw, 'https://otp.example.com');
+  if (url.search || url.hash) throw new Error('must not have a query or fragment');
   return raw.replace(/\/+$/, '');
 };
 /** TRUST_PROXY: false, a hop count, or the proxies' addresses (what Fastify's trustProxy takes). */

@@ -27,3 +27,9 @@ export interface AfterCommit {
   /** Called once per commit, after it: starts the claimed work here, wakes the workers for the rest. */
   dispatch(effects: CommitEffects): void;
 }
+
+/** Hands what a transaction committed to the dispatcher (when it committed anything to start); returns the script's value. */
+export function dispatched<T>(afterCommit: AfterCommit, committed: CommitEffects & { readonly value: T }): T {
+  if (committed.events.length > 0 || committed.sends.length > 0) afterCommit.dispatch(committed);
+  return committed.value;
+}

@@ -1,4 +1,4 @@
-import type { AfterCommit } from './after-commit.js';
+import { dispatched, type AfterCommit } from './after-commit.js';
 import type { Channel } from './channel-driver.js';
 import { decideReceipt, decideSendFailure } from './delivery.js';
 import { eventsFor } from './outbox-events.js';
@@ -6,7 +6,7 @@ import type { Clock, Random } from './ports.js';
 import type { DeliveryReceipt, SendResult } from './send-result.js';
 import type { SendJob } from './send-job.js';
 import { effectiveStatus, type Verification } from './verification.js';
-import type { Committed, VerificationStore, VerificationTx } from './verification-store.js';
+import type { VerificationStore, VerificationTx } from './verification-store.js';
 
 export interface DeliveryServiceDeps {
   readonly store: VerificationStore;
@@ -81,7 +81,7 @@ export class DeliveryService {
           return;
       }
     });
-    this.dispatched(committed);
+    dispatched(this.deps.afterCommit, committed);
   }
 
   /** A provider's receipt for one of its messages. Idempotent: a repeat changes nothing. */
@@ -113,7 +113,7 @@ export class DeliveryService {
           return 'recorded';
       }
     });
-    return this.dispatched(committed);
+    return dispatched(this.deps.afterCommit, committed);
   }
 
   /** Writes the job due at once through `provider`, claimed for this process when it sends them itself. */
@@ -138,10 +138,5 @@ export class DeliveryService {
     const failed: Verification = { ...v, status: 'FAILED', failureReason: 'UNDELIVERABLE', updatedAt: now };
     tx.update(failed);
     tx.record(eventsFor(failed, now, this.deps.random, this.deps.afterCommit));
-  }
-
-  private dispatched<T>(committed: Committed<T>): T {
-    if (committed.events.length > 0 || committed.sends.length > 0) this.deps.afterCommit.dispatch(committed);
-    return committed.value;
   }
 }

@@ -1,4 +1,4 @@
-import type { AfterCommit } from './after-commit.js';
+import { dispatched, type AfterCommit } from './after-commit.js';
 import { deliveryChannelOf, type ChannelDriver } from './channel-driver.js';
 import type { OutboxEvent } from './events.js';
 import { decidePhoneLimit, phoneLookBackSeconds, type PhoneLimitPolicy } from './limits.js';
@@ -6,7 +6,7 @@ import { eventsFor } from './outbox-events.js';
 import { parsePhone } from './phone.js';
 import type { Clock, Random } from './ports.js';
 import { asOf, decideVerify, type RequestType, type Verification } from './verification.js';
-import type { Committed, VerificationStore, VerificationTx } from './verification-store.js';
+import type { VerificationStore, VerificationTx } from './verification-store.js';
 
 /** The rules a verification lives by, from the settings. */
 export interface VerificationPolicy {
@@ -134,7 +134,7 @@ export class VerificationService {
       tx.enqueueSend(job, verification);
       return { kind: 'created', verification };
     }, serializeOn);
-    return this.dispatched(committed);
+    return dispatched(this.deps.afterCommit, committed);
   }
 
   /** A client's verification as it reads now (a PENDING one past its time reads EXPIRED). */
@@ -163,7 +163,7 @@ export class VerificationService {
       tx.save(current, decision.next, this.eventsFor(decision.next, now));
       return { kind: decision.kind, verification: decision.next };
     }, policy.maxAttempts + 2);
-    return this.dispatched(committed);
+    return dispatched(this.deps.afterCommit, committed);
   }
 
   /** Expire (contract 3.4, the clock's move): records EXPIRED on due verifications; returns how many it moved. */
@@ -174,18 +174,12 @@ export class VerificationService {
       for (const v of due) this.change(tx, asOf(v, now), now);
       return due.length;
     });
-    return this.dispatched(committed);
+    return dispatched(this.deps.afterCommit, committed);
   }
 
   private change(tx: VerificationTx, next: Verification, now: Date): void {
     tx.update(next);
     tx.record(this.eventsFor(next, now));
-  }
-
-  /** Hands what committed to the after-commit dispatcher; returns the script's value. */
-  private dispatched<T>(committed: Committed<T>): T {
-    if (committed.events.length > 0 || committed.sends.length > 0) this.deps.afterCommit.dispatch(committed);
-    return committed.value;
   }
 
   private eventsFor(v: Verification, now: Date): OutboxEvent[] {

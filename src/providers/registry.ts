@@ -57,11 +57,6 @@ export class Providers {
     return this.byChannel.get(channel) ?? [];
   }
 
-  /** The names of a channel's providers, in failover order. */
-  namesFor(channel: Channel): readonly string[] {
-    return this.forChannel(channel).map((p) => p.name);
-  }
-
   /** The provider of that name, for its callbacks. */
   named(name: string): Provider | undefined {
     return this.all.find((p) => p.name === name);
