@@ -81,6 +81,14 @@ const providerList = (channel: Channel) => (raw: string): string[] => {
 };
 
 /** Every setting of the service: one table, read once at start. */
+/**
+ * The longest placing one dropped call may take, answered or not (contract 8): it rings for CALL_RING_SECONDS at
+ * most, and a few seconds go to setting it up and hanging it up.
+ */
+export function callTimeoutMs(ringSeconds: number): number {
+  return ringSeconds * 1000 + 5000;
+}
+
 export const settings = {
   PORT: { doc: 'TCP port the HTTP server listens on', default: '3000', parse: integer(0, 65535) },
   HOST: {
@@ -199,6 +207,16 @@ export const settings = {
     default: '+2349010000000-+2349010009999',
     parse: (raw: string): CallerIdRange[] => parseCallerIdRanges(raw),
   },
+  CALL_RING_SECONDS: {
+    doc: 'The longest a dropped call may ring before it is hung up (it is hung up as soon as the phone rings); placing one takes at most this plus 5 s',
+    default: '15',
+    parse: integer(3, 60),
+  },
+  CALL_FALLBACK_TO_SMS: {
+    doc: 'When no call provider can place a dropped call, send the same code by SMS (delivery.channel reads SMS)',
+    default: 'false',
+    parse: bool,
+  },
   SEND_RETRY_DELAYS: {
     doc: 'Seconds between retries of a failed SMS or call before the verification is FAILED',
     default: '2,10,30,60',
@@ -283,6 +301,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (problems.length === 0 && Number(out.SEND_LEASE_MS) <= Number(out.PROVIDER_TIMEOUT_MS)) {
     problems.push(`SEND_LEASE_MS: must be longer than PROVIDER_TIMEOUT_MS (${String(out.PROVIDER_TIMEOUT_MS)})`);
+  }
+  if (problems.length === 0 && Number(out.SEND_LEASE_MS) <= callTimeoutMs(Number(out.CALL_RING_SECONDS))) {
+    problems.push(`SEND_LEASE_MS: must be longer than a call may take, CALL_RING_SECONDS + 5 s (${callTimeoutMs(Number(out.CALL_RING_SECONDS))} ms)`);
   }
   if (problems.length === 0 && Number(out.HEADERS_TIMEOUT_MS) > Number(out.REQUEST_TIMEOUT_MS)) {
     problems.push(`HEADERS_TIMEOUT_MS: must not be longer than REQUEST_TIMEOUT_MS (${String(out.REQUEST_TIMEOUT_MS)})`);

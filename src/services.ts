@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Config } from './config.js';
+import { callTimeoutMs, type Config } from './config.js';
 import type { Clock, Random } from './domain/ports.js';
 import { parseE164 } from './domain/phone.js';
 import { DeliveryService } from './domain/delivery-service.js';
@@ -147,6 +147,7 @@ export async function createServices(
   const providerLog = logger.child({ component: 'provider' });
   const providers = new Providers(config.providers, (name) => ({
     messageLog: messages,
+    callRingSeconds: config.CALL_RING_SECONDS,
     logger: providerLog.child({ provider: name }),
     callbackUrl: config.PUBLIC_BASE_URL ? `${config.PUBLIC_BASE_URL}/callbacks/${name}` : null,
     // Receipts that arrive on a provider's own connection (SMPP deliver_sm) walk the same script as callbacks.
@@ -160,7 +161,8 @@ export async function createServices(
     providers: (channel) => providers.forChannel(channel),
     breaker: new CircuitBreaker(now),
     leaseMs: config.SEND_LEASE_MS,
-    providerTimeoutMs: config.PROVIDER_TIMEOUT_MS,
+    // A call rings for up to CALL_RING_SECONDS before its provider can say how it went.
+    providerTimeoutMs: (channel) => (channel === 'call' ? Math.max(config.PROVIDER_TIMEOUT_MS, callTimeoutMs(config.CALL_RING_SECONDS)) : config.PROVIDER_TIMEOUT_MS),
     clock,
     logger: logger.child({ component: 'send-worker' }),
   });

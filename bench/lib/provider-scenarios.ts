@@ -381,6 +381,7 @@ async function providerThroughput(port: number, smscPid: number, s: ProviderBenc
   const noop = () => undefined;
   const context: ProviderContext = {
     callbackUrl: null,
+    callRingSeconds: 15,
     messageLog: { record: async () => undefined },
     logger: { info: noop, warn: noop, error: noop },
     onReceipt: async () => 'recorded',

@@ -85,6 +85,8 @@ export interface ProviderContext {
   readonly onReceipt: (provider: string, receipt: DeliveryReceipt) => Promise<'recorded' | 'unknown'>;
   /** `PUBLIC_BASE_URL/callbacks/<name>`, or null when PUBLIC_BASE_URL is unset (the start refuses providers that need it). */
   readonly callbackUrl: string | null;
+  /** CALL_RING_SECONDS: the longest a dropped call rings before it is hung up. */
+  readonly callRingSeconds: number;
   /** Where the `log` provider keeps what it "sent", so a developer can read codes back. */
   readonly messageLog: MessageLog;
   /** pino-compatible; never give it a code, a secret or a full message text. */

@@ -40,7 +40,13 @@ export class DeliveryService {
     if (result?.kind === 'accepted') {
       // The common case, on the path of every code: it moves only the delivery and the job, so it needs no read
       // and no lock, and goes with concurrent ones in one statement.
-      await store.recordSent({ verificationId: job.verificationId, provider, messageId: result.messageId, at: clock.now() });
+      await store.recordSent({
+        verificationId: job.verificationId,
+        provider,
+        messageId: result.messageId,
+        status: result.delivered === true ? 'DELIVERED' : 'SENT',
+        at: clock.now(),
+      });
       return;
     }
     const committed = await store.transaction(async (tx) => {

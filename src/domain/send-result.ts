@@ -1,7 +1,11 @@
 /** What a provider answered to one send. Expected outcomes are values; a provider never throws for them. */
 export type SendResult =
-  /** Accepted: `messageId` is the provider's id, the key its receipts come back under. */
-  | { readonly kind: 'accepted'; readonly messageId: string }
+  /**
+   * Accepted: `messageId` is the provider's id, the key its receipts come back under. `delivered`: the provider
+   * already knows it arrived (a SIP call whose phone rang before the call was placed and dropped), so no receipt
+   * is to come.
+   */
+  | { readonly kind: 'accepted'; readonly messageId: string; readonly delivered?: boolean }
   /** Retrying may help (time-out, throttling, 5xx, queue full); `retryAfterSeconds` when the provider said. */
   | { readonly kind: 'transient'; readonly reason: string; readonly retryAfterSeconds?: number }
   /** Retrying through this provider cannot help (invalid or barred number, refused sender, bad credentials). */

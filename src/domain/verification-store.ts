@@ -69,6 +69,8 @@ export interface SentRecord {
   readonly verificationId: string;
   readonly provider: string;
   readonly messageId: string;
+  /** SENT, or DELIVERED when the provider knew at once that it arrived. */
+  readonly status: 'SENT' | 'DELIVERED';
   readonly at: Date;
 }
 

@@ -23,8 +23,8 @@ export interface SendWorkerDeps {
   readonly breaker: CircuitBreaker;
   /** How long a claimed job is held before another worker may take it; longer than a provider call may take. */
   readonly leaseMs: number;
-  /** The longest a provider call may take before it counts as a transient failure. */
-  readonly providerTimeoutMs: number;
+  /** The longest a provider call of a channel may take before it counts as a transient failure. */
+  readonly providerTimeoutMs: (channel: Channel) => number;
   readonly clock: Clock;
   readonly logger: Logger;
 }
@@ -125,7 +125,7 @@ export class SendWorker {
   private async send(provider: Provider, job: SendJob, v: Verification): Promise<SendResult> {
     const { deps } = this;
     const message = deps.outgoing(job.channel, v, job.sender, v.id);
-    const signal = AbortSignal.timeout(deps.providerTimeoutMs);
+    const signal = AbortSignal.timeout(deps.providerTimeoutMs(job.channel));
     try {
       return await provider.send(message, signal);
     } catch (err) {

@@ -150,12 +150,12 @@ export class SqlVerificationStore implements VerificationStore {
 
   /** One statement, one round trip and one commit for a group of acceptances: the delivery, the job, the message id. */
   private async writeSent(group: readonly SentRecord[]): Promise<void[]> {
-    const rows = group.map((s) => sql`(${s.verificationId}::uuid, ${s.provider}::text, ${s.messageId}::text, ${s.at}::timestamptz)`);
+    const rows = group.map((s) => sql`(${s.verificationId}::uuid, ${s.provider}::text, ${s.messageId}::text, ${s.status}::text, ${s.at}::timestamptz)`);
     await sql`
-      WITH s (verification_id, provider, message_id, at) AS (VALUES ${sql.join(rows)}),
+      WITH s (verification_id, provider, message_id, status, at) AS (VALUES ${sql.join(rows)}),
       delivered AS (
         UPDATE verifications v SET delivery_provider = s.provider, delivery_message_id = s.message_id,
-          delivery_status = 'SENT', delivery_sends = v.delivery_sends + 1, delivery_updated_at = s.at
+          delivery_status = s.status, delivery_sends = v.delivery_sends + 1, delivery_updated_at = s.at
         FROM s WHERE v.id = s.verification_id
         RETURNING v.id
       ),
@@ -166,7 +166,7 @@ export class SqlVerificationStore implements VerificationStore {
       ),
       kept AS (
         INSERT INTO provider_messages (provider, message_id, verification_id, created_at)
-        SELECT DISTINCT ON (provider, message_id) provider, message_id, verification_id, at FROM s
+        SELECT DISTINCT ON (s.provider, s.message_id) s.provider, s.message_id, s.verification_id, s.at FROM s
         ON CONFLICT (provider, message_id) DO NOTHING
         RETURNING 1
       )

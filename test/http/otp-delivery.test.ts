@@ -62,7 +62,7 @@ forEachDatabase('sending codes', (kind) => {
       providers: (channel) => (channel === 'sms' ? [sms] : h.services.providers.forChannel(channel)),
       breaker: new CircuitBreaker(() => h.clock.now().getTime()),
       leaseMs: h.config.SEND_LEASE_MS,
-      providerTimeoutMs: h.config.PROVIDER_TIMEOUT_MS,
+      providerTimeoutMs: () => h.config.PROVIDER_TIMEOUT_MS,
       clock: h.clock,
       logger: pino({ level: 'silent' }),
     });

@@ -24,6 +24,7 @@ export function recordingContext(receiptOutcome: () => Promise<void> = () => Pro
   const line = (level: string) => (obj: object, msg: string) => void log.push(`${level} ${msg} ${JSON.stringify(obj)}`);
   const context: ProviderContext = {
     callbackUrl: null,
+    callRingSeconds: 15,
     messageLog: { record: async () => undefined },
     logger: { info: line('info'), warn: line('warn'), error: line('error') },
     onReceipt: async (provider, receipt) => {

@@ -28,6 +28,7 @@ export function recordingContext(callbackUrl: string | null): ProviderContext & 
   return {
     lines,
     callbackUrl,
+    callRingSeconds: 15,
     onReceipt: async () => 'recorded',
     messageLog: { record: async () => {} },
     logger: { info: log, warn: log, error: log },
