@@ -139,6 +139,7 @@ export async function createServices(
     store: verificationStore,
     afterCommit: dispatcher,
     providerOrder: (channel) => config.providers[channel].map((p) => p.module.name),
+    callFallback: config.CALL_FALLBACK_TO_SMS ? { sender: smsSender.e164 } : null,
     retryDelays: config.SEND_RETRY_DELAYS,
     clock,
     random,

@@ -13,6 +13,11 @@ export interface DeliveryServiceDeps {
   readonly afterCommit: AfterCommit;
   /** A channel's providers by name, in failover order. */
   readonly providerOrder: (channel: Channel) => readonly string[];
+  /**
+   * CALL_FALLBACK_TO_SMS: when no call provider can place a dropped call, its code goes out by SMS from `sender`
+   * (E.164); null: the verification fails.
+   */
+  readonly callFallback: { readonly sender: string } | null;
   /** Seconds before each retry of a transient failure (SEND_RETRY_DELAYS). */
   readonly retryDelays: readonly number[];
   readonly clock: Clock;
@@ -82,8 +87,7 @@ export class DeliveryService {
           this.sendThrough(tx, { ...done, lastError: result.reason }, decision.provider, { ...current, delivery }, now);
           return;
         case 'give-up':
-          this.fail(tx, { ...current, delivery }, now);
-          tx.saveSendJob({ ...done, status: 'failed', lastError: result.reason }, current, now);
+          this.exhausted(tx, { ...done, lastError: result.reason }, { ...current, delivery }, now);
           return;
       }
     });
@@ -114,9 +118,13 @@ export class DeliveryService {
           if (job) this.sendThrough(tx, { ...job, lastError: `undelivered: ${receipt.detail ?? 'no detail'}` }, decision.provider, moved, now);
           return 'recorded';
         }
-        case 'give-up':
-          this.fail(tx, { ...current, delivery: decision.delivery }, now);
+        case 'give-up': {
+          const job = await tx.findSendJob(id);
+          const moved = { ...current, delivery: decision.delivery };
+          if (job) this.exhausted(tx, { ...job, lastError: `undelivered: ${receipt.detail ?? 'no detail'}` }, moved, now);
+          else this.fail(tx, moved, now);
           return 'recorded';
+        }
       }
     });
     return dispatched(this.deps.afterCommit, committed);
@@ -138,6 +146,26 @@ export class DeliveryService {
       v,
       now,
     );
+  }
+
+  /**
+   * No provider of the job's channel is left. A dropped call falls back to SMS when configured (the record keeps
+   * its type; `delivery.channel` reads SMS); anything else is FAILED, UNDELIVERABLE.
+   */
+  private exhausted(tx: VerificationTx, job: SendJob, v: Verification, now: Date): void {
+    const { callFallback } = this.deps;
+    const firstSms = this.deps.providerOrder('sms')[0];
+    if (job.channel === 'call' && callFallback && firstSms) {
+      const moved: Verification = {
+        ...v,
+        delivery: { channel: 'SMS', provider: null, messageId: null, status: 'QUEUED', sends: v.delivery.sends, updatedAt: now },
+      };
+      tx.update(moved);
+      this.sendThrough(tx, { ...job, channel: 'sms', sender: callFallback.sender }, firstSms, moved, now);
+      return;
+    }
+    this.fail(tx, v, now);
+    tx.saveSendJob({ ...job, status: 'failed', claimedUntil: null }, v, now);
   }
 
   private fail(tx: VerificationTx, v: Verification, now: Date): void {

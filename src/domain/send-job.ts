@@ -5,7 +5,7 @@ export type SendJobStatus = 'pending' | 'sent' | 'failed';
 /** The durable job that sends one verification's code (one per verification), through its providers in turn. */
 export interface SendJob {
   readonly verificationId: string;
-  /** The channel it was written with; a job keeps it for good. */
+  /** The channel that carries it: the verification's own, or SMS once a dropped call fell back to it (contract 8). */
   readonly channel: Channel;
   /** E.164 the code is sent from: the SMS sender, or the caller id whose last digits are the code. */
   readonly sender: string;

@@ -80,6 +80,7 @@ export class VerificationService {
       countryCode: phone.countryCode,
       counter: 0,
       pairedNumber: from.local,
+      pairedE164: from.e164,
       type: driver.type,
       status: 'PENDING',
       webhookUrl: request.webhookUrl,

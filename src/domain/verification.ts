@@ -39,6 +39,11 @@ export interface Verification {
   readonly counter: number;
   /** Local format of the number the user is contacted from. */
   readonly pairedNumber: string;
+  /**
+   * That number in E.164: a dropped call can be verified with it (contract 9). Null on records made before it
+   * was kept, which match their caller id in local format only.
+   */
+  readonly pairedE164: string | null;
   readonly type: VerificationType;
   readonly status: VerificationStatus;
   readonly webhookUrl: string | null;
@@ -69,13 +74,29 @@ export function decideVerify(v: Verification, code: string, now: Date, maxAttemp
   const current = asOf(v, now);
   if (current.status !== 'PENDING') return { kind: 'not-pending', current };
   const counter = v.counter + 1;
-  if (codesMatch(v.otp, code)) {
+  if (codesMatch(v.otp, code) || (v.type === 'DROPPED_CALL' && callerIdMatches(v, code))) {
     return { kind: 'success', next: { ...v, counter, status: 'SUCCESS', updatedAt: now } };
   }
   if (counter >= maxAttempts) {
     return { kind: 'mismatch', next: { ...v, counter, status: 'FAILED', failureReason: 'MAX_ATTEMPTS', updatedAt: now } };
   }
   return { kind: 'mismatch', next: { ...v, counter, updatedAt: now } };
+}
+
+/**
+ * A dropped call verified with the whole caller id as the phone showed it (contract 9): E.164 (`+234 901 000
+ * 1234`, or with 00 for the plus) or the local format (`0901 000 1234`), spaces, dashes, dots and brackets
+ * allowed. It holds the code, so it is compared as one: in constant time.
+ */
+export function callerIdMatches(v: Verification, given: string): boolean {
+  const compact = given.replace(/[\s\-().]/g, '');
+  if (!/^(\+|00)?\d{5,17}$/.test(compact)) return false;
+  const international = compact.startsWith('+') || compact.startsWith('00');
+  const asE164 = `+${compact.replace(/^(\+|00)/, '')}`;
+  const byE164 = v.pairedE164 !== null && codesMatch(v.pairedE164, asE164);
+  // Digits alone may be either form; both are compared, so the time says nothing of which one matched.
+  const byLocal = !international && codesMatch(v.pairedNumber, compact);
+  return byE164 || byLocal;
 }
 
 /** Compares two codes in time that does not depend on where they differ, nor on their lengths. */

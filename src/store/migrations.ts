@@ -175,6 +175,15 @@ const migrations: Record<string, Migration> = {
       `);
     },
   },
+  '0005_paired_e164': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- the number the user is contacted from in E.164: a dropped call can be verified with its whole caller id
+        ALTER TABLE verifications ADD COLUMN paired_e164 text;
+        UPDATE verifications v SET paired_e164 = j.sender FROM send_jobs j WHERE j.verification_id = v.id;
+      `);
+    },
+  },
 };
 
 /** Runs DDL one statement at a time: PGlite's extended protocol takes one statement per query. */

@@ -30,6 +30,8 @@ export interface VerificationsTable {
   phone_number: string;
   country_code: string;
   paired_number: string;
+  /** The same number in E.164 (null on rows made before 0005). */
+  paired_e164: string | null;
   counter: number;
   webhook_url: string | null;
   reference: string | null;

@@ -110,13 +110,13 @@ export class GroupTransaction {
     if (savedJobs.length > 0) {
       const rows = savedJobs.map(({ job, at: now }) => {
         const r = sendJobRow(job);
-        return sql`(${job.verificationId}::uuid, ${r.status}::text, ${r.attempts}::int, ${r.provider}::text,
-          ${r.provider_failures}::int, ${r.next_attempt_at}::timestamptz, ${r.last_error}::text, ${now}::timestamptz)`;
+        return sql`(${job.verificationId}::uuid, ${r.status}::text, ${r.channel}::text, ${r.sender}::text, ${r.attempts}::int,
+          ${r.provider}::text, ${r.provider_failures}::int, ${r.next_attempt_at}::timestamptz, ${r.last_error}::text, ${now}::timestamptz)`;
       });
-      await sql`UPDATE send_jobs j SET status = r.status, attempts = r.attempts, provider = r.provider,
-          provider_failures = r.provider_failures, next_attempt_at = r.next_attempt_at, last_error = r.last_error,
-          updated_at = r.updated_at
-        FROM (VALUES ${sql.join(rows)}) AS r (verification_id, status, attempts, provider, provider_failures,
+      await sql`UPDATE send_jobs j SET status = r.status, channel = r.channel, sender = r.sender, attempts = r.attempts,
+          provider = r.provider, provider_failures = r.provider_failures, next_attempt_at = r.next_attempt_at,
+          last_error = r.last_error, updated_at = r.updated_at
+        FROM (VALUES ${sql.join(rows)}) AS r (verification_id, status, channel, sender, attempts, provider, provider_failures,
           next_attempt_at, last_error, updated_at)
         WHERE j.verification_id = r.verification_id`.execute(this.trx);
     }

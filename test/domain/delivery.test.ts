@@ -37,6 +37,7 @@ function sent(overrides: Partial<Verification> = {}): Verification {
     countryCode: '+234',
     counter: 0,
     pairedNumber: '09010000000',
+    pairedE164: '+2349010000000',
     type: 'SMS',
     status: 'PENDING',
     webhookUrl: null,

@@ -23,6 +23,7 @@ describe('events (contract 3.4 and 4)', () => {
       countryCode: '+234',
       counter: 1,
       pairedNumber: '09010000000',
+      pairedE164: '+2349010000000',
       type: 'SMS',
       status: 'SUCCESS',
       webhookUrl: 'https://hooks.example.com/x',

@@ -24,6 +24,7 @@ function pending(overrides: Partial<Verification> = {}): Verification {
     countryCode: '+234',
     counter: 0,
     pairedNumber: '09010000000',
+    pairedE164: '+2349010000000',
     type: 'SMS',
     status: 'PENDING',
     webhookUrl: null,
@@ -130,5 +131,40 @@ describe('codes', () => {
     }, 8);
     assert.deepEqual(asked, Array(8).fill(10), 'each digit uniformly from 0-9');
     assert.equal(numericCode(() => 0, 6), '000000', 'leading zeros are kept');
+  });
+});
+
+describe('a dropped call verified by its whole caller id (contract 9)', () => {
+  const call = (overrides: Partial<Verification> = {}) =>
+    pending({ type: 'DROPPED_CALL', otp: '4821', pairedNumber: '09010004821', pairedE164: '+2349010004821', ...overrides });
+
+  for (const shown of ['+2349010004821', '+234 901 000 4821', '002349010004821', '09010004821', '0901-000-4821', '(0901) 000.4821', '2349010004821']) {
+    it(`matches "${shown}"`, () => {
+      assert.equal(decideVerify(call(), shown, at(1000), 5).kind, 'success');
+    });
+  }
+
+  it('still matches the 4 digits of the code', () => {
+    assert.equal(decideVerify(call(), '4821', at(1000), 5).kind, 'success');
+  });
+
+  for (const wrong of ['+2349010004822', '09010004822', '+2349010004821 ext', '+44 9010004821', '', '9010004821x']) {
+    it(`counts "${wrong}" as a wrong code`, () => {
+      const d = decideVerify(call(), wrong, at(1000), 5);
+      assert.equal(d.kind, 'mismatch');
+      assert.ok(d.kind === 'mismatch');
+      assert.equal(d.next.counter, 1);
+    });
+  }
+
+  it('never matches an SMS verification by its sender number', () => {
+    const sms = pending({ otp: '123456', pairedNumber: '09010000000', pairedE164: '+2349010000000' });
+    assert.equal(decideVerify(sms, '+2349010000000', at(1000), 5).kind, 'mismatch');
+    assert.equal(decideVerify(sms, '09010000000', at(1000), 5).kind, 'mismatch');
+  });
+
+  it('matches a record made before the E.164 was kept by its local format only', () => {
+    assert.equal(decideVerify(call({ pairedE164: null }), '09010004821', at(1000), 5).kind, 'success');
+    assert.equal(decideVerify(call({ pairedE164: null }), '+2349010004821', at(1000), 5).kind, 'mismatch');
   });
 });

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { Webhook } from 'standardwebhooks';
 import { createVerification, e164Of, expectV1Error, nextLocalNumber, type RecordBody } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
+import { gatewayReceipt } from '../support/gateway.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { startReceiver, type Receiver } from '../webhooks/helpers.js';
 
@@ -64,15 +64,7 @@ forEachDatabase('delivery through providers, receipts and failover', (kind) => {
     await h.services.sendWorker.idle();
   };
   /** A receipt as the gateway posts it, signed the Standard Webhooks way. */
-  const callback = (h: Harness, body: unknown, sign: string = secret) => {
-    const payload = JSON.stringify(body);
-    return h.app.inject({
-      method: 'POST',
-      url: '/callbacks/http',
-      headers: { 'content-type': 'application/json', ...headersOf(new Webhook(sign), payload) },
-      payload,
-    });
-  };
+  const callback = (h: Harness, body: unknown, sign: string = secret) => gatewayReceipt(h, body, sign);
 
   describe('happy', () => {
     it('sends through the first provider; a signed receipt marks it DELIVERED; a repeat changes nothing', async () => {
@@ -204,12 +196,3 @@ forEachDatabase('delivery through providers, receipts and failover', (kind) => {
     return createVerification(h, token, { phoneNumber, ...(webhookUrl && { webhookUrl }) });
   }
 });
-
-/** The signature headers of a payload, signed now. */
-function headersOf(wh: Webhook, payload: string): Record<string, string> {
-  const id = `msg_${randomBytes(8).toString('hex')}`;
-  const timestamp = new Date();
-  const signature = wh.sign(id, timestamp, payload);
-  return { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)), 'webhook-signature': signature };
-}
-

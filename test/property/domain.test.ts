@@ -30,6 +30,7 @@ function build(v: { status: VerificationStatus; counter: number; otp: string; tt
     countryCode: '+234',
     counter: v.counter,
     pairedNumber: '09010000000',
+    pairedE164: '+2349010000000',
     type: 'SMS',
     status: v.status,
     failureReason: v.status === 'FAILED' ? 'MAX_ATTEMPTS' : null,
