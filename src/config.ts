@@ -156,6 +156,11 @@ export const settings = {
   OTP_TTL_SECONDS: { doc: 'Lifetime of a verification code', default: '600', parse: integer(10, 86_400) },
   OTP_LENGTH: { doc: 'Digits in an SMS code', default: '6', parse: integer(4, 10) },
   OTP_MAX_ATTEMPTS: { doc: 'Verify attempts before a verification is FAILED', default: '5', parse: integer(1, 100) },
+  OTP_MAX_SENDS: {
+    doc: 'Sends of one verification\'s code, the first one and its resends; a resend also waits PHONE_COOLDOWN_SECONDS after the last',
+    default: '3',
+    parse: integer(1, 20),
+  },
   PHONE_LIMIT_COUNT: {
     doc: 'Verifications per phone number and client within PHONE_LIMIT_WINDOW_SECONDS',
     default: '5',
@@ -163,7 +168,7 @@ export const settings = {
   },
   PHONE_LIMIT_WINDOW_SECONDS: { doc: 'Window of PHONE_LIMIT_COUNT', default: '600', parse: integer(1) },
   PHONE_COOLDOWN_SECONDS: {
-    doc: 'Least time between two verifications of one number by one client',
+    doc: 'Least time between two verifications of one number by one client, and between two sends of one verification (resend)',
     default: '30',
     parse: integer(0),
   },

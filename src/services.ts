@@ -129,6 +129,7 @@ export async function createServices(
         windowSeconds: config.PHONE_LIMIT_WINDOW_SECONDS,
         cooldownSeconds: config.PHONE_COOLDOWN_SECONDS,
       },
+      resend: { maxSends: config.OTP_MAX_SENDS, cooldownSeconds: config.PHONE_COOLDOWN_SECONDS },
     },
     channels: (type) => channels.forRequest(type),
     afterCommit: dispatcher,

@@ -4,7 +4,7 @@ import { decideReceipt, decideSendFailure } from './delivery.js';
 import { eventsFor } from './outbox-events.js';
 import type { Clock, Random } from './ports.js';
 import type { DeliveryReceipt, SendResult } from './send-result.js';
-import type { SendJob } from './send-job.js';
+import { dueAgain, type SendJob } from './send-job.js';
 import { effectiveStatus, type Verification } from './verification.js';
 import type { VerificationStore, VerificationTx } from './verification-store.js';
 
@@ -132,20 +132,7 @@ export class DeliveryService {
 
   /** Writes the job due at once through `provider`, claimed for this process when it sends them itself. */
   private sendThrough(tx: VerificationTx, job: SendJob, provider: string, v: Verification, now: Date): void {
-    const claimedUntil = this.deps.afterCommit.claimUntil('send', now);
-    tx.saveSendJob(
-      {
-        ...job,
-        status: 'pending',
-        provider,
-        providerFailures: 0,
-        dueAt: now,
-        claimedUntil,
-        attempts: claimedUntil ? job.attempts + 1 : job.attempts,
-      },
-      v,
-      now,
-    );
+    tx.saveSendJob(dueAgain(job, provider, now, this.deps.afterCommit.claimUntil('send', now)), v, now);
   }
 
   /**

@@ -11,6 +11,8 @@ export const requiredScopes = {
   createVerification: ['otp:send'],
   fetchVerification: ['otp:send', 'otp:verify'],
   verifyCode: ['otp:verify'],
+  resendCode: ['otp:send'],
+  cancelVerification: ['otp:send'],
 } as const satisfies Record<string, readonly Scope[]>;
 
 export type Operation = keyof typeof requiredScopes;

@@ -26,3 +26,19 @@ export interface SendJob {
   readonly lastError: string | null;
   readonly createdAt: Date;
 }
+
+/**
+ * The job due again at once through `provider` (null: the channel's first), with a clean failure count; claimed
+ * until `claimedUntil` by the process that writes it, whose attempt is then under way and counted.
+ */
+export function dueAgain(job: SendJob, provider: string | null, now: Date, claimedUntil: Date | null): SendJob {
+  return {
+    ...job,
+    status: 'pending',
+    provider,
+    providerFailures: 0,
+    dueAt: now,
+    claimedUntil,
+    attempts: claimedUntil ? job.attempts + 1 : job.attempts,
+  };
+}

@@ -5,7 +5,8 @@ import { decidePhoneLimit, phoneLookBackSeconds, type PhoneLimitPolicy } from '.
 import { eventsFor } from './outbox-events.js';
 import { parsePhone } from './phone.js';
 import type { Clock, Random } from './ports.js';
-import { asOf, decideVerify, type RequestType, type Verification } from './verification.js';
+import { dueAgain } from './send-job.js';
+import { asOf, decideCancel, decideResend, decideVerify, type RequestType, type ResendPolicy, type Verification } from './verification.js';
 import type { VerificationStore, VerificationTx } from './verification-store.js';
 
 /** The rules a verification lives by, from the settings. */
@@ -13,6 +14,7 @@ export interface VerificationPolicy {
   readonly ttlSeconds: number;
   readonly maxAttempts: number;
   readonly phoneLimit: PhoneLimitPolicy;
+  readonly resend: ResendPolicy;
 }
 
 /** How long an Idempotency-Key is remembered (contract 3.1). */
@@ -40,6 +42,17 @@ export type CreateOutcome =
 export type VerifyOutcome =
   | { readonly kind: 'success'; readonly verification: Verification }
   | { readonly kind: 'mismatch'; readonly verification: Verification }
+  | { readonly kind: 'not-pending'; readonly verification: Verification }
+  | { readonly kind: 'not-found' };
+
+export type ResendOutcome =
+  | { readonly kind: 'resent'; readonly verification: Verification }
+  | { readonly kind: 'not-pending'; readonly verification: Verification }
+  | { readonly kind: 'rate-limited'; readonly reason: 'cooldown' | 'max-sends'; readonly retryAfterSeconds: number }
+  | { readonly kind: 'not-found' };
+
+export type CancelOutcome =
+  | { readonly kind: 'canceled'; readonly verification: Verification }
   | { readonly kind: 'not-pending'; readonly verification: Verification }
   | { readonly kind: 'not-found' };
 
@@ -86,6 +99,8 @@ export class VerificationService {
       webhookUrl: request.webhookUrl,
       reference: request.reference,
       failureReason: null,
+      sendRequests: 1,
+      lastSendAt: now,
       delivery: { channel: deliveryChannelOf(driver.channel), provider: null, messageId: null, status: 'QUEUED', sends: 0, updatedAt: now },
     };
     const { idempotency } = request;
@@ -167,6 +182,55 @@ export class VerificationService {
     return dispatched(this.deps.afterCommit, committed);
   }
 
+  /**
+   * Resend (contract 9): the same code again through the channel that carries it (a call from the same caller
+   * id), from the channel's first provider, at most OTP_MAX_SENDS sends and no sooner than the cool-down.
+   */
+  async resend(clientId: string, id: string): Promise<ResendOutcome> {
+    const { store, policy, clock } = this.deps;
+    const committed = await store.transaction(async (tx): Promise<ResendOutcome> => {
+      const current = await tx.findForUpdate(id, clientId);
+      if (!current) return { kind: 'not-found' };
+      const now = clock.now();
+      const decision = decideResend(current, now, policy.resend);
+      switch (decision.kind) {
+        case 'not-pending':
+          return this.notPending(tx, current, decision.current, now);
+        case 'limited':
+          return { kind: 'rate-limited', reason: decision.reason, retryAfterSeconds: decision.retryAfterSeconds };
+        case 'resend': {
+          const job = await tx.findSendJob(id);
+          if (!job) throw new Error(`verification ${id} has no send job`);
+          tx.update(decision.next);
+          tx.saveSendJob({ ...dueAgain(job, null, now, this.deps.afterCommit.claimUntil('send', now)), lastError: null }, decision.next, now);
+          return { kind: 'resent', verification: decision.next };
+        }
+      }
+    }, [`verification|${id}`]);
+    return dispatched(this.deps.afterCommit, committed);
+  }
+
+  /** Cancel (contract 9): FAILED, CANCELED, with its event; a send not yet made is not made. */
+  async cancel(clientId: string, id: string): Promise<CancelOutcome> {
+    const { store, clock } = this.deps;
+    const committed = await store.transaction(async (tx): Promise<CancelOutcome> => {
+      const current = await tx.findForUpdate(id, clientId);
+      if (!current) return { kind: 'not-found' };
+      const now = clock.now();
+      const decision = decideCancel(current, now);
+      if (decision.kind === 'not-pending') return this.notPending(tx, current, decision.current, now);
+      this.change(tx, decision.next, now);
+      return { kind: 'canceled', verification: decision.next };
+    }, [`verification|${id}`]);
+    return dispatched(this.deps.afterCommit, committed);
+  }
+
+  /** Not PENDING any more; an expiry the sweep has not recorded yet is recorded now, so its event is not late. */
+  private notPending(tx: VerificationTx, stored: Verification, current: Verification, now: Date): { kind: 'not-pending'; verification: Verification } {
+    if (stored.status === 'PENDING') this.change(tx, current, now);
+    return { kind: 'not-pending', verification: current };
+  }
+
   /** Expire (contract 3.4, the clock's move): records EXPIRED on due verifications; returns how many it moved. */
   async expireDue(limit = 500): Promise<number> {
     const now = this.deps.clock.now();
@@ -205,6 +269,8 @@ export class VerificationService {
       counter: 0,
       updatedAt: first.createdAt,
       failureReason: null,
+      sendRequests: 1,
+      lastSendAt: first.createdAt,
       delivery: { ...first.delivery, provider: null, messageId: null, status: 'QUEUED', sends: 0, updatedAt: first.createdAt },
     };
     return { kind: 'replayed', verification: asCreated };

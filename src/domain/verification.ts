@@ -50,6 +50,10 @@ export interface Verification {
   readonly reference: string | null;
   /** Null unless FAILED. */
   readonly failureReason: FailureReason | null;
+  /** Sends of the code asked for: 1 at create, one more per resend (at most OTP_MAX_SENDS). */
+  readonly sendRequests: number;
+  /** When the latest of them was asked for (the resend cool-down runs from it). */
+  readonly lastSendAt: Date;
   readonly delivery: Delivery;
 }
 
@@ -97,6 +101,55 @@ export function callerIdMatches(v: Verification, given: string): boolean {
   // Digits alone may be either form; both are compared, so the time says nothing of which one matched.
   const byLocal = !international && codesMatch(v.pairedNumber, compact);
   return byE164 || byLocal;
+}
+
+/** The bounds of resending a code (contract 9). */
+export interface ResendPolicy {
+  /** OTP_MAX_SENDS: sends per verification, the first included. */
+  readonly maxSends: number;
+  /** PHONE_COOLDOWN_SECONDS: the least time between two sends. */
+  readonly cooldownSeconds: number;
+}
+
+export type ResendDecision =
+  /** Send the code again: `next` is the record with the send asked for and its delivery back to QUEUED. */
+  | { readonly kind: 'resend'; readonly next: Verification }
+  | { readonly kind: 'not-pending'; readonly current: Verification }
+  /** Too soon after the last send, or no send left: retry after that many seconds (or never, within its life). */
+  | { readonly kind: 'limited'; readonly reason: 'cooldown' | 'max-sends'; readonly retryAfterSeconds: number };
+
+/** Decides a resend. Pure: the caller persists `next` and sends the code again through its channel. */
+export function decideResend(v: Verification, now: Date, policy: ResendPolicy): ResendDecision {
+  const current = asOf(v, now);
+  if (current.status !== 'PENDING') return { kind: 'not-pending', current };
+  const secondsUntil = (at: number) => Math.max(1, Math.ceil((at - now.getTime()) / 1000));
+  if (v.sendRequests >= policy.maxSends) {
+    // No send is left for this verification: a new one can be asked for once it is over.
+    return { kind: 'limited', reason: 'max-sends', retryAfterSeconds: secondsUntil(v.expiresAt.getTime()) };
+  }
+  const allowedAt = v.lastSendAt.getTime() + policy.cooldownSeconds * 1000;
+  if (now.getTime() < allowedAt) return { kind: 'limited', reason: 'cooldown', retryAfterSeconds: secondsUntil(allowedAt) };
+  return {
+    kind: 'resend',
+    next: {
+      ...v,
+      sendRequests: v.sendRequests + 1,
+      lastSendAt: now,
+      updatedAt: now,
+      // Receipts of the earlier send no longer move the record: they are about a message that is not the latest.
+      delivery: { ...v.delivery, provider: null, messageId: null, status: 'QUEUED', updatedAt: now },
+    },
+  };
+}
+
+/** Cancel (contract 9): a PENDING verification becomes FAILED, CANCELED. */
+export function decideCancel(
+  v: Verification,
+  now: Date,
+): { readonly kind: 'canceled'; readonly next: Verification } | { readonly kind: 'not-pending'; readonly current: Verification } {
+  const current = asOf(v, now);
+  if (current.status !== 'PENDING') return { kind: 'not-pending', current };
+  return { kind: 'canceled', next: { ...v, status: 'FAILED', failureReason: 'CANCELED', updatedAt: now } };
 }
 
 /** Compares two codes in time that does not depend on where they differ, nor on their lengths. */

@@ -8,6 +8,7 @@ import { callbackRoutes, type CallbackRouteDeps } from './routes/callbacks.js';
 import { healthRoutes } from './routes/health.js';
 import { oauthRoutes, type OAuthRouteDeps } from './routes/oauth.js';
 import { otpRoutes } from './routes/otp.js';
+import { otpLifecycleRoutes } from './routes/otp-lifecycle.js';
 import { applyConnectionCap, clientErrorHandler, serverOptions, type ServerLimits } from './server-limits.js';
 
 export interface AppDeps extends AuthHookDeps, OAuthRouteDeps {
@@ -77,6 +78,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     v1.removeContentTypeParser('text/plain');
     registerAuthHook(v1, deps);
     otpRoutes(v1, deps.verifications);
+    otpLifecycleRoutes(v1, deps.verifications);
     deps.extraV1Routes?.(v1);
   });
 

@@ -175,12 +175,17 @@ const migrations: Record<string, Migration> = {
       `);
     },
   },
-  '0005_paired_e164': {
+  '0005_verification_life': {
     async up(db: Kysely<unknown>) {
       await runStatements(db, `
         -- the number the user is contacted from in E.164: a dropped call can be verified with its whole caller id
         ALTER TABLE verifications ADD COLUMN paired_e164 text;
         UPDATE verifications v SET paired_e164 = j.sender FROM send_jobs j WHERE j.verification_id = v.id;
+        -- resends (contract 9): sends asked for, and when the latest was
+        ALTER TABLE verifications ADD COLUMN send_requests integer NOT NULL DEFAULT 1;
+        ALTER TABLE verifications ADD COLUMN last_send_at timestamptz;
+        UPDATE verifications SET last_send_at = created_at;
+        ALTER TABLE verifications ALTER COLUMN last_send_at SET NOT NULL;
       `);
     },
   },

@@ -32,6 +32,9 @@ export interface VerificationsTable {
   paired_number: string;
   /** The same number in E.164 (null on rows made before 0005). */
   paired_e164: string | null;
+  /** Sends asked for: 1 at create, one more per resend. */
+  send_requests: number;
+  last_send_at: Date;
   counter: number;
   webhook_url: string | null;
   reference: string | null;

@@ -32,6 +32,8 @@ interface HistoryQuery {
 export class GroupTransaction {
   private locks: Waiting<string, void>[] = [];
   private rowLocks: Waiting<string, Selectable<VerificationsTable> | null>[] = [];
+  /** Which script of the group locked each row. */
+  private readonly rowHolders = new Map<string, object>();
   private messages: Waiting<{ readonly provider: string; readonly messageId: string }, string | null>[] = [];
   private histories: Waiting<HistoryQuery, PhoneHistory>[] = [];
   /** Scripts running JavaScript now (not waiting for the database, not done). */
@@ -62,9 +64,26 @@ export class GroupTransaction {
     return this.enqueue(this.messages, { provider, messageId });
   }
 
-  /** A verification's row, locked until the transaction ends. */
-  lockRow(id: string): Promise<Selectable<VerificationsTable> | null> {
+  /**
+   * A verification's row, locked until the transaction ends, for `member`. Two scripts of one group cannot lock
+   * one row against each other (they share the transaction), and each would write the row as it read it: the
+   * second is refused, which fails the group, and the group commit runs each script again alone, where the
+   * row lock does serialize them.
+   */
+  lockRow(id: string, member: object): Promise<Selectable<VerificationsTable> | null> {
+    try {
+      this.holdRow(id, member);
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
     return this.enqueue(this.rowLocks, id);
+  }
+
+  /** Records that `member` holds a row it locked; throws when another script of the group holds it. */
+  holdRow(id: string, member: object): void {
+    const holder = this.rowHolders.get(id);
+    if (holder !== undefined && holder !== member) throw new Error(`two scripts of one group lock verification ${id}`);
+    this.rowHolders.set(id, member);
   }
 
   /** A statement of one script alone, made at once; the script counts as waiting meanwhile. */
@@ -95,14 +114,14 @@ export class GroupTransaction {
     if (updates.length > 0) {
       const rows = updates.map(
         (v) => sql`(${v.id}::uuid, ${v.status}::text, ${v.counter}::int, ${v.updatedAt}::timestamptz, ${v.failureReason}::text,
-          ${v.delivery.channel}::text, ${v.delivery.provider}::text, ${v.delivery.messageId}::text, ${v.delivery.status}::text,
+          ${v.sendRequests}::int, ${v.lastSendAt}::timestamptz, ${v.delivery.channel}::text, ${v.delivery.provider}::text, ${v.delivery.messageId}::text, ${v.delivery.status}::text,
           ${v.delivery.sends}::int, ${v.delivery.updatedAt}::timestamptz)`,
       );
       await sql`UPDATE verifications v SET status = r.status, counter = r.counter, updated_at = r.updated_at,
-          failure_reason = r.failure_reason, delivery_channel = r.channel, delivery_provider = r.provider,
+          failure_reason = r.failure_reason, send_requests = r.send_requests, last_send_at = r.last_send_at, delivery_channel = r.channel, delivery_provider = r.provider,
           delivery_message_id = r.message_id, delivery_status = r.delivery_status, delivery_sends = r.sends,
           delivery_updated_at = r.delivery_updated_at
-        FROM (VALUES ${sql.join(rows)}) AS r (id, status, counter, updated_at, failure_reason, channel, provider, message_id,
+        FROM (VALUES ${sql.join(rows)}) AS r (id, status, counter, updated_at, failure_reason, send_requests, last_send_at, channel, provider, message_id,
           delivery_status, sends, delivery_updated_at)
         WHERE v.id = r.id`.execute(this.trx);
     }
@@ -286,7 +305,7 @@ export class SqlVerificationTx implements VerificationTx {
 
   async findForUpdate(id: string, clientId?: string): Promise<Verification | null> {
     if (!isUuid(id)) return null;
-    const row = await this.group.lockRow(id);
+    const row = await this.group.lockRow(id, this);
     return row && (clientId === undefined || row.client_id === clientId) ? toVerification(row) : null;
   }
 
@@ -303,6 +322,8 @@ export class SqlVerificationTx implements VerificationTx {
         .skipLocked()
         .execute(),
     );
+    // SKIP LOCKED does not skip rows this same transaction locked for another script of the group.
+    for (const row of rows) this.group.holdRow(row.id, this);
     return rows.map(toVerification);
   }
 

@@ -38,6 +38,8 @@ function sent(overrides: Partial<Verification> = {}): Verification {
     counter: 0,
     pairedNumber: '09010000000',
     pairedE164: '+2349010000000',
+    sendRequests: 1,
+    lastSendAt: at(0),
     type: 'SMS',
     status: 'PENDING',
     webhookUrl: null,

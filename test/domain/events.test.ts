@@ -24,6 +24,8 @@ describe('events (contract 3.4 and 4)', () => {
       counter: 1,
       pairedNumber: '09010000000',
       pairedE164: '+2349010000000',
+      sendRequests: 1,
+      lastSendAt: new Date('2026-11-21T09:30:00.123Z'),
       type: 'SMS',
       status: 'SUCCESS',
       webhookUrl: 'https://hooks.example.com/x',

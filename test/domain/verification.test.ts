@@ -25,6 +25,8 @@ function pending(overrides: Partial<Verification> = {}): Verification {
     counter: 0,
     pairedNumber: '09010000000',
     pairedE164: '+2349010000000',
+    sendRequests: 1,
+    lastSendAt: t0,
     type: 'SMS',
     status: 'PENDING',
     webhookUrl: null,

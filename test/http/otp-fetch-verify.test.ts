@@ -317,6 +317,7 @@ forEachDatabase('fetch and verify', (kind) => {
             windowSeconds: h.config.PHONE_LIMIT_WINDOW_SECONDS,
             cooldownSeconds: h.config.PHONE_COOLDOWN_SECONDS,
           },
+          resend: { maxSends: h.config.OTP_MAX_SENDS, cooldownSeconds: h.config.PHONE_COOLDOWN_SECONDS },
         },
         channels: (type) => channels.forRequest(type),
         afterCommit: h.services.dispatcher,

@@ -44,13 +44,30 @@ const routes: readonly Route[] = [
     refused: ['otp:send', 'lookup:request', 'lookup:status', 'deposit:request'],
     byId: true,
   },
+  {
+    name: 'POST /v1/otp/{id}/resend',
+    method: 'POST',
+    request: (v) => ({ url: `/v1/otp/${v.id}/resend` }),
+    allowed: ['otp:send'],
+    refused: ['otp:verify', 'lookup:request', 'lookup:status', 'deposit:request'],
+    byId: true,
+  },
+  {
+    name: 'POST /v1/otp/{id}/cancel',
+    method: 'POST',
+    request: (v) => ({ url: `/v1/otp/${v.id}/cancel` }),
+    allowed: ['otp:send'],
+    refused: ['otp:verify', 'lookup:request', 'lookup:status', 'deposit:request'],
+    byId: true,
+  },
 ];
 
 /** Contract 2 and 5: the checks every /v1 route shares (unkey's *.security tests). */
 forEachDatabase('security of /v1', (kind) => {
   let h: Harness;
   before(async () => {
-    h = await createHarness(kind);
+    // No resend cool-down: a resend right after its create is then a success, like every other route's call.
+    h = await createHarness(kind, { env: { PHONE_COOLDOWN_SECONDS: '0' } });
   });
   after(() => h.close());
 

@@ -31,6 +31,8 @@ function build(v: { status: VerificationStatus; counter: number; otp: string; tt
     counter: v.counter,
     pairedNumber: '09010000000',
     pairedE164: '+2349010000000',
+    sendRequests: 1,
+    lastSendAt: new Date(t0),
     type: 'SMS',
     status: v.status,
     failureReason: v.status === 'FAILED' ? 'MAX_ATTEMPTS' : null,
