@@ -14,3 +14,14 @@ it('refuses HEADERS_TIMEOUT_MS longer than REQUEST_TIMEOUT_MS (Node would refuse
   assert.throws(() => loadConfig({ HEADERS_TIMEOUT_MS: '5000', REQUEST_TIMEOUT_MS: '1000' }), ConfigError);
   assert.equal(loadConfig({ HEADERS_TIMEOUT_MS: '1000', REQUEST_TIMEOUT_MS: '1000' }).REQUEST_TIMEOUT_MS, 1000);
 });
+
+it('refuses a SEND_LEASE_MS a real call could outlast (CALL_RING_SECONDS + 5 s), and a CALL_RING_SECONDS out of bounds', () => {
+  const gateway = { CALL_PROVIDER: 'http', HTTP_GATEWAY_URL: 'https://gw.example/send', HTTP_GATEWAY_SECRET: `whsec_${Buffer.alloc(32, 7).toString('base64')}`, PUBLIC_BASE_URL: 'https://otp.example' };
+  assert.throws(() => loadConfig({ ...gateway, CALL_RING_SECONDS: '15', SEND_LEASE_MS: '20000' }), /SEND_LEASE_MS: must be longer than a call may take/);
+  assert.equal(loadConfig({ ...gateway, CALL_RING_SECONDS: '15', SEND_LEASE_MS: '20001' }).SEND_LEASE_MS, 20001);
+  // `log` places no real call: nothing rings, so any lease longer than PROVIDER_TIMEOUT_MS does.
+  assert.equal(loadConfig({ PROVIDER_TIMEOUT_MS: '1000', SEND_LEASE_MS: '1500' }).SEND_LEASE_MS, 1500);
+  assert.throws(() => loadConfig({ CALL_RING_SECONDS: '2' }), /CALL_RING_SECONDS/);
+  assert.throws(() => loadConfig({ CALL_RING_SECONDS: '61' }), /CALL_RING_SECONDS/);
+  assert.throws(() => loadConfig({ CALL_FALLBACK_TO_SMS: 'yes please' }), /CALL_FALLBACK_TO_SMS/);
+});
