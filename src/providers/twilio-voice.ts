@@ -146,7 +146,10 @@ export class TwilioCalls {
     const key = `${callSid} ${status}`;
     if (this.hungUp.has(key)) return;
     this.hungUp.set(key, true);
-    const running = this.hangUpWithRetry(callSid, status).finally(() => this.inFlight.delete(running));
+    const running = this.hangUpWithRetry(callSid, status)
+      // Nothing is awaiting it: a fault must end up in the log, never as an unhandled rejection.
+      .catch((err: unknown) => this.context.logger.error({ provider: 'twilio', callSid, status, err }, 'hanging up the call failed'))
+      .finally(() => this.inFlight.delete(running));
     this.inFlight.add(running);
   }
 
