@@ -6,13 +6,13 @@ import { infobipSms } from './infobip-sms.js';
 import { logProvider } from './log.js';
 import { smppProvider } from './smpp.js';
 import { termiiSms } from './termii-sms.js';
-import { twilioSms } from './twilio-sms.js';
+import { twilio } from './twilio.js';
 import { vonageSms } from './vonage-sms.js';
 
 /** Every provider the service knows, by the name SMS_PROVIDER and CALL_PROVIDER use: one line each. */
 export const providerModules: readonly ProviderModule[] = [
   logProvider,
-  twilioSms,
+  twilio,
   vonageSms,
   infobipSms,
   africastalkingSms,

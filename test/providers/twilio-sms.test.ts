@@ -4,7 +4,7 @@ import { createHmac } from 'node:crypto';
 import twilio from 'twilio';
 import { getExpectedTwilioSignature } from 'twilio/lib/webhooks/webhooks.js';
 import type { CallbackRequest, Provider, ProviderContext, SendResult } from '../../src/channels/provider-port.js';
-import { twilioSms } from '../../src/providers/twilio-sms.js';
+import { twilio as twilioModule } from '../../src/providers/twilio.js';
 import { twilioSignature } from '../../src/providers/twilio-signature.js';
 import { startPrism, twilioApiV2010Spec, type PrismMock } from '../support/prism.js';
 import {
@@ -32,9 +32,9 @@ const callbackUrl = 'https://otp.example.org/callbacks/twilio';
 
 /** Parses raw settings as the start does (the default where unset), then creates the provider. */
 function createTwilio(raw: Record<string, string>, context: ProviderContext = recordingContext(callbackUrl)): Provider {
-  const { settings } = twilioSms;
+  const { settings } = twilioModule;
   const service = raw.TWILIO_MESSAGING_SERVICE_SID;
-  return twilioSms.create(
+  return twilioModule.create(
     {
       TWILIO_ACCOUNT_SID: settings.TWILIO_ACCOUNT_SID.parse(raw.TWILIO_ACCOUNT_SID ?? accountSid),
       TWILIO_AUTH_TOKEN: settings.TWILIO_AUTH_TOKEN.parse(raw.TWILIO_AUTH_TOKEN ?? authToken),
@@ -92,11 +92,11 @@ describe('twilio provider against Prism serving Twilio\'s OpenAPI description (a
 
   it('an account SID the path does not allow is refused by Prism and is permanent', async () => {
     // Past the settings' own check, to see the peer refuse it.
-    const provider = twilioSms.create(
+    const provider = twilioModule.create(
       {
         TWILIO_ACCOUNT_SID: 'AC123',
         TWILIO_AUTH_TOKEN: authToken,
-        TWILIO_BASE_URL: twilioSms.settings.TWILIO_BASE_URL.parse(prism.url),
+        TWILIO_BASE_URL: twilioModule.settings.TWILIO_BASE_URL.parse(prism.url),
         TWILIO_MESSAGING_SERVICE_SID: undefined,
       },
       recordingContext(callbackUrl),
@@ -215,9 +215,9 @@ describe('twilio provider against a local server playing faults', () => {
 });
 
 describe('twilio settings', () => {
-  const { settings } = twilioSms;
+  const { settings } = twilioModule;
   it('names, defaults and secrecy', () => {
-    assertModuleDeclares(twilioSms, { name: 'twilio', channels: ['sms'], callbacks: true });
+    assertModuleDeclares(twilioModule, { name: 'twilio', channels: ['sms', 'call'], callbacks: true });
     assert.equal(settings.TWILIO_BASE_URL.default, 'https://api.twilio.com');
     assert.equal(settings.TWILIO_AUTH_TOKEN.secret, true);
     assert.equal(settings.TWILIO_ACCOUNT_SID.required && settings.TWILIO_AUTH_TOKEN.required, true);

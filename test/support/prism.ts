@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { repoRoot } from './processes.js';
 
@@ -66,4 +68,54 @@ async function answers(url: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/**
+ * Prism serving Twilio's description with one addition Prism needs and OpenAPI already implies: an `encoding` of
+ * style `form`, explode true, for each array property of a form body (StatusCallbackEvent). That is the default
+ * serialization of a form body's arrays, a repeated field, which Twilio's own SDK sends; Prism 5 reads a form field
+ * as an array only when the description spells its encoding out, and otherwise refuses every value with "must be
+ * array" (stoplightio/prism#2473). Prism also keeps only the last of repeated fields, so the number of values
+ * sent is checked against a local server, not here.
+ */
+export async function startTwilioPrism(): Promise<PrismMock> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'twilio-oai-'));
+  const spec = path.join(dir, 'twilio_api_v2010.json');
+  const description: unknown = JSON.parse(fs.readFileSync(twilioApiV2010Spec, 'utf8'));
+  fs.writeFileSync(spec, JSON.stringify(withFormArrayEncodings(description)));
+  try {
+    const prism = await startPrism(spec);
+    return {
+      ...prism,
+      stop: async () => {
+        await prism.stop();
+        fs.rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (err) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+type Json = Record<string, unknown>;
+const isJson = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The description with `encoding: { <array property>: { style: 'form', explode: true } }` on every form body. */
+function withFormArrayEncodings(description: unknown): unknown {
+  if (!isJson(description) || !isJson(description.paths)) throw new Error('not an OpenAPI description');
+  for (const item of Object.values(description.paths)) {
+    if (!isJson(item)) continue;
+    for (const operation of Object.values(item)) {
+      const body = isJson(operation) && isJson(operation.requestBody) ? operation.requestBody : null;
+      const content = body && isJson(body.content) ? body.content['application/x-www-form-urlencoded'] : null;
+      if (!isJson(content) || !isJson(content.schema) || !isJson(content.schema.properties)) continue;
+      const encoding: Json = isJson(content.encoding) ? { ...content.encoding } : {};
+      for (const [name, schema] of Object.entries(content.schema.properties)) {
+        if (isJson(schema) && schema.type === 'array' && encoding[name] === undefined) encoding[name] = { style: 'form', explode: true };
+      }
+      content.encoding = encoding;
+    }
+  }
+  return description;
 }

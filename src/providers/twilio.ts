@@ -1,0 +1,110 @@
+import type {
+  CallbackRequest,
+  CallbackResult,
+  Outgoing,
+  Provider,
+  ProviderContext,
+  ProviderModule,
+  ProviderSettings,
+  SendResult,
+  SettingValues,
+} from '../channels/provider-port.js';
+import { mediaType, parseBaseUrl, parseMatching, parseSecret } from './http-provider.js';
+import { TwilioAccountApi } from './twilio-api.js';
+import { isTwilioSignatureValid } from './twilio-signature.js';
+import { TwilioMessages } from './twilio-sms.js';
+import { defaultHangUpTiming, TwilioCalls, type HangUpTiming } from './twilio-voice.js';
+
+const settings = {
+  TWILIO_ACCOUNT_SID: {
+    doc: 'Twilio account SID (AC followed by 32 hex digits); the user name of the API calls and part of their path.',
+    default: undefined,
+    required: true as const,
+    parse: parseMatching(/^AC[0-9a-f]{32}$/i, 'must be an account SID: AC followed by 32 hex digits'),
+  },
+  TWILIO_AUTH_TOKEN: {
+    doc: "Twilio auth token: the password of the API calls and the key Twilio's callbacks are signed with.",
+    default: undefined,
+    required: true as const,
+    secret: true,
+    parse: parseSecret('auth token'),
+  },
+  TWILIO_BASE_URL: {
+    doc: "Twilio's REST API; set it to a proxy or a local stand-in.",
+    default: 'https://api.twilio.com',
+    required: false,
+    parse: parseBaseUrl('https://api.twilio.com'),
+  },
+  TWILIO_MESSAGING_SERVICE_SID: {
+    doc: 'Optional Messaging Service SID (MG...): when set, messages go out through it (MessagingServiceSid) instead of From.',
+    default: undefined,
+    required: false,
+    parse: parseMatching(/^MG[0-9a-f]{32}$/i, 'must be a Messaging Service SID: MG followed by 32 hex digits'),
+  },
+} satisfies ProviderSettings;
+
+export type TwilioSettings = SettingValues<typeof settings>;
+
+/**
+ * Twilio: SMS through Programmable Messaging and dropped calls through Programmable Voice, one instance for both
+ * channels (one connection pool, one callback route /callbacks/twilio) with signed status callbacks.
+ */
+export const twilio: ProviderModule<typeof settings> = {
+  name: 'twilio',
+  channels: ['sms', 'call'],
+  settings,
+  callbacks: true,
+  create: (values, context) => new TwilioProvider(values, context),
+};
+
+export class TwilioProvider implements Provider {
+  readonly name = 'twilio';
+  readonly channels = ['sms', 'call'] as const;
+  private readonly api: TwilioAccountApi;
+  private readonly messages: TwilioMessages;
+  private readonly calls: TwilioCalls;
+
+  /** `hangUpTiming` is the service's default; tests shorten it. */
+  constructor(
+    private readonly values: TwilioSettings,
+    context: ProviderContext,
+    hangUpTiming: HangUpTiming = defaultHangUpTiming,
+  ) {
+    this.api = new TwilioAccountApi(values.TWILIO_ACCOUNT_SID, values.TWILIO_AUTH_TOKEN, values.TWILIO_BASE_URL);
+    this.messages = new TwilioMessages(this.api, context, values.TWILIO_MESSAGING_SERVICE_SID);
+    this.calls = new TwilioCalls(this.api, context, hangUpTiming);
+  }
+
+  /** Nothing to open: connections are made on the first send. */
+  async start(): Promise<void> {}
+
+  /** Lets hang-ups in flight end (they are bounded), then closes the connections once sends in flight have ended. */
+  async stop(): Promise<void> {
+    await this.calls.settle();
+    await this.api.close();
+  }
+
+  send(message: Outgoing, signal: AbortSignal): Promise<SendResult> {
+    return message.channel === 'sms' ? this.messages.send(message, signal) : this.calls.place(message, signal);
+  }
+
+  /**
+   * One route for both kinds of status callback, told apart by what they carry: a call's has CallSid and
+   * CallStatus, a message's MessageSid and MessageStatus. Both are signed the same way.
+   */
+  verifyCallback(request: CallbackRequest): CallbackResult {
+    if (request.method.toUpperCase() !== 'POST') return { kind: 'forbidden', reason: 'Twilio callbacks are POSTs' };
+    if (mediaType(request.headers['content-type']) !== 'application/x-www-form-urlencoded') {
+      // A JSON body would be covered only by a bodySHA256 in the URL, which our callback URL never has.
+      return { kind: 'forbidden', reason: 'Twilio status callbacks are form-encoded' };
+    }
+    const signature = request.headers['x-twilio-signature'];
+    if (signature === undefined || signature === '') return { kind: 'forbidden', reason: 'no X-Twilio-Signature' };
+    const form = new URLSearchParams(request.rawBody.toString('utf8'));
+    if (!isTwilioSignatureValid(this.values.TWILIO_AUTH_TOKEN, signature, request.url, form)) {
+      return { kind: 'forbidden', reason: 'X-Twilio-Signature does not match' };
+    }
+    const receipts = form.has('CallStatus') ? this.calls.statusCallback(form) : this.messages.receipts(form);
+    return { kind: 'receipts', receipts };
+  }
+}
