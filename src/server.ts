@@ -43,6 +43,7 @@ export function appDeps(services: Services): AppDeps {
     clientRate: services.clientRate,
     publicBaseUrl: config.PUBLIC_BASE_URL ?? null,
     ready: () => services.db.ping(),
+    metrics: services.metrics,
     trustProxy: config.TRUST_PROXY,
     limits: {
       headersTimeoutMs: config.HEADERS_TIMEOUT_MS,

@@ -7,7 +7,9 @@ import { VerificationService } from './domain/verification-service.js';
 import { QuotaLimiter } from './domain/quota-limiter.js';
 import { WindowCounter } from './domain/window-counter.js';
 import { ChannelRegistry } from './channels/registry.js';
+import type { AfterCommit } from './domain/after-commit.js';
 import { CommitDispatcher } from './jobs/after-commit.js';
+import { ServiceMetrics } from './metrics/service-metrics.js';
 import { CircuitBreaker } from './jobs/circuit-breaker.js';
 import { SendWorker } from './jobs/send-worker.js';
 import { ClientDirectory } from './oauth/client-directory.js';
@@ -45,6 +47,8 @@ async function patiently(record: () => Promise<'recorded' | 'unknown'>): Promise
  */
 export interface Services {
   readonly config: Config;
+  /** Prometheus metrics of this process (GET /metrics). */
+  readonly metrics: ServiceMetrics;
   readonly logger: Logger;
   readonly clock: Clock;
   readonly db: Db;
@@ -119,6 +123,15 @@ export async function createServices(
   });
   const verificationStore = new SqlVerificationStore(db.db, notifyOtherProcesses);
   const dispatcher = new CommitDispatcher({ sendMs: config.SEND_LEASE_MS, eventMs: config.WEBHOOK_LEASE_MS });
+  const metrics = new ServiceMetrics();
+  // Every state change's commit passes here: the metrics count the verifications that ended from its events.
+  const afterCommit: AfterCommit = {
+    claimUntil: (kind, at) => dispatcher.claimUntil(kind, at),
+    dispatch: (effects) => {
+      metrics.committed(effects);
+      dispatcher.dispatch(effects);
+    },
+  };
   const verifications = new VerificationService({
     store: verificationStore,
     policy: {
@@ -132,18 +145,20 @@ export async function createServices(
       resend: { maxSends: config.OTP_MAX_SENDS, cooldownSeconds: config.PHONE_COOLDOWN_SECONDS },
     },
     channels: (type) => channels.forRequest(type),
-    afterCommit: dispatcher,
+    afterCommit,
     clock,
     random,
+    observer: metrics,
   });
   const deliveries = new DeliveryService({
     store: verificationStore,
-    afterCommit: dispatcher,
+    afterCommit,
     providerOrder: (channel) => config.providers[channel].map((p) => p.module.name),
     callFallback: config.CALL_FALLBACK_TO_SMS ? { sender: smsSender.e164 } : null,
     retryDelays: config.SEND_RETRY_DELAYS,
     clock,
     random,
+    observer: metrics,
   });
   const messages = new SqlMessageStore(db.db, clock);
   const providerLog = logger.child({ component: 'provider' });
@@ -167,6 +182,7 @@ export async function createServices(
     providerTimeoutMs: (channel) => (channel === 'call' ? Math.max(config.PROVIDER_TIMEOUT_MS, callTimeoutMs(config.CALL_RING_SECONDS)) : config.PROVIDER_TIMEOUT_MS),
     clock,
     logger: logger.child({ component: 'send-worker' }),
+    observer: metrics,
   });
   const webhooks = new SqlWebhookStore(db.db, notifyOtherProcesses);
   const webhookWorker = new DeliveryWorker({
@@ -182,6 +198,7 @@ export async function createServices(
     clock,
     random,
     logger: logger.child({ component: 'webhooks' }),
+    observer: metrics,
     // The one source of a client's secrets: the client directory (a rotation here is seen at once).
     secretsOf: async (clientId) => {
       const c = await clientDirectory.get(clientId);
@@ -192,6 +209,7 @@ export async function createServices(
   });
   return {
     config,
+    metrics,
     logger,
     clock,
     db,

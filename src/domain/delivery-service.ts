@@ -8,6 +8,11 @@ import { dueAgain, type SendJob } from './send-job.js';
 import { effectiveStatus, type Verification } from './verification.js';
 import type { VerificationStore, VerificationTx } from './verification-store.js';
 
+/** Told of every receipt that moved a send, with the time since the provider took it (metrics). */
+export interface ReceiptObserver {
+  receipt(provider: string, status: DeliveryReceipt['status'], secondsSinceSent: number | null): void;
+}
+
 export interface DeliveryServiceDeps {
   readonly store: VerificationStore;
   readonly afterCommit: AfterCommit;
@@ -22,6 +27,13 @@ export interface DeliveryServiceDeps {
   readonly retryDelays: readonly number[];
   readonly clock: Clock;
   readonly random: Random;
+  readonly observer?: ReceiptObserver;
+}
+
+/** A receipt that moved a send: its status, and the seconds since the provider took the code (when it was SENT). */
+interface ReceiptMove {
+  readonly status: DeliveryReceipt['status'];
+  readonly seconds: number | null;
 }
 
 /** What a receipt came to: recorded (or a repeat), or about no message any send of ours has. */
@@ -97,37 +109,43 @@ export class DeliveryService {
   /** A provider's receipt for one of its messages. Idempotent: a repeat changes nothing. */
   async recordReceipt(provider: string, receipt: DeliveryReceipt): Promise<ReceiptOutcome> {
     const { store, clock } = this.deps;
-    const committed = await store.transaction(async (tx): Promise<ReceiptOutcome> => {
+    const unknown = { outcome: 'unknown', moved: null } as const;
+    const committed = await store.transaction(async (tx): Promise<{ outcome: ReceiptOutcome; moved: ReceiptMove | null }> => {
       const id = await tx.findProviderMessage(provider, receipt.messageId);
-      if (!id) return 'unknown';
+      if (!id) return unknown;
       const current = await tx.findForUpdate(id);
-      if (!current) return 'unknown';
+      if (!current) return unknown;
       const now = clock.now();
       const channel = current.delivery.channel === 'CALL' ? 'call' : 'sms';
       const decision = decideReceipt(current, provider, receipt, this.deps.providerOrder(channel), now);
+      if (decision.kind === 'ignore') return { outcome: 'recorded', moved: null };
+      const sentAt = current.delivery.status === 'SENT' ? current.delivery.updatedAt.getTime() : null;
+      const moved = { status: receipt.status, seconds: sentAt === null ? null : Math.max(0, now.getTime() - sentAt) / 1000 };
+      const next = { ...current, delivery: decision.delivery };
+      const lastError = `undelivered: ${receipt.detail ?? 'no detail'}`;
       switch (decision.kind) {
-        case 'ignore':
-          return 'recorded';
         case 'update':
-          tx.update({ ...current, delivery: decision.delivery });
-          return 'recorded';
+          tx.update(next);
+          break;
         case 'failover': {
           const job = await tx.findSendJob(id);
-          const moved = { ...current, delivery: decision.delivery };
-          tx.update(moved);
-          if (job) this.sendThrough(tx, { ...job, lastError: `undelivered: ${receipt.detail ?? 'no detail'}` }, decision.provider, moved, now);
-          return 'recorded';
+          tx.update(next);
+          if (job) this.sendThrough(tx, { ...job, lastError }, decision.provider, next, now);
+          break;
         }
         case 'give-up': {
           const job = await tx.findSendJob(id);
-          const moved = { ...current, delivery: decision.delivery };
-          if (job) this.exhausted(tx, { ...job, lastError: `undelivered: ${receipt.detail ?? 'no detail'}` }, moved, now);
-          else this.fail(tx, moved, now);
-          return 'recorded';
+          if (job) this.exhausted(tx, { ...job, lastError }, next, now);
+          else this.fail(tx, next, now);
+          break;
         }
       }
+      return { outcome: 'recorded', moved };
     });
-    return dispatched(this.deps.afterCommit, committed);
+    const { outcome, moved } = dispatched(this.deps.afterCommit, committed);
+    // Told once committed: a script may run more than once.
+    if (moved) this.deps.observer?.receipt(provider, moved.status, moved.seconds);
+    return outcome;
   }
 
   /** Writes the job due at once through `provider`, claimed for this process when it sends them itself. */

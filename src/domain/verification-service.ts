@@ -56,6 +56,11 @@ export type CancelOutcome =
   | { readonly kind: 'not-pending'; readonly verification: Verification }
   | { readonly kind: 'not-found' };
 
+/** Told of every verification created (metrics); the ones that end are seen in the events committed. */
+export interface VerificationObserver {
+  verificationCreated(type: Verification['type'], countryCode: string): void;
+}
+
 export interface VerificationServiceDeps {
   readonly store: VerificationStore;
   readonly policy: VerificationPolicy;
@@ -64,6 +69,7 @@ export interface VerificationServiceDeps {
   readonly afterCommit: AfterCommit;
   readonly clock: Clock;
   readonly random: Random;
+  readonly observer?: VerificationObserver;
 }
 
 /**
@@ -150,7 +156,9 @@ export class VerificationService {
       tx.enqueueSend(job, verification);
       return { kind: 'created', verification };
     }, serializeOn);
-    return dispatched(this.deps.afterCommit, committed);
+    const outcome = dispatched(this.deps.afterCommit, committed);
+    if (outcome.kind === 'created') this.deps.observer?.verificationCreated(outcome.verification.type, outcome.verification.countryCode);
+    return outcome;
   }
 
   /** A client's verification as it reads now (a PENDING one past its time reads EXPIRED). */

@@ -19,6 +19,8 @@ export interface ClaimedEvent {
   readonly attempt: number;
   /** This attempt's place in the retry schedule, from 1 (counted again from 1 after a replay). */
   readonly scheduleAttempt: number;
+  /** When the event was committed: a delivery's lag is measured from it. */
+  readonly createdAt: Date;
 }
 
 /** The result of one attempt, and what happens next. */

@@ -11,6 +11,12 @@ import { otpRoutes } from './routes/otp.js';
 import { otpLifecycleRoutes } from './routes/otp-lifecycle.js';
 import { applyConnectionCap, clientErrorHandler, serverOptions, type ServerLimits } from './server-limits.js';
 
+/** Told of every answer, and serves the metrics at GET /metrics (contract 12); absent: no /metrics. */
+export interface HttpObserver {
+  answered(method: string, route: string, status: number, seconds: number): void;
+  render(): Promise<{ readonly contentType: string; readonly body: string }>;
+}
+
 export interface AppDeps extends AuthHookDeps, OAuthRouteDeps {
   readonly logger: FastifyBaseLogger;
   readonly verifications: VerificationService;
@@ -23,6 +29,7 @@ export interface AppDeps extends AuthHookDeps, OAuthRouteDeps {
   readonly extraV1Routes?: (app: FastifyInstance) => void;
   /** Providers' delivery callbacks; absent: no /callbacks routes. */
   readonly callbacks?: CallbackRouteDeps;
+  readonly metrics?: HttpObserver;
 }
 
 /** The largest request body accepted (contract 5: 413 beyond). */
@@ -63,6 +70,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     done();
   });
 
+  const { metrics } = deps;
+  if (metrics) {
+    app.addHook('onResponse', (request, reply, done) => {
+      // The route's template (/v1/otp/:id), never the path itself: ids would make a label without bound.
+      metrics.answered(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+      done();
+    });
+    app.get('/metrics', async (_request, reply) => {
+      const { contentType, body } = await metrics.render();
+      return reply.type(contentType).header('cache-control', 'no-store').send(body);
+    });
+  }
   healthRoutes(app, deps.ready);
   await app.register(oauthRoutes, deps);
   const { callbacks } = deps;

@@ -9,6 +9,11 @@ import type { CircuitBreaker } from './circuit-breaker.js';
 import type { SendJobQueue } from './send-jobs.js';
 import { logTaskFailure, PeriodicTask } from './periodic-task.js';
 
+/** Told of every provider call's answer and how long it took (metrics). */
+export interface SendObserver {
+  sent(channel: Channel, provider: string, result: SendResult, seconds: number): void;
+}
+
 export interface SendWorkerDeps {
   readonly jobs: SendJobQueue;
   /** Any client's verification by id. */
@@ -27,6 +32,7 @@ export interface SendWorkerDeps {
   readonly providerTimeoutMs: (channel: Channel) => number;
   readonly clock: Clock;
   readonly logger: Logger;
+  readonly observer?: SendObserver;
 }
 
 const batchSize = 50;
@@ -101,7 +107,9 @@ export class SendWorker {
       await deps.recordOutcome(job, job.provider ?? 'none', { kind: 'permanent', reason: `no provider configured for channel ${job.channel}` });
       return;
     }
+    const started = performance.now();
     const result = await this.send(provider, job, verification);
+    deps.observer?.sent(job.channel, provider.name, result, (performance.now() - started) / 1000);
     deps.breaker.record(provider.name, result.kind === 'transient');
     await deps.recordOutcome(job, provider.name, result);
     const log = deps.logger.child({ verificationId: job.verificationId, channel: job.channel, provider: provider.name, attempt: job.attempts });

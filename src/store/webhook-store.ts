@@ -85,6 +85,7 @@ export class SqlWebhookStore {
         'events.webhook_url',
         'events.attempts',
         'events.retry_base',
+        'events.created_at',
       ])
       .execute();
     return rows.flatMap((r) =>
@@ -99,6 +100,7 @@ export class SqlWebhookStore {
               webhookUrl: r.webhook_url,
               attempt: r.attempts,
               scheduleAttempt: r.attempts - r.retry_base,
+              createdAt: r.created_at,
             },
           ],
     );

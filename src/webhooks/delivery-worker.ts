@@ -9,6 +9,11 @@ import { logTaskFailure, PeriodicTask } from '../jobs/periodic-task.js';
 import { decideRetry, type AttemptResult } from './retry-policy.js';
 import { activeSecrets, signedHeaders, type ClientSecrets } from './signer.js';
 
+/** Told of every delivery attempt's outcome, with the time since its event was committed (metrics). */
+export interface WebhookObserver {
+  webhookAttempt(outcome: 'delivered' | 'retry' | 'failed', lagSeconds: number): void;
+}
+
 export interface DeliveryWorkerDeps {
   readonly outbox: WebhookOutbox;
   readonly http: WebhookHttpClient;
@@ -25,6 +30,7 @@ export interface DeliveryWorkerDeps {
   readonly secretsOf: WebhookSecrets;
   /** How often it looks for due events when nothing wakes it (WEBHOOK_POLL_INTERVAL_MS). */
   readonly pollIntervalMs: number;
+  readonly observer?: WebhookObserver;
 }
 
 /** Resolution of the random number the retry jitter is drawn from. */
@@ -84,6 +90,7 @@ export class DeliveryWorker {
         webhookUrl: e.webhookUrl,
         attempt: 1,
         scheduleAttempt: 1,
+        createdAt: e.createdAt,
       });
     }
   }
@@ -172,6 +179,7 @@ export class DeliveryWorker {
             : null,
     };
     const current = await this.record(event, attemptedAt, outcome, next);
+    if (current) deps.observer?.webhookAttempt(next.kind, Math.max(0, deps.clock.now().getTime() - event.createdAt.getTime()) / 1000);
     const fields = { status: outcome.statusCode, error: outcome.error, durationMs: outcome.durationMs };
     if (!current) log.warn(fields, 'webhook attempt ended after its lease ran out; another worker has the event');
     else if (next.kind === 'delivered') log.info(fields, 'webhook delivered');

@@ -1,0 +1,127 @@
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import type { CommitEffects } from '../domain/after-commit.js';
+import type { ReceiptObserver } from '../domain/delivery-service.js';
+import type { VerificationObserver } from '../domain/verification-service.js';
+import type { SendResult } from '../domain/send-result.js';
+import type { HttpObserver } from '../http/app.js';
+import type { SendObserver } from '../jobs/send-worker.js';
+import type { WebhookObserver } from '../webhooks/delivery-worker.js';
+
+/** Seconds, from a fast local answer to a slow provider or receiver. */
+const latencyBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+/** Receipts and webhook lag run from seconds to hours (a receipt from a phone switched off, a webhook retried). */
+const slowBuckets = [0.05, 0.25, 1, 5, 15, 60, 300, 1800, 3600, 21_600, 86_400];
+
+/**
+ * The service's Prometheus metrics (contract 12), in a registry of its own: requests by route and status,
+ * verifications by type, country and outcome, sends by provider and outcome, receipt latency, webhook deliveries
+ * by outcome and lag. Labels are bounded: routes are Fastify's templates, countries calling codes, providers the
+ * configured names; no id, number, code or secret is ever a label.
+ */
+export class ServiceMetrics implements HttpObserver, VerificationObserver, SendObserver, ReceiptObserver, WebhookObserver {
+  readonly registry = new Registry();
+  private readonly requests = new Counter({
+    name: 'otp_http_requests_total',
+    help: 'HTTP requests answered, by method, route template and status code',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+  private readonly requestSeconds = new Histogram({
+    name: 'otp_http_request_duration_seconds',
+    help: 'Time from a request received to its answer sent, by method and route template',
+    labelNames: ['method', 'route'] as const,
+    buckets: latencyBuckets,
+    registers: [this.registry],
+  });
+  private readonly created = new Counter({
+    name: 'otp_verifications_created_total',
+    help: 'Verifications created, by type and country calling code',
+    labelNames: ['type', 'country'] as const,
+    registers: [this.registry],
+  });
+  private readonly ended = new Counter({
+    name: 'otp_verifications_ended_total',
+    help: 'Verifications that reached a final state, by type, country calling code, status and failure reason',
+    labelNames: ['type', 'country', 'status', 'reason'] as const,
+    registers: [this.registry],
+  });
+  private readonly sends = new Counter({
+    name: 'otp_sends_total',
+    help: "Provider calls sending a code, by channel, provider and outcome (accepted, transient, permanent)",
+    labelNames: ['channel', 'provider', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  private readonly sendSeconds = new Histogram({
+    name: 'otp_send_duration_seconds',
+    help: 'Time a provider took to answer a send (a call: until it rang or failed), by channel and provider',
+    labelNames: ['channel', 'provider'] as const,
+    buckets: latencyBuckets,
+    registers: [this.registry],
+  });
+  private readonly receipts = new Counter({
+    name: 'otp_receipts_total',
+    help: 'Delivery receipts that moved a send, by provider and status',
+    labelNames: ['provider', 'status'] as const,
+    registers: [this.registry],
+  });
+  private readonly receiptSeconds = new Histogram({
+    name: 'otp_receipt_latency_seconds',
+    help: 'Time from a provider taking a code to its receipt, by provider and status',
+    labelNames: ['provider', 'status'] as const,
+    buckets: slowBuckets,
+    registers: [this.registry],
+  });
+  private readonly webhooks = new Counter({
+    name: 'otp_webhook_deliveries_total',
+    help: 'Webhook delivery attempts, by outcome (delivered, retry, failed)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  private readonly webhookLag = new Histogram({
+    name: 'otp_webhook_lag_seconds',
+    help: 'Time from an event committed to its webhook delivered',
+    buckets: slowBuckets,
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** The exposition text, and its content type. */
+  async render(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+
+  answered(method: string, route: string, status: number, seconds: number): void {
+    this.requests.inc({ method, route, status: String(status) });
+    this.requestSeconds.observe({ method, route }, seconds);
+  }
+
+  verificationCreated(type: string, countryCode: string): void {
+    this.created.inc({ type, country: countryCode });
+  }
+
+  /** Everything a transaction committed passes here: its events are the verifications that ended. */
+  committed(effects: CommitEffects): void {
+    for (const event of effects.events) {
+      const { data } = event.payload;
+      this.ended.inc({ type: data.type, country: data.countryCode, status: data.status, reason: data.failureReason ?? '' });
+    }
+  }
+
+  sent(channel: string, provider: string, result: SendResult, seconds: number): void {
+    this.sends.inc({ channel, provider, outcome: result.kind });
+    this.sendSeconds.observe({ channel, provider }, seconds);
+  }
+
+  receipt(provider: string, status: string, secondsSinceSent: number | null): void {
+    this.receipts.inc({ provider, status });
+    if (secondsSinceSent !== null) this.receiptSeconds.observe({ provider, status }, secondsSinceSent);
+  }
+
+  webhookAttempt(outcome: 'delivered' | 'retry' | 'failed', lagSeconds: number): void {
+    this.webhooks.inc({ outcome });
+    if (outcome === 'delivered') this.webhookLag.observe(lagSeconds);
+  }
+}
