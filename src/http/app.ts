@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { VerificationService } from '../domain/verification-service.js';
+import { registerApiReference } from './api-reference.js';
 import { registerAuthHook, type AuthHookDeps } from './auth-hook.js';
 import { sendError } from './envelope.js';
+import { sharedRecordSchema } from './record-schema.js';
 import { v1ErrorHandler } from './error-handler.js';
 import { callbackRoutes, type CallbackRouteDeps } from './routes/callbacks.js';
 import { healthRoutes } from './routes/health.js';
@@ -62,6 +64,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     done();
   });
 
+  app.addSchema(sharedRecordSchema);
+  // First: it documents the routes registered after it.
+  await registerApiReference(app);
   healthRoutes(app, deps.ready);
   await app.register(oauthRoutes, deps);
   const { callbacks } = deps;
