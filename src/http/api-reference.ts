@@ -176,7 +176,9 @@ export async function registerApiReference(app: FastifyInstance): Promise<void> 
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     theme: { title: 'otp-service API reference' },
-    uiConfig: { deepLinking: true, docExpansion: 'list', defaultModelsExpandDepth: 0, displayOperationId: false },
+    // BaseLayout: no top bar, whose logo carries an inline <style> the policy would have to allow, and whose
+    // URL box would load other documents.
+    uiConfig: { layout: 'BaseLayout', deepLinking: true, docExpansion: 'list', defaultModelsExpandDepth: 0, displayOperationId: false },
     staticCSP: docsContentSecurityPolicy,
   });
 }
