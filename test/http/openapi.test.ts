@@ -122,6 +122,7 @@ forEachDatabase('openapi document', (kind) => {
 
   it('gives each operation a summary, a description and a tag, and each tag a description', () => {
     const tags = new Set((doc.tags ?? []).map((t) => t.name));
+    for (const tag of doc.tags ?? []) assert.ok(tag.description, `tag ${tag.name} has no description`);
     for (const { method, path, op } of operations(doc)) {
       assert.ok(op.summary && op.description, `${method} ${path} has no summary or description`);
       assert.ok(op.tags?.length && op.tags.every((t) => tags.has(t)), `${method} ${path} has no declared tag`);
