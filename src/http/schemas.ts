@@ -3,6 +3,9 @@ import type { ErrorCode } from '../domain/error-catalogue.js';
 import { bodyErrors, errorResponses, errorSchema, v1CommonErrors } from './error-responses.js';
 import { envelopeSchema } from './record-schema.js';
 
+// Where they were before they moved beside the shared record schema.
+export { envelopeSchema, recordSchema } from './record-schema.js';
+
 /**
  * JSON Schemas of the /v1 routes: they parse input and, as response schemas, decide what may leave. Their
  * descriptions and examples are the API reference (/openapi.json); annotations change neither validation nor
