@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { VerificationService } from '../domain/verification-service.js';
+import { registerApiReference } from './api-reference.js';
 import { registerAuthHook, type AuthHookDeps } from './auth-hook.js';
 import { sendError } from './envelope.js';
+import { sharedRecordSchema } from './record-schema.js';
 import { v1ErrorHandler } from './error-handler.js';
 import { callbackRoutes, type CallbackRouteDeps } from './routes/callbacks.js';
 import { healthRoutes } from './routes/health.js';
@@ -31,6 +33,17 @@ export interface AppDeps extends AuthHookDeps, OAuthRouteDeps {
   readonly callbacks?: CallbackRouteDeps;
   readonly metrics?: HttpObserver;
 }
+
+const metricsSchema = {
+  operationId: 'metrics',
+  summary: 'Prometheus metrics',
+  description:
+    'This instance\'s metrics in the Prometheus text format: requests by route and status; verifications created and ended by type, country and outcome; ' +
+    'sends by channel, provider and outcome; receipt latency; webhook deliveries by outcome and lag; and the process\'s own. No token, and no secret in it: ' +
+    'block it at your reverse proxy if it should not be public.',
+  tags: ['Operations'],
+  response: { 200: { description: 'The exposition text.', content: { 'text/plain': { schema: { type: 'string' } } } } },
+} as const;
 
 /** The largest request body accepted (contract 5: 413 beyond). */
 export const bodyLimit = 16 * 1024;
@@ -70,6 +83,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     done();
   });
 
+  app.addSchema(sharedRecordSchema);
+  // First: it documents the routes registered after it.
+  await registerApiReference(app);
   const { metrics } = deps;
   if (metrics) {
     app.addHook('onResponse', (request, reply, done) => {
@@ -77,7 +93,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       metrics.answered(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
       done();
     });
-    app.get('/metrics', async (_request, reply) => {
+    app.get('/metrics', { schema: metricsSchema }, async (_request, reply) => {
       const { contentType, body } = await metrics.render();
       return reply.type(contentType).header('cache-control', 'no-store').send(body);
     });

@@ -1,61 +1,16 @@
-/** JSON Schemas of the /v1 routes: they parse input and, as response schemas, decide what may leave. */
+import { examples } from './api-examples.js';
+import type { ErrorCode } from '../domain/error-catalogue.js';
+import { bodyErrors, errorResponses, errorSchema, v1CommonErrors } from './error-responses.js';
+import { envelopeSchema } from './record-schema.js';
 
-const nullableString = { type: ['string', 'null'] } as const;
+// Where they were before they moved beside the shared record schema.
+export { envelopeSchema, recordSchema } from './record-schema.js';
 
-export const recordSchema = {
-  type: 'object',
-  properties: {
-    id: { type: 'string' },
-    createdAt: { type: 'string' },
-    updatedAt: { type: 'string' },
-    expiresAt: { type: 'string' },
-    otp: { type: 'string' },
-    phoneNumber: { type: 'string' },
-    country: { type: 'string' },
-    countryCode: { type: 'string' },
-    counter: { type: 'integer' },
-    pairedNumber: { type: 'string' },
-    type: { type: 'string' },
-    status: { type: 'string' },
-    webhookUrl: nullableString,
-    reference: nullableString,
-    failureReason: nullableString,
-    delivery: {
-      type: 'object',
-      properties: {
-        channel: { type: 'string' },
-        provider: nullableString,
-        status: { type: 'string' },
-        sends: { type: 'integer' },
-        updatedAt: { type: 'string' },
-      },
-    },
-  },
-} as const;
-
-const errorSchema = {
-  type: 'object',
-  properties: {
-    status: { type: 'boolean' },
-    message: { type: 'string' },
-    error: {
-      type: 'object',
-      properties: {
-        code: { type: 'string' },
-        details: {
-          type: 'array',
-          items: { type: 'object', properties: { field: { type: 'string' }, issue: { type: 'string' } } },
-        },
-      },
-    },
-    data: recordSchema,
-  },
-} as const;
-
-export const envelopeSchema = {
-  type: 'object',
-  properties: { status: { type: 'boolean' }, message: { type: 'string' }, data: recordSchema },
-} as const;
+/**
+ * JSON Schemas of the /v1 routes: they parse input and, as response schemas, decide what may leave. Their
+ * descriptions and examples are the API reference (/openapi.json); annotations change neither validation nor
+ * serialization.
+ */
 
 /** Every status a /v1 route answers with, so that each body goes through a serializer. */
 export const v1Responses = {
@@ -64,29 +19,77 @@ export const v1Responses = {
   '5xx': errorSchema,
 } as const;
 
+/**
+ * The responses of a /v1 route: its 200 schema, the codes its handler answers and those every /v1 route can
+ * answer (the auth hook, the server, a JSON body), each status documented; any other status still goes
+ * through the error serializer.
+ */
+export function v1Answers(ok: object, codes: readonly ErrorCode[], options: { readonly jsonBody: boolean }) {
+  return {
+    200: ok,
+    ...errorResponses([...v1CommonErrors, ...(options.jsonBody ? bodyErrors : []), ...codes]),
+    '4xx': errorSchema,
+    '5xx': errorSchema,
+  };
+}
+
 export const createBodySchema = {
   type: 'object',
   required: ['countryCode', 'phoneNumber'],
   properties: {
-    countryCode: { type: 'string', pattern: '^\\+[1-9][0-9]{0,2}$' },
-    phoneNumber: { type: 'string', pattern: '^[0-9]{1,17}$' },
-    type: { type: 'string', enum: ['SEND_SMS', 'DROPPED_CALL'] },
-    webhookUrl: { type: ['string', 'null'], maxLength: 2048 },
-    reference: { type: ['string', 'null'], maxLength: 256 },
+    countryCode: { type: 'string', pattern: '^\\+[1-9][0-9]{0,2}$', description: 'The country calling code, `+` and 1-3 digits.' },
+    phoneNumber: {
+      type: 'string',
+      pattern: '^[0-9]{1,17}$',
+      description: 'The number in local format, digits only; a national trunk prefix such as a leading 0 is allowed.',
+    },
+    type: { type: 'string', enum: ['SEND_SMS', 'DROPPED_CALL'], description: 'How the code goes out; `SEND_SMS` when absent.' },
+    webhookUrl: {
+      type: ['string', 'null'],
+      maxLength: 2048,
+      description: 'Absolute http(s) URL without credentials that receives the state changes; the client\'s default when absent.',
+    },
+    reference: { type: ['string', 'null'], maxLength: 256, description: 'The caller\'s own reference, given back in the record and webhooks.' },
   },
+  examples: [
+    { countryCode: '+234', phoneNumber: '08012345678', type: 'SEND_SMS', webhookUrl: 'https://example.com/hooks/otp', reference: 'signup-7781' },
+    { countryCode: '+234', phoneNumber: '8012345678', type: 'DROPPED_CALL' },
+  ],
 } as const;
 
 export const verifyBodySchema = {
   type: 'object',
   required: ['id', 'otp'],
   properties: {
-    id: { type: 'string' },
-    otp: { type: 'string', minLength: 1, maxLength: 64 },
+    id: { type: 'string', description: 'The verification id.' },
+    otp: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 64,
+      description: 'The code the user gave; for a dropped call also the whole caller id as the phone showed it.',
+    },
   },
+  examples: [{ id: examples.pending.id, otp: examples.pending.otp }],
 } as const;
 
 export const idParamsSchema = {
   type: 'object',
   required: ['id'],
-  properties: { id: { type: 'string' } },
+  properties: { id: { type: 'string', description: 'The verification id; an unknown or malformed one, or another client\'s, is a 404.' } },
+} as const;
+
+/**
+ * Documents the header only: it constrains nothing (a header is always a string), so that the handler's own
+ * check names the header in its error, as before.
+ */
+export const idempotencyHeaderSchema = {
+  type: 'object',
+  properties: {
+    'idempotency-key': {
+      type: 'string',
+      description:
+        'Optional, 1 to 255 visible ASCII characters. A repeat by the same client within 24 h returns the first response; with a different body it is a 409 `IDEMPOTENCY_KEY_REUSED`.',
+      examples: ['5d0b6c1e-signup-7781'],
+    },
+  },
 } as const;

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { CallbackRequest, DeliveryReceipt, Provider } from '../../channels/provider-port.js';
 import { sendError } from '../envelope.js';
+import { errorResponses } from '../error-responses.js';
 
 export interface CallbackRouteDeps {
   /** PUBLIC_BASE_URL without its trailing slash: providers sign the URL they called, which is this plus the path. */
@@ -10,6 +11,30 @@ export interface CallbackRouteDeps {
   /** The domain's receipt script (DeliveryService.recordReceipt): resolves once committed. */
   readonly recordReceipt: (provider: string, receipt: DeliveryReceipt) => Promise<'recorded' | 'unknown'>;
 }
+
+const callbackSchema = {
+  summary: 'Delivery receipt from a provider',
+  description:
+    'Where a provider reports what became of a message or call (`{PUBLIC_BASE_URL}/callbacks/{provider}`, more path after it is allowed). ' +
+    'Authenticated by the provider\'s own scheme (Twilio `X-Twilio-Signature`, Vonage signed requests, Termii `X-Termii-Signature`, ...), not by a bearer token: ' +
+    'a bad or missing signature is 403 and changes nothing. Answered 2xx only once what it says is committed; a repeat changes nothing twice; a receipt for an unknown message is 2xx and ignored. ' +
+    'The body is whatever the provider sends.',
+  tags: ['Provider callbacks'],
+  params: {
+    type: 'object',
+    properties: { provider: { type: 'string', description: 'A configured provider: `twilio`, `vonage`, `infobip`, `africastalking`, `termii`, `http`, ...' } },
+  },
+  response: {
+    200: {
+      type: 'object',
+      description: 'Recorded (or ignored, for a message this service did not send).',
+      required: ['status', 'message'],
+      properties: { status: { type: 'boolean', enum: [true] }, message: { type: 'string' } },
+      'x-examples': { recorded: { value: { status: true, message: 'Callback recorded' } } },
+    },
+    ...errorResponses(['VALIDATION_ERROR', 'CALLBACK_FORBIDDEN', 'NOT_FOUND', 'PAYLOAD_TOO_LARGE', 'INTERNAL_ERROR', 'UNAVAILABLE']),
+  },
+} as const;
 
 /** The most a callback body may hold; providers send a few hundred bytes. */
 const callbackBodyLimit = 64 * 1024;
@@ -42,9 +67,9 @@ export async function callbackRoutes(app: FastifyInstance, deps: CallbackRouteDe
     if (unknown > 0) request.log.info({ provider: provider.name, unknown }, 'receipts for messages this service did not send; ignored');
     return { status: true, message: 'Callback recorded' };
   };
-  for (const url of ['/callbacks/:provider', '/callbacks/:provider/*']) {
-    app.route({ method: ['POST', 'GET'], url, handler });
-  }
+  app.route({ method: ['POST', 'GET'], url: '/callbacks/:provider', schema: callbackSchema, handler });
+  // The same operation with more path after the provider's name, which the reference cannot name as a parameter.
+  app.route({ method: ['POST', 'GET'], url: '/callbacks/:provider/*', schema: { hide: true }, handler });
 }
 
 function callbackRequest(request: FastifyRequest, publicBaseUrl: string | null): CallbackRequest {

@@ -6,38 +6,47 @@ import { topLevelKeys } from '../json-keys.js';
 import { queryParameterNames } from '../query-parameters.js';
 import { OAuthError, parseBasic, type TokenEndpoint, type TokenParams } from '../../oauth/token-endpoint.js';
 import type { IssuedToken } from '../../oauth/token-service.js';
+import { documentedTokenRequest, metadataResponses, rfcTokenResponses, tokenResponses } from './oauth-schemas.js';
+
+const tokenSchema = {
+  operationId: 'issueToken',
+  summary: 'Get an access token',
+  description:
+    'The client credentials grant (seed 4.1). The client authenticates with `client_id` and `client_secret` in the body or with HTTP Basic (RFC 6749 2.3.1), not both. ' +
+    'The answer carries the seed\'s `accessToken`, `accessTokenExpiresAt` and `scope` (an array), and the RFC 6749 fields beside them. ' +
+    'Errors are RFC 6749 5.2 bodies. Repeated failed authentication for one client id from one address is slowed down (429).',
+  tags: ['Authentication'],
+  response: tokenResponses,
+} as const;
+
+const rfcTokenSchema = {
+  operationId: 'issueTokenRfc6749',
+  summary: 'Get an access token (RFC 6749 answer)',
+  description:
+    'The same grant as `POST /oauth/token`, answered in the pure RFC 6749 shape (`scope` a space-separated string), for off-the-shelf OAuth clients; ' +
+    '`/.well-known/oauth-authorization-server` names it as the token endpoint.',
+  tags: ['Authentication'],
+  response: rfcTokenResponses,
+} as const;
+
+const metadataSchema = {
+  operationId: 'authorizationServerMetadata',
+  summary: 'OAuth 2.0 authorization server metadata',
+  description:
+    'RFC 8414 metadata, so that OAuth clients find the token endpoint through discovery. The issuer is PUBLIC_BASE_URL; when it is unset, the origin the request names (then not cacheable).',
+  tags: ['Authentication'],
+  response: metadataResponses,
+} as const;
+
+/** The token endpoints parse their body by hand (RFC 6749 rules); the reference shows it all the same. */
+const tokenRouteConfig = { documentedBody: documentedTokenRequest.content };
+
 
 export interface OAuthRouteDeps {
   readonly tokenEndpoint: TokenEndpoint;
   /** Issuer from settings; when null it is derived from the request's host. */
   readonly publicBaseUrl: string | null;
 }
-
-const tokenResponseSchema = {
-  200: {
-    type: 'object',
-    properties: {
-      accessToken: { type: 'string' },
-      accessTokenExpiresAt: { type: 'string' },
-      scope: { type: 'array', items: { type: 'string' } },
-      access_token: { type: 'string' },
-      token_type: { type: 'string' },
-      expires_in: { type: 'integer' },
-    },
-  },
-} as const;
-
-const rfcTokenResponseSchema = {
-  200: {
-    type: 'object',
-    properties: {
-      access_token: { type: 'string' },
-      token_type: { type: 'string' },
-      expires_in: { type: 'integer' },
-      scope: { type: 'string' },
-    },
-  },
-} as const;
 
 /** POST /oauth/token (seed shape), POST /oauth2/token (RFC 6749 shape), RFC 8414 metadata. */
 export async function oauthRoutes(app: FastifyInstance, deps: OAuthRouteDeps): Promise<void> {
@@ -74,7 +83,7 @@ export async function oauthRoutes(app: FastifyInstance, deps: OAuthRouteDeps): P
     });
   };
 
-  app.post('/oauth/token', { schema: { response: tokenResponseSchema }, onRequest: refuseParametersInUrl }, async (request, reply) => {
+  app.post('/oauth/token', { schema: tokenSchema, config: tokenRouteConfig, onRequest: refuseParametersInUrl }, async (request, reply) => {
     const token = await issue(request);
     noStore(reply);
     return {
@@ -87,7 +96,7 @@ export async function oauthRoutes(app: FastifyInstance, deps: OAuthRouteDeps): P
     };
   });
 
-  app.post('/oauth2/token', { schema: { response: rfcTokenResponseSchema }, onRequest: refuseParametersInUrl }, async (request, reply) => {
+  app.post('/oauth2/token', { schema: rfcTokenSchema, config: tokenRouteConfig, onRequest: refuseParametersInUrl }, async (request, reply) => {
     const token = await issue(request);
     noStore(reply);
     return {
@@ -98,7 +107,7 @@ export async function oauthRoutes(app: FastifyInstance, deps: OAuthRouteDeps): P
     };
   });
 
-  app.get('/.well-known/oauth-authorization-server', async (request, reply) => {
+  app.get('/.well-known/oauth-authorization-server', { schema: metadataSchema }, async (request, reply) => {
     let issuer = deps.publicBaseUrl;
     if (issuer === null) {
       // Derived from what the caller wrote: only a well-formed origin, and never cached for other callers.

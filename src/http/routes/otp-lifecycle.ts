@@ -1,14 +1,41 @@
 import type { FastifyInstance } from 'fastify';
 import type { VerificationService } from '../../domain/verification-service.js';
 import { grantOf } from '../auth-hook.js';
+import { examples } from '../api-examples.js';
 import { publicRecord, sendError } from '../envelope.js';
-import { idParamsSchema, v1Responses } from '../schemas.js';
+import { envelopeOf } from '../record-schema.js';
+import { idParamsSchema, v1Answers } from '../schemas.js';
+
+const tags = ['Verifications'];
+
+const resendSchema = {
+  operationId: 'resendCode',
+  summary: 'Send the code again',
+  description:
+    'Sends the same code again through the channel that carries it (a dropped call comes from the same caller id), from the channel\'s first provider. ' +
+    'At most `OTP_MAX_SENDS` sends per verification (default 3, the first included), and no sooner than `PHONE_COOLDOWN_SECONDS` after the last: ' +
+    'otherwise a 429 whose `Retry-After` says when (for no send left: when the verification ends). A verification no longer `PENDING` is a 409 with the record. No body.',
+  tags,
+  params: idParamsSchema,
+  response: v1Answers(envelopeOf('OTP resent', examples.pending), ['NOT_FOUND', 'VERIFICATION_NOT_PENDING', 'RATE_LIMITED'], { jsonBody: false }),
+} as const;
+
+const cancelSchema = {
+  operationId: 'cancelVerification',
+  summary: 'Cancel a verification',
+  description:
+    'Ends a `PENDING` verification: `FAILED` with `failureReason` `CANCELED`, and the event `action.otp.failed` to its webhook. ' +
+    'A send not yet made is not made. A verification no longer `PENDING` is a 409 with the record. No body.',
+  tags,
+  params: idParamsSchema,
+  response: v1Answers(envelopeOf('Verification cancelled', examples.canceled), ['NOT_FOUND', 'VERIFICATION_NOT_PENDING'], { jsonBody: false }),
+} as const;
 
 /** POST /v1/otp/:id/resend and POST /v1/otp/:id/cancel (contract 9): no body. */
 export function otpLifecycleRoutes(app: FastifyInstance, verifications: VerificationService): void {
   app.post<{ Params: { id: string } }>(
     '/v1/otp/:id/resend',
-    { schema: { params: idParamsSchema, response: v1Responses }, config: { operation: 'resendCode' } },
+    { schema: resendSchema, config: { operation: 'resendCode' } },
     async (request, reply) => {
       const outcome = await verifications.resend(grantOf(request).clientId, request.params.id);
       switch (outcome.kind) {
@@ -35,7 +62,7 @@ export function otpLifecycleRoutes(app: FastifyInstance, verifications: Verifica
 
   app.post<{ Params: { id: string } }>(
     '/v1/otp/:id/cancel',
-    { schema: { params: idParamsSchema, response: v1Responses }, config: { operation: 'cancelVerification' } },
+    { schema: cancelSchema, config: { operation: 'cancelVerification' } },
     async (request, reply) => {
       const outcome = await verifications.cancel(grantOf(request).clientId, request.params.id);
       switch (outcome.kind) {

@@ -5,7 +5,50 @@ import type { RequestType } from '../../domain/verification.js';
 import type { VerificationService } from '../../domain/verification-service.js';
 import { grantOf } from '../auth-hook.js';
 import { publicRecord, sendError } from '../envelope.js';
-import { createBodySchema, idParamsSchema, v1Responses, verifyBodySchema } from '../schemas.js';
+import { examples } from '../api-examples.js';
+import { envelopeOf } from '../record-schema.js';
+import { createBodySchema, idempotencyHeaderSchema, idParamsSchema, v1Answers, verifyBodySchema } from '../schemas.js';
+
+const tags = ['Verifications'];
+
+const createSchema = {
+  operationId: 'createVerification',
+  summary: 'Create a verification and send its code',
+  description:
+    'Creates a verification for a phone number and sends its code through the channel of `type`: an SMS, or a dropped call whose caller id ends with the code. ' +
+    'The message is sent after the record is committed; a provider outage never loses the request (it is retried; a permanent failure turns it `FAILED`). ' +
+    'An `Idempotency-Key` repeated by the same client within 24 h returns the first response and sends nothing new.',
+  tags,
+  headers: idempotencyHeaderSchema,
+  body: createBodySchema,
+  response: v1Answers(envelopeOf('OTP sent', examples.pending), ['INVALID_PHONE_NUMBER', 'RATE_LIMITED', 'IDEMPOTENCY_KEY_REUSED'], {
+    jsonBody: true,
+  }),
+} as const;
+
+const fetchSchema = {
+  operationId: 'getVerification',
+  summary: 'Get a verification',
+  description:
+    'The verification as it stands. One whose time is up reads `EXPIRED` at once. Another client\'s verification is a 404.',
+  tags,
+  params: idParamsSchema,
+  response: v1Answers(envelopeOf('Verification fetched', examples.pending), ['NOT_FOUND'], { jsonBody: false }),
+} as const;
+
+const verifySchema = {
+  operationId: 'verifyCode',
+  summary: 'Check a code',
+  description:
+    'Compares the code in constant time; each call on a `PENDING` verification adds 1 to `counter`. ' +
+    'A wrong code is a 422 with the record; the last allowed attempt (`OTP_MAX_ATTEMPTS`, default 5) turns it `FAILED`. ' +
+    'A verification no longer `PENDING` is a 409 with the record.',
+  tags,
+  body: verifyBodySchema,
+  response: v1Answers(envelopeOf('Verification successful', examples.success), ['NOT_FOUND', 'OTP_MISMATCH', 'VERIFICATION_NOT_PENDING'], {
+    jsonBody: true,
+  }),
+} as const;
 
 interface CreateBody {
   countryCode: string;
@@ -19,7 +62,7 @@ interface CreateBody {
 export function otpRoutes(app: FastifyInstance, verifications: VerificationService): void {
   app.post<{ Body: CreateBody }>(
     '/v1/otp/request',
-    { schema: { body: createBodySchema, response: v1Responses }, config: { operation: 'createVerification' } },
+    { schema: createSchema, config: { operation: 'createVerification' } },
     async (request, reply) => {
       const body = request.body;
       const webhookUrl = body.webhookUrl ?? null;
@@ -72,7 +115,7 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
 
   app.get<{ Params: { id: string } }>(
     '/v1/otp/:id',
-    { schema: { params: idParamsSchema, response: v1Responses }, config: { operation: 'fetchVerification' } },
+    { schema: fetchSchema, config: { operation: 'fetchVerification' } },
     async (request, reply) => {
       const v = await verifications.fetch(grantOf(request).clientId, request.params.id);
       if (!v) return sendError(reply, 'NOT_FOUND', { message: 'Verification not found' });
@@ -82,7 +125,7 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
 
   app.post<{ Body: { id: string; otp: string } }>(
     '/v1/otp/verify',
-    { schema: { body: verifyBodySchema, response: v1Responses }, config: { operation: 'verifyCode' } },
+    { schema: verifySchema, config: { operation: 'verifyCode' } },
     async (request, reply) => {
       const outcome = await verifications.verify(grantOf(request).clientId, request.body.id, request.body.otp);
       switch (outcome.kind) {

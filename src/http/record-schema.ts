@@ -1,0 +1,89 @@
+/** The verification record and the success envelope, as response schemas (they decide what may leave). */
+
+const nullableString = { type: ['string', 'null'] } as const;
+const timestamp = 'ISO 8601 UTC with milliseconds.';
+
+export const recordSchema = {
+  type: 'object',
+  description: 'A verification (seed 2.2 plus the contract\'s fields).',
+  required: [
+    'id', 'createdAt', 'updatedAt', 'expiresAt', 'otp', 'phoneNumber', 'country', 'countryCode', 'counter',
+    'pairedNumber', 'type', 'status', 'webhookUrl', 'reference', 'failureReason', 'delivery',
+  ],
+  properties: {
+    id: { type: 'string', description: 'The verification id (a UUID).' },
+    createdAt: { type: 'string', description: timestamp },
+    updatedAt: { type: 'string', description: timestamp },
+    expiresAt: { type: 'string', description: `When the code stops working (OTP_TTL_SECONDS after creation). ${timestamp}` },
+    otp: {
+      type: 'string',
+      description: 'The code: random digits (OTP_LENGTH, default 6) for SMS; for DROPPED_CALL the last 4 digits of the caller id.',
+    },
+    phoneNumber: { type: 'string', description: 'The number verified, in E.164.' },
+    country: { type: 'string', description: 'The country calling code, `+NNN` (the same as countryCode).' },
+    countryCode: { type: 'string', description: 'The country calling code, `+NNN`.' },
+    counter: { type: 'integer', description: 'Verify attempts so far.' },
+    pairedNumber: {
+      type: 'string',
+      description:
+        'The number the user is contacted from, in the local format of its country: the SMS sender, or for DROPPED_CALL the caller id whose last digits are the code.',
+    },
+    type: { type: 'string', enum: ['SMS', 'DROPPED_CALL'], description: '`SMS` for a `SEND_SMS` request, `DROPPED_CALL` for `DROPPED_CALL`.' },
+    status: {
+      type: 'string',
+      enum: ['PENDING', 'SUCCESS', 'FAILED', 'EXPIRED'],
+      description: 'A verification whose time is up reads `EXPIRED` at once.',
+    },
+    webhookUrl: { ...nullableString, description: 'Where state changes are posted; null when none was given and the client has no default.' },
+    reference: { ...nullableString, description: 'The caller\'s own reference; null when none was given.' },
+    failureReason: {
+      type: ['string', 'null'],
+      enum: ['MAX_ATTEMPTS', 'UNDELIVERABLE', 'CANCELED', null],
+      description: 'Null unless `FAILED`.',
+    },
+    delivery: {
+      type: 'object',
+      description: 'The latest send of the code.',
+      required: ['channel', 'provider', 'status', 'sends', 'updatedAt'],
+      properties: {
+        channel: { type: 'string', enum: ['SMS', 'CALL'], description: 'A dropped call that fell back to SMS reads `SMS`.' },
+        provider: { ...nullableString, description: 'The provider that took it; null before the first attempt.' },
+        status: {
+          type: 'string',
+          enum: ['QUEUED', 'SENT', 'DELIVERED', 'UNDELIVERED', 'FAILED'],
+          description: '`SENT`: the provider accepted it; `DELIVERED`: a receipt said so (a call: the phone rang).',
+        },
+        sends: { type: 'integer', description: 'How many times the code was sent, resends included.' },
+        updatedAt: { type: 'string', description: timestamp },
+      },
+    },
+  },
+} as const;
+
+/**
+ * The record as a shared schema (app.addSchema), so that the many responses that carry it refer to it: the
+ * reference then holds it once, as the component `VerificationRecord`.
+ */
+export const sharedRecordSchema = { $id: 'VerificationRecord', title: 'VerificationRecord', ...recordSchema } as const;
+export const recordRef = { $ref: 'VerificationRecord#' } as const;
+
+/** The success envelope around a record (seed 2.3). */
+export function envelopeOf(message: string, example: object) {
+  return {
+    type: 'object',
+    description: message,
+    required: ['status', 'message', 'data'],
+    properties: {
+      status: { type: 'boolean', enum: [true] },
+      message: { type: 'string', examples: [message] },
+      data: recordRef,
+    },
+    'x-examples': { [message]: { value: { status: true, message, data: example } } },
+  } as const;
+}
+
+export const envelopeSchema = {
+  type: 'object',
+  properties: { status: { type: 'boolean' }, message: { type: 'string' }, data: recordSchema },
+} as const;
+
