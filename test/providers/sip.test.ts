@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import type { OutgoingCall, SendResult } from '../../src/channels/provider-port.js';
+import { ConfigError, loadConfig } from '../../src/config.js';
 import { createSipProvider, sipProvider, type SipTuning } from '../../src/providers/sip.js';
 import { parseTrunkUri } from '../../src/providers/sip/settings.js';
 import { exactly, freePort, sippAddress, sippMissing, startSipp } from './sipp.js';
@@ -117,6 +118,24 @@ function received(placed: Placed, method: string): number {
 describe('sip provider module', () => {
   it('declares one channel, calls, and no HTTP callbacks', () => {
     assertModuleDeclares(sipProvider, { name: 'sip', channels: ['call'], callbacks: false });
+  });
+
+  it('a start with CALL_PROVIDER=sip names SIP_TRUNK_URI when it is missing or wrong, never echoing the password', () => {
+    const problems = (env: Record<string, string>): string => {
+      try {
+        loadConfig({ CALL_PROVIDER: 'sip', ...env });
+      } catch (err) {
+        assert.ok(err instanceof ConfigError);
+        return err.message;
+      }
+      return '';
+    };
+    assert.match(problems({}), /SIP_TRUNK_URI: required by the sip provider/);
+    assert.match(problems({ SIP_TRUNK_URI: 'sips:trunk.example.com' }), /SIP_TRUNK_URI: sips: \(TLS\) is not supported/);
+    const bad = problems({ SIP_TRUNK_URI: 'sip:trunk.example.com', SIP_PASSWORD: ' secret-pw ' });
+    assert.match(bad, /SIP_PASSWORD/);
+    assert.doesNotMatch(bad, /secret-pw/);
+    assert.equal(problems({ SIP_TRUNK_URI: 'sip:trunk.example.com;transport=tcp', SIP_USERNAME: USER, SIP_PASSWORD: PASSWORD }), '');
   });
 
   it('refuses SIP_USERNAME without SIP_PASSWORD', () => {

@@ -78,7 +78,7 @@ class UdpTransport implements SipTransport {
     });
     await new Promise<void>((resolve, reject) => {
       socket.once('error', reject);
-      socket.bind({ port: localPort, ...(localAddress !== null && { address: localAddress }), exclusive: true }, () => {
+      socket.bind({ port: localPort, ...(localAddress !== null && !isWildcard(localAddress) && { address: localAddress }), exclusive: true }, () => {
         socket.off('error', reject);
         resolve();
       });
