@@ -191,6 +191,14 @@ for (const transport of ['udp', 'tcp'] as const) {
       assert.equal(received(placed, 'CANCEL'), 0);
     });
 
+    it('an answer that crosses our CANCEL (a 200 after it) is still ACKed and hung up with a BYE', async () => {
+      const placed = await place('ring-answer.xml', { transport });
+      accepted(placed);
+      sippPassed(placed);
+      assert.equal(received(placed, 'CANCEL'), 1);
+      assert.equal(received(placed, 'BYE'), 1);
+    });
+
     for (const [status, phrase, kind] of [
       ['486', 'Busy Here', 'permanent'],
       ['404', 'Not Found', 'permanent'],
