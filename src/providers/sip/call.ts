@@ -80,7 +80,6 @@ export function placeCall(deps: CallDeps, signal: AbortSignal): PlacedCall {
   let provisional = false;
   let inviteFinal = false;
   let cancelSent = false;
-  let givenUp = false;
   let dialog: AnsweredDialog | null = null;
   let ack: Buffer | null = null;
   let byeBranch: string | null = null;
@@ -106,10 +105,10 @@ export function placeCall(deps: CallDeps, signal: AbortSignal): PlacedCall {
   };
 
   /** Sends a request and, over UDP, retransmits it (Timer A for an INVITE, E for others) until the returned stop. */
-  const sendRequest = (request: OutgoingRequest, retransmit: 'invite' | 'non-invite' | 'once'): (() => void) => {
+  const sendRequest = (request: OutgoingRequest, retransmit: 'invite' | 'non-invite'): (() => void) => {
     const data = writeRequest(request);
     deps.send(data);
-    if (deps.reliable || retransmit === 'once') return () => undefined;
+    if (deps.reliable) return () => undefined;
     let timer: NodeJS.Timeout | null = null;
     const schedule = (interval: number): void => {
       timer = later(interval, () => {
@@ -161,7 +160,6 @@ export function placeCall(deps: CallDeps, signal: AbortSignal): PlacedCall {
 
   const giveUp = (reason: string): void => {
     if (outcome.settled || finished) return;
-    givenUp = true;
     stopInvite();
     outcome.settle({ kind: 'transient', reason });
     if (provisional && !cancelSent) sendCancel();
@@ -218,7 +216,8 @@ export function placeCall(deps: CallDeps, signal: AbortSignal): PlacedCall {
       stopInvite();
       provisional = true;
       if (response.status === 180 || response.status === 183) outcome.settle({ kind: 'accepted', messageId: identity.callId, delivered: true });
-      if ((outcome.settled || givenUp) && !cancelSent) sendCancel();
+      // Rang, or given up before this 1xx came: either way the call is cancelled now.
+      if (outcome.settled && !cancelSent) sendCancel();
       return;
     }
     if (response.status < 300) {
