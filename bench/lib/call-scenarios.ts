@@ -86,12 +86,14 @@ export interface CallBenchOptions {
 /** SIPp's message trace, read: when each INVITE came (by number dialled), each 180 left and each CANCEL came (by Call-ID). */
 interface Trace {
   readonly invites: Map<string, number>;
+  /** The Call-ID of the first INVITE to each number dialled. */
+  readonly callIds: Map<string, string>;
   readonly ringing: Map<string, number>;
   readonly cancels: Map<string, number>;
 }
 
 function readTrace(text: string): Trace {
-  const trace: Trace = { invites: new Map(), ringing: new Map(), cancels: new Map() };
+  const trace: Trace = { invites: new Map(), callIds: new Map(), ringing: new Map(), cancels: new Map() };
   for (const block of text.split(/^-{20,} /m).slice(1)) {
     const m = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)(\.\d+)\n\S+ message (received|sent)[^\n]*\n\s*\n([^\n]*)/.exec(block);
     if (!m?.[1] || !m[2] || !m[3] || !m[5]) continue;
@@ -101,7 +103,10 @@ function readTrace(text: string): Trace {
     const first = m[5];
     if (m[4] === 'received' && first.startsWith('INVITE ')) {
       const dialled = /^INVITE sip:(\+?\d+)@/.exec(first)?.[1];
-      if (dialled && !trace.invites.has(dialled)) trace.invites.set(dialled, at);
+      if (dialled && !trace.invites.has(dialled)) {
+        trace.invites.set(dialled, at);
+        trace.callIds.set(dialled, callId);
+      }
     } else if (m[4] === 'sent' && first.startsWith('SIP/2.0 180') && !trace.ringing.has(callId)) trace.ringing.set(callId, at);
     else if (m[4] === 'received' && first.startsWith('CANCEL ') && !trace.cancels.has(callId)) trace.cancels.set(callId, at);
   }
@@ -183,7 +188,9 @@ export async function benchCalls(o: CallBenchOptions): Promise<void> {
     const { measured, cpu } = await pacedCallCreates(service, s, new PhoneSequence(70_000_000));
     const trace = await finish(sipp, 'service', out);
     out.createToInvite = latencyOf(s.rate, s.seconds, measured, (m) => trace.invites.get(m.key), cpu);
-    out.ringToCancel.service = ringToCancel(trace);
+    // The measured creates' calls only, as for create-to-INVITE: the warm-up's first calls pay for the JIT.
+    const measuredCalls = measured.map((m) => trace.callIds.get(m.key)).filter((id): id is string => id !== undefined);
+    out.ringToCancel.service = ringToCancel(trace, measuredCalls);
     log(`calls: create→INVITE ${JSON.stringify(out.createToInvite)}`);
     log(`calls: 180→CANCEL through the service ${JSON.stringify(out.ringToCancel.service)}`);
     await service.child.stop();
