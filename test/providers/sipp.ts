@@ -113,8 +113,11 @@ export async function startSipp(
   try {
     await listening(port, transport, child);
   } catch (err) {
+    if (child.exitCode === null) child.kill('SIGKILL');
     await exited;
-    throw new Error(`${String(err)}: ${stderr}${read(files.errors)}`);
+    const why = `${String(err)}: ${stderr}${read(files.errors)}`;
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(why);
   }
   return {
     port,
