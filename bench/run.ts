@@ -25,6 +25,7 @@ import {
 } from './lib/db-limit-batched.js';
 import { runLoad, warmUp, type LoadResult } from './lib/load.js';
 import { packageVersion } from './lib/package-version.js';
+import { benchCalls, emptyCallResults, type CallBenchSettings } from './lib/call-scenarios.js';
 import { benchProviders, emptyProviderResults, type ProviderBenchSettings } from './lib/provider-scenarios.js';
 import { checkPhoneSequence, PhoneSequence } from './lib/phones.js';
 import { fmt, machineInfo, mib, renderReport } from './lib/report.js';
@@ -70,7 +71,13 @@ const providerSettings: ProviderBenchSettings = {
   window: 10,
   connections: s.connections,
 };
-const allSections = ['ceiling', 'token', 'create', 'fetch', 'verify', 'webhooks', 'pglite', 'memory', 'providers'];
+const callSettings: CallBenchSettings = {
+  rate: envInt('BENCH_CALL_RATE', 200),
+  seconds: envInt('BENCH_CALL_SECONDS', 10),
+  warmUpSeconds: envInt('BENCH_CALL_WARMUP_SECONDS', 2),
+  connections: s.connections,
+};
+const allSections = ['ceiling', 'token', 'create', 'fetch', 'verify', 'webhooks', 'pglite', 'memory', 'providers', 'calls'];
 const sections = new Set((process.env.BENCH_SECTIONS ?? 'all').split(',').map((x) => x.trim()));
 const on = (name: string) => sections.has('all') || sections.has(name);
 
@@ -153,6 +160,8 @@ function newResults(): Results {
       webhookBatch,
       verifyPool,
       providerRate: providerSettings.rate,
+      callRate: callSettings.rate,
+      callSeconds: callSettings.seconds,
       providerSeconds: providerSettings.seconds,
       providerWarmUpSeconds: providerSettings.warmUpSeconds,
       smppSeconds: providerSettings.smppSeconds,
@@ -165,6 +174,7 @@ function newResults(): Results {
     memory: null,
     createRss: null,
     providers: null,
+    calls: null,
     rows: [],
     sectionSeconds: {},
     sectionLoadAverage: {},
@@ -194,6 +204,8 @@ async function main(): Promise<void> {
   // The providers section's services get a database of their own: no other section's rows or send jobs.
   const providersUrl = postgres.url.replace(/\/postgres$/, '/otp_providers');
   if (on('providers')) await admin.query('CREATE DATABASE otp_providers');
+  const callsUrl = postgres.url.replace(/\/postgres$/, '/otp_calls');
+  if (on('calls')) await admin.query('CREATE DATABASE otp_calls');
   /** Flushes what the previous run left in PostgreSQL, so it is not paid for by the next one. */
   const settle = async () => {
     await admin.query('CHECKPOINT');
@@ -442,6 +454,12 @@ async function main(): Promise<void> {
       log,
       out,
     });
+  });
+
+  await section('calls', async () => {
+    const out = emptyCallResults(callSettings);
+    results.calls = out;
+    await benchCalls({ settings: callSettings, serviceEnv: () => serviceEnv(tempDir('calls'), callsUrl, ''), log, out });
   });
 
   await cleanUp(log);

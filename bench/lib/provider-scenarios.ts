@@ -96,7 +96,7 @@ function machineTicks(): { busy: number; total: number } | null {
 }
 
 /** Starts counting; the returned function gives the shares since. */
-function cpuMeter(pids: Readonly<Record<string, number>>): () => CpuShares {
+export function cpuMeter(pids: Readonly<Record<string, number>>): () => CpuShares {
   const t0 = performance.now();
   const m0 = machineTicks();
   const p0 = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, processTicks(pid)]));
@@ -260,7 +260,7 @@ async function startSmsc(): Promise<Smsc> {
 }
 
 /** The operator's gateway: answers 200 {messageId} at once, notes when each destination's request was in. */
-interface Gateway {
+export interface Gateway {
   readonly url: string;
   /** now() when the request body of each destination (E.164) had arrived; the first one only. */
   readonly arrivals: Map<string, number>;
@@ -272,7 +272,7 @@ interface Gateway {
   close(): Promise<void>;
 }
 
-async function startGateway(): Promise<Gateway> {
+export async function startGateway(): Promise<Gateway> {
   const arrivals = new Map<string, number>();
   const messageIds = new Map<string, string>();
   let requests = 0;
@@ -515,7 +515,7 @@ async function bareThroughput(port: number, smscPid: number, s: ProviderBenchSet
 // ---------------------------------------------------------------------------------------------------------
 // 2-4. Paced requests to the service
 
-interface Sent {
+export interface Sent {
   readonly key: string;
   readonly sentAt: number;
   status: number;
@@ -527,7 +527,7 @@ interface Sent {
  * Sends `count` requests at `rate` per second (due ones every ~2 ms, not in bursts) over a pool of
  * `connections`; notes when each left and when its answer came back.
  */
-async function paced(
+export async function paced(
   url: string,
   connections: number,
   count: number,
@@ -569,7 +569,7 @@ async function paced(
 }
 
 /** Waits until every key has arrived (per `has`, after `refresh`), or nothing new came for `idleMs`, or `maxMs` passed. */
-async function awaitArrivals(
+export async function awaitArrivals(
   keys: readonly string[],
   has: (key: string) => boolean,
   idleMs: number,
@@ -599,7 +599,7 @@ function percentile(sorted: readonly number[], p: number): number {
 const round = (x: number) => Math.round(x * 100) / 100;
 
 /** The latency figures of a measured paced run, given when each ok request's effect reached its peer. */
-function latencyOf(
+export function latencyOf(
   rate: number,
   seconds: number,
   sent: readonly Sent[],
@@ -652,20 +652,20 @@ async function commitsSoFar(db: pg.Pool): Promise<number> {
 }
 
 /** Counts the service's commits over `work`, less this connection's own two reads. */
-async function countCommits<T>(db: pg.Pool, work: () => Promise<T>): Promise<{ value: T; transactions: number }> {
+export async function countCommits<T>(db: pg.Pool, work: () => Promise<T>): Promise<{ value: T; transactions: number }> {
   const before = await commitsSoFar(db);
   const value = await work();
   await sleep(1_200); // the backends report their counts when idle, at most every second
   return { value, transactions: Math.max(0, (await commitsSoFar(db)) - before - 2) };
 }
 
-interface Service {
+export interface Service {
   readonly child: Child<{ url: string; clientId: string; clientSecret: string }>;
   readonly url: string;
   readonly token: string;
 }
 
-async function startService(env: NodeJS.ProcessEnv): Promise<Service> {
+export async function startService(env: NodeJS.ProcessEnv): Promise<Service> {
   // BENCH_PROFILE_DIR: each service child writes a V8 CPU profile of its run there when it stops.
   const profileDir = process.env.BENCH_PROFILE_DIR;
   if (profileDir) env = { ...env, BENCH_CPU_PROFILE: path.join(profileDir, `service-${env.SMS_PROVIDER ?? 'log'}-${process.pid}.cpuprofile`) };

@@ -1,4 +1,5 @@
 import os from 'node:os';
+import type { CallResults, RingToCancel } from './call-scenarios.js';
 import type { DbLimitResult } from './db-limit.js';
 import type { LoadResult } from './load.js';
 import type { CpuShares, PacedLatency, ProviderResults } from './provider-scenarios.js';
@@ -19,6 +20,8 @@ export interface Results {
   createRss: { before: number; after: number; createdThroughHttp: number } | null;
   /** The providers section (bench/lib/provider-scenarios.ts). */
   providers: ProviderResults | null;
+  /** The calls section (bench/lib/call-scenarios.ts). */
+  calls: CallResults | null;
   rows: Row[];
   sectionSeconds: Record<string, number>;
   /** 1-minute load average when each section started: other work on the machine shows up here. */
@@ -117,6 +120,7 @@ export function summaryRows(r: Results): Row[] {
     rows.push(boundRow('Webhooks', w ? w.note : 'not measured', 'p99 < 50 ms at 1000 ev/s', null));
   }
   rows.push(...providerRows(r.providers));
+  rows.push(...callRows(r.calls));
   if (r.createRss) {
     rows.push(
       boundRow(
@@ -179,6 +183,29 @@ function providerRows(p: ProviderResults | null): Row[] {
       h ? `pool size ${h.poolSize}` : '',
     ),
     latencyRow(`Receipt-to-webhook (UNDELIVERED → action.otp.failed) at ${rate}/s`, p?.receiptLatency ?? null, 'receipt'),
+  ];
+}
+
+/** The calls section's rows: create-to-INVITE beside create-to-gateway, and 180-to-CANCEL beside a bare client. */
+function callRows(c: CallResults | null): Row[] {
+  if (!c) return [];
+  const rate = c.settings.rate;
+  const l = c.createToInvite;
+  const g = c.createToGateway;
+  const complete = l !== null && l.ok === l.sent && l.matched === l.ok;
+  const spread = (x: RingToCancel | null) => (x ? `p50 ${x.p50.toFixed(2)} ms, p99 ${x.p99.toFixed(2)} ms (${x.matched} of ${x.calls})` : 'n/a');
+  const cancelRow = (figure: string, x: RingToCancel | null) =>
+    boundRow(figure, spread(x), 'p99 < 20 ms', x ? x.p99 < 20 && x.matched === x.calls && x.calls > 0 : null, `bare UDP client: ${spread(c.ringToCancel.bare)}`);
+  return [
+    boundRow(
+      `SIP create-to-INVITE at ${rate} DROPPED_CALL creates/s (SIPp)`,
+      l ? `p50 ${l.p50.toFixed(1)} ms, p99 ${l.p99.toFixed(1)} ms (${complete ? `${l.matched} of ${l.sent}` : `${l.matched} matched of ${l.ok} ok of ${l.sent} sent`})` : 'n/a',
+      'p99 < 50 ms',
+      l ? l.p99 < 50 && complete : null,
+      g ? `http provider create-to-request: p50 ${g.p50.toFixed(1)} ms, p99 ${g.p99.toFixed(1)} ms` : 'http provider: n/a',
+    ),
+    cancelRow(`SIP 180-to-CANCEL, through the service at ${rate} creates/s`, c.ringToCancel.service),
+    cancelRow(`SIP 180-to-CANCEL, the provider alone at ${rate} calls/s`, c.ringToCancel.provider),
   ];
 }
 
@@ -247,6 +274,17 @@ export function standingNotes(r: Results): string[] {
           : '.'),
     );
     notes.push(...p.notes);
+  }
+  if (r.calls) {
+    notes.push(
+      'Calls: SIPp (sip-tester) on 127.0.0.2 plays test/peers/sipp/ring.xml for every call (100, 180, then the CANCEL: 200, ' +
+        '487, ACK). Create-to-INVITE: DROPPED_CALL creates paced as the providers\' are, from the request leaving the bench to ' +
+        'SIPp\'s trace having the INVITE (wall clocks of one machine); baseline: the same creates with CALL_PROVIDER=http to a ' +
+        'gateway in the bench process. 180-to-CANCEL: both times on SIPp\'s clock (two loopback hops and SIPp\'s own turn-around ' +
+        'included); baseline: a bare UDP client in the bench that sends a prebuilt CANCEL as soon as it reads the 180. ' +
+        `SIPp runs: ${JSON.stringify(r.calls.sipp)}.`,
+      ...r.calls.notes,
+    );
   }
   if (r.webhooks && r.webhooks.available) {
     notes.push(

@@ -4,6 +4,7 @@ import { africastalkingSms } from './africastalking-sms.js';
 import { httpGateway } from './http-gateway.js';
 import { infobipSms } from './infobip-sms.js';
 import { logProvider } from './log.js';
+import { sipProvider } from './sip.js';
 import { smppProvider } from './smpp.js';
 import { termiiSms } from './termii-sms.js';
 import { twilio } from './twilio.js';
@@ -19,6 +20,7 @@ export const providerModules: readonly ProviderModule[] = [
   termiiSms,
   smppProvider,
   httpGateway,
+  sipProvider,
 ];
 
 export function providerModule(name: string): ProviderModule | undefined {
