@@ -8,6 +8,7 @@ import { QuotaLimiter } from './domain/quota-limiter.js';
 import { WindowCounter } from './domain/window-counter.js';
 import { ChannelRegistry } from './channels/registry.js';
 import type { AfterCommit } from './domain/after-commit.js';
+import { defaultClientSettings, type ClientSettings } from './domain/client-settings.js';
 import { CommitDispatcher } from './jobs/after-commit.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
 import { CircuitBreaker } from './jobs/circuit-breaker.js';
@@ -122,6 +123,9 @@ export async function createServices(
     callerIdRanges: config.CALLER_ID_RANGES,
   });
   const verificationStore = new SqlVerificationStore(db.db, notifyOtherProcesses);
+  // A client's settings come from the directory's cache: no database read per create or send.
+  const settingsOf = async (clientId: string): Promise<ClientSettings> => (await clientDirectory.get(clientId))?.settings ?? defaultClientSettings;
+  const messages = new SqlMessageStore(db.db, clock);
   const dispatcher = new CommitDispatcher({ sendMs: config.SEND_LEASE_MS, eventMs: config.WEBHOOK_LEASE_MS });
   const metrics = new ServiceMetrics();
   // Every state change's commit passes here: the metrics count the verifications that ended from its events.
@@ -149,6 +153,20 @@ export async function createServices(
     clock,
     random,
     observer: metrics,
+    clientSettings: settingsOf,
+    // A test number's code reaches no provider; the development inbox still shows what would have gone out.
+    testSends: async (v) => {
+      const channel = v.type === 'DROPPED_CALL' ? 'call' : 'sms';
+      const from = channel === 'call' ? (v.pairedE164 ?? smsSender.e164) : smsSender.e164;
+      const o = channels.forChannel(channel).outgoing(v, from, v.id, await settingsOf(v.clientId));
+      await messages.record({
+        verificationId: v.id,
+        channel,
+        recipient: o.to,
+        sender: o.channel === 'sms' ? o.from : o.callerId,
+        body: o.channel === 'sms' ? o.text : `dropped call from ${o.callerId}`,
+      });
+    },
   });
   const deliveries = new DeliveryService({
     store: verificationStore,
@@ -160,7 +178,6 @@ export async function createServices(
     random,
     observer: metrics,
   });
-  const messages = new SqlMessageStore(db.db, clock);
   const providerLog = logger.child({ component: 'provider' });
   const providers = new Providers(config.providers, (name) => ({
     messageLog: messages,
@@ -174,7 +191,7 @@ export async function createServices(
     jobs: new SqlSendJobStore(db.db),
     findVerification: (id) => verificationStore.findById(id),
     recordOutcome: (job, provider, result) => deliveries.recordSendOutcome(job, provider, result),
-    outgoing: (channel, v, from, sendId) => channels.forChannel(channel).outgoing(v, from, sendId),
+    outgoing: async (channel, v, from, sendId) => channels.forChannel(channel).outgoing(v, from, sendId, await settingsOf(v.clientId)),
     providers: (channel) => providers.forChannel(channel),
     breaker: new CircuitBreaker(now),
     leaseMs: config.SEND_LEASE_MS,

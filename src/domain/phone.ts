@@ -8,6 +8,8 @@ export interface PhoneNumber {
   readonly countryCode: string;
   /** National significant number in local format (trunk prefix included, digits only), e.g. 08012345678. */
   readonly local: string;
+  /** ISO 3166 alpha-2 region of the number (NG), or null for a non-geographic one (+800, +882...). */
+  readonly region: string | null;
 }
 
 const countryCodePattern = /^\+[1-9]\d{0,2}$/;
@@ -40,5 +42,6 @@ function fromParsed(parsed: NonNullable<ReturnType<typeof parsePhoneNumberFromSt
     e164: parsed.number,
     countryCode: `+${parsed.countryCallingCode}`,
     local: parsed.formatNational().replace(/\D/g, ''),
+    region: parsed.country ?? null,
   };
 }

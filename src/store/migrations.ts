@@ -186,6 +186,18 @@ const migrations: Record<string, Migration> = {
         ALTER TABLE verifications ADD COLUMN last_send_at timestamptz;
         UPDATE verifications SET last_send_at = created_at;
         ALTER TABLE verifications ALTER COLUMN last_send_at SET NOT NULL;
+        -- client settings (contract 9): the text's locale, codes withheld from answers, test numbers
+        ALTER TABLE verifications ADD COLUMN locale text;
+        ALTER TABLE verifications ADD COLUMN code_withheld boolean NOT NULL DEFAULT false;
+        ALTER TABLE verifications ADD COLUMN test_number boolean NOT NULL DEFAULT false;
+      `);
+    },
+  },
+  '0007_client_settings': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- what a client sets about its verifications (contract 9), one JSON document read with the client
+        ALTER TABLE clients ADD COLUMN settings jsonb NOT NULL DEFAULT '{}'::jsonb;
       `);
     },
   },

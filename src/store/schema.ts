@@ -13,6 +13,8 @@ export interface ClientsTable {
   disabled_at: Timestamp | null;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** The client's settings (ClientSettings), as JSON; read back through parseClientSettings. */
+  settings: ColumnType<unknown, string | undefined, string>;
 }
 
 export interface SigningKeysTable {
@@ -35,6 +37,9 @@ export interface VerificationsTable {
   /** Sends asked for: 1 at create, one more per resend. */
   send_requests: number;
   last_send_at: Date;
+  locale: string | null;
+  code_withheld: Generated<boolean>;
+  test_number: Generated<boolean>;
   counter: number;
   webhook_url: string | null;
   reference: string | null;
