@@ -3,11 +3,13 @@ import { callTimeoutMs, type Config } from './config.js';
 import type { Clock, Random } from './domain/ports.js';
 import { parseE164 } from './domain/phone.js';
 import { DeliveryService } from './domain/delivery-service.js';
+import { LookupService } from './domain/lookup-service.js';
 import { VerificationService } from './domain/verification-service.js';
 import { QuotaLimiter } from './domain/quota-limiter.js';
 import { WindowCounter } from './domain/window-counter.js';
 import { ChannelRegistry } from './channels/registry.js';
 import { CommitDispatcher } from './jobs/after-commit.js';
+import { GoogleNumberMetadata } from './metadata/google-number-metadata.js';
 import { CircuitBreaker } from './jobs/circuit-breaker.js';
 import { SendWorker } from './jobs/send-worker.js';
 import { ClientDirectory } from './oauth/client-directory.js';
@@ -17,6 +19,7 @@ import { TokenService } from './oauth/token-service.js';
 import { Providers } from './providers/registry.js';
 import { SqlClientStore } from './store/client-store.js';
 import { openDatabase, type Db } from './store/database.js';
+import { SqlLookupStore } from './store/lookup-store.js';
 import { SqlMessageStore } from './store/message-store.js';
 import { SqlCounterStore } from './store/rate-counter-store.js';
 import { SqlSendJobStore } from './store/send-job-store.js';
@@ -60,6 +63,8 @@ export interface Services {
   readonly verifications: VerificationService;
   /** Provider answers and receipts. */
   readonly deliveries: DeliveryService;
+  /** Number lookups (contract 11). */
+  readonly lookups: LookupService;
   /** What the log provider stored. */
   readonly messages: SqlMessageStore;
   /** The webhook outbox: delivery log and operator replay. */
@@ -145,6 +150,7 @@ export async function createServices(
     clock,
     random,
   });
+  const lookups = new LookupService({ store: new SqlLookupStore(db.db), metadata: new GoogleNumberMetadata(), clock, random });
   const messages = new SqlMessageStore(db.db, clock);
   const providerLog = logger.child({ component: 'provider' });
   const providers = new Providers(config.providers, (name) => ({
@@ -205,6 +211,7 @@ export async function createServices(
     verificationStore,
     verifications,
     deliveries,
+    lookups,
     messages,
     webhooks,
     dispatcher,
