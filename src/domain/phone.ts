@@ -38,8 +38,9 @@ export function parseE164(e164: string): PhoneNumber | null {
 /** How a number that parsePhone refused reads, for an answer that describes it rather than refusing it. */
 export interface RefusedPhone {
   /**
-   * The calling code and the national number as libphonenumber reads them (a trunk prefix dropped where it can
-   * tell one), or, when it cannot read the number at all, the country code and the digits as given.
+   * The calling code and the national number as libphonenumber reads them (it drops a trunk prefix only when
+   * what follows could be a number of the country: +234 08000 reads +23408000), or, when it cannot read the
+   * number at all, the country code and the digits as given.
    */
   readonly e164: string;
   /** The region (ISO 3166 alpha-2) when only one region uses the calling code (+234: NG; +1, +44: null). */
