@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import fc from 'fast-check';
 import { lineTypes } from '../../src/domain/line-type.js';
-import { createLookup, detailFields, expectV1Error, isoMillis, uuidV4ish, type LookupBody } from '../support/api.js';
+import { parsePhone } from '../../src/domain/phone.js';
+import { assertNoLeak, assertV1ErrorShape, createLookup, detailFields, expectV1Error, isoMillis, uuidV4ish, type LookupBody } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
 
@@ -205,6 +207,45 @@ forEachDatabase('number lookup', (kind) => {
       }
       const big = await lookUp({ countryCode: '+234', phoneNumber: '08031234567', pad: 'x'.repeat(16 * 1024) });
       expectV1Error(big, 413, 'PAYLOAD_TOO_LARGE');
+    });
+  });
+
+  describe('POST /v1/lookup/request under arbitrary input', () => {
+    it('answers 200 with valid exactly when parsePhone accepts the number, or 400; never a 500', async () => {
+      const anyValue = fc.oneof(fc.string({ maxLength: 30 }), fc.integer(), fc.constant(null), fc.boolean(), fc.array(fc.string(), { maxLength: 2 }));
+      const body = fc.record(
+        {
+          countryCode: fc.oneof(fc.constantFrom('+234', '+1', '+44', '+999', '+3', '+0', '234'), fc.stringMatching(/^\+\d{1,4}$/), anyValue),
+          phoneNumber: fc.oneof(fc.stringMatching(/^0?[2-9]\d{6,10}$/), fc.stringMatching(/^\d{0,20}$/), anyValue),
+          extra: anyValue,
+        },
+        { requiredKeys: [] },
+      );
+      const seen = { refused: 0, valid: 0, notValid: 0 };
+      await fc.assert(
+        fc.asyncProperty(body, async (b) => {
+          const res = await lookUp(b);
+          assert.ok(res.statusCode === 200 || res.statusCode === 400, `${res.statusCode} ${res.body}`);
+          assertNoLeak(res.body);
+          const answered: unknown = res.json();
+          if (res.statusCode === 400) {
+            seen.refused += 1;
+            return assertV1ErrorShape(answered);
+          }
+          const data = (answered as { data: LookupBody }).data;
+          assert.deepEqual(Object.keys(data).sort(), lookupFields);
+          assert.ok((lineTypes as readonly string[]).includes(data.lineType));
+          const phone = typeof b.countryCode === 'string' && typeof b.phoneNumber === 'string' ? parsePhone(b.countryCode, b.phoneNumber) : null;
+          assert.equal(data.valid, phone !== null, JSON.stringify(b));
+          seen[phone ? 'valid' : 'notValid'] += 1;
+          assert.equal(data.phoneNumber.startsWith(String(b.countryCode)), true);
+          if (phone) assert.equal(data.phoneNumber, phone.e164);
+          else assert.deepEqual([data.lineType, data.carrier, data.timeZones], ['UNKNOWN', null, []]);
+        }),
+        { numRuns: Number(process.env.FC_NUM_RUNS ?? 100), seed: Number(process.env.FC_SEED ?? 20261121) },
+      );
+      // The generators reach all three outcomes, so none of the checks above is vacuous.
+      assert.ok(seen.refused > 0 && seen.valid > 0 && seen.notValid > 0, JSON.stringify(seen));
     });
   });
 
