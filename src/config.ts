@@ -259,7 +259,7 @@ export const settings = {
     parse: bool,
   },
   RETENTION_DAYS: {
-    doc: 'Days to keep delivered or unsent webhook events (with their attempts), stored messages and finished send jobs (0 keeps them forever); verifications and failed events are kept',
+    doc: 'Days to keep delivered or unsent webhook events (with their attempts), stored messages, finished send jobs and number lookups (0 keeps them forever); verifications and failed events are kept',
     default: '30',
     parse: integer(0, 36_500),
   },

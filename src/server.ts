@@ -38,6 +38,7 @@ export function appDeps(services: Services): AppDeps {
   return {
     logger: services.logger,
     verifications: services.verifications,
+    lookups: services.lookups,
     tokens: services.tokens,
     tokenEndpoint: services.tokenEndpoint,
     clientRate: services.clientRate,

@@ -3,6 +3,7 @@ import { callTimeoutMs, type Config } from './config.js';
 import type { Clock, Random } from './domain/ports.js';
 import { parseE164 } from './domain/phone.js';
 import { DeliveryService } from './domain/delivery-service.js';
+import { LookupService } from './domain/lookup-service.js';
 import { VerificationService } from './domain/verification-service.js';
 import { QuotaLimiter } from './domain/quota-limiter.js';
 import { WindowCounter } from './domain/window-counter.js';
@@ -13,6 +14,7 @@ import { CommitDispatcher } from './jobs/after-commit.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
 import { CircuitBreaker } from './jobs/circuit-breaker.js';
 import { SendWorker } from './jobs/send-worker.js';
+import { GoogleNumberMetadata } from './metadata/google-number-metadata.js';
 import { ClientDirectory } from './oauth/client-directory.js';
 import { ClientService } from './oauth/client-service.js';
 import { TokenEndpoint } from './oauth/token-endpoint.js';
@@ -20,6 +22,7 @@ import { TokenService } from './oauth/token-service.js';
 import { Providers } from './providers/registry.js';
 import { SqlClientStore } from './store/client-store.js';
 import { openDatabase, type Db } from './store/database.js';
+import { SqlLookupStore } from './store/lookup-store.js';
 import { SqlMessageStore } from './store/message-store.js';
 import { SqlCounterStore } from './store/rate-counter-store.js';
 import { SqlSendJobStore } from './store/send-job-store.js';
@@ -65,6 +68,8 @@ export interface Services {
   readonly verifications: VerificationService;
   /** Provider answers and receipts. */
   readonly deliveries: DeliveryService;
+  /** Number lookups (contract 11). */
+  readonly lookups: LookupService;
   /** What the log provider stored. */
   readonly messages: SqlMessageStore;
   /** The webhook outbox: delivery log and operator replay. */
@@ -178,6 +183,7 @@ export async function createServices(
     random,
     observer: metrics,
   });
+  const lookups = new LookupService({ store: new SqlLookupStore(db.db), metadata: new GoogleNumberMetadata(), clock, random });
   const providerLog = logger.child({ component: 'provider' });
   const providers = new Providers(config.providers, (name) => ({
     messageLog: messages,
@@ -240,6 +246,7 @@ export async function createServices(
     verificationStore,
     verifications,
     deliveries,
+    lookups,
     messages,
     webhooks,
     dispatcher,

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { LookupService } from '../domain/lookup-service.js';
 import type { VerificationService } from '../domain/verification-service.js';
 import { registerApiReference } from './api-reference.js';
 import { registerAuthHook, type AuthHookDeps } from './auth-hook.js';
@@ -8,6 +9,7 @@ import { sharedRecordSchema } from './record-schema.js';
 import { v1ErrorHandler } from './error-handler.js';
 import { callbackRoutes, type CallbackRouteDeps } from './routes/callbacks.js';
 import { healthRoutes } from './routes/health.js';
+import { lookupRoutes } from './routes/lookup.js';
 import { oauthRoutes, type OAuthRouteDeps } from './routes/oauth.js';
 import { otpRoutes } from './routes/otp.js';
 import { otpLifecycleRoutes } from './routes/otp-lifecycle.js';
@@ -22,6 +24,7 @@ export interface HttpObserver {
 export interface AppDeps extends AuthHookDeps, OAuthRouteDeps {
   readonly logger: FastifyBaseLogger;
   readonly verifications: VerificationService;
+  readonly lookups: LookupService;
   readonly ready: () => Promise<boolean>;
   /** Fastify's trustProxy: false, the hop count, or the proxies' addresses (never `true`, which trusts any caller). */
   readonly trustProxy: false | number | string;
@@ -114,6 +117,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     registerAuthHook(v1, deps);
     otpRoutes(v1, deps.verifications);
     otpLifecycleRoutes(v1, deps.verifications);
+    lookupRoutes(v1, deps.lookups);
     deps.extraV1Routes?.(v1);
   });
 

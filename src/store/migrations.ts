@@ -201,6 +201,27 @@ const migrations: Record<string, Migration> = {
       `);
     },
   },
+  '0006_lookups': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- number lookups (contract 11), read back by id by the client that made them
+        CREATE TABLE lookups (
+          id uuid PRIMARY KEY,
+          client_id uuid NOT NULL REFERENCES clients(id),
+          phone_number text NOT NULL,
+          country_code text NOT NULL,
+          region_code text,
+          valid boolean NOT NULL,
+          line_type text NOT NULL,
+          carrier text,
+          time_zones text[] NOT NULL,
+          created_at timestamptz NOT NULL
+        );
+        -- retention: old lookups are found by age without scanning
+        CREATE INDEX lookups_created ON lookups (created_at);
+      `);
+    },
+  },
 };
 
 /** Runs DDL one statement at a time: PGlite's extended protocol takes one statement per query. */

@@ -138,6 +138,20 @@ export interface RateCountersTable {
   count: number;
 }
 
+/** A number lookup (0006). */
+export interface LookupsTable {
+  id: string;
+  client_id: string;
+  phone_number: string;
+  country_code: string;
+  region_code: string | null;
+  valid: boolean;
+  line_type: string;
+  carrier: string | null;
+  time_zones: string[];
+  created_at: Timestamp;
+}
+
 export interface Database {
   clients: ClientsTable;
   signing_keys: SigningKeysTable;
@@ -149,4 +163,5 @@ export interface Database {
   idempotency_keys: IdempotencyKeysTable;
   rate_counters: RateCountersTable;
   provider_messages: ProviderMessagesTable;
+  lookups: LookupsTable;
 }
