@@ -1,12 +1,12 @@
 import { loadConfigOrReport } from './config.js';
-import { createLogger } from './logger.js';
+import { processLogger } from './logger.js';
 import { startServer } from './server.js';
 
 /** Composition root: config -> server (db, migrations, providers, services, app, workers) -> signals. */
 async function main(): Promise<void> {
   const config = loadConfigOrReport();
   if (!config) process.exit(2);
-  const logger = createLogger(config.LOG_LEVEL);
+  const logger = processLogger(config.LOG_LEVEL, config.NODE_ENV);
   const server = await startServer(config, { logger });
   logger.info({ url: server.url, database: server.services.db.kind }, 'otp-service listening');
   let stopping = false;

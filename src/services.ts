@@ -10,13 +10,16 @@ import { ChannelRegistry } from './channels/registry.js';
 import { CommitDispatcher } from './jobs/after-commit.js';
 import { CircuitBreaker } from './jobs/circuit-breaker.js';
 import { SendWorker } from './jobs/send-worker.js';
+import { InboxFeed } from './inbox/inbox-feed.js';
 import { ClientDirectory } from './oauth/client-directory.js';
 import { ClientService } from './oauth/client-service.js';
 import { TokenEndpoint } from './oauth/token-endpoint.js';
 import { TokenService } from './oauth/token-service.js';
+import type { LoggedMessage } from './channels/provider-port.js';
 import { Providers } from './providers/registry.js';
 import { SqlClientStore } from './store/client-store.js';
 import { openDatabase, type Db } from './store/database.js';
+import { SqlInboxStore } from './store/inbox-store.js';
 import { SqlMessageStore } from './store/message-store.js';
 import { SqlCounterStore } from './store/rate-counter-store.js';
 import { SqlSendJobStore } from './store/send-job-store.js';
@@ -62,6 +65,10 @@ export interface Services {
   readonly deliveries: DeliveryService;
   /** What the log provider stored. */
   readonly messages: SqlMessageStore;
+  /** The stored messages with their verifications' codes and states (the development inbox, `otp-service messages`). */
+  readonly inbox: SqlInboxStore;
+  /** New messages and state changes for open inbox pages; null when the inbox is off (config.devInbox). */
+  readonly inboxFeed: InboxFeed | null;
   /** The webhook outbox: delivery log and operator replay. */
   readonly webhooks: SqlWebhookStore;
   /** Starts what this process commits; the workers connect to it while they run. */
@@ -70,6 +77,9 @@ export interface Services {
   readonly sendWorker: SendWorker;
   readonly webhookWorker: DeliveryWorker;
 }
+
+/** The most messages the development inbox page shows. */
+export const devInboxLimit = 200;
 
 export interface ServiceOptions {
   /** Tests only: start an in-memory embedded database from this dump. */
@@ -144,9 +154,27 @@ export async function createServices(
     random,
   });
   const messages = new SqlMessageStore(db.db, clock);
+  const inbox = new SqlInboxStore(db.db, clock);
+  const inboxLog = logger.child({ component: 'dev-inbox' });
+  const inboxFeed = config.devInbox
+    ? new InboxFeed({
+        source: inbox,
+        clock,
+        pollMs: 1_000,
+        limit: devInboxLimit,
+        onError: (err) => inboxLog.warn({ err }, 'could not read new messages for the development inbox; trying again'),
+      })
+    : null;
+  // A message this process stored shows on open inbox pages at once; other instances' within a poll.
+  const messageLog = {
+    record: async (entry: LoggedMessage) => {
+      await messages.record(entry);
+      inboxFeed?.nudge();
+    },
+  };
   const providerLog = logger.child({ component: 'provider' });
   const providers = new Providers(config.providers, (name) => ({
-    messageLog: messages,
+    messageLog,
     callRingSeconds: config.CALL_RING_SECONDS,
     logger: providerLog.child({ provider: name }),
     callbackUrl: config.PUBLIC_BASE_URL ? `${config.PUBLIC_BASE_URL}/callbacks/${name}` : null,
@@ -204,6 +232,8 @@ export async function createServices(
     verifications,
     deliveries,
     messages,
+    inbox,
+    inboxFeed,
     webhooks,
     dispatcher,
     providers,

@@ -27,6 +27,16 @@ export class SmsDriver implements ChannelDriver, SendingDriver {
 
 /** The SMS a user reads. The code comes first so that phones can offer to fill it in. */
 export function smsText(v: Verification): string {
-  const minutes = Math.max(1, Math.round((v.expiresAt.getTime() - v.createdAt.getTime()) / 60_000));
-  return `${v.otp} is your verification code. It expires in ${minutes} minute${minutes === 1 ? '' : 's'}. Do not share it.`;
+  return `${v.otp} is your verification code. It expires in ${lifetime(v)}. Do not share it.`;
+}
+
+/**
+ * The code's lifetime (OTP_TTL_SECONDS) as the user reads it: in seconds under a minute, else in whole minutes,
+ * rounded down so that the code never dies before the time the text promises.
+ */
+function lifetime(v: Verification): string {
+  const seconds = Math.max(1, Math.floor((v.expiresAt.getTime() - v.createdAt.getTime()) / 1000));
+  if (seconds < 60) return `${seconds} second${seconds === 1 ? '' : 's'}`;
+  const minutes = Math.floor(seconds / 60);
+  return `${minutes} minute${minutes === 1 ? '' : 's'}`;
 }

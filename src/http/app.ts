@@ -5,7 +5,8 @@ import { registerAuthHook, type AuthHookDeps } from './auth-hook.js';
 import { sendError } from './envelope.js';
 import { v1ErrorHandler } from './error-handler.js';
 import { callbackRoutes, type CallbackRouteDeps } from './routes/callbacks.js';
-import { healthRoutes } from './routes/health.js';
+import { devInboxRoutes, type DevInboxRouteDeps } from './routes/dev-inbox.js';
+import { healthRoutes, isProbe } from './routes/health.js';
 import { oauthRoutes, type OAuthRouteDeps } from './routes/oauth.js';
 import { otpRoutes } from './routes/otp.js';
 import { applyConnectionCap, clientErrorHandler, serverOptions, type ServerLimits } from './server-limits.js';
@@ -22,6 +23,8 @@ export interface AppDeps extends AuthHookDeps, OAuthRouteDeps {
   readonly extraV1Routes?: (app: FastifyInstance) => void;
   /** Providers' delivery callbacks; absent: no /callbacks routes. */
   readonly callbacks?: CallbackRouteDeps;
+  /** The development inbox (contract 12); absent: /dev/inbox is a 404. */
+  readonly devInbox?: DevInboxRouteDeps;
 }
 
 /** The largest request body accepted (contract 5: 413 beyond). */
@@ -45,6 +48,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     ajv: { customOptions: { coerceTypes: false, allErrors: true, removeAdditional: false } },
     return503OnClosing: true,
+    // Probes are logged at debug by their routes; every other request at info, as Fastify does.
+    disableRequestLogging: (req) => isProbe(req.url),
     // A /v1 body with a __proto__ or constructor.prototype key is parsed with those keys dropped (contract 1:
     // unknown fields are ignored), not refused as invalid JSON; they never reach an object's prototype.
     onProtoPoisoning: 'remove',
@@ -63,6 +68,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   healthRoutes(app, deps.ready);
+  if (deps.devInbox) devInboxRoutes(app, deps.devInbox);
   await app.register(oauthRoutes, deps);
   const { callbacks } = deps;
   if (callbacks) {
