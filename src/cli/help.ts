@@ -62,16 +62,15 @@ export function usage(): string {
 
 /** Help for a group (`clients --help`) or one command (`clients create --help`); the whole usage when unknown. */
 export function helpFor(group: string | undefined, action: string | undefined): string {
-  const actions = group === undefined ? undefined : commands[group];
+  const actions = group !== undefined && isGroup(group) ? commands[group] : undefined;
   if (!group || !actions) return usage();
-  const one = actions[action ?? ''];
+  const one = Object.hasOwn(actions, action ?? '') ? actions[action ?? ''] : undefined;
   if (one) return `usage: otp-service${line(group, action ?? '', one).slice(1)}\n\n${one.about}\n\n${settingsNote}\n`;
   const lines = Object.entries(actions).map(([a, help]) => `${line(group, a, help)}\n      ${help.about.replace(/\n/g, '\n      ')}`);
   return `usage: otp-service ${group} <command> [options]\n\n${lines.join('\n')}\n\n${settingsNote}\n`;
 }
 
-/** Whether the group names a command of its own or has this subcommand. */
-export function isCommand(group: string, action: string | undefined): boolean {
-  const actions = commands[group];
-  return actions !== undefined && (action === undefined ? '' in actions : action in actions);
+/** Whether `otp-service <group>` is a command or a group of commands. */
+export function isGroup(group: string): boolean {
+  return Object.hasOwn(commands, group);
 }

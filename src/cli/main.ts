@@ -18,7 +18,7 @@ import {
 } from '../admin/commands.js';
 import { sendAdminCommand } from '../admin/socket.js';
 import { formatResult } from './format.js';
-import { helpFor, isCommand, usage } from './help.js';
+import { helpFor, isGroup, usage } from './help.js';
 import { runMessages, type MessagesOptions } from './messages.js';
 
 export class UsageError extends Error {}
@@ -49,7 +49,7 @@ export function parseCommand(argv: readonly string[]): ParsedCommand {
     // Node's own message suggests '--' tricks; say what was wrong and where help is.
     const option = /'(-[^']*)'/.exec((err as Error).message)?.[1];
     const [group] = argv.filter((a) => !a.startsWith('-'));
-    const where = group && isCommand(group, undefined) ? `otp-service ${group} --help` : 'otp-service --help';
+    const where = group && isGroup(group) ? `otp-service ${group} --help` : 'otp-service --help';
     throw new UsageError(`${option ? `unknown or incomplete option ${option}` : (err as Error).message}; see ${where}`);
   }
   const { values, positionals } = parsed;
@@ -118,7 +118,7 @@ function parseAdmin(positionals: readonly string[], values: Values): { command: 
         return { command: { name: `clients.${action}`, id: needId() }, json };
     }
   }
-  throw new UsageError(group && isCommand(group, undefined) ? helpFor(group, undefined) : usage());
+  throw new UsageError(group && isGroup(group) ? helpFor(group, undefined) : usage());
 }
 
 /** Runs a command through the running server (embedded database) or straight on the database. */

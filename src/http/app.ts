@@ -6,7 +6,8 @@ import { sendError } from './envelope.js';
 import { v1ErrorHandler } from './error-handler.js';
 import { callbackRoutes, type CallbackRouteDeps } from './routes/callbacks.js';
 import { devInboxRoutes, type DevInboxRouteDeps } from './routes/dev-inbox.js';
-import { healthRoutes, isProbe } from './routes/health.js';
+import { healthRoutes } from './routes/health.js';
+import { ProbeQuietLogController } from './probe-logging.js';
 import { oauthRoutes, type OAuthRouteDeps } from './routes/oauth.js';
 import { otpRoutes } from './routes/otp.js';
 import { applyConnectionCap, clientErrorHandler, serverOptions, type ServerLimits } from './server-limits.js';
@@ -48,8 +49,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     ajv: { customOptions: { coerceTypes: false, allErrors: true, removeAdditional: false } },
     return503OnClosing: true,
-    // Probes are logged at debug by their routes; every other request at info, as Fastify does.
-    disableRequestLogging: (req) => isProbe(req.url),
+    // Health probes are logged at debug; every other request at info, as Fastify does.
+    logController: new ProbeQuietLogController(),
     // A /v1 body with a __proto__ or constructor.prototype key is parsed with those keys dropped (contract 1:
     // unknown fields are ignored), not refused as invalid JSON; they never reach an object's prototype.
     onProtoPoisoning: 'remove',
