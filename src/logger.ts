@@ -14,6 +14,13 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
       paths: [
         'req.headers.authorization',
         'req.headers.cookie',
+        // At the top of a log object, and one level down.
+        'client_secret',
+        'clientSecret',
+        'webhookSecret',
+        'accessToken',
+        'access_token',
+        'otp',
         '*.client_secret',
         '*.clientSecret',
         '*.webhookSecret',
@@ -39,7 +46,8 @@ export function logFormat(stdoutIsTerminal: boolean, nodeEnv: string): 'pretty' 
 export function processLogger(level: string, nodeEnv: string): Logger {
   if (logFormat(process.stdout.isTTY === true, nodeEnv) === 'json') return createLogger(level);
   // Synchronous, in this thread (no transport worker): the same redaction applies before it is formatted.
-  return createLogger(level, pretty({ colorize: true, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }));
+  // Colours follow the terminal (NO_COLOR, TERM=dumb turn them off).
+  return createLogger(level, pretty({ sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }));
 }
 
 /** A command's logger: on stderr, so that it never mixes with what the command prints (--json). */
