@@ -9,6 +9,12 @@ async function main(): Promise<void> {
   const logger = processLogger(config.LOG_LEVEL, config.NODE_ENV);
   const server = await startServer(config, { logger });
   logger.info({ url: server.url, database: server.services.db.kind }, 'otp-service listening');
+  if (config.devInbox) {
+    const onlyLog = [...config.providers.sms, ...config.providers.call].every((p) => p.module.name === 'log');
+    const where = { url: `${server.url}/dev/inbox` };
+    if (onlyLog) logger.info(where, 'development inbox: every code the log provider "sent", live');
+    else logger.warn(where, 'DEV_INBOX=true beside a real provider: the development inbox shows codes to anyone who reaches this server');
+  }
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
