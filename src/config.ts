@@ -319,14 +319,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (problems.length > 0 || !providers) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
   out.providers = providers;
   // The inbox shows codes: never beside a real provider unless the operator asked for it.
-  const onlyLog = [...providers.sms, ...providers.call].every((p) => p.module.name === 'log');
-  out.devInbox = typeof out.DEV_INBOX === 'boolean' ? out.DEV_INBOX : onlyLog;
+  out.devInbox = typeof out.DEV_INBOX === 'boolean' ? out.DEV_INBOX : onlyLogProviders(providers);
   // memory:// keeps the embedded database in memory (tests); there is then no admin socket.
   const dataDir = out.DATA_DIR === 'memory://' ? 'memory://' : path.resolve(String(out.DATA_DIR));
   out.DATA_DIR = dataDir;
   out.listenHost = out.HOST ?? (out.DATABASE_URL === undefined ? '127.0.0.1' : '0.0.0.0');
   out.adminSocketPath = dataDir === 'memory://' ? '' : path.join(dataDir, 'admin.sock');
   return Object.freeze(out) as Config;
+}
+
+/** Whether every configured provider is the development `log` provider (nothing leaves the machine). */
+export function onlyLogProviders(providers: Config['providers']): boolean {
+  return [...providers.sms, ...providers.call].every((p) => p.module.name === 'log');
 }
 
 /** loadConfig for a command: a bad setting is printed to stderr and gives null (the caller exits with 2). */

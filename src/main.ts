@@ -1,4 +1,4 @@
-import { loadConfigOrReport } from './config.js';
+import { loadConfigOrReport, onlyLogProviders } from './config.js';
 import { processLogger } from './logger.js';
 import { startServer } from './server.js';
 
@@ -10,9 +10,8 @@ async function main(): Promise<void> {
   const server = await startServer(config, { logger });
   logger.info({ url: server.url, database: server.services.db.kind }, 'otp-service listening');
   if (config.devInbox) {
-    const onlyLog = [...config.providers.sms, ...config.providers.call].every((p) => p.module.name === 'log');
     const where = { url: `${server.url}/dev/inbox` };
-    if (onlyLog) logger.info(where, 'development inbox: every code the log provider "sent", live');
+    if (onlyLogProviders(config.providers)) logger.info(where, 'development inbox: every code the log provider "sent", live');
     else logger.warn(where, 'DEV_INBOX=true beside a real provider: the development inbox shows codes to anyone who reaches this server');
   }
   let stopping = false;
