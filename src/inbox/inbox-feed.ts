@@ -32,6 +32,8 @@ export class InboxFeed {
   private readonly shown = new Map<string, string>();
   private timer: NodeJS.Timeout | null = null;
   private reading: Promise<void> | null = null;
+  /** Settles once the first read of the current listeners learnt where things stand. */
+  private primed: Promise<void> = Promise.resolve();
   private readAgain = false;
 
   constructor(private readonly options: InboxFeedOptions) {}
@@ -40,15 +42,25 @@ export class InboxFeed {
     return this.listeners.size;
   }
 
-  /** The newest messages (for a page that just opened), newest first. */
-  snapshot(): Promise<InboxMessage[]> {
+  /**
+   * The newest messages (for a page that just opened), newest first. Read once the feed knows where it stands,
+   * so that whatever is stored after this read is sent to the page as new (a message is never lost between the
+   * two; one stored meanwhile may come twice, and the page keeps it once).
+   */
+  async snapshot(): Promise<InboxMessage[]> {
+    await this.primed;
     return this.options.source.latest(this.options.limit, null);
   }
 
   /** Starts telling `listener`; returns how to stop. The first listener starts the reads, the last one stops them. */
   subscribe(listener: FeedListener): () => void {
     this.listeners.add(listener);
-    if (this.listeners.size === 1) this.schedule(0);
+    if (this.listeners.size === 1) {
+      this.primed = this.prime().catch((err: unknown) => this.options.onError(err));
+      void this.primed.then(() => {
+        if (this.listeners.size > 0) this.schedule(this.options.pollMs);
+      });
+    }
     return () => {
       this.listeners.delete(listener);
       if (this.listeners.size === 0) this.stop();
@@ -57,7 +69,7 @@ export class InboxFeed {
 
   /** Something was stored in this process: read now rather than at the next tick. */
   nudge(): void {
-    if (this.listeners.size > 0) this.schedule(0);
+    if (this.listeners.size > 0 && this.cursor) this.schedule(0);
   }
 
   private stop(): void {
@@ -90,17 +102,20 @@ export class InboxFeed {
     this.timer.unref();
   }
 
-  private async read(): Promise<void> {
+  /** Learns where things stand: what is stored now is the pages' snapshot, only what comes after is news. */
+  private async prime(): Promise<void> {
     const { source, clock, limit } = this.options;
-    if (!this.cursor) {
-      // The first read only learns where things stand: a page gets what came before from its snapshot.
-      const cursor = new MessageCursor();
-      const latest = await source.latest(limit, null);
-      cursor.fresh([...latest].reverse(), clock.now());
-      for (const m of [...latest].reverse()) if (m.state) this.remember(m.state);
-      this.cursor = cursor;
-      return;
-    }
+    const cursor = new MessageCursor();
+    const oldestFirst = [...(await source.latest(limit, null))].reverse();
+    cursor.fresh(oldestFirst, clock.now());
+    for (const m of oldestFirst) if (m.state) this.remember(m.state);
+    this.cursor = cursor;
+  }
+
+  private async read(): Promise<void> {
+    const { source, clock } = this.options;
+    // The first read failed: try it again (what was stored meanwhile is in the next page's snapshot).
+    if (!this.cursor) return this.prime();
     const { afterId, since } = this.cursor.window(clock.now());
     const fresh = this.cursor.fresh(await source.recent(afterId, since, 1000, null), clock.now());
     for (const message of fresh) {
