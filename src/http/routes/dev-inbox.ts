@@ -49,7 +49,8 @@ export function devInboxRoutes(app: FastifyInstance, deps: DevInboxRouteDeps): v
       .send(devInboxPage(nonce, deps.limit));
   });
 
-  app.get('/dev/inbox/events', async (request, reply) => {
+  // No HEAD twin: a stream has no headers-only form.
+  app.get('/dev/inbox/events', { exposeHeadRoute: false }, async (request, reply) => {
     if (streams.size >= deps.maxStreams) {
       return sendError(reply, 'RATE_LIMITED', { message: 'Too many development inbox pages are open', retryAfterSeconds: 5 });
     }
