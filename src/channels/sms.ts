@@ -1,7 +1,7 @@
 import type { ChannelDriver } from '../domain/channel-driver.js';
 import type { PhoneNumber } from '../domain/phone.js';
 import type { Random } from '../domain/ports.js';
-import { lifetimeMinutes, renderSms, type ClientSettings } from '../domain/client-settings.js';
+import { renderSms, type ClientSettings } from '../domain/client-settings.js';
 import { numericCode, type Verification } from '../domain/verification.js';
 import type { OutgoingSms } from './provider-port.js';
 import type { SendingDriver } from './registry.js';
@@ -31,6 +31,5 @@ export class SmsDriver implements ChannelDriver, SendingDriver {
  * real lifetime, the app's name and the Android and WebOTP lines the client asked for (contract 9).
  */
 export function smsText(v: Verification, settings: ClientSettings): string {
-  const minutes = lifetimeMinutes((v.expiresAt.getTime() - v.createdAt.getTime()) / 1000);
-  return renderSms(settings, v.locale, { code: v.otp, minutes });
+  return renderSms(settings, v.locale, { code: v.otp, seconds: (v.expiresAt.getTime() - v.createdAt.getTime()) / 1000 });
 }

@@ -46,7 +46,8 @@ const maxAppName = 40;
 /** The values a template is rendered with. */
 export interface TextValues {
   readonly code: string;
-  readonly minutes: number;
+  /** The code's lifetime (OTP_TTL_SECONDS). */
+  readonly seconds: number;
 }
 
 /** A locale as BCP 47 canonicalizes it (`fr-ca` -> `fr-CA`); null when it is not a well-formed tag. */
@@ -86,25 +87,32 @@ export function renderSms(settings: ClientSettings, locale: string | null, value
 }
 
 /** The code comes first so that phones can offer to fill it in; the lifetime is the real one. */
-function defaultText(appName: string | null, { code, minutes }: TextValues): string {
+function defaultText(appName: string | null, { code, seconds }: TextValues): string {
   const whose = appName === null ? 'your verification code' : `your ${appName} verification code`;
-  return `${code} is ${whose}. It expires in ${lifetime(minutes)}. Do not share it.`;
+  return `${code} is ${whose}. It expires in ${lifetime(seconds)}. Do not share it.`;
 }
 
-function lifetime(minutes: number): string {
+/**
+ * A lifetime as the user reads it: in seconds under a minute, else in whole minutes, rounded down so that the
+ * code never dies before the time the text promises.
+ */
+function lifetime(seconds: number): string {
+  const whole = Math.max(1, Math.floor(seconds));
+  if (whole < 60) return `${whole} second${whole === 1 ? '' : 's'}`;
+  const minutes = lifetimeMinutes(whole);
   return `${minutes} minute${minutes === 1 ? '' : 's'}`;
 }
 
 /** Fills the placeholders in one pass, so a value that looks like a placeholder is never filled again. */
-function fill(template: string, appName: string | null, { code, minutes }: TextValues): string {
+function fill(template: string, appName: string | null, { code, seconds }: TextValues): string {
   return template.replace(/\{(code|minutes|app)\}/g, (_match, name: string) =>
-    name === 'code' ? code : name === 'minutes' ? String(minutes) : (appName ?? ''),
+    name === 'code' ? code : name === 'minutes' ? String(lifetimeMinutes(seconds)) : (appName ?? ''),
   );
 }
 
-/** The minutes of a lifetime as a text gives them: rounded up, at least 1. */
-export function lifetimeMinutes(ttlSeconds: number): number {
-  return Math.max(1, Math.ceil(ttlSeconds / 60));
+/** `{minutes}` of a lifetime: whole minutes, rounded down, at least 1. */
+export function lifetimeMinutes(seconds: number): number {
+  return Math.max(1, Math.floor(seconds / 60));
 }
 
 export type TemplateCheck =
@@ -128,7 +136,7 @@ export function checkTemplate(template: string, settings: ClientSettings, codeLe
   }
   const sample = renderSms({ ...settings, templates: { sample: template } }, 'sample', {
     code: '9'.repeat(Math.max(codeLength, 4)),
-    minutes: lifetimeMinutes(ttlSeconds),
+    seconds: ttlSeconds,
   });
   const { encoding, parts } = smsParts(sample);
   if (parts > maxTemplateParts) {
