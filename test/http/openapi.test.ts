@@ -29,6 +29,8 @@ const undocumented = [
   /^\/docs(\/|$)/,
   // The same operation as /callbacks/{provider}, with more path after it (not expressible as a parameter).
   /^\/callbacks\/:provider\/\*$/,
+  // The development inbox: a page and its event stream for developers, not part of the API (on only with `log`).
+  /^\/dev\/inbox(\/|$)/,
 ];
 
 /**

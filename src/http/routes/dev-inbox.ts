@@ -25,6 +25,10 @@ const maxBufferedBytes = 1024 * 1024;
  * (config.devInbox); otherwise both are the contract's 404. No authentication: it is a development tool that is
  * never on beside a real provider unless the operator asked, and it shows codes and numbers, nothing else.
  */
+// A development tool, not part of the API: left out of the OpenAPI document.
+const pageSchema = { hide: true } as const;
+const eventsSchema = { hide: true } as const;
+
 export function devInboxRoutes(app: FastifyInstance, deps: DevInboxRouteDeps): void {
   const streams = new Set<ServerResponse>();
   // Open pages never hold up a shutdown: their streams end before the server waits for its connections.
@@ -34,7 +38,7 @@ export function devInboxRoutes(app: FastifyInstance, deps: DevInboxRouteDeps): v
     done();
   });
 
-  app.get('/dev/inbox', async (_request, reply) => {
+  app.get('/dev/inbox', { schema: pageSchema }, async (_request, reply) => {
     const nonce = randomBytes(16).toString('base64');
     return reply
       .header(
@@ -50,7 +54,7 @@ export function devInboxRoutes(app: FastifyInstance, deps: DevInboxRouteDeps): v
   });
 
   // No HEAD twin: a stream has no headers-only form.
-  app.get('/dev/inbox/events', { exposeHeadRoute: false }, async (request, reply) => {
+  app.get('/dev/inbox/events', { exposeHeadRoute: false, schema: eventsSchema }, async (request, reply) => {
     if (streams.size >= deps.maxStreams) {
       return sendError(reply, 'RATE_LIMITED', { message: 'Too many development inbox pages are open', retryAfterSeconds: 5 });
     }
