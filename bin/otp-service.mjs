@@ -1,15 +1,14 @@
 #!/usr/bin/env node
-// The `otp-service` command: runs the compiled CLI (built by `npm install` through the prepare script).
-import { existsSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
+// The `otp-service` command: runs the compiled CLI, compiling it first when a source changed since the last build.
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildIfStale } from '../scripts/build-if-stale.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const entry = join(root, 'dist', 'cli', 'main.js');
-if (!existsSync(entry)) {
-  execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json')], {
-    stdio: 'inherit',
-  });
+try {
+  buildIfStale(root);
+} catch (err) {
+  process.stderr.write(`otp-service: could not build: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
 }
-await import(entry);
+await import(join(root, 'dist', 'cli', 'main.js'));

@@ -259,9 +259,14 @@ export const settings = {
     parse: bool,
   },
   RETENTION_DAYS: {
-    doc: 'Days to keep delivered or unsent webhook events (with their attempts), stored messages and finished send jobs (0 keeps them forever); verifications and failed events are kept',
+    doc: 'Days to keep delivered or unsent webhook events (with their attempts), stored messages, finished send jobs and number lookups (0 keeps them forever); verifications and failed events are kept',
     default: '30',
     parse: integer(0, 36_500),
+  },
+  DEV_INBOX: {
+    doc: 'The development inbox (GET /dev/inbox, a live page of the codes the log provider "sent"): on by default only when every configured provider is log; true turns it on beside a real provider (it shows codes to whoever reaches the server), false turns it off',
+    default: undefined,
+    parse: bool,
   },
   SHUTDOWN_GRACE_MS: { doc: 'Time in-flight requests get on SIGTERM', default: '10000', parse: integer(0) },
 } satisfies Record<string, Setting<unknown>>;
@@ -277,6 +282,8 @@ export type Config = Readonly<{
   readonly listenHost: string;
   /** The providers of each channel, in failover order, with their parsed settings. */
   readonly providers: Readonly<Record<Channel, readonly ConfiguredProvider[]>>;
+  /** Whether GET /dev/inbox is served: DEV_INBOX, or when unset, whether every configured provider is `log`. */
+  readonly devInbox: boolean;
 };
 
 export class ConfigError extends Error {
@@ -318,12 +325,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (problems.length > 0 || !providers) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
   out.providers = providers;
+  // The inbox shows codes: never beside a real provider unless the operator asked for it.
+  out.devInbox = typeof out.DEV_INBOX === 'boolean' ? out.DEV_INBOX : onlyLogProviders(providers);
   // memory:// keeps the embedded database in memory (tests); there is then no admin socket.
   const dataDir = out.DATA_DIR === 'memory://' ? 'memory://' : path.resolve(String(out.DATA_DIR));
   out.DATA_DIR = dataDir;
   out.listenHost = out.HOST ?? (out.DATABASE_URL === undefined ? '127.0.0.1' : '0.0.0.0');
   out.adminSocketPath = dataDir === 'memory://' ? '' : path.join(dataDir, 'admin.sock');
   return Object.freeze(out) as Config;
+}
+
+/** Whether every configured provider is the development `log` provider (nothing leaves the machine). */
+export function onlyLogProviders(providers: Config['providers']): boolean {
+  return [...providers.sms, ...providers.call].every((p) => p.module.name === 'log');
 }
 
 /** loadConfig for a command: a bad setting is printed to stderr and gives null (the caller exits with 2). */

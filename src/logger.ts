@@ -1,4 +1,5 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
+import pretty from 'pino-pretty';
 import { requestForLog } from './http/log-redaction.js';
 
 /**
@@ -13,6 +14,13 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
       paths: [
         'req.headers.authorization',
         'req.headers.cookie',
+        // At the top of a log object, and one level down.
+        'client_secret',
+        'clientSecret',
+        'webhookSecret',
+        'accessToken',
+        'access_token',
+        'otp',
         '*.client_secret',
         '*.clientSecret',
         '*.webhookSecret',
@@ -24,4 +32,25 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
     },
   };
   return destination ? pino(options, destination) : pino(options);
+}
+
+/**
+ * How a process writes its log: lines for people when a person watches it (stdout is a terminal) outside
+ * production; JSON lines otherwise, for whatever collects them.
+ */
+export function logFormat(stdoutIsTerminal: boolean, nodeEnv: string): 'pretty' | 'json' {
+  return stdoutIsTerminal && nodeEnv !== 'production' ? 'pretty' : 'json';
+}
+
+/** The logger of the server and the worker, on stdout in the format logFormat picks. */
+export function processLogger(level: string, nodeEnv: string): Logger {
+  if (logFormat(process.stdout.isTTY === true, nodeEnv) === 'json') return createLogger(level);
+  // Synchronous, in this thread (no transport worker): the same redaction applies before it is formatted.
+  // Colours follow the terminal (NO_COLOR, TERM=dumb turn them off).
+  return createLogger(level, pretty({ sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }));
+}
+
+/** A command's logger: on stderr, so that it never mixes with what the command prints (--json). */
+export function commandLogger(level: string): Logger {
+  return createLogger(level, pino.destination(2));
 }

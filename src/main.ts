@@ -1,14 +1,19 @@
-import { loadConfigOrReport } from './config.js';
-import { createLogger } from './logger.js';
+import { loadConfigOrReport, onlyLogProviders } from './config.js';
+import { processLogger } from './logger.js';
 import { startServer } from './server.js';
 
 /** Composition root: config -> server (db, migrations, providers, services, app, workers) -> signals. */
 async function main(): Promise<void> {
   const config = loadConfigOrReport();
   if (!config) process.exit(2);
-  const logger = createLogger(config.LOG_LEVEL);
+  const logger = processLogger(config.LOG_LEVEL, config.NODE_ENV);
   const server = await startServer(config, { logger });
   logger.info({ url: server.url, database: server.services.db.kind }, 'otp-service listening');
+  if (config.devInbox) {
+    const where = { url: `${server.url}/dev/inbox` };
+    if (onlyLogProviders(config.providers)) logger.info(where, 'development inbox: every code the log provider "sent", live');
+    else logger.warn(where, 'DEV_INBOX=true beside a real provider: the development inbox shows codes to anyone who reaches this server');
+  }
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

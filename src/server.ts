@@ -10,7 +10,7 @@ import { buildApp, type AppDeps } from './http/app.js';
 import { webhookRoutes } from './http/routes/webhooks.js';
 import { housekeeping } from './jobs/housekeeping.js';
 import { Workers, type WorkerDeps } from './jobs/workers.js';
-import { createServices, type Services } from './services.js';
+import { createServices, devInboxLimit, type Services } from './services.js';
 import { clientsChannel } from './store/client-store.js';
 import { webhookChannel } from './store/outbox-rows.js';
 import { pruneHistory } from './store/retention.js';
@@ -38,6 +38,7 @@ export function appDeps(services: Services): AppDeps {
   return {
     logger: services.logger,
     verifications: services.verifications,
+    lookups: services.lookups,
     tokens: services.tokens,
     tokenEndpoint: services.tokenEndpoint,
     clientRate: services.clientRate,
@@ -56,6 +57,9 @@ export function appDeps(services: Services): AppDeps {
       provider: (name) => services.providers.named(name),
       recordReceipt: (provider, receipt) => services.deliveries.recordReceipt(provider, receipt),
     },
+    ...(services.inboxFeed && {
+      devInbox: { feed: services.inboxFeed, limit: devInboxLimit, maxStreams: 32, heartbeatMs: 15_000 },
+    }),
     extraV1Routes: (v1) =>
       webhookRoutes(v1, {
         verifications: services.verifications,
@@ -101,6 +105,7 @@ export function adminDeps(services: Services): AdminDeps {
     webhooks: services.webhooks,
     clock: services.clock,
     eventsDue: () => services.dispatcher.eventsDue(),
+    inbox: services.inbox,
   };
 }
 

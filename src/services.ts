@@ -3,22 +3,29 @@ import { callTimeoutMs, type Config } from './config.js';
 import type { Clock, Random } from './domain/ports.js';
 import { parseE164 } from './domain/phone.js';
 import { DeliveryService } from './domain/delivery-service.js';
+import { LookupService } from './domain/lookup-service.js';
 import { VerificationService } from './domain/verification-service.js';
 import { QuotaLimiter } from './domain/quota-limiter.js';
 import { WindowCounter } from './domain/window-counter.js';
 import { ChannelRegistry } from './channels/registry.js';
 import type { AfterCommit } from './domain/after-commit.js';
+import { defaultClientSettings, type ClientSettings } from './domain/client-settings.js';
 import { CommitDispatcher } from './jobs/after-commit.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
 import { CircuitBreaker } from './jobs/circuit-breaker.js';
 import { SendWorker } from './jobs/send-worker.js';
+import { GoogleNumberMetadata } from './metadata/google-number-metadata.js';
+import { InboxFeed } from './inbox/inbox-feed.js';
 import { ClientDirectory } from './oauth/client-directory.js';
 import { ClientService } from './oauth/client-service.js';
 import { TokenEndpoint } from './oauth/token-endpoint.js';
 import { TokenService } from './oauth/token-service.js';
+import type { LoggedMessage } from './channels/provider-port.js';
 import { Providers } from './providers/registry.js';
 import { SqlClientStore } from './store/client-store.js';
 import { openDatabase, type Db } from './store/database.js';
+import { SqlLookupStore } from './store/lookup-store.js';
+import { SqlInboxStore } from './store/inbox-store.js';
 import { SqlMessageStore } from './store/message-store.js';
 import { SqlCounterStore } from './store/rate-counter-store.js';
 import { SqlSendJobStore } from './store/send-job-store.js';
@@ -64,8 +71,14 @@ export interface Services {
   readonly verifications: VerificationService;
   /** Provider answers and receipts. */
   readonly deliveries: DeliveryService;
+  /** Number lookups (contract 11). */
+  readonly lookups: LookupService;
   /** What the log provider stored. */
   readonly messages: SqlMessageStore;
+  /** The stored messages with their verifications' codes and states (the development inbox, `otp-service messages`). */
+  readonly inbox: SqlInboxStore;
+  /** New messages and state changes for open inbox pages; null when the inbox is off (config.devInbox). */
+  readonly inboxFeed: InboxFeed | null;
   /** The webhook outbox: delivery log and operator replay. */
   readonly webhooks: SqlWebhookStore;
   /** Starts what this process commits; the workers connect to it while they run. */
@@ -74,6 +87,9 @@ export interface Services {
   readonly sendWorker: SendWorker;
   readonly webhookWorker: DeliveryWorker;
 }
+
+/** The most messages the development inbox page shows. */
+export const devInboxLimit = 200;
 
 export interface ServiceOptions {
   /** Tests only: start an in-memory embedded database from this dump. */
@@ -122,6 +138,27 @@ export async function createServices(
     callerIdRanges: config.CALLER_ID_RANGES,
   });
   const verificationStore = new SqlVerificationStore(db.db, notifyOtherProcesses);
+  // A client's settings come from the directory's cache: no database read per create or send.
+  const settingsOf = async (clientId: string): Promise<ClientSettings> => (await clientDirectory.get(clientId))?.settings ?? defaultClientSettings;
+  const messages = new SqlMessageStore(db.db, clock);
+  const inbox = new SqlInboxStore(db.db, clock);
+  const inboxLog = logger.child({ component: 'dev-inbox' });
+  const inboxFeed = config.devInbox
+    ? new InboxFeed({
+        source: inbox,
+        clock,
+        pollMs: 1_000,
+        limit: devInboxLimit,
+        onError: (err) => inboxLog.warn({ err }, 'could not read new messages for the development inbox; trying again'),
+      })
+    : null;
+  // A message this process stored shows on open inbox pages at once; other instances' within a poll.
+  const messageLog = {
+    record: async (entry: LoggedMessage) => {
+      await messages.record(entry);
+      inboxFeed?.nudge();
+    },
+  };
   const dispatcher = new CommitDispatcher({ sendMs: config.SEND_LEASE_MS, eventMs: config.WEBHOOK_LEASE_MS });
   const metrics = new ServiceMetrics();
   // Every state change's commit passes here: the metrics count the verifications that ended from its events.
@@ -149,6 +186,20 @@ export async function createServices(
     clock,
     random,
     observer: metrics,
+    clientSettings: settingsOf,
+    // A test number's code reaches no provider; the development inbox still shows what would have gone out.
+    testSends: async (v) => {
+      const channel = v.type === 'DROPPED_CALL' ? 'call' : 'sms';
+      const from = channel === 'call' ? (v.pairedE164 ?? smsSender.e164) : smsSender.e164;
+      const o = channels.forChannel(channel).outgoing(v, from, v.id, await settingsOf(v.clientId));
+      await messageLog.record({
+        verificationId: v.id,
+        channel,
+        recipient: o.to,
+        sender: o.channel === 'sms' ? o.from : o.callerId,
+        body: o.channel === 'sms' ? o.text : `dropped call from ${o.callerId}`,
+      });
+    },
   });
   const deliveries = new DeliveryService({
     store: verificationStore,
@@ -160,10 +211,10 @@ export async function createServices(
     random,
     observer: metrics,
   });
-  const messages = new SqlMessageStore(db.db, clock);
+  const lookups = new LookupService({ store: new SqlLookupStore(db.db), metadata: new GoogleNumberMetadata(), clock, random });
   const providerLog = logger.child({ component: 'provider' });
   const providers = new Providers(config.providers, (name) => ({
-    messageLog: messages,
+    messageLog,
     callRingSeconds: config.CALL_RING_SECONDS,
     logger: providerLog.child({ provider: name }),
     callbackUrl: config.PUBLIC_BASE_URL ? `${config.PUBLIC_BASE_URL}/callbacks/${name}` : null,
@@ -174,7 +225,7 @@ export async function createServices(
     jobs: new SqlSendJobStore(db.db),
     findVerification: (id) => verificationStore.findById(id),
     recordOutcome: (job, provider, result) => deliveries.recordSendOutcome(job, provider, result),
-    outgoing: (channel, v, from, sendId) => channels.forChannel(channel).outgoing(v, from, sendId),
+    outgoing: async (channel, v, from, sendId) => channels.forChannel(channel).outgoing(v, from, sendId, await settingsOf(v.clientId)),
     providers: (channel) => providers.forChannel(channel),
     breaker: new CircuitBreaker(now),
     leaseMs: config.SEND_LEASE_MS,
@@ -223,7 +274,10 @@ export async function createServices(
     verificationStore,
     verifications,
     deliveries,
+    lookups,
     messages,
+    inbox,
+    inboxFeed,
     webhooks,
     dispatcher,
     providers,

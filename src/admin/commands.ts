@@ -4,6 +4,7 @@ import type { ClientService } from '../oauth/client-service.js';
 import type { SqlWebhookStore } from '../store/webhook-store.js';
 import { eventDetailView, eventView } from '../webhooks/delivery-log.js';
 import type { Clock } from '../domain/ports.js';
+import type { InboxSource } from '../inbox/inbox-message.js';
 
 /** What the operator commands use. */
 export interface AdminDeps {
@@ -12,6 +13,8 @@ export interface AdminDeps {
   readonly clock: Clock;
   /** Events were made due by a replay: wake this process's delivery worker (others hear the NOTIFY or poll). */
   readonly eventsDue: () => void;
+  /** What the log provider sent (`otp-service messages`). */
+  readonly inbox: InboxSource;
 }
 
 /** An operator command, as the CLI parsed it; run in the CLI or, on the embedded database, in the server. */
@@ -28,13 +31,25 @@ export type AdminCommand =
       readonly limit: number;
     }
   | { readonly name: 'webhooks.show'; readonly id: string }
-  | { readonly name: 'webhooks.replay'; readonly id: string };
+  | { readonly name: 'webhooks.replay'; readonly id: string }
+  /** The newest messages, newest first. */
+  | { readonly name: 'messages.latest'; readonly to: string | null; readonly limit: number }
+  /** Messages after a reader's place (InboxSource.recent), oldest first. */
+  | {
+      readonly name: 'messages.recent';
+      readonly to: string | null;
+      readonly afterId: number;
+      readonly since: string;
+      readonly limit: number;
+    };
 
 export type AdminResult = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: string };
 
 /** The most events `webhooks list` shows unless told otherwise, and the most it will show. */
 export const defaultListLimit = 100;
 export const maxListLimit = 10_000;
+/** The most messages one `messages` read returns. */
+export const maxMessageLimit = 1_000;
 
 /** Checks an untyped command (from the admin socket) and returns it typed, or an error text. */
 export function parseAdminCommand(input: unknown): AdminCommand | string {
@@ -65,6 +80,19 @@ export function parseAdminCommand(input: unknown): AdminCommand | string {
     case 'webhooks.replay':
       if (typeof c.id !== 'string') return `${c.name} needs an event id`;
       return { name: c.name, id: c.id };
+    case 'messages.latest':
+    case 'messages.recent': {
+      if (c.to !== null && typeof c.to !== 'string') return '--to must be a phone number';
+      const limit = c.limit;
+      if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > maxMessageLimit) {
+        return `--limit must be 1 to ${maxMessageLimit}`;
+      }
+      if (c.name === 'messages.latest') return { name: c.name, to: c.to, limit };
+      if (typeof c.afterId !== 'number' || !Number.isInteger(c.afterId) || typeof c.since !== 'string' || Number.isNaN(Date.parse(c.since))) {
+        return 'messages.recent needs afterId and since';
+      }
+      return { name: c.name, to: c.to, afterId: c.afterId, since: c.since, limit };
+    }
     default:
       return `unknown command ${String(c.name)}`;
   }
@@ -84,9 +112,14 @@ export async function runAdminCommand(deps: AdminDeps, command: AdminCommand): P
       const name = command.clientName.trim();
       if (name.length === 0 || name.length > 200) return { ok: false, error: '--name must be 1 to 200 characters' };
       const unknown = command.scopes.filter((s) => !isScope(s));
-      if (unknown.length > 0 || command.scopes.length === 0) {
-        return { ok: false, error: `--scopes must name some of: ${knownScopes.join(' ')}` };
+      if (unknown.length > 0) {
+        const words = unknown.map((w) => `"${w}"`).join(', ');
+        return {
+          ok: false,
+          error: `unknown scope${unknown.length > 1 ? 's' : ''} ${words}; --scopes takes some of: ${knownScopes.join(' ')}`,
+        };
       }
+      if (command.scopes.length === 0) return { ok: false, error: `--scopes must name some of: ${knownScopes.join(' ')}` };
       return { ok: true, value: await clients.create(name, command.scopes as Scope[]) };
     }
     case 'clients.list':
@@ -110,6 +143,13 @@ export async function runAdminCommand(deps: AdminDeps, command: AdminCommand): P
       const event = await webhooks.show(command.id);
       return event ? { ok: true, value: eventDetailView(event, clock.now()) } : { ok: false, error: `no event ${command.id}` };
     }
+    case 'messages.latest':
+      return { ok: true, value: await deps.inbox.latest(command.limit, command.to) };
+    case 'messages.recent':
+      return {
+        ok: true,
+        value: await deps.inbox.recent(command.afterId, new Date(command.since), command.limit, command.to),
+      };
     case 'webhooks.replay': {
       const now = clock.now();
       const outcome = await webhooks.replay(command.id, now);

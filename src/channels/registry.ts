@@ -1,4 +1,5 @@
 import type { Channel, ChannelDriver } from '../domain/channel-driver.js';
+import type { ClientSettings } from '../domain/client-settings.js';
 import type { PhoneNumber } from '../domain/phone.js';
 import type { RequestType, Verification } from '../domain/verification.js';
 import type { CallerIdRange } from '../providers/caller-id.js';
@@ -9,8 +10,8 @@ import { SmsDriver } from './sms.js';
 /** What the send worker needs of a driver: the message or call its channel carries for a verification. */
 export interface SendingDriver {
   readonly channel: Channel;
-  /** The provider's input for sending `v`'s code from `from` (E.164), under our id `sendId`. */
-  outgoing(v: Verification, from: string, sendId: string): Outgoing;
+  /** The provider's input for sending `v`'s code from `from` (E.164), under our id `sendId`, as its client set it. */
+  outgoing(v: Verification, from: string, sendId: string, settings: ClientSettings): Outgoing;
 }
 
 export interface ChannelSettings {

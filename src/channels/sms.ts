@@ -1,6 +1,7 @@
 import type { ChannelDriver } from '../domain/channel-driver.js';
 import type { PhoneNumber } from '../domain/phone.js';
 import type { Random } from '../domain/ports.js';
+import { renderSms, type ClientSettings } from '../domain/client-settings.js';
 import { numericCode, type Verification } from '../domain/verification.js';
 import type { OutgoingSms } from './provider-port.js';
 import type { SendingDriver } from './registry.js';
@@ -20,13 +21,15 @@ export class SmsDriver implements ChannelDriver, SendingDriver {
     return { otp: numericCode((max) => random.int(max), this.codeLength), from: this.sender };
   }
 
-  outgoing(v: Verification, from: string, sendId: string): OutgoingSms {
-    return { channel: 'sms', sendId, verificationId: v.id, to: v.phoneNumber, from, text: smsText(v), code: v.otp };
+  outgoing(v: Verification, from: string, sendId: string, settings: ClientSettings): OutgoingSms {
+    return { channel: 'sms', sendId, verificationId: v.id, to: v.phoneNumber, from, text: smsText(v, settings), code: v.otp };
   }
 }
 
-/** The SMS a user reads. The code comes first so that phones can offer to fill it in. */
-export function smsText(v: Verification): string {
-  const minutes = Math.max(1, Math.round((v.expiresAt.getTime() - v.createdAt.getTime()) / 60_000));
-  return `${v.otp} is your verification code. It expires in ${minutes} minute${minutes === 1 ? '' : 's'}. Do not share it.`;
+/**
+ * The SMS a user reads: the client's template for the verification's locale, or the English default, with the
+ * real lifetime, the app's name and the Android and WebOTP lines the client asked for (contract 9).
+ */
+export function smsText(v: Verification, settings: ClientSettings): string {
+  return renderSms(settings, v.locale, { code: v.otp, seconds: (v.expiresAt.getTime() - v.createdAt.getTime()) / 1000 });
 }

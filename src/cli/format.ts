@@ -7,12 +7,12 @@ export function formatResult(command: AdminCommand, value: unknown): string {
       return formatEventList(value);
     case 'webhooks.show':
       return formatEventDetail(value);
+    case 'webhooks.replay':
+      return formatReplay(value);
+    case 'clients.list':
+      return formatClientList(value);
     default:
       break;
-  }
-  if (Array.isArray(value)) {
-    if (value.length === 0) return 'no clients\n';
-    return `${value.map((v) => line(v as Record<string, unknown>)).join('\n')}\n`;
   }
   const record = value as Record<string, unknown>;
   const lines = Object.entries(record).map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(' ') : String(v)}`);
@@ -21,9 +21,28 @@ export function formatResult(command: AdminCommand, value: unknown): string {
   return `${lines.join('\n')}\n`;
 }
 
-function line(c: Record<string, unknown>): string {
-  const scopes = Array.isArray(c.scopes) ? c.scopes.join(' ') : '';
-  return [c.clientId, c.status, c.name, scopes, c.createdAt].map(String).join('\t');
+/** A header, then one line per client (tab-separated). */
+function formatClientList(value: unknown): string {
+  const clients = Array.isArray(value) ? (value as Record<string, unknown>[]) : [];
+  if (clients.length === 0) return 'no clients\n';
+  const rows = clients.map((c) => {
+    const scopes = Array.isArray(c.scopes) ? c.scopes.join(' ') : '';
+    return [c.clientId, c.status, c.name, scopes, c.createdAt].map(String).join('\t');
+  });
+  return `${['CLIENT_ID', 'STATUS', 'NAME', 'SCOPES', 'CREATED'].join('\t')}\n${rows.join('\n')}\n`;
+}
+
+/** What a replay did: the event is due again now; its earlier attempts stay in its log. */
+function formatReplay(value: unknown): string {
+  const e = value as Record<string, unknown>;
+  const id = String(e.id);
+  return [
+    `Replayed event ${id} (${String(e.event)} of verification ${String(e.verificationId)}).`,
+    `It is ${String(e.deliveryStatus)} again and will be sent to ${String(e.webhookUrl)} now, with a fresh retry schedule;`,
+    `its ${String(e.attemptCount)} earlier attempt${e.attemptCount === 1 ? '' : 's'} stay in its log.`,
+    `Follow it with: otp-service webhooks show ${id}`,
+    '',
+  ].join('\n');
 }
 
 /** One line per event: id, status, attempts, kind, verification, created, next attempt or last error. */

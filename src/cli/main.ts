@@ -2,12 +2,15 @@ import { parseArgs } from 'node:util';
 import { loadConfigOrReport, type Config } from '../config.js';
 import { systemClock } from '../domain/ports.js';
 import { cryptoRandom } from '../domain/random.js';
-import { createLogger } from '../logger.js';
+import { commandLogger, processLogger } from '../logger.js';
 import { adminDeps, startWorkers } from '../server.js';
 import { createServices } from '../services.js';
 import { deliveryStatuses } from '../domain/webhook-delivery.js';
+import { parseE164 } from '../domain/phone.js';
 import {
   defaultListLimit,
+  maxListLimit,
+  maxMessageLimit,
   parseDeliveryStatus,
   runAdminCommand,
   type AdminCommand,
@@ -15,51 +18,72 @@ import {
 } from '../admin/commands.js';
 import { sendAdminCommand } from '../admin/socket.js';
 import { formatResult } from './format.js';
-
-const usage = `usage: otp-service <command> [options]
-
-  clients create --name NAME --scopes "otp:send otp:verify" [--json]
-  clients list [--json]
-  clients disable CLIENT_ID [--json]
-  clients rotate-secret CLIENT_ID [--json]
-  clients rotate-webhook-secret CLIENT_ID [--json]
-  webhooks list [--status pending|delivered|failed|none] [--verification VERIFICATION_ID] [--limit N] [--json]
-  webhooks show EVENT_ID [--json]          one event (the webhook-id) with every delivery attempt
-  webhooks replay EVENT_ID [--json]        send it again now, with a fresh retry schedule
-  worker                                   run the background workers (webhook delivery included), no HTTP
-
-Uses the same database settings as the server (DATABASE_URL, or the embedded database in DATA_DIR).
-`;
+import { helpFor, isGroup, usage } from './help.js';
+import { runMessages, type MessagesOptions } from './messages.js';
 
 export class UsageError extends Error {}
 
 export type ParsedCommand =
   | { readonly kind: 'admin'; readonly command: AdminCommand; readonly json: boolean }
+  | { readonly kind: 'messages'; readonly options: MessagesOptions }
+  | { readonly kind: 'help'; readonly text: string }
   | { readonly kind: 'worker' };
 
+const optionSpec = {
+  name: { type: 'string' },
+  scopes: { type: 'string' },
+  status: { type: 'string' },
+  verification: { type: 'string' },
+  limit: { type: 'string' },
+  to: { type: 'string' },
+  follow: { type: 'boolean', default: false },
+  json: { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+
 export function parseCommand(argv: readonly string[]): ParsedCommand {
-  const parsed = parseAdmin(argv);
-  return 'worker' in parsed ? { kind: 'worker' } : { kind: 'admin', ...parsed };
+  let parsed: ReturnType<typeof parseArgs<{ args: string[]; allowPositionals: true; options: typeof optionSpec }>>;
+  try {
+    parsed = parseArgs({ args: [...argv], allowPositionals: true, options: optionSpec });
+  } catch (err) {
+    // Node's own message suggests '--' tricks; say what was wrong and where help is.
+    const option = /'(-[^']*)'/.exec((err as Error).message)?.[1];
+    const [group] = argv.filter((a) => !a.startsWith('-'));
+    const where = group && isGroup(group) ? `otp-service ${group} --help` : 'otp-service --help';
+    throw new UsageError(`${option ? `unknown or incomplete option ${option}` : (err as Error).message}; see ${where}`);
+  }
+  const { values, positionals } = parsed;
+  const [group, action] = positionals;
+  if (group === 'help') return { kind: 'help', text: helpFor(action, positionals[2]) };
+  if (values.help) return { kind: 'help', text: helpFor(group, action) };
+  if (group === 'worker' && positionals.length === 1) return { kind: 'worker' };
+  if (group === 'messages' && positionals.length === 1) return { kind: 'messages', options: messagesOptions(values) };
+  return { kind: 'admin', ...parseAdmin(positionals, values) };
 }
 
-function parseAdmin(argv: readonly string[]): { command: AdminCommand; json: boolean } | { worker: true } {
-  const { values, positionals } = parseArgs({
-    args: [...argv],
-    allowPositionals: true,
-    options: {
-      name: { type: 'string' },
-      scopes: { type: 'string' },
-      status: { type: 'string' },
-      verification: { type: 'string' },
-      limit: { type: 'string' },
-      json: { type: 'boolean', default: false },
-    },
-  });
+type Values = ReturnType<typeof parseArgs<{ args: string[]; allowPositionals: true; options: typeof optionSpec }>>['values'];
+
+function positiveLimit(raw: string | undefined, fallback: number, max: number): number {
+  const limit = raw === undefined ? fallback : Number(raw);
+  if (!Number.isInteger(limit) || limit < 1 || limit > max) throw new UsageError(`--limit must be a whole number from 1 to ${max}`);
+  return limit;
+}
+
+function messagesOptions(values: Values): MessagesOptions {
+  let to: string | null = null;
+  if (values.to !== undefined) {
+    const phone = parseE164(values.to.replace(/[\s()-]/g, ''));
+    if (!phone) throw new UsageError(`--to must be a phone number in E.164 (+2348012345678), got "${values.to}"`);
+    to = phone.e164;
+  }
+  return { to, limit: positiveLimit(values.limit, 20, maxMessageLimit), follow: values.follow, json: values.json };
+}
+
+function parseAdmin(positionals: readonly string[], values: Values): { command: AdminCommand; json: boolean } {
   const [group, action, id] = positionals;
-  const json = values.json ?? false;
-  if (group === 'worker' && positionals.length === 1) return { worker: true };
+  const json = values.json;
   const needId = (): string => {
-    if (!id) throw new UsageError(`${group} ${action} needs ${group === 'webhooks' ? 'an EVENT_ID' : 'a CLIENT_ID'}`);
+    if (!id) throw new UsageError(`${group} ${action} needs ${group === 'webhooks' ? 'an EVENT_ID' : 'a CLIENT_ID'}; see otp-service ${group} ${action} --help`);
     return id;
   };
   if (group === 'webhooks') {
@@ -67,8 +91,7 @@ function parseAdmin(argv: readonly string[]): { command: AdminCommand; json: boo
       case 'list': {
         const status = values.status === undefined ? null : parseDeliveryStatus(values.status);
         if (status === undefined) throw new UsageError(`--status must be one of: ${deliveryStatuses.join(', ')}`);
-        const limit = values.limit === undefined ? defaultListLimit : Number(values.limit);
-        if (!Number.isInteger(limit) || limit < 1) throw new UsageError('--limit must be a positive whole number');
+        const limit = positiveLimit(values.limit, defaultListLimit, maxListLimit);
         return {
           command: { name: 'webhooks.list', status, verificationId: values.verification ?? null, limit },
           json,
@@ -82,7 +105,7 @@ function parseAdmin(argv: readonly string[]): { command: AdminCommand; json: boo
   if (group === 'clients') {
     switch (action) {
       case 'create':
-        if (!values.name || !values.scopes) throw new UsageError('clients create needs --name and --scopes');
+        if (!values.name || !values.scopes) throw new UsageError('clients create needs --name and --scopes; see otp-service clients create --help');
         return {
           command: { name: 'clients.create', clientName: values.name, scopes: values.scopes.split(/\s+/).filter(Boolean) },
           json,
@@ -95,7 +118,7 @@ function parseAdmin(argv: readonly string[]): { command: AdminCommand; json: boo
         return { command: { name: `clients.${action}`, id: needId() }, json };
     }
   }
-  throw new UsageError(usage);
+  throw new UsageError(group && isGroup(group) ? helpFor(group, undefined) : usage());
 }
 
 /** Runs a command through the running server (embedded database) or straight on the database. */
@@ -104,7 +127,7 @@ async function execute(config: Config, command: AdminCommand): Promise<AdminResu
     const viaServer = await sendAdminCommand(config.adminSocketPath, command);
     if (viaServer !== null) return viaServer as AdminResult;
   }
-  const logger = createLogger('warn');
+  const logger = commandLogger('warn');
   const services = await createServices(config, logger, systemClock, cryptoRandom);
   try {
     return await runAdminCommand(adminDeps(services), command);
@@ -115,7 +138,7 @@ async function execute(config: Config, command: AdminCommand): Promise<AdminResu
 
 /** `otp-service worker`: the workers until SIGTERM or SIGINT. */
 async function runWorker(config: Config): Promise<number> {
-  const logger = createLogger(config.LOG_LEVEL);
+  const logger = processLogger(config.LOG_LEVEL, config.NODE_ENV);
   const running = await startWorkers(config, { logger });
   logger.info({ database: running.services.db.kind }, 'otp-service worker running');
   const signal = await new Promise<string>((resolve) => {
@@ -127,17 +150,42 @@ async function runWorker(config: Config): Promise<number> {
   return 0;
 }
 
+/** `otp-service messages`, until done or, following, until SIGINT or SIGTERM. */
+async function followMessages(config: Config, options: MessagesOptions): Promise<number> {
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    return await runMessages(
+      config,
+      options,
+      (text) => process.stdout.write(text),
+      (text) => process.stderr.write(text),
+      stop.signal,
+    );
+  } finally {
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
+  }
+}
+
 async function main(argv: readonly string[]): Promise<number> {
   let parsed: ParsedCommand;
   try {
     parsed = parseCommand(argv);
   } catch (err) {
-    process.stderr.write(err instanceof UsageError ? `${err.message}\n` : `${(err as Error).message}\n\n${usage}`);
+    process.stderr.write(err instanceof UsageError ? `${err.message.trimEnd()}\n` : `${(err as Error).message}\n\n${usage()}`);
     return 2;
+  }
+  if (parsed.kind === 'help') {
+    process.stdout.write(parsed.text);
+    return 0;
   }
   const config = loadConfigOrReport();
   if (!config) return 2;
   if (parsed.kind === 'worker') return runWorker(config);
+  if (parsed.kind === 'messages') return followMessages(config, parsed.options);
   const result = await execute(config, parsed.command);
   if (!result.ok) {
     process.stderr.write(parsed.json ? `${JSON.stringify({ error: result.error })}\n` : `error: ${result.error}\n`);

@@ -34,6 +34,8 @@ export const errorCatalogue = {
   HEADERS_TOO_LARGE: { status: 431, message: 'The request headers are too large' },
   /** The code does not match. */
   OTP_MISMATCH: { status: 422, message: 'The code does not match' },
+  /** The destination is refused (contract 10: countries, number types, blocked prefixes); details say which. */
+  NUMBER_NOT_ALLOWED: { status: 403, message: 'This destination is not allowed' },
   /** A rate limit was hit; Retry-After says when to come back. */
   RATE_LIMITED: { status: 429, message: 'Too many requests' },
   /** Anything unexpected; logged with the request id. */

@@ -22,7 +22,8 @@ export interface WebhookPayload {
   readonly event: EventKind;
   readonly data: {
     readonly id: string;
-    readonly otp: string;
+    /** Null when the client withholds codes (contract 9). */
+    readonly otp: string | null;
     readonly type: string;
     readonly status: VerificationStatus;
     readonly createdAt: string;
@@ -39,7 +40,7 @@ export function webhookPayload(event: EventKind, v: Verification): WebhookPayloa
     event,
     data: {
       id: v.id,
-      otp: v.otp,
+      otp: v.codeWithheld ? null : v.otp,
       type: v.type,
       status: v.status,
       createdAt: v.createdAt.toISOString(),

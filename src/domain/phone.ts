@@ -1,4 +1,4 @@
-import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
+import { getCountries, getCountryCallingCode, parsePhoneNumberFromString } from 'libphonenumber-js/max';
 
 /** A phone number that libphonenumber's full metadata accepts as valid. */
 export interface PhoneNumber {
@@ -8,6 +8,8 @@ export interface PhoneNumber {
   readonly countryCode: string;
   /** National significant number in local format (trunk prefix included, digits only), e.g. 08012345678. */
   readonly local: string;
+  /** ISO 3166 alpha-2 region of the number (NG), or null for a non-geographic one (+800, +882...). */
+  readonly region: string | null;
 }
 
 const countryCodePattern = /^\+[1-9]\d{0,2}$/;
@@ -35,10 +37,55 @@ export function parseE164(e164: string): PhoneNumber | null {
   return fromParsed(parsed);
 }
 
+/** How a number that parsePhone refused reads, for an answer that describes it rather than refusing it. */
+export interface RefusedPhone {
+  /**
+   * The calling code and the national number as libphonenumber reads them (it drops a trunk prefix only when
+   * what follows could be a number of the country: +234 08000 reads +23408000), or, when it cannot read the
+   * number at all, the country code and the digits as given.
+   */
+  readonly e164: string;
+  /** The region (ISO 3166 alpha-2) when only one region uses the calling code (+234: NG; +1, +44: null). */
+  readonly regionCode: string | null;
+}
+
+/** Reads a well-formed number that is not valid for its country code (see RefusedPhone). */
+export function readRefusedPhone(countryCode: string, phoneNumber: string): RefusedPhone {
+  const callingCode = countryCode.slice(1);
+  let parsed: ReturnType<typeof parsePhoneNumberFromString>;
+  try {
+    parsed = parsePhoneNumberFromString(phoneNumber, { defaultCallingCode: callingCode });
+  } catch {
+    // A calling code no country uses (see parsePhone).
+    parsed = undefined;
+  }
+  const regions = regionsOf(callingCode);
+  return {
+    e164: parsed && parsed.countryCallingCode === callingCode ? parsed.number : `${countryCode}${phoneNumber}`,
+    regionCode: regions.length === 1 ? (regions[0] ?? null) : null,
+  };
+}
+
+let regionsByCallingCode: Map<string, string[]> | null = null;
+
+/** The regions that use a calling code, from the same metadata; built at first use. */
+function regionsOf(callingCode: string): readonly string[] {
+  if (!regionsByCallingCode) {
+    const built = new Map<string, string[]>();
+    for (const region of getCountries()) {
+      const code = getCountryCallingCode(region);
+      built.set(code, [...(built.get(code) ?? []), region]);
+    }
+    regionsByCallingCode = built;
+  }
+  return regionsByCallingCode.get(callingCode) ?? [];
+}
+
 function fromParsed(parsed: NonNullable<ReturnType<typeof parsePhoneNumberFromString>>): PhoneNumber {
   return {
     e164: parsed.number,
     countryCode: `+${parsed.countryCallingCode}`,
     local: parsed.formatNational().replace(/\D/g, ''),
+    region: parsed.country ?? null,
   };
 }

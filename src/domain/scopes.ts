@@ -13,6 +13,8 @@ export const requiredScopes = {
   verifyCode: ['otp:verify'],
   resendCode: ['otp:send'],
   cancelVerification: ['otp:send'],
+  requestLookup: ['lookup:request'],
+  fetchLookup: ['lookup:status'],
 } as const satisfies Record<string, readonly Scope[]>;
 
 export type Operation = keyof typeof requiredScopes;

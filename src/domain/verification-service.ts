@@ -3,7 +3,8 @@ import { deliveryChannelOf, type ChannelDriver } from './channel-driver.js';
 import type { OutboxEvent } from './events.js';
 import { decidePhoneLimit, phoneLookBackSeconds, type PhoneLimitPolicy } from './limits.js';
 import { eventsFor } from './outbox-events.js';
-import { parsePhone } from './phone.js';
+import type { ClientSettings } from './client-settings.js';
+import { parsePhone, type PhoneNumber } from './phone.js';
 import type { Clock, Random } from './ports.js';
 import { dueAgain } from './send-job.js';
 import { asOf, decideCancel, decideResend, decideVerify, type RequestType, type ResendPolicy, type Verification } from './verification.js';
@@ -27,6 +28,8 @@ export interface CreateRequest {
   readonly type: RequestType;
   readonly webhookUrl: string | null;
   readonly reference: string | null;
+  /** BCP 47, canonical: the language of the SMS text (contract 9); null: the client's default, then English. */
+  readonly locale: string | null;
   /** The Idempotency-Key and a fingerprint of the request body, when the client sent a key. */
   readonly idempotency: { readonly key: string; readonly fingerprint: string } | null;
 }
@@ -36,6 +39,8 @@ export type CreateOutcome =
   /** The same Idempotency-Key and body again: the first response, nothing sent. */
   | { readonly kind: 'replayed'; readonly verification: Verification }
   | { readonly kind: 'invalid-phone' }
+  /** The destination is refused (contract 10): `detail` says which rule and what it refused. */
+  | { readonly kind: 'not-allowed'; readonly detail: string }
   | { readonly kind: 'rate-limited'; readonly retryAfterSeconds: number }
   | { readonly kind: 'idempotency-key-reused' };
 
@@ -70,6 +75,10 @@ export interface VerificationServiceDeps {
   readonly clock: Clock;
   readonly random: Random;
   readonly observer?: VerificationObserver;
+  /** A client's settings, from the client directory's cache (contract 9). */
+  readonly clientSettings: (clientId: string) => Promise<ClientSettings>;
+  /** A create for a test number reaches no provider; it is recorded here, for the development inbox. */
+  readonly testSends?: (v: Verification) => Promise<void>;
 }
 
 /**
@@ -85,16 +94,21 @@ export class VerificationService {
     const { store, policy, clock, random } = this.deps;
     const phone = parsePhone(request.countryCode, request.phoneNumber);
     if (!phone) return { kind: 'invalid-phone' };
+    const settings = await this.deps.clientSettings(request.clientId);
+    const refused = destinationRefused(phone, settings);
+    if (refused) return { kind: 'not-allowed', detail: refused };
+    const testCode = settings.testNumbers[phone.e164] ?? null;
     const now = clock.now();
     const driver = this.deps.channels(request.type);
     const { otp, from } = driver.newCode(random);
+    const channel = deliveryChannelOf(driver.channel);
     const verification: Verification = {
       id: random.uuid(),
       clientId: request.clientId,
       createdAt: now,
       updatedAt: now,
       expiresAt: new Date(now.getTime() + policy.ttlSeconds * 1000),
-      otp,
+      otp: testCode ?? otp,
       phoneNumber: phone.e164,
       countryCode: phone.countryCode,
       counter: 0,
@@ -102,12 +116,19 @@ export class VerificationService {
       pairedE164: from.e164,
       type: driver.type,
       status: 'PENDING',
-      webhookUrl: request.webhookUrl,
+      webhookUrl: request.webhookUrl ?? settings.defaultWebhookUrl,
       reference: request.reference,
       failureReason: null,
       sendRequests: 1,
       lastSendAt: now,
-      delivery: { channel: deliveryChannelOf(driver.channel), provider: null, messageId: null, status: 'QUEUED', sends: 0, updatedAt: now },
+      locale: request.locale,
+      codeWithheld: !settings.revealCode,
+      testNumber: testCode !== null,
+      // A test number's code reaches no provider: it reads as delivered by `test` at once.
+      delivery:
+        testCode === null
+          ? { channel, provider: null, messageId: null, status: 'QUEUED', sends: 0, updatedAt: now }
+          : { channel, provider: 'test', messageId: null, status: 'DELIVERED', sends: 1, updatedAt: now },
     };
     const { idempotency } = request;
     const serializeOn = [`phone|${request.clientId}|${phone.e164}`, ...(idempotency ? [`key|${request.clientId}|${idempotency.key}`] : [])];
@@ -124,6 +145,11 @@ export class VerificationService {
           secondsBefore(now, idempotencySeconds),
         );
         if (claim.kind === 'existing') return this.replay(tx, request.clientId, idempotency.fingerprint, claim);
+      }
+      if (verification.testNumber) {
+        // Counts toward no limit, and sends nothing.
+        tx.insert(verification);
+        return { kind: 'created', verification };
       }
       const history = await tx.phoneHistory(
         request.clientId,
@@ -157,7 +183,10 @@ export class VerificationService {
       return { kind: 'created', verification };
     }, serializeOn);
     const outcome = dispatched(this.deps.afterCommit, committed);
-    if (outcome.kind === 'created') this.deps.observer?.verificationCreated(outcome.verification.type, outcome.verification.countryCode);
+    if (outcome.kind === 'created') {
+      this.deps.observer?.verificationCreated(outcome.verification.type, outcome.verification.countryCode);
+      if (outcome.verification.testNumber) await this.deps.testSends?.(outcome.verification);
+    }
     return outcome;
   }
 
@@ -283,6 +312,14 @@ export class VerificationService {
     };
     return { kind: 'replayed', verification: asCreated };
   }
+}
+
+/** Why a client may not verify this number (its allowed countries), or null. */
+function destinationRefused(phone: PhoneNumber, settings: ClientSettings): string | null {
+  const allowed = settings.allowedCountries;
+  if (allowed === null) return null;
+  if (phone.region !== null && allowed.includes(phone.region)) return null;
+  return `numbers of ${phone.region ?? 'no country'} are not among this client's allowed countries (${allowed.join(', ') || 'none'})`;
 }
 
 function secondsBefore(now: Date, seconds: number): Date {

@@ -54,6 +54,12 @@ export interface Verification {
   readonly sendRequests: number;
   /** When the latest of them was asked for (the resend cool-down runs from it). */
   readonly lastSendAt: Date;
+  /** BCP 47 locale the create asked for (its SMS text's language); null: the client's default, then English. */
+  readonly locale: string | null;
+  /** The client withholds codes: `otp` reads null in every answer and webhook (contract 9). */
+  readonly codeWithheld: boolean;
+  /** To one of the client's test numbers: a fixed code, no provider, no limit (contract 9). */
+  readonly testNumber: boolean;
   readonly delivery: Delivery;
 }
 

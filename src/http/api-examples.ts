@@ -28,6 +28,9 @@ export const exampleVerification: Verification = {
   reference: 'signup-7781',
   failureReason: null,
   sendRequests: 1,
+  locale: null,
+  codeWithheld: false,
+  testNumber: false,
   lastSendAt: created,
   delivery: { channel: 'SMS', provider: 'twilio', messageId: null, status: 'SENT', sends: 1, updatedAt: sent },
 };

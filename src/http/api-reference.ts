@@ -85,6 +85,7 @@ const document: Partial<OpenAPIV3_1.Document> = {
   },
   tags: [
     { name: 'Verifications', description: 'Create a verification, read it, check its code, send it again or cancel it.' },
+    { name: 'Number lookup', description: 'Line type, original carrier and time zones of a number, from metadata on the machine.' },
     { name: 'Webhooks', description: 'What became of the webhook deliveries of a verification.' },
     { name: 'Authentication', description: 'OAuth 2.0 client credentials.' },
     { name: 'Health', description: 'For load balancers and orchestrators.' },

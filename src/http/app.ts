@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { LookupService } from '../domain/lookup-service.js';
 import type { VerificationService } from '../domain/verification-service.js';
 import { registerApiReference } from './api-reference.js';
 import { registerAuthHook, type AuthHookDeps } from './auth-hook.js';
@@ -7,7 +8,10 @@ import { sendError } from './envelope.js';
 import { sharedRecordSchema } from './record-schema.js';
 import { v1ErrorHandler } from './error-handler.js';
 import { callbackRoutes, type CallbackRouteDeps } from './routes/callbacks.js';
+import { devInboxRoutes, type DevInboxRouteDeps } from './routes/dev-inbox.js';
 import { healthRoutes } from './routes/health.js';
+import { lookupRoutes } from './routes/lookup.js';
+import { ProbeQuietLogController } from './probe-logging.js';
 import { oauthRoutes, type OAuthRouteDeps } from './routes/oauth.js';
 import { otpRoutes } from './routes/otp.js';
 import { otpLifecycleRoutes } from './routes/otp-lifecycle.js';
@@ -22,6 +26,7 @@ export interface HttpObserver {
 export interface AppDeps extends AuthHookDeps, OAuthRouteDeps {
   readonly logger: FastifyBaseLogger;
   readonly verifications: VerificationService;
+  readonly lookups: LookupService;
   readonly ready: () => Promise<boolean>;
   /** Fastify's trustProxy: false, the hop count, or the proxies' addresses (never `true`, which trusts any caller). */
   readonly trustProxy: false | number | string;
@@ -32,6 +37,8 @@ export interface AppDeps extends AuthHookDeps, OAuthRouteDeps {
   /** Providers' delivery callbacks; absent: no /callbacks routes. */
   readonly callbacks?: CallbackRouteDeps;
   readonly metrics?: HttpObserver;
+  /** The development inbox (contract 12); absent: /dev/inbox is a 404. */
+  readonly devInbox?: DevInboxRouteDeps;
 }
 
 const metricsSchema = {
@@ -66,6 +73,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     ajv: { customOptions: { coerceTypes: false, allErrors: true, removeAdditional: false } },
     return503OnClosing: true,
+    // Health probes are logged at debug; every other request at info, as Fastify does.
+    logController: new ProbeQuietLogController(),
     // A /v1 body with a __proto__ or constructor.prototype key is parsed with those keys dropped (contract 1:
     // unknown fields are ignored), not refused as invalid JSON; they never reach an object's prototype.
     onProtoPoisoning: 'remove',
@@ -99,6 +108,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     });
   }
   healthRoutes(app, deps.ready);
+  if (deps.devInbox) devInboxRoutes(app, deps.devInbox);
   await app.register(oauthRoutes, deps);
   const { callbacks } = deps;
   if (callbacks) {
@@ -114,6 +124,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     registerAuthHook(v1, deps);
     otpRoutes(v1, deps.verifications);
     otpLifecycleRoutes(v1, deps.verifications);
+    lookupRoutes(v1, deps.lookups);
     deps.extraV1Routes?.(v1);
   });
 

@@ -8,7 +8,7 @@ export interface PublicRecord {
   createdAt: string;
   updatedAt: string;
   expiresAt: string;
-  otp: string;
+  otp: string | null;
   phoneNumber: string;
   country: string;
   countryCode: string;
@@ -28,7 +28,8 @@ export function publicRecord(v: Verification): PublicRecord {
     createdAt: v.createdAt.toISOString(),
     updatedAt: v.updatedAt.toISOString(),
     expiresAt: v.expiresAt.toISOString(),
-    otp: v.otp,
+    // A client that withholds codes never sees one: the code goes only to the phone.
+    otp: v.codeWithheld ? null : v.otp,
     phoneNumber: v.phoneNumber,
     country: v.countryCode,
     countryCode: v.countryCode,

@@ -16,8 +16,9 @@ export const recordSchema = {
     updatedAt: { type: 'string', description: timestamp },
     expiresAt: { type: 'string', description: `When the code stops working (OTP_TTL_SECONDS after creation). ${timestamp}` },
     otp: {
-      type: 'string',
-      description: 'The code: random digits (OTP_LENGTH, default 6) for SMS; for DROPPED_CALL the last 4 digits of the caller id.',
+      type: ['string', 'null'],
+      description:
+        'The code: random digits (OTP_LENGTH, default 6) for SMS; for DROPPED_CALL the last 4 digits of the caller id; null when the client withholds codes (`clients update --reveal-code false`).',
     },
     phoneNumber: { type: 'string', description: 'The number verified, in E.164.' },
     country: { type: 'string', description: 'The country calling code, `+NNN` (the same as countryCode).' },

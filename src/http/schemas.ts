@@ -50,6 +50,11 @@ export const createBodySchema = {
       description: 'Absolute http(s) URL without credentials that receives the state changes; the client\'s default when absent.',
     },
     reference: { type: ['string', 'null'], maxLength: 256, description: 'The caller\'s own reference, given back in the record and webhooks.' },
+    locale: {
+      type: ['string', 'null'],
+      maxLength: 35,
+      description: "BCP 47 language tag (`fr`, `pt-BR`) of the SMS text: the client's template for it (or its language), else the client's default locale, else English.",
+    },
   },
   examples: [
     { countryCode: '+234', phoneNumber: '08012345678', type: 'SEND_SMS', webhookUrl: 'https://example.com/hooks/otp', reference: 'signup-7781' },

@@ -12,7 +12,7 @@ export const webhookEventSchema: OpenAPIV3_1.SchemaObject = {
       additionalProperties: false,
       properties: {
         id: { type: 'string', description: 'The verification id.' },
-        otp: { type: 'string' },
+        otp: { type: ['string', 'null'] },
         type: { type: 'string', enum: ['SMS', 'DROPPED_CALL'] },
         status: { type: 'string', enum: ['SUCCESS', 'FAILED', 'EXPIRED'] },
         createdAt: { type: 'string', description: 'ISO 8601 UTC with milliseconds.' },

@@ -20,8 +20,8 @@ export interface SendWorkerDeps {
   readonly findVerification: (id: string) => Promise<Verification | null>;
   /** The state change of a provider's answer, or of a send skipped (null) (DeliveryService.recordSendOutcome). */
   readonly recordOutcome: (job: SendJob, provider: string, result: SendResult | null) => Promise<void>;
-  /** The message or call a job's channel carries for a verification. */
-  readonly outgoing: (channel: Channel, v: Verification, from: string, sendId: string) => Outgoing;
+  /** The message or call a job's channel carries for a verification (its text as the client set it). */
+  readonly outgoing: (channel: Channel, v: Verification, from: string, sendId: string) => Promise<Outgoing>;
   /** The providers of a channel, in failover order. */
   readonly providers: (channel: Channel) => readonly Provider[];
   /** Which providers are failing again and again, to skip them while others are configured. */
@@ -132,7 +132,7 @@ export class SendWorker {
   /** One provider call, bounded in time; a provider that throws or overruns is a transient failure. */
   private async send(provider: Provider, job: SendJob, v: Verification): Promise<SendResult> {
     const { deps } = this;
-    const message = deps.outgoing(job.channel, v, job.sender, v.id);
+    const message = await deps.outgoing(job.channel, v, job.sender, v.id);
     const signal = AbortSignal.timeout(deps.providerTimeoutMs(job.channel));
     try {
       return await provider.send(message, signal);

@@ -1,3 +1,4 @@
+import { defaultClientSettings } from '../domain/client-settings.js';
 import type { Clock, Random } from '../domain/ports.js';
 import type { Scope } from '../domain/scopes.js';
 import { hashSecret, newClientSecret, newWebhookSecret, type Client, type ClientStore } from './client.js';
@@ -43,6 +44,7 @@ export class ClientService {
       previousWebhookSecretExpiresAt: null,
       disabledAt: null,
       createdAt: this.clock.now(),
+      settings: defaultClientSettings,
     };
     await this.store.insert(client);
     return { ...view(client), clientSecret, webhookSecret: client.webhookSecret };

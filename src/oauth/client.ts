@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Random } from '../domain/ports.js';
+import type { ClientSettings } from '../domain/client-settings.js';
 import type { Scope } from '../domain/scopes.js';
 
 /** A registered OAuth client. */
@@ -16,6 +17,8 @@ export interface Client {
   readonly previousWebhookSecretExpiresAt: Date | null;
   readonly disabledAt: Date | null;
   readonly createdAt: Date;
+  /** What it set about its verifications (contract 9). */
+  readonly settings: ClientSettings;
 }
 
 /** Storage of clients (port). */

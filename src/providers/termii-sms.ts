@@ -10,7 +10,7 @@ import type {
   SendResult,
   SettingValues,
 } from '../channels/provider-port.js';
-import { isGsm7 } from './gsm7.js';
+import { isGsm7 } from '../domain/gsm7.js';
 import {
   e164Digits,
   HttpApi,

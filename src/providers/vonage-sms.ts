@@ -11,7 +11,7 @@ import type {
   SettingValues,
 } from '../channels/provider-port.js';
 import { systemClock } from '../domain/ports.js';
-import { isGsm7 } from './gsm7.js';
+import { isGsm7 } from '../domain/gsm7.js';
 import {
   e164Digits,
   HttpApi,

@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
+import { defaultClientSettings, type ClientSettings } from '../domain/client-settings.js';
 import type { Client, ClientStore } from '../oauth/client.js';
 import { isScope } from '../domain/scopes.js';
 import type { ClientsTable, Database } from './schema.js';
@@ -29,6 +30,7 @@ export class SqlClientStore implements ClientStore {
         disabled_at: c.disabledAt,
         created_at: c.createdAt,
         updated_at: c.createdAt,
+        settings: JSON.stringify(c.settings),
       })
       .execute();
   }
@@ -67,6 +69,7 @@ export class SqlClientStore implements ClientStore {
           previous_webhook_secret_expires_at: change.previousWebhookSecretExpiresAt,
         }),
         ...(change.disabledAt !== undefined && { disabled_at: change.disabledAt }),
+        ...(change.settings !== undefined && { settings: JSON.stringify(change.settings) }),
       })
       .where('id', '=', id)
       .returningAll()
@@ -86,5 +89,29 @@ function toClient(row: Selectable<ClientsTable>): Client {
     previousWebhookSecretExpiresAt: row.previous_webhook_secret_expires_at,
     disabledAt: row.disabled_at,
     createdAt: row.created_at,
+    settings: parseClientSettings(row.settings),
+  };
+}
+
+/** Stored settings, read defensively: a key missing (an older row) or of the wrong shape takes its default. */
+export function parseClientSettings(raw: unknown): ClientSettings {
+  const o = typeof raw === 'string' ? (JSON.parse(raw) as unknown) : raw;
+  const obj = typeof o === 'object' && o !== null ? (o as Record<string, unknown>) : {};
+  const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+  const strings = (v: unknown): Record<string, string> =>
+    typeof v === 'object' && v !== null
+      ? Object.fromEntries(Object.entries(v).filter((e): e is [string, string] => typeof e[1] === 'string'))
+      : {};
+  const d = defaultClientSettings;
+  return {
+    appName: text(obj.appName) ?? d.appName,
+    webotpDomain: text(obj.webotpDomain) ?? d.webotpDomain,
+    androidAppHash: text(obj.androidAppHash) ?? d.androidAppHash,
+    defaultWebhookUrl: text(obj.defaultWebhookUrl) ?? d.defaultWebhookUrl,
+    revealCode: typeof obj.revealCode === 'boolean' ? obj.revealCode : d.revealCode,
+    allowedCountries: Array.isArray(obj.allowedCountries) ? obj.allowedCountries.filter((c): c is string => typeof c === 'string') : d.allowedCountries,
+    defaultLocale: text(obj.defaultLocale) ?? d.defaultLocale,
+    templates: strings(obj.templates),
+    testNumbers: strings(obj.testNumbers),
   };
 }

@@ -186,6 +186,39 @@ const migrations: Record<string, Migration> = {
         ALTER TABLE verifications ADD COLUMN last_send_at timestamptz;
         UPDATE verifications SET last_send_at = created_at;
         ALTER TABLE verifications ALTER COLUMN last_send_at SET NOT NULL;
+        -- client settings (contract 9): the text's locale, codes withheld from answers, test numbers
+        ALTER TABLE verifications ADD COLUMN locale text;
+        ALTER TABLE verifications ADD COLUMN code_withheld boolean NOT NULL DEFAULT false;
+        ALTER TABLE verifications ADD COLUMN test_number boolean NOT NULL DEFAULT false;
+      `);
+    },
+  },
+  '0007_client_settings': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- what a client sets about its verifications (contract 9), one JSON document read with the client
+        ALTER TABLE clients ADD COLUMN settings jsonb NOT NULL DEFAULT '{}'::jsonb;
+      `);
+    },
+  },
+  '0006_lookups': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- number lookups (contract 11), read back by id by the client that made them
+        CREATE TABLE lookups (
+          id uuid PRIMARY KEY,
+          client_id uuid NOT NULL REFERENCES clients(id),
+          phone_number text NOT NULL,
+          country_code text NOT NULL,
+          region_code text,
+          valid boolean NOT NULL,
+          line_type text NOT NULL,
+          carrier text,
+          time_zones text[] NOT NULL,
+          created_at timestamptz NOT NULL
+        );
+        -- retention: old lookups are found by age without scanning
+        CREATE INDEX lookups_created ON lookups (created_at);
       `);
     },
   },

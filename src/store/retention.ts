@@ -4,8 +4,9 @@ import type { Database } from './schema.js';
 /**
  * Deletes history older than `before`, at most `batch` rows of each kind per call so that no statement holds
  * locks for long: webhook events that were delivered or had nowhere to go (their attempts go with them),
- * stored messages, and finished send jobs. Verifications are records the clients read back and stay; failed
- * events stay for the operator to replay. Returns how many rows went.
+ * stored messages, finished send jobs and number lookups (a lookup is a snapshot of the metadata of its day, not
+ * worth keeping for good). Verifications are records the clients read back and stay; failed events stay for the
+ * operator to replay. Returns how many rows went.
  */
 export async function pruneHistory(db: Kysely<Database>, before: Date, batch = 5_000): Promise<number> {
   const events = await db
@@ -34,5 +35,9 @@ export async function pruneHistory(db: Kysely<Database>, before: Date, batch = 5
         .limit(batch),
     )
     .executeTakeFirst();
-  return [events, messages, jobs].reduce((n, r) => n + Number(r.numDeletedRows), 0);
+  const lookups = await db
+    .deleteFrom('lookups')
+    .where('id', 'in', (qb) => qb.selectFrom('lookups').select('id').where('created_at', '<', before).limit(batch))
+    .executeTakeFirst();
+  return [events, messages, jobs, lookups].reduce((n, r) => n + Number(r.numDeletedRows), 0);
 }

@@ -13,6 +13,8 @@ export interface ClientsTable {
   disabled_at: Timestamp | null;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** The client's settings (ClientSettings), as JSON; read back through parseClientSettings. */
+  settings: ColumnType<unknown, string | undefined, string>;
 }
 
 export interface SigningKeysTable {
@@ -35,6 +37,9 @@ export interface VerificationsTable {
   /** Sends asked for: 1 at create, one more per resend. */
   send_requests: number;
   last_send_at: Date;
+  locale: string | null;
+  code_withheld: Generated<boolean>;
+  test_number: Generated<boolean>;
   counter: number;
   webhook_url: string | null;
   reference: string | null;
@@ -133,6 +138,20 @@ export interface RateCountersTable {
   count: number;
 }
 
+/** A number lookup (0006). */
+export interface LookupsTable {
+  id: string;
+  client_id: string;
+  phone_number: string;
+  country_code: string;
+  region_code: string | null;
+  valid: boolean;
+  line_type: string;
+  carrier: string | null;
+  time_zones: string[];
+  created_at: Timestamp;
+}
+
 export interface Database {
   clients: ClientsTable;
   signing_keys: SigningKeysTable;
@@ -144,4 +163,5 @@ export interface Database {
   idempotency_keys: IdempotencyKeysTable;
   rate_counters: RateCountersTable;
   provider_messages: ProviderMessagesTable;
+  lookups: LookupsTable;
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseE164, parsePhone } from '../../src/domain/phone.js';
+import { parseE164, parsePhone, readRefusedPhone } from '../../src/domain/phone.js';
 
 describe('phone numbers (contract 1)', () => {
   it('parses a local number with or without its trunk prefix to E.164', () => {
@@ -44,5 +44,19 @@ describe('phone numbers (contract 1)', () => {
   it('parses E.164 numbers, and refuses others', () => {
     assert.deepEqual(parseE164('+2349010000123'), { e164: '+2349010000123', countryCode: '+234', local: '09010000123' });
     for (const n of ['2349010000123', '+999123456789', '+0123456', '+234', '+23490100001234567', '']) assert.equal(parseE164(n), null, n);
+  });
+
+  it('reads a number it refused as libphonenumber reads it, with the region only when one region has the code', () => {
+    for (const [cc, n, e164, regionCode] of [
+      ['+234', '0000000000', '+2340000000000', 'NG'],
+      ['+234', '08000', '+23408000', 'NG'],
+      ['+234', '1', '+2341', 'NG'],
+      ['+44', '08031234567', '+448031234567', null],
+      ['+1', '1234567890', '+11234567890', null],
+      ['+7', '0000', '+70000', null],
+      ['+999', '12345678', '+99912345678', null],
+    ] as const) {
+      assert.deepEqual(readRefusedPhone(cc, n), { e164, regionCode }, `${cc} ${n}`);
+    }
   });
 });

@@ -15,6 +15,10 @@ describe('scopes (contract 2)', () => {
       createVerification: ['otp:send'],
       fetchVerification: ['otp:send', 'otp:verify'],
       verifyCode: ['otp:verify'],
+      resendCode: ['otp:send'],
+      cancelVerification: ['otp:send'],
+      requestLookup: ['lookup:request'],
+      fetchLookup: ['lookup:status'],
     });
     assert.equal(allows(['otp:send'], 'createVerification'), true);
     assert.equal(allows(['otp:verify'], 'createVerification'), false);
@@ -23,6 +27,10 @@ describe('scopes (contract 2)', () => {
     assert.equal(allows(['lookup:status'], 'fetchVerification'), false);
     assert.equal(allows(['otp:send'], 'verifyCode'), false);
     assert.equal(allows([], 'verifyCode'), false);
+    assert.equal(allows(['lookup:request'], 'requestLookup'), true);
+    assert.equal(allows(['lookup:status'], 'requestLookup'), false);
+    assert.equal(allows(['lookup:status'], 'fetchLookup'), true);
+    assert.equal(allows(['lookup:request'], 'fetchLookup'), false);
   });
 
   it('splits a space-separated list, dropping repeats and setting unknown words apart', () => {

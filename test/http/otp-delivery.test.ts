@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import type { Outgoing, Provider, SendResult } from '../../src/channels/provider-port.js';
 import { ChannelRegistry } from '../../src/channels/registry.js';
+import { defaultClientSettings } from '../../src/domain/client-settings.js';
 import { parseE164 } from '../../src/domain/phone.js';
 import { CircuitBreaker } from '../../src/jobs/circuit-breaker.js';
 import { SendWorker } from '../../src/jobs/send-worker.js';
@@ -58,7 +59,7 @@ forEachDatabase('sending codes', (kind) => {
       jobs: new SqlSendJobStore(h.services.db.db),
       findVerification: (id) => h.services.verificationStore.findById(id),
       recordOutcome: (job, provider, result) => h.services.deliveries.recordSendOutcome(job, provider, result),
-      outgoing: (channel, v, from, sendId) => channels.forChannel(channel).outgoing(v, from, sendId),
+      outgoing: async (channel, v, from, sendId) => channels.forChannel(channel).outgoing(v, from, sendId, defaultClientSettings),
       providers: (channel) => (channel === 'sms' ? [sms] : h.services.providers.forChannel(channel)),
       breaker: new CircuitBreaker(() => h.clock.now().getTime()),
       leaseMs: h.config.SEND_LEASE_MS,

@@ -5,6 +5,7 @@ import { VerificationService } from '../../src/domain/verification-service.js';
 import type { VerificationStore, VerificationTx } from '../../src/domain/verification-store.js';
 import { cryptoRandom } from '../../src/domain/random.js';
 import type { ClientCredentials } from '../../src/oauth/client-service.js';
+import { defaultClientSettings } from '../../src/domain/client-settings.js';
 import { ChannelRegistry } from '../../src/channels/registry.js';
 import { createVerification, detailFields, eventKinds, expectV1Error, isoMillis, type RecordBody } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
@@ -323,6 +324,7 @@ forEachDatabase('fetch and verify', (kind) => {
         afterCommit: h.services.dispatcher,
         clock: h.clock,
         random: cryptoRandom,
+        clientSettings: async () => defaultClientSettings,
       });
     }
 

@@ -2,21 +2,23 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import type { Scope } from '../../src/domain/scopes.js';
-import { createVerification, expectV1Error, nextLocalNumber, type RecordBody } from '../support/api.js';
+import { createLookup, createVerification, expectV1Error, nextLocalNumber, type LookupBody, type RecordBody } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
 
 interface Route {
   readonly name: string;
   readonly method: 'GET' | 'POST';
-  /** The URL and body of a request that the owner of `v` may make. */
-  request(v: RecordBody): { url: string; body?: unknown };
+  /** The URL and body of a request that the owner of verification `v` and lookup `lookup` may make. */
+  request(v: RecordBody, lookup: LookupBody): { url: string; body?: unknown };
   /** Scopes that each let a token call the route. */
   readonly allowed: readonly Scope[];
   /** Scopes that do not. */
   readonly refused: readonly Scope[];
   /** Whether the route addresses an existing verification (and so must hide other clients' ones). */
   readonly byId: boolean;
+  /** Whether what it addresses is a lookup rather than a verification. */
+  readonly lookup?: boolean;
 }
 
 const routes: readonly Route[] = [
@@ -60,6 +62,23 @@ const routes: readonly Route[] = [
     refused: ['otp:verify', 'lookup:request', 'lookup:status', 'deposit:request'],
     byId: true,
   },
+  {
+    name: 'POST /v1/lookup/request',
+    method: 'POST',
+    request: () => ({ url: '/v1/lookup/request', body: { countryCode: '+234', phoneNumber: nextLocalNumber() } }),
+    allowed: ['lookup:request'],
+    refused: ['otp:send', 'otp:verify', 'lookup:status', 'deposit:request'],
+    byId: false,
+  },
+  {
+    name: 'GET /v1/lookup/{id}',
+    method: 'GET',
+    request: (_v, lookup) => ({ url: `/v1/lookup/${lookup.id}` }),
+    allowed: ['lookup:status'],
+    refused: ['otp:send', 'otp:verify', 'lookup:request', 'deposit:request'],
+    byId: true,
+    lookup: true,
+  },
 ];
 
 /** Contract 2 and 5: the checks every /v1 route shares (unkey's *.security tests). */
@@ -71,30 +90,30 @@ forEachDatabase('security of /v1', (kind) => {
   });
   after(() => h.close());
 
-  /** A verification owned by a new client with every scope, and that client's token. */
-  async function owned(): Promise<{ token: string; v: RecordBody }> {
+  /** A verification and a lookup owned by a new client with every scope, and that client's token. */
+  async function owned(): Promise<{ token: string; v: RecordBody; lookup: LookupBody }> {
     const c = await h.client(['otp:send', 'otp:verify', 'lookup:request', 'lookup:status', 'deposit:request']);
-    const token = await h.token(['otp:send', 'otp:verify'], c);
-    return { token, v: await createVerification(h, token) };
+    const token = await h.token(['otp:send', 'otp:verify', 'lookup:request', 'lookup:status'], c);
+    return { token, v: await createVerification(h, token), lookup: await createLookup(h, token) };
   }
 
-  function send(route: Route, v: RecordBody, headers: Record<string, string>): Promise<LightMyRequestResponse> {
-    const { url, body } = route.request(v);
+  function send(route: Route, v: RecordBody, lookup: LookupBody, headers: Record<string, string>): Promise<LightMyRequestResponse> {
+    const { url, body } = route.request(v, lookup);
     return h.app.inject({ method: route.method, url, headers, ...(body !== undefined && { payload: body as object }) });
   }
 
   for (const route of routes) {
     describe(route.name, () => {
       it('answers no token with 401 and WWW-Authenticate: Bearer', async () => {
-        const { v } = await owned();
-        const res = await send(route, v, {});
+        const { v, lookup } = await owned();
+        const res = await send(route, v, lookup, {});
         expectV1Error(res, 401, 'UNAUTHORIZED');
         assert.equal(res.headers['www-authenticate'], 'Bearer');
       });
 
       it('refuses an access token in the query string with 400 VALIDATION_ERROR, even beside a valid header', async () => {
-        const { token, v } = await owned();
-        const { url, body } = route.request(v);
+        const { token, v, lookup } = await owned();
+        const { url, body } = route.request(v, lookup);
         for (const headers of [{}, { authorization: `Bearer ${token}` }]) {
           const res = await h.app.inject({
             method: route.method,
@@ -109,9 +128,9 @@ forEachDatabase('security of /v1', (kind) => {
       });
 
       it('answers a garbage token with 401 invalid_token', async () => {
-        const { v, token } = await owned();
+        const { v, lookup, token } = await owned();
         for (const authorization of ['Bearer garbage', `Bearer ${token.slice(0, -2)}`, 'Bearer ....', `bearer ${token}x`]) {
-          const res = await send(route, v, { authorization });
+          const res = await send(route, v, lookup, { authorization });
           expectV1Error(res, 401, 'UNAUTHORIZED');
           assert.equal(res.headers['www-authenticate'], 'Bearer error="invalid_token"');
         }
@@ -120,7 +139,7 @@ forEachDatabase('security of /v1', (kind) => {
       it('authenticates before it looks at the body', async () => {
         const res = await h.app.inject({
           method: route.method,
-          url: route.request({ id: '00000000-0000-4000-8000-000000000000' } as RecordBody).url,
+          url: route.request({ id: '00000000-0000-4000-8000-000000000000' } as RecordBody, { id: '00000000-0000-4000-8000-000000000000' } as LookupBody).url,
           headers: { 'content-type': 'text/plain' },
           payload: 'not json',
         });
@@ -128,10 +147,10 @@ forEachDatabase('security of /v1', (kind) => {
       });
 
       it('answers a token without a needed scope with 403 INSUFFICIENT_SCOPE', async () => {
-        const { v } = await owned();
+        const { v, lookup } = await owned();
         for (const scope of route.refused) {
           const token = await h.token([scope], await h.client([scope]));
-          const res = await send(route, v, { authorization: `Bearer ${token}` });
+          const res = await send(route, v, lookup, { authorization: `Bearer ${token}` });
           expectV1Error(res, 403, 'INSUFFICIENT_SCOPE');
           assert.equal(res.headers['www-authenticate'], `Bearer error="insufficient_scope", scope="${route.allowed.join(' ')}"`);
         }
@@ -139,22 +158,24 @@ forEachDatabase('security of /v1', (kind) => {
 
       it('accepts a token with any one of the scopes the route names', async () => {
         for (const scope of route.allowed) {
-          const c = await h.client([scope, 'otp:send']);
+          const c = await h.client([scope, 'otp:send', 'lookup:request']);
           const mine = await createVerification(h, await h.token(['otp:send'], c));
+          const myLookup = await createLookup(h, await h.token(['lookup:request'], c));
           const token = await h.token([scope], c);
-          const res = await send(route, mine, { authorization: `Bearer ${token}` });
+          const res = await send(route, mine, myLookup, { authorization: `Bearer ${token}` });
           assert.equal(res.statusCode, 200, `${scope}: ${res.body}`);
         }
       });
 
       if (route.byId) {
-        it("answers another client's verification with 404 and none of its data", async () => {
-          const { v } = await owned();
-          const other = await h.token(['otp:send', 'otp:verify']);
-          const res = await send(route, v, { authorization: `Bearer ${other}` });
+        it(`answers another client's ${route.lookup ? 'lookup' : 'verification'} with 404 and none of its data`, async () => {
+          const { v, lookup } = await owned();
+          const other = await h.token(route.allowed, await h.client(route.allowed));
+          const res = await send(route, v, lookup, { authorization: `Bearer ${other}` });
           const body = expectV1Error(res, 404, 'NOT_FOUND');
           assert.equal(body.data, undefined);
           assert.ok(!res.body.includes(v.id) && !res.body.includes(v.phoneNumber));
+          assert.ok(!res.body.includes(lookup.id) && !res.body.includes(lookup.phoneNumber));
           const row = await h.services.db.db.selectFrom('verifications').select(['status', 'counter']).where('id', '=', v.id).executeTakeFirstOrThrow();
           assert.deepEqual(row, { status: 'PENDING', counter: 0 }, 'untouched');
         });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { pruneHistory } from '../../src/store/retention.js';
-import { createVerification } from '../support/api.js';
+import { createLookup, createVerification } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
 
@@ -47,5 +47,21 @@ forEachDatabase('history retention', (kind) => {
     // A fresh token: the first one expired with the month that passed.
     const fetched = await h.call('GET', `/v1/otp/${settled.id}`, await h.token(undefined, client));
     assert.equal(fetched.statusCode, 200);
+  });
+
+  it('deletes lookups older than the cut-off, and keeps newer ones', async () => {
+    const c = await h.client(['lookup:request', 'lookup:status']);
+    // A fresh token at each step: a day outlives any token.
+    const token = () => h.token(['lookup:request', 'lookup:status'], c);
+    const old = await createLookup(h, await token());
+    h.clock.advance(day);
+    const recent = await createLookup(h, await token());
+    const lookups = async () =>
+      (await h.services.db.db.selectFrom('lookups').select('id').where('id', 'in', [old.id, recent.id]).execute()).map((r) => r.id).sort();
+    assert.deepEqual(await lookups(), [old.id, recent.id].sort());
+    assert.ok((await pruneHistory(h.services.db.db, new Date(Date.parse(recent.createdAt) - 1))) >= 1);
+    assert.deepEqual(await lookups(), [recent.id]);
+    assert.equal((await h.call('GET', `/v1/lookup/${old.id}`, await token())).statusCode, 404);
+    assert.equal((await h.call('GET', `/v1/lookup/${recent.id}`, await token())).statusCode, 200);
   });
 });

@@ -132,3 +132,24 @@ export async function eventually(check: () => Promise<boolean>, ms = 5000): Prom
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
+
+/** A /v1 number lookup as the API returns it (contract 11). */
+export interface LookupBody {
+  id: string;
+  status: string;
+  phoneNumber: string;
+  countryCode: string;
+  regionCode: string | null;
+  valid: boolean;
+  lineType: string;
+  carrier: string | null;
+  timeZones: string[];
+  createdAt: string;
+}
+
+/** Looks a number up (a Nigerian mobile unless the body says otherwise); fails the test unless it is a 200. */
+export async function createLookup(h: Harness, token: string, body: Record<string, unknown> = {}): Promise<LookupBody> {
+  const res = await h.call('POST', '/v1/lookup/request', token, { countryCode: '+234', phoneNumber: nextLocalNumber(), ...body });
+  assert.equal(res.statusCode, 200, res.body);
+  return (res.json() as { data: LookupBody }).data;
+}

@@ -22,11 +22,12 @@ const readyzSchema = {
   },
 } as const;
 
-/** GET /healthz (the process answers) and GET /readyz (the database answers). */
+/** GET /healthz (the process answers) and GET /readyz (the database answers); logged at debug (probe-logging.ts). */
 export function healthRoutes(app: FastifyInstance, ready: () => Promise<boolean>): void {
   app.get('/healthz', { schema: healthzSchema }, async () => ({ status: 'ok' }));
-  app.get('/readyz', { schema: readyzSchema }, async (_request, reply) => {
+  app.get('/readyz', { schema: readyzSchema }, async (request, reply) => {
     const ok = await ready();
+    if (!ok) request.log.warn('readiness probe: the database does not answer');
     return reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'unavailable' });
   });
 }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import { canonicalLocale } from '../../domain/client-settings.js';
 import type { FieldProblem } from '../../domain/error-catalogue.js';
 import type { RequestType } from '../../domain/verification.js';
 import type { VerificationService } from '../../domain/verification-service.js';
@@ -21,7 +22,7 @@ const createSchema = {
   tags,
   headers: idempotencyHeaderSchema,
   body: createBodySchema,
-  response: v1Answers(envelopeOf('OTP sent', examples.pending), ['INVALID_PHONE_NUMBER', 'RATE_LIMITED', 'IDEMPOTENCY_KEY_REUSED'], {
+  response: v1Answers(envelopeOf('OTP sent', examples.pending), ['INVALID_PHONE_NUMBER', 'NUMBER_NOT_ALLOWED', 'RATE_LIMITED', 'IDEMPOTENCY_KEY_REUSED'], {
     jsonBody: true,
   }),
 } as const;
@@ -56,6 +57,7 @@ interface CreateBody {
   type?: RequestType;
   webhookUrl?: string | null;
   reference?: string | null;
+  locale?: string | null;
 }
 
 /** POST /v1/otp/request, GET /v1/otp/:id, POST /v1/otp/verify. */
@@ -75,6 +77,8 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
       // PostgreSQL text cannot hold U+0000: refuse it here rather than fail the insert.
       const referenceIssue = body.reference ? referenceProblem(body.reference) : null;
       if (referenceIssue) problems.push({ field: 'reference', issue: referenceIssue });
+      const locale = body.locale ? canonicalLocale(body.locale) : null;
+      if (body.locale && locale === null) problems.push({ field: 'locale', issue: 'must be a BCP 47 language tag such as fr or pt-BR' });
       if (idempotencyKey !== undefined && !/^[\x21-\x7e]{1,255}$/.test(String(idempotencyKey))) {
         problems.push({ field: 'Idempotency-Key', issue: 'must be 1 to 255 visible ASCII characters' });
       }
@@ -85,6 +89,7 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
         type: body.type ?? 'SEND_SMS',
         webhookUrl,
         reference: body.reference ?? null,
+        locale,
       } as const;
       const outcome = await verifications.create({
         ...input,
@@ -109,6 +114,8 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
           });
         case 'idempotency-key-reused':
           return sendError(reply, 'IDEMPOTENCY_KEY_REUSED');
+        case 'not-allowed':
+          return sendError(reply, 'NUMBER_NOT_ALLOWED', { details: [{ field: 'phoneNumber', issue: outcome.detail }] });
       }
     },
   );

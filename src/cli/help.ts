@@ -1,0 +1,76 @@
+import { knownScopes } from '../domain/scopes.js';
+
+/** One subcommand: its arguments and what it does. */
+interface CommandHelp {
+  readonly args: string;
+  readonly about: string;
+}
+
+const settingsNote =
+  'Uses the same database settings as the server (DATABASE_URL, or the embedded database in DATA_DIR), whether or not the server is running.';
+
+/** Every command of `otp-service`, by group and subcommand ('' for a group that is a command itself). */
+const commands: Readonly<Record<string, Readonly<Record<string, CommandHelp>>>> = {
+  clients: {
+    create: {
+      args: '--name NAME --scopes "otp:send otp:verify" [--json]',
+      about: `Registers a client and prints its client id, client secret and webhook secret (the secrets only this once).\nScopes: ${knownScopes.join(' ')}.`,
+    },
+    list: { args: '[--json]', about: 'Lists the clients: id, status, name, scopes, created (never a secret).' },
+    disable: { args: 'CLIENT_ID [--json]', about: 'Disables a client: its tokens stop working and it gets no new ones.' },
+    'rotate-secret': { args: 'CLIENT_ID [--json]', about: 'Gives a client a new client secret (printed once); the old one stops working.' },
+    'rotate-webhook-secret': {
+      args: 'CLIENT_ID [--json]',
+      about: 'Gives a client a new webhook signing secret (printed once); the old one still verifies for a while.',
+    },
+  },
+  webhooks: {
+    list: {
+      args: '[--status pending|delivered|failed|none] [--verification VERIFICATION_ID] [--limit N] [--json]',
+      about: 'Lists webhook events, newest first, with their delivery state.',
+    },
+    show: { args: 'EVENT_ID [--json]', about: 'One event (its webhook-id) with every delivery attempt.' },
+    replay: {
+      args: 'EVENT_ID [--json]',
+      about: 'Sends an event again now, with a fresh retry schedule (its earlier attempts are kept).',
+    },
+  },
+  messages: {
+    '': {
+      args: '[--to NUMBER] [--limit N] [--follow] [--json]',
+      about:
+        'Prints the SMS and dropped calls the log provider "sent" (the codes a developer needs), oldest of the latest N (default 20) first, with each verification\'s state.\n' +
+        '--to: only those to this E.164 number; --follow: keep printing new ones until interrupted;\n' +
+        '--json: one object a line, { at, channel, to, from, text | callerId, verificationId, provider, testNumber }.',
+    },
+  },
+  worker: { '': { args: '', about: 'Runs the background workers (webhook delivery included), no HTTP, until SIGTERM or SIGINT.' } },
+};
+
+function line(group: string, action: string, help: CommandHelp): string {
+  return `  ${[group, action, help.args].filter(Boolean).join(' ')}`;
+}
+
+/** The whole usage, one line per command. */
+export function usage(): string {
+  const lines = Object.entries(commands).flatMap(([group, actions]) =>
+    Object.entries(actions).map(([action, help]) => line(group, action, help)),
+  );
+  return `usage: otp-service <command> [options]\n\n${lines.join('\n')}\n\n` +
+    `otp-service <command> --help says more about one command.\n${settingsNote}\n`;
+}
+
+/** Help for a group (`clients --help`) or one command (`clients create --help`); the whole usage when unknown. */
+export function helpFor(group: string | undefined, action: string | undefined): string {
+  const actions = group !== undefined && isGroup(group) ? commands[group] : undefined;
+  if (!group || !actions) return usage();
+  const one = Object.hasOwn(actions, action ?? '') ? actions[action ?? ''] : undefined;
+  if (one) return `usage: otp-service${line(group, action ?? '', one).slice(1)}\n\n${one.about}\n\n${settingsNote}\n`;
+  const lines = Object.entries(actions).map(([a, help]) => `${line(group, a, help)}\n      ${help.about.replace(/\n/g, '\n      ')}`);
+  return `usage: otp-service ${group} <command> [options]\n\n${lines.join('\n')}\n\n${settingsNote}\n`;
+}
+
+/** Whether `otp-service <group>` is a command or a group of commands. */
+export function isGroup(group: string): boolean {
+  return Object.hasOwn(commands, group);
+}

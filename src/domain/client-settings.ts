@@ -1,0 +1,176 @@
+import { smsParts } from './gsm7.js';
+
+/**
+ * What a client can set about its verifications (contract 9), managed with `otp-service clients update` and read
+ * by the create path from the client directory's cache (no database read per create).
+ */
+export interface ClientSettings {
+  /** `{app}` in templates, and named in the default text; null: not named. */
+  readonly appName: string | null;
+  /** WebOTP: adds the last line `@domain #code`, so a browser on that origin can fill the code in. */
+  readonly webotpDomain: string | null;
+  /** Android SMS Retriever: the app's 11-character hash, on its own line, so the app can read the SMS. */
+  readonly androidAppHash: string | null;
+  /** Used when a create gives no webhookUrl. */
+  readonly defaultWebhookUrl: string | null;
+  /** False: `otp` reads null in every answer and webhook (the code goes only to the phone). */
+  readonly revealCode: boolean;
+  /** ISO 3166 alpha-2 regions this client may verify numbers of; null: all (within ALLOWED_COUNTRIES). */
+  readonly allowedCountries: readonly string[] | null;
+  /** BCP 47 locale of its texts when a create names none (or none of its templates matches). */
+  readonly defaultLocale: string | null;
+  /** SMS text per BCP 47 locale, with `{code}` and optionally `{minutes}` and `{app}`. */
+  readonly templates: Readonly<Record<string, string>>;
+  /** Test numbers (E.164) and their fixed codes: no provider, no limit, no quota. */
+  readonly testNumbers: Readonly<Record<string, string>>;
+}
+
+export const defaultClientSettings: ClientSettings = {
+  appName: null,
+  webotpDomain: null,
+  androidAppHash: null,
+  defaultWebhookUrl: null,
+  revealCode: true,
+  allowedCountries: null,
+  defaultLocale: null,
+  templates: {},
+  testNumbers: {},
+};
+
+/** What a template may hold: `{code}` (required), `{minutes}`, `{app}`. */
+const placeholders = ['code', 'minutes', 'app'] as const;
+/** A template longer than this many parts is refused: every part of every code is paid for. */
+export const maxTemplateParts = 3;
+const maxAppName = 40;
+
+/** The values a template is rendered with. */
+export interface TextValues {
+  readonly code: string;
+  /** The code's lifetime (OTP_TTL_SECONDS). */
+  readonly seconds: number;
+}
+
+/** A locale as BCP 47 canonicalizes it (`fr-ca` -> `fr-CA`); null when it is not a well-formed tag. */
+export function canonicalLocale(raw: string): string | null {
+  if (raw.length === 0 || raw.length > 35) return null;
+  try {
+    return Intl.getCanonicalLocales(raw)[0] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The template for a requested locale: that exact locale, then its language alone (`fr-CA` -> `fr`), then the
+ * client's default locale the same way; null: the default English text.
+ */
+export function templateFor(settings: ClientSettings, requested: string | null): string | null {
+  for (const locale of [requested, settings.defaultLocale]) {
+    if (locale === null) continue;
+    const exact = settings.templates[locale];
+    if (exact !== undefined) return exact;
+    const language = settings.templates[locale.split('-')[0] ?? locale];
+    if (language !== undefined) return language;
+  }
+  return null;
+}
+
+/** The SMS a user reads: the template (or the English default), then the Android hash and the WebOTP lines. */
+export function renderSms(settings: ClientSettings, locale: string | null, values: TextValues): string {
+  const template = templateFor(settings, locale);
+  const body = template === null ? defaultText(settings.appName, values) : fill(template, settings.appName, values);
+  const lines = [body];
+  if (settings.androidAppHash !== null) lines.push(settings.androidAppHash);
+  // WebOTP reads only the last line.
+  if (settings.webotpDomain !== null) lines.push(`@${settings.webotpDomain} #${values.code}`);
+  return lines.join('\n');
+}
+
+/** The code comes first so that phones can offer to fill it in; the lifetime is the real one. */
+function defaultText(appName: string | null, { code, seconds }: TextValues): string {
+  const whose = appName === null ? 'your verification code' : `your ${appName} verification code`;
+  return `${code} is ${whose}. It expires in ${lifetime(seconds)}. Do not share it.`;
+}
+
+/**
+ * A lifetime as the user reads it: in seconds under a minute, else in whole minutes, rounded down so that the
+ * code never dies before the time the text promises.
+ */
+function lifetime(seconds: number): string {
+  const whole = Math.max(1, Math.floor(seconds));
+  if (whole < 60) return `${whole} second${whole === 1 ? '' : 's'}`;
+  const minutes = lifetimeMinutes(whole);
+  return `${minutes} minute${minutes === 1 ? '' : 's'}`;
+}
+
+/** Fills the placeholders in one pass, so a value that looks like a placeholder is never filled again. */
+function fill(template: string, appName: string | null, { code, seconds }: TextValues): string {
+  return template.replace(/\{(code|minutes|app)\}/g, (_match, name: string) =>
+    name === 'code' ? code : name === 'minutes' ? String(lifetimeMinutes(seconds)) : (appName ?? ''),
+  );
+}
+
+/** `{minutes}` of a lifetime: whole minutes, rounded down, at least 1. */
+export function lifetimeMinutes(seconds: number): number {
+  return Math.max(1, Math.floor(seconds / 60));
+}
+
+export type TemplateCheck =
+  | { readonly ok: true; readonly encoding: 'GSM-7' | 'UCS-2'; readonly parts: number; readonly sample: string }
+  | { readonly ok: false; readonly problem: string };
+
+/**
+ * Checks a template before it is saved: `{code}` present, no other `{...}` than the known placeholders, and the
+ * text as a user would get it (the longest code, with the client's app name, hash and WebOTP line) at most
+ * `maxTemplateParts` SMS parts. Says the encoding and how many parts it takes.
+ */
+export function checkTemplate(template: string, settings: ClientSettings, codeLength: number, ttlSeconds: number): TemplateCheck {
+  if (template.trim().length === 0) return { ok: false, problem: 'the template is empty' };
+  if (!template.includes('{code}')) return { ok: false, problem: 'the template must contain {code}' };
+  if (/[\u0000-\u0009\u000b-\u001f\u007f]/.test(template)) return { ok: false, problem: 'the template must not contain control characters' };
+  for (const match of template.matchAll(/\{([^{}]*)\}/g)) {
+    const name = match[1] ?? '';
+    if (!(placeholders as readonly string[]).includes(name)) {
+      return { ok: false, problem: `unknown placeholder {${name}}: use {code}, {minutes} or {app}` };
+    }
+  }
+  const sample = renderSms({ ...settings, templates: { sample: template } }, 'sample', {
+    code: '9'.repeat(Math.max(codeLength, 4)),
+    seconds: ttlSeconds,
+  });
+  const { encoding, parts } = smsParts(sample);
+  if (parts > maxTemplateParts) {
+    return { ok: false, problem: `the text takes ${parts} SMS parts (${encoding}); at most ${maxTemplateParts} are allowed` };
+  }
+  return { ok: true, encoding, parts, sample };
+}
+
+/** Why an app name is refused, or null. */
+export function appNameProblem(name: string): string | null {
+  if (name.trim().length === 0 || name.length > maxAppName) return `must be 1 to ${maxAppName} characters`;
+  if (/[\u0000-\u001f\u007f{}]/.test(name)) return 'must not contain control characters or braces';
+  return null;
+}
+
+/** Why a WebOTP domain is refused, or null: a host name (no scheme, no port, no path). */
+export function webotpDomainProblem(domain: string): string | null {
+  return /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/i.test(domain)
+    ? null
+    : 'must be a host name such as example.com (no scheme, port or path)';
+}
+
+/** Why an Android SMS Retriever hash is refused, or null: 11 characters of base64. */
+export function androidAppHashProblem(hash: string): string | null {
+  return /^[A-Za-z0-9+/]{11}$/.test(hash) ? null : 'must be the 11-character app hash (base64)';
+}
+
+/** Why a test number's fixed code is refused, or null. */
+export function testCodeProblem(code: string): string | null {
+  return /^\d{4,10}$/.test(code) ? null : 'must be 4 to 10 digits';
+}
+
+/** A region code as ISO 3166 alpha-2 (upper case); null when it is not two letters. */
+export function regionCode(raw: string): string | null {
+  const upper = raw.trim().toUpperCase();
+  return /^[A-Z]{2}$/.test(upper) ? upper : null;
+}
