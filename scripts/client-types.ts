@@ -28,6 +28,12 @@ const header = [
   '',
 ].join('\n');
 
+/**
+ * The settings the app is built with for the document: an in-memory database, and no development inbox, a page
+ * for developers that is not part of the API (it is off in production, whatever providers are configured).
+ */
+export const documentSettings: Record<string, string> = { LOG_LEVEL: 'silent', DATA_DIR: 'memory://', DEV_INBOX: 'false' };
+
 /** The document as GET /openapi.json serves it (pretty-printed, with a final newline). */
 export async function documentText(app: FastifyInstance): Promise<string> {
   await app.ready();
@@ -42,7 +48,7 @@ export async function typesText(document: string): Promise<string> {
 }
 
 async function write(): Promise<void> {
-  const config = loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: 'memory://' });
+  const config = loadConfig(documentSettings);
   const services = await createServices(config, pino({ level: 'silent' }), systemClock, cryptoRandom);
   try {
     const app = await buildApp(appDeps(services));

@@ -619,6 +619,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/lookup/request": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Look a number up
+         * @description The number's validity, line type, original carrier and time zones, from the number metadata installed with the service (Google's libphonenumber data): no network, no cost. A number that is not valid for its country is a lookup with `valid: false`, not an error. The lookup is kept, readable by its id, for RETENTION_DAYS.
+         *
+         *     Scope: `lookup:request`.
+         */
+        post: operations["requestLookup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/lookup/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a lookup
+         * @description A lookup made earlier, as it was answered. Another client's lookup is a 404.
+         *
+         *     Scope: `lookup:status`.
+         */
+        get: operations["getLookup"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/otp/{id}/webhooks": {
         parameters: {
             query?: never;
@@ -723,7 +767,7 @@ export interface components {
             data: {
                 /** @description The verification id. */
                 id: string;
-                otp: string;
+                otp: string | null;
                 /** @enum {string} */
                 type: "SMS" | "DROPPED_CALL";
                 /** @enum {string} */
@@ -752,8 +796,8 @@ export interface components {
             updatedAt: string;
             /** @description When the code stops working (OTP_TTL_SECONDS after creation). ISO 8601 UTC with milliseconds. */
             expiresAt: string;
-            /** @description The code: random digits (OTP_LENGTH, default 6) for SMS; for DROPPED_CALL the last 4 digits of the caller id. */
-            otp: string;
+            /** @description The code: random digits (OTP_LENGTH, default 6) for SMS; for DROPPED_CALL the last 4 digits of the caller id; null when the client withholds codes (`clients update --reveal-code false`). */
+            otp: string | null;
             /** @description The number verified, in E.164. */
             phoneNumber: string;
             /** @description The country calling code, `+NNN` (the same as countryCode). */
@@ -1319,6 +1363,8 @@ export interface operations {
                     webhookUrl?: string | null;
                     /** @description The caller's own reference, given back in the record and webhooks. */
                     reference?: string | null;
+                    /** @description BCP 47 language tag (`fr`, `pt-BR`) of the SMS text: the client's template for it (or its language), else the client's default locale, else English. */
+                    locale?: string | null;
                 };
             };
         };
@@ -1392,7 +1438,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `INSUFFICIENT_SCOPE`: The token lacks the scope (`WWW-Authenticate: Bearer error="insufficient_scope", scope="..."`). */
+            /**
+             * @description `INSUFFICIENT_SCOPE`: The token lacks the scope (`WWW-Authenticate: Bearer error="insufficient_scope", scope="..."`).
+             *
+             *     `NUMBER_NOT_ALLOWED`: The destination is refused: its country is not among the allowed ones (ALLOWED_COUNTRIES, or the client's own list); `details` say which.
+             */
             403: {
                 headers: {
                     /** @description `Bearer error="insufficient_scope", scope="<the scopes that would do>"`. */
@@ -1407,7 +1457,7 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "INSUFFICIENT_SCOPE";
+                            code: "INSUFFICIENT_SCOPE" | "NUMBER_NOT_ALLOWED";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
@@ -1627,7 +1677,7 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
@@ -1651,7 +1701,7 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
@@ -1928,7 +1978,7 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
@@ -1952,7 +2002,7 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
@@ -2337,7 +2387,7 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
@@ -2361,7 +2411,7 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
@@ -2662,7 +2712,7 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
@@ -2686,7 +2736,7 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
@@ -2987,7 +3037,7 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
@@ -3011,7 +3061,693 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+        };
+    };
+    requestLookup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The country calling code, `+` and 1-3 digits. */
+                    countryCode: string;
+                    /** @description The number in local format, digits only; a national trunk prefix such as a leading 0 is allowed. */
+                    phoneNumber: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Lookup completed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: true;
+                        /** @example Lookup completed */
+                        message: string;
+                        data: {
+                            /** @description The lookup id (UUID). */
+                            id: string;
+                            /**
+                             * @description Always COMPLETED: a lookup ends while the client waits.
+                             * @enum {string}
+                             */
+                            status: "COMPLETED";
+                            /** @description The number in E.164 (as read, when it is not valid). */
+                            phoneNumber: string;
+                            /** @description The country calling code, `+NNN`. */
+                            countryCode: string;
+                            /** @description ISO 3166 alpha-2 region (NG); null when the number names none. */
+                            regionCode: string | null;
+                            /** @description Whether the number is valid for its country; an invalid number is a lookup, not an error. */
+                            valid: boolean;
+                            /**
+                             * @description The line type from libphonenumber's metadata.
+                             * @enum {string}
+                             */
+                            lineType: "MOBILE" | "FIXED_LINE" | "FIXED_LINE_OR_MOBILE" | "VOIP" | "TOLL_FREE" | "PREMIUM_RATE" | "SHARED_COST" | "UAN" | "PAGER" | "VOICEMAIL" | "PERSONAL_NUMBER" | "UNKNOWN";
+                            /** @description The carrier the number range was first given to (it may have been ported since), or null. */
+                            carrier: string | null;
+                            /** @description IANA time zones of the number. */
+                            timeZones: string[];
+                            /** @description ISO 8601 with milliseconds, UTC. */
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description `VALIDATION_ERROR`: Malformed JSON, or a missing or ill-typed field; `details` name each field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_ERROR";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: No bearer token (`WWW-Authenticate: Bearer`), or a malformed, expired or revoked one (`WWW-Authenticate: Bearer error="invalid_token"`). */
+            401: {
+                headers: {
+                    /** @description `Bearer`, or `Bearer error="invalid_token"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `INSUFFICIENT_SCOPE`: The token lacks the scope (`WWW-Authenticate: Bearer error="insufficient_scope", scope="..."`). */
+            403: {
+                headers: {
+                    /** @description `Bearer error="insufficient_scope", scope="<the scopes that would do>"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_SCOPE";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request was not received in time (`HEADERS_TIMEOUT_MS`, `REQUEST_TIMEOUT_MS`). */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is over 16 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNSUPPORTED_MEDIA_TYPE";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `HEADERS_TOO_LARGE`: The request headers are over the server's limit. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "HEADERS_TOO_LARGE";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: Anything unexpected (logged with the request id, `x-request-id`). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `UNAVAILABLE`: The database did not answer in time; nothing was half done. `Retry-After` says when to come back. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAVAILABLE";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description The error shape of every answer but the token endpoints'. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description The error shape of every answer but the token endpoints'. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+        };
+    };
+    getLookup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The verification id; an unknown or malformed one, or another client's, is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Lookup fetched */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: true;
+                        /** @example Lookup fetched */
+                        message: string;
+                        data: {
+                            /** @description The lookup id (UUID). */
+                            id: string;
+                            /**
+                             * @description Always COMPLETED: a lookup ends while the client waits.
+                             * @enum {string}
+                             */
+                            status: "COMPLETED";
+                            /** @description The number in E.164 (as read, when it is not valid). */
+                            phoneNumber: string;
+                            /** @description The country calling code, `+NNN`. */
+                            countryCode: string;
+                            /** @description ISO 3166 alpha-2 region (NG); null when the number names none. */
+                            regionCode: string | null;
+                            /** @description Whether the number is valid for its country; an invalid number is a lookup, not an error. */
+                            valid: boolean;
+                            /**
+                             * @description The line type from libphonenumber's metadata.
+                             * @enum {string}
+                             */
+                            lineType: "MOBILE" | "FIXED_LINE" | "FIXED_LINE_OR_MOBILE" | "VOIP" | "TOLL_FREE" | "PREMIUM_RATE" | "SHARED_COST" | "UAN" | "PAGER" | "VOICEMAIL" | "PERSONAL_NUMBER" | "UNKNOWN";
+                            /** @description The carrier the number range was first given to (it may have been ported since), or null. */
+                            carrier: string | null;
+                            /** @description IANA time zones of the number. */
+                            timeZones: string[];
+                            /** @description ISO 8601 with milliseconds, UTC. */
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description `VALIDATION_ERROR`: Malformed JSON, or a missing or ill-typed field; `details` name each field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_ERROR";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: No bearer token (`WWW-Authenticate: Bearer`), or a malformed, expired or revoked one (`WWW-Authenticate: Bearer error="invalid_token"`). */
+            401: {
+                headers: {
+                    /** @description `Bearer`, or `Bearer error="invalid_token"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `INSUFFICIENT_SCOPE`: The token lacks the scope (`WWW-Authenticate: Bearer error="insufficient_scope", scope="..."`). */
+            403: {
+                headers: {
+                    /** @description `Bearer error="insufficient_scope", scope="<the scopes that would do>"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_SCOPE";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `NOT_FOUND`: Unknown id, another client's id, or an unknown route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "NOT_FOUND";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request was not received in time (`HEADERS_TIMEOUT_MS`, `REQUEST_TIMEOUT_MS`). */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `HEADERS_TOO_LARGE`: The request headers are over the server's limit. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "HEADERS_TOO_LARGE";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: Anything unexpected (logged with the request id, `x-request-id`). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `UNAVAILABLE`: The database did not answer in time; nothing was half done. `Retry-After` says when to come back. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAVAILABLE";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description The error shape of every answer but the token endpoints'. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description The error shape of every answer but the token endpoints'. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
@@ -3317,7 +4053,7 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
@@ -3341,7 +4077,7 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;

@@ -10,6 +10,7 @@ const knownCodes: Readonly<Record<ErrorCode, true>> = {
   INVALID_PHONE_NUMBER: true,
   UNAUTHORIZED: true,
   INSUFFICIENT_SCOPE: true,
+  NUMBER_NOT_ALLOWED: true,
   CALLBACK_FORBIDDEN: true,
   NOT_FOUND: true,
   VERIFICATION_NOT_PENDING: true,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, it } from 'node:test';
-import { clientDocumentFile, clientTypesFile, documentText, typesText } from '../../scripts/client-types.js';
+import { clientDocumentFile, clientTypesFile, documentSettings, documentText, typesText } from '../../scripts/client-types.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { repoRoot, runNode } from '../support/processes.js';
 
@@ -17,7 +17,7 @@ const regenerate = 'stale: run `npm run generate -w client` and commit the resul
 
 let h: Harness;
 before(async () => {
-  h = await createHarness('pglite');
+  h = await createHarness('pglite', { env: { DEV_INBOX: documentSettings.DEV_INBOX ?? 'false' } });
 });
 after(() => h?.close());
 
