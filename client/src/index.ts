@@ -5,6 +5,8 @@ export type { RetryNotice } from './retry.js';
 export type {
   VerificationRecord,
   CreateVerificationBody,
+  LookupBody,
+  LookupRecord,
   WebhookEvent,
   WebhookDelivery,
   ErrorCode,

@@ -4,7 +4,7 @@ import { serviceErrorFrom } from './errors.js';
 import { retryAfterMs, type RetryNotice } from './retry.js';
 import { TokenSource } from './token-source.js';
 import { Transport } from './transport.js';
-import type { CreateVerificationBody, Scope, VerificationRecord, WebhookDelivery } from './types.js';
+import type { CreateVerificationBody, LookupBody, LookupRecord, Scope, VerificationRecord, WebhookDelivery } from './types.js';
 
 export interface OtpClientOptions {
   /** Where the service answers, e.g. `https://otp.example.com` (a path prefix is kept). */
@@ -113,6 +113,20 @@ export class OtpClient {
   /** `POST /v1/otp/{id}/cancel`: `FAILED` with `failureReason` `CANCELED` (scope `otp:send`). */
   cancel(id: string, options: CallOptions = {}): Promise<VerificationRecord> {
     return this.unwrap(this.api.POST('/v1/otp/{id}/cancel', { params: { path: { id } }, fetch: this.fetcher(false, options.signal) }));
+  }
+
+  /**
+   * `POST /v1/lookup/request` (scope `lookup:request`): what the number metadata says of a number; an invalid
+   * number is a lookup with `valid: false`, not an error. Sent again when no answer came: a repeat sends nothing,
+   * it only records a second lookup.
+   */
+  lookup(body: LookupBody, options: CallOptions = {}): Promise<LookupRecord> {
+    return this.unwrap(this.api.POST('/v1/lookup/request', { body, fetch: this.fetcher(true, options.signal) }));
+  }
+
+  /** `GET /v1/lookup/{id}` (scope `lookup:status`). */
+  getLookup(id: string, options: CallOptions = {}): Promise<LookupRecord> {
+    return this.unwrap(this.api.GET('/v1/lookup/{id}', { params: { path: { id } }, fetch: this.fetcher(true, options.signal) }));
   }
 
   /** `GET /v1/otp/{id}/webhooks`: the verification's webhook events and their delivery attempts. */

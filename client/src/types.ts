@@ -11,6 +11,12 @@ export type VerificationRecord = components['schemas']['VerificationRecord'];
 /** The body of `createVerification` (contract 3.1). */
 export type CreateVerificationBody = NonNullable<operations['createVerification']['requestBody']>['content']['application/json'];
 
+/** The body of `lookup` (contract 11). */
+export type LookupBody = NonNullable<operations['requestLookup']['requestBody']>['content']['application/json'];
+
+/** A number lookup (contract 11). */
+export type LookupRecord = operations['requestLookup']['responses'][200]['content']['application/json']['data'];
+
 /** The event a webhook carries (contract 4), as `verifyWebhook` returns it. */
 export type WebhookEvent = components['schemas']['WebhookEvent'];
 

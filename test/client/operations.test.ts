@@ -5,7 +5,7 @@ import { OtpServiceError, type OtpClient, type RetryNotice } from '../../client/
 import type { ClientCredentials } from '../../src/oauth/client-service.js';
 import { eventually } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
-import { freshNumber, rejection, startClientTestService, type ClientTestService } from './service.js';
+import { codeOf, freshNumber, rejection, startClientTestService, type ClientTestService } from './service.js';
 
 /**
  * Contract 12: every operation of the typed client against the service listening on 127.0.0.1 (over HTTP,
@@ -26,7 +26,7 @@ forEachDatabase('typed client operations', (kind) => {
   let client: OtpClient;
   before(async () => {
     s = await startClientTestService(kind, { PHONE_COOLDOWN_SECONDS: '1' });
-    credentials = await s.register();
+    credentials = await s.register(['otp:send', 'otp:verify', 'lookup:request', 'lookup:status']);
     client = s.client(credentials);
   });
   after(() => s?.close());
@@ -59,18 +59,19 @@ forEachDatabase('typed client operations', (kind) => {
 
   it('verifies: a wrong code is OTP_MISMATCH with the record, the right one SUCCESS, then VERIFICATION_NOT_PENDING', async () => {
     const created = await client.createVerification({ countryCode: '+234', phoneNumber: freshNumber() });
-    const wrong = created.otp === '000000' ? '111111' : '000000';
+    const code = codeOf(created);
+    const wrong = code === '000000' ? '111111' : '000000';
     const mismatch = serviceError(await rejection(() => client.verify(created.id, wrong)), 422, 'OTP_MISMATCH');
     assert.equal(mismatch.data?.id, created.id);
     assert.equal(mismatch.data?.status, 'PENDING');
     assert.equal(mismatch.data?.counter, 1);
     assert.deepEqual(mismatch.details, []);
 
-    const verified = await client.verify(created.id, created.otp);
+    const verified = await client.verify(created.id, code);
     assert.equal(verified.status, 'SUCCESS');
     assert.equal(verified.counter, 2);
 
-    const done = serviceError(await rejection(() => client.verify(created.id, created.otp)), 409, 'VERIFICATION_NOT_PENDING');
+    const done = serviceError(await rejection(() => client.verify(created.id, code)), 409, 'VERIFICATION_NOT_PENDING');
     assert.equal(done.data?.status, 'SUCCESS');
   });
 
@@ -150,6 +151,22 @@ forEachDatabase('typed client operations', (kind) => {
   it('answers INSUFFICIENT_SCOPE to a token without the operation\'s scope', async () => {
     const verifier = s.client(await s.register(['otp:send', 'otp:verify']), { scopes: ['otp:verify'] });
     serviceError(await rejection(() => verifier.createVerification({ countryCode: '+234', phoneNumber: freshNumber() })), 403, 'INSUFFICIENT_SCOPE');
+  });
+
+  it('looks a number up and reads the lookup back; an invalid number is a lookup, not an error', async () => {
+    const found = await client.lookup({ countryCode: '+234', phoneNumber: '08031234567' });
+    assert.deepEqual(
+      { status: found.status, phoneNumber: found.phoneNumber, regionCode: found.regionCode, valid: found.valid, lineType: found.lineType },
+      { status: 'COMPLETED', phoneNumber: '+2348031234567', regionCode: 'NG', valid: true, lineType: 'MOBILE' },
+    );
+    assert.deepEqual(await client.getLookup(found.id), found);
+    const invalid = await client.lookup({ countryCode: '+234', phoneNumber: '0803' });
+    assert.equal(invalid.valid, false);
+    assert.equal(invalid.lineType, 'UNKNOWN');
+    serviceError(await rejection(() => client.getLookup(crypto.randomUUID())), 404, 'NOT_FOUND');
+    const other = s.client(await s.register(['otp:send']));
+    serviceError(await rejection(() => other.getLookup(found.id)), 403, 'INSUFFICIENT_SCOPE');
+    serviceError(await rejection(() => other.lookup({ countryCode: '+234', phoneNumber: '08031234567' })), 403, 'INSUFFICIENT_SCOPE');
   });
 
   it('reads the webhook deliveries of a verification', async () => {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { OtpClient, type OtpClientOptions } from '../../client/src/index.js';
+import { OtpClient, type OtpClientOptions, type VerificationRecord } from '../../client/src/index.js';
 import type { Scope } from '../../src/domain/scopes.js';
 import type { ClientCredentials } from '../../src/oauth/client-service.js';
 import { TestClock } from '../support/clock.js';
@@ -80,4 +80,10 @@ export async function rejection(fn: () => Promise<unknown>): Promise<unknown> {
     return err;
   }
   assert.fail('expected a rejection');
+}
+
+/** The code of a verification whose client shows codes (the default). */
+export function codeOf(record: VerificationRecord): string {
+  assert.ok(record.otp !== null, 'the code is shown');
+  return record.otp;
 }
