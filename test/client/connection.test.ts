@@ -73,8 +73,8 @@ describe('typed client when the service does not answer', () => {
         notices.map((n) => n.reason),
         Array.from({ length: sent[1] - 1 }, () => 'connection'),
       );
-      // Each attempt 300 ms, and the backoffs between them (at most 250 and 500 ms).
-      assert.ok(took >= 300 * sent[1] - 20 && took < 300 * sent[1] + 750 + 1000, `${sent[0]} took ${took} ms`);
+      // Each attempt 300 ms, the backoffs between them (at most 250 and 500 ms), and slack for a busy machine.
+      assert.ok(took >= 300 * sent[1] - 20 && took < 300 * sent[1] + 750 + 3000, `${sent[0]} took ${took} ms`);
     }
   });
 
