@@ -1,3 +1,11 @@
+import {
+  isClientSettingsCommand,
+  isClientSettingsCommandName,
+  parseClientSettingsCommand,
+  runClientSettingsCommand,
+  type ClientSettingsCommand,
+} from './client-settings-commands.js';
+import type { TextPolicy } from '../domain/client-settings.js';
 import { isScope, knownScopes, type Scope } from '../domain/scopes.js';
 import { deliveryStatuses, type DeliveryStatus } from '../domain/webhook-delivery.js';
 import type { ClientService } from '../oauth/client-service.js';
@@ -15,10 +23,13 @@ export interface AdminDeps {
   readonly eventsDue: () => void;
   /** What the log provider sent (`otp-service messages`). */
   readonly inbox: InboxSource;
+  /** What template checks need: the longest code and the lifetime the text says. */
+  readonly textPolicy: TextPolicy;
 }
 
 /** An operator command, as the CLI parsed it; run in the CLI or, on the embedded database, in the server. */
 export type AdminCommand =
+  | ClientSettingsCommand
   | { readonly name: 'clients.create'; readonly clientName: string; readonly scopes: readonly string[] }
   | { readonly name: 'clients.list' }
   | { readonly name: 'clients.disable'; readonly id: string }
@@ -55,6 +66,7 @@ export const maxMessageLimit = 1_000;
 export function parseAdminCommand(input: unknown): AdminCommand | string {
   if (typeof input !== 'object' || input === null) return 'command must be an object';
   const c = input as Record<string, unknown>;
+  if (isClientSettingsCommandName(c.name)) return parseClientSettingsCommand(c);
   switch (c.name) {
     case 'clients.create':
       if (typeof c.clientName !== 'string' || !Array.isArray(c.scopes)) return 'clients.create needs a name and scopes';
@@ -105,6 +117,7 @@ export function parseDeliveryStatus(raw: string): DeliveryStatus | undefined {
 
 export async function runAdminCommand(deps: AdminDeps, command: AdminCommand): Promise<AdminResult> {
   const { clients, webhooks, clock } = deps;
+  if (isClientSettingsCommand(command)) return runClientSettingsCommand(clients, deps.textPolicy, command);
   const found = (value: unknown, id: string): AdminResult =>
     value ? { ok: true, value } : { ok: false, error: `no client ${id}` };
   switch (command.name) {

@@ -11,6 +11,23 @@ export function formatResult(command: AdminCommand, value: unknown): string {
       return formatReplay(value);
     case 'clients.list':
       return formatClientList(value);
+    case 'clients.show':
+      return formatClientShow(value);
+    case 'clients.update':
+    case 'clients.templates.remove':
+    case 'clients.test-numbers.add':
+    case 'clients.test-numbers.remove':
+      return `saved. The client's settings now:\n${formatSettings(value)}`;
+    case 'clients.templates.set': {
+      const t = value as { locale: string; encoding: string; parts: number; sample: string };
+      return `saved the ${t.locale} template: ${t.encoding}, ${t.parts} SMS part${t.parts === 1 ? '' : 's'} at most. A user reads:\n\n${t.sample}\n`;
+    }
+    case 'clients.templates.list':
+    case 'clients.test-numbers.list': {
+      const entries = Object.entries(value as Record<string, string>);
+      if (entries.length === 0) return command.name === 'clients.templates.list' ? 'no templates: texts are the English default\n' : 'no test numbers\n';
+      return `${entries.map(([k, v]) => `${k}\t${v}`).join('\n')}\n`;
+    }
     default:
       break;
   }
@@ -18,6 +35,27 @@ export function formatResult(command: AdminCommand, value: unknown): string {
   const lines = Object.entries(record).map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(' ') : String(v)}`);
   const secretShown = 'clientSecret' in record || command.name === 'clients.rotate-webhook-secret';
   if (secretShown) lines.push('', 'Store the secrets now: they are not shown again.');
+  return `${lines.join('\n')}\n`;
+}
+
+/** A client's fields, then its settings. */
+function formatClientShow(value: unknown): string {
+  const { settings, ...client } = value as Record<string, unknown>;
+  const lines = Object.entries(client).map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(' ') : String(v)}`);
+  return `${lines.join('\n')}\nsettings:\n${formatSettings(settings)}`;
+}
+
+/** One line per setting, indented; templates and test numbers one per line under theirs. */
+function formatSettings(value: unknown): string {
+  const s = value as Record<string, unknown>;
+  const lines = Object.entries(s).flatMap(([k, v]) => {
+    if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
+      const entries = Object.entries(v as Record<string, unknown>);
+      return [`  ${k}:${entries.length === 0 ? ' none' : ''}`, ...entries.map(([ek, ev]) => `    ${ek}: ${String(ev)}`)];
+    }
+    const shown = v === null ? (k === 'allowedCountries' ? 'all' : 'none') : Array.isArray(v) ? v.join(',') : String(v);
+    return [`  ${k}: ${shown}`];
+  });
   return `${lines.join('\n')}\n`;
 }
 

@@ -17,6 +17,25 @@ const commands: Readonly<Record<string, Readonly<Record<string, CommandHelp>>>> 
       about: `Registers a client and prints its client id, client secret and webhook secret (the secrets only this once).\nScopes: ${knownScopes.join(' ')}.`,
     },
     list: { args: '[--json]', about: 'Lists the clients: id, status, name, scopes, created (never a secret).' },
+    show: { args: 'CLIENT_ID [--json]', about: 'One client and its settings (never a secret).' },
+    update: {
+      args:
+        'CLIENT_ID [--reveal-code true|false] [--default-webhook URL|none] [--allowed-countries NG,GH|all] [--app-name NAME|none] [--webotp-domain DOMAIN|none] [--android-app-hash HASH|none] [--default-locale LOCALE|none] [--json]',
+      about:
+        "Changes a client's settings: whether answers and webhooks show the code (--reveal-code false: otp reads null), the webhook used when a create names none,\n" +
+        'the countries it may verify numbers of, the app name ({app} and the default text), the WebOTP domain (adds the line "@domain #code"),\n' +
+        'the Android SMS Retriever hash and the default locale of its texts. `none` clears a setting. Every instance sees the change within 2 s on PostgreSQL.',
+    },
+    templates: {
+      args: 'set CLIENT_ID --locale fr "Votre code {app} : {code}" | list CLIENT_ID | remove CLIENT_ID --locale fr',
+      about:
+        'The SMS text per locale (BCP 47), with {code} (required), {minutes} and {app}. A template is checked when saved: it must hold {code},\n' +
+        `and the text a user would get (longest code, app name, Android and WebOTP lines) must fit in 3 SMS parts; set says its encoding, parts and a sample.`,
+    },
+    'test-numbers': {
+      args: 'add CLIENT_ID +2348000000001 --code 123456 | list CLIENT_ID | remove CLIENT_ID +2348000000001',
+      about: 'Numbers with a fixed code: creates for them reach no provider and count toward no limit; verify checks the fixed code.',
+    },
     disable: { args: 'CLIENT_ID [--json]', about: 'Disables a client: its tokens stop working and it gets no new ones.' },
     'rotate-secret': { args: 'CLIENT_ID [--json]', about: 'Gives a client a new client secret (printed once); the old one stops working.' },
     'rotate-webhook-secret': {

@@ -7,6 +7,7 @@ import { adminDeps, startWorkers } from '../server.js';
 import { createServices } from '../services.js';
 import { deliveryStatuses } from '../domain/webhook-delivery.js';
 import { parseE164 } from '../domain/phone.js';
+import type { SettingsChange } from '../domain/client-settings.js';
 import {
   defaultListLimit,
   maxListLimit,
@@ -36,6 +37,15 @@ const optionSpec = {
   verification: { type: 'string' },
   limit: { type: 'string' },
   to: { type: 'string' },
+  'reveal-code': { type: 'string' },
+  'default-webhook': { type: 'string' },
+  'allowed-countries': { type: 'string' },
+  'app-name': { type: 'string' },
+  'webotp-domain': { type: 'string' },
+  'android-app-hash': { type: 'string' },
+  'default-locale': { type: 'string' },
+  locale: { type: 'string' },
+  code: { type: 'string' },
   follow: { type: 'boolean', default: false },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
@@ -112,6 +122,13 @@ function parseAdmin(positionals: readonly string[], values: Values): { command: 
         };
       case 'list':
         return { command: { name: 'clients.list' }, json };
+      case 'show':
+        return { command: { name: 'clients.show', id: needId() }, json };
+      case 'update':
+        return { command: { name: 'clients.update', id: needId(), change: settingsChange(values) }, json };
+      case 'templates':
+      case 'test-numbers':
+        return { command: settingsListCommand(action, positionals.slice(2), values), json };
       case 'disable':
       case 'rotate-secret':
       case 'rotate-webhook-secret':
@@ -119,6 +136,63 @@ function parseAdmin(positionals: readonly string[], values: Values): { command: 
     }
   }
   throw new UsageError(group && isGroup(group) ? helpFor(group, undefined) : usage());
+}
+
+/** `clients update`'s options as a change: `none` clears a setting, `all` lifts the country list. */
+function settingsChange(values: Values): SettingsChange {
+  const cleared = (raw: string | undefined): string | null | undefined => (raw === undefined ? undefined : raw === 'none' ? null : raw);
+  const change: { -readonly [K in keyof SettingsChange]: SettingsChange[K] } = {};
+  const reveal = values['reveal-code'];
+  if (reveal !== undefined) {
+    if (reveal !== 'true' && reveal !== 'false') throw new UsageError('--reveal-code takes true or false');
+    change.revealCode = reveal === 'true';
+  }
+  const countries = values['allowed-countries'];
+  if (countries !== undefined) change.allowedCountries = countries === 'all' ? null : countries.split(',').map((c) => c.trim()).filter(Boolean);
+  const texts = [
+    ['default-webhook', 'defaultWebhookUrl'],
+    ['app-name', 'appName'],
+    ['webotp-domain', 'webotpDomain'],
+    ['android-app-hash', 'androidAppHash'],
+    ['default-locale', 'defaultLocale'],
+  ] as const;
+  for (const [option, key] of texts) {
+    const value = cleared(values[option]);
+    if (value !== undefined) change[key] = value;
+  }
+  if (Object.keys(change).length === 0) throw new UsageError('clients update needs at least one option; see otp-service clients update --help');
+  return change;
+}
+
+/** `clients templates set|list|remove ID ...` and `clients test-numbers add|list|remove ID ...`. */
+function settingsListCommand(group: 'templates' | 'test-numbers', args: readonly string[], values: Values): AdminCommand {
+  const [sub, id, value] = args;
+  const help = `see otp-service clients ${group} --help`;
+  if (!id) throw new UsageError(`clients ${group} ${sub ?? ''} needs a CLIENT_ID; ${help}`);
+  if (group === 'templates') {
+    switch (sub) {
+      case 'list':
+        return { name: 'clients.templates.list', id };
+      case 'set':
+        if (!values.locale || value === undefined) throw new UsageError(`clients templates set needs --locale and the template text; ${help}`);
+        return { name: 'clients.templates.set', id, locale: values.locale, template: value };
+      case 'remove':
+        if (!values.locale) throw new UsageError(`clients templates remove needs --locale; ${help}`);
+        return { name: 'clients.templates.remove', id, locale: values.locale };
+    }
+  } else {
+    switch (sub) {
+      case 'list':
+        return { name: 'clients.test-numbers.list', id };
+      case 'add':
+        if (value === undefined || !values.code) throw new UsageError(`clients test-numbers add needs the NUMBER and --code; ${help}`);
+        return { name: 'clients.test-numbers.add', id, number: value, code: values.code };
+      case 'remove':
+        if (value === undefined) throw new UsageError(`clients test-numbers remove needs the NUMBER; ${help}`);
+        return { name: 'clients.test-numbers.remove', id, number: value };
+    }
+  }
+  throw new UsageError(`clients ${group} takes ${group === 'templates' ? 'set, list or remove' : 'add, list or remove'}; ${help}`);
 }
 
 /** Runs a command through the running server (embedded database) or straight on the database. */

@@ -1,4 +1,5 @@
 import { smsParts } from './gsm7.js';
+import { webhookUrlProblem } from './webhook-url.js';
 
 /**
  * What a client can set about its verifications (contract 9), managed with `otp-service clients update` and read
@@ -173,4 +174,108 @@ export function testCodeProblem(code: string): string | null {
 export function regionCode(raw: string): string | null {
   const upper = raw.trim().toUpperCase();
   return /^[A-Z]{2}$/.test(upper) ? upper : null;
+}
+
+/** A change to a client's settings from `clients update`: each field present is set (null clears it). */
+export interface SettingsChange {
+  readonly revealCode?: boolean;
+  readonly defaultWebhookUrl?: string | null;
+  readonly allowedCountries?: readonly string[] | null;
+  readonly appName?: string | null;
+  readonly webotpDomain?: string | null;
+  readonly androidAppHash?: string | null;
+  readonly defaultLocale?: string | null;
+}
+
+/** What template checks need to know of the service: the longest code and the lifetime the text says. */
+export interface TextPolicy {
+  readonly codeLength: number;
+  readonly ttlSeconds: number;
+}
+
+/**
+ * Applies a change, checking every field; a problem names the option at fault. The templates are checked again
+ * with the new app name, hash and WebOTP line, since those lines make every text longer.
+ */
+export function applySettingsChange(current: ClientSettings, change: SettingsChange, policy: TextPolicy): ClientSettings | string {
+  const problems: string[] = [];
+  const check = (option: string, value: string | null | undefined, problem: (v: string) => string | null) => {
+    const why = value === null || value === undefined ? null : problem(value);
+    if (why) problems.push(`${option} ${why}`);
+  };
+  check('--default-webhook', change.defaultWebhookUrl, (v) => (v.length > 2048 ? 'must be at most 2048 characters' : webhookUrlProblem(v)));
+  check('--app-name', change.appName, appNameProblem);
+  check('--webotp-domain', change.webotpDomain, webotpDomainProblem);
+  check('--android-app-hash', change.androidAppHash, androidAppHashProblem);
+  let defaultLocale = change.defaultLocale;
+  if (typeof defaultLocale === 'string') {
+    const canonical = canonicalLocale(defaultLocale);
+    if (canonical === null) problems.push('--default-locale must be a BCP 47 language tag such as fr or pt-BR');
+    defaultLocale = canonical;
+  }
+  let allowedCountries = change.allowedCountries;
+  if (allowedCountries) {
+    const regions = allowedCountries.map(regionCode);
+    const bad = allowedCountries.filter((_, i) => regions[i] === null);
+    if (bad.length > 0) problems.push(`--allowed-countries takes ISO 3166 alpha-2 codes such as NG,GH (or all); not ${bad.join(', ')}`);
+    allowedCountries = [...new Set(regions.filter((r): r is string => r !== null))].sort();
+  }
+  if (problems.length > 0) return problems.join('; ');
+  const next: ClientSettings = {
+    ...current,
+    ...(change.revealCode !== undefined && { revealCode: change.revealCode }),
+    ...(change.defaultWebhookUrl !== undefined && { defaultWebhookUrl: change.defaultWebhookUrl }),
+    ...(allowedCountries !== undefined && { allowedCountries }),
+    ...(change.appName !== undefined && { appName: change.appName }),
+    ...(change.webotpDomain !== undefined && { webotpDomain: change.webotpDomain?.toLowerCase() ?? null }),
+    ...(change.androidAppHash !== undefined && { androidAppHash: change.androidAppHash }),
+    ...(defaultLocale !== undefined && { defaultLocale }),
+  };
+  for (const [locale, template] of Object.entries(next.templates)) {
+    const checked = checkTemplate(template, next, policy.codeLength, policy.ttlSeconds);
+    if (!checked.ok) return `with this change the ${locale} template would no longer pass: ${checked.problem}`;
+  }
+  return next;
+}
+
+/** Sets the template of a locale, checked; says how it went out (encoding, parts, a sample). */
+export function withTemplate(
+  current: ClientSettings,
+  rawLocale: string,
+  template: string,
+  policy: TextPolicy,
+): { readonly settings: ClientSettings; readonly locale: string; readonly check: Extract<TemplateCheck, { ok: true }> } | string {
+  const locale = canonicalLocale(rawLocale);
+  if (locale === null) return '--locale must be a BCP 47 language tag such as fr or pt-BR';
+  const check = checkTemplate(template, current, policy.codeLength, policy.ttlSeconds);
+  if (!check.ok) return check.problem;
+  return { settings: { ...current, templates: { ...current.templates, [locale]: template } }, locale, check };
+}
+
+/** Removes the template of a locale; a problem when there is none. */
+export function withoutTemplate(current: ClientSettings, rawLocale: string): ClientSettings | string {
+  const locale = canonicalLocale(rawLocale) ?? rawLocale;
+  if (current.templates[locale] === undefined) return `no template for ${locale}`;
+  const { [locale]: _removed, ...templates } = current.templates;
+  return { ...current, templates };
+}
+
+/** At most this many test numbers per client. */
+export const maxTestNumbers = 100;
+
+/** Adds (or changes the code of) a test number: `e164` as parsed by the phone parser, null when invalid. */
+export function withTestNumber(current: ClientSettings, e164: string | null, code: string): ClientSettings | string {
+  if (e164 === null) return 'the test number must be a valid phone number in E.164, e.g. +2348000000001';
+  const bad = testCodeProblem(code);
+  if (bad) return `--code ${bad}`;
+  if (current.testNumbers[e164] === undefined && Object.keys(current.testNumbers).length >= maxTestNumbers) {
+    return `a client has at most ${maxTestNumbers} test numbers`;
+  }
+  return { ...current, testNumbers: { ...current.testNumbers, [e164]: code } };
+}
+
+export function withoutTestNumber(current: ClientSettings, e164: string | null): ClientSettings | string {
+  if (e164 === null || current.testNumbers[e164] === undefined) return 'no such test number';
+  const { [e164]: _removed, ...testNumbers } = current.testNumbers;
+  return { ...current, testNumbers };
 }

@@ -1,4 +1,4 @@
-import { defaultClientSettings } from '../domain/client-settings.js';
+import { defaultClientSettings, type ClientSettings } from '../domain/client-settings.js';
 import type { Clock, Random } from '../domain/ports.js';
 import type { Scope } from '../domain/scopes.js';
 import { hashSecret, newClientSecret, newWebhookSecret, type Client, type ClientStore } from './client.js';
@@ -91,6 +91,30 @@ export class ClientService {
     if (!updated) return null;
     this.onChange(id);
     return { ...view(updated), webhookSecret: updated.webhookSecret };
+  }
+
+  /** A client and its settings (`clients show`); never a secret. */
+  async show(id: string): Promise<(ClientView & { readonly settings: ClientSettings }) | null> {
+    const client = await this.store.find(id);
+    return client ? { ...view(client), settings: client.settings } : null;
+  }
+
+  /**
+   * Changes a client's settings with `edit` (which checks them and says what is wrong, or returns them changed);
+   * seen at once here and, on PostgreSQL, within moments on every other instance (contract 9).
+   */
+  async editSettings(
+    id: string,
+    edit: (current: ClientSettings) => ClientSettings | string,
+  ): Promise<{ readonly kind: 'saved'; readonly settings: ClientSettings } | { readonly kind: 'refused'; readonly problem: string } | null> {
+    const client = await this.store.find(id);
+    if (!client) return null;
+    const next = edit(client.settings);
+    if (typeof next === 'string') return { kind: 'refused', problem: next };
+    const updated = await this.store.update(id, { settings: next }, this.clock.now());
+    if (!updated) return null;
+    this.onChange(id);
+    return { kind: 'saved', settings: updated.settings };
   }
 
   private async change(id: string, change: Parameters<ClientStore['update']>[1]): Promise<ClientView | null> {

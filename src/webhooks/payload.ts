@@ -9,8 +9,10 @@ export function parseStoredPayload(value: unknown): WebhookPayload | null {
   if (!isObject(value) || typeof value.event !== 'string' || !eventKinds.includes(value.event)) return null;
   const d = value.data;
   if (!isObject(d)) return null;
-  const strings = ['id', 'otp', 'type', 'createdAt', 'countryCode', 'phoneNumber'] as const;
+  const strings = ['id', 'type', 'createdAt', 'countryCode', 'phoneNumber'] as const;
   if (strings.some((k) => typeof d[k] !== 'string')) return null;
+  // Null when the client withholds codes (contract 9).
+  if (d.otp !== null && typeof d.otp !== 'string') return null;
   if (typeof d.status !== 'string' || !statuses.includes(d.status)) return null;
   if (d.reference !== null && typeof d.reference !== 'string') return null;
   const failureReason = typeof d.failureReason === 'string' ? d.failureReason : null;
@@ -18,7 +20,7 @@ export function parseStoredPayload(value: unknown): WebhookPayload | null {
     event: value.event as EventKind,
     data: {
       id: String(d.id),
-      otp: String(d.otp),
+      otp: d.otp,
       type: String(d.type),
       status: d.status as VerificationStatus,
       createdAt: String(d.createdAt),

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { canonicalLocale } from '../../domain/client-settings.js';
+import { webhookUrlProblem } from '../../domain/webhook-url.js';
 import type { FieldProblem } from '../../domain/error-catalogue.js';
 import type { RequestType } from '../../domain/verification.js';
 import type { VerificationService } from '../../domain/verification-service.js';
@@ -161,21 +162,5 @@ export function referenceProblem(reference: string): string | null {
   if (reference.includes('\u0000')) return 'must not contain NUL characters';
   if (/\p{Surrogate}/u.test(reference)) return 'must be valid Unicode text (no lone surrogates)';
   if (reference.startsWith('\uFEFF')) return 'must not start with U+FEFF (a byte order mark)';
-  return null;
-}
-
-/** Why a webhook address is refused, or null: absolute http(s), no credentials, at most 2048 characters. */
-export function webhookUrlProblem(raw: string): string | null {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    return 'must be an absolute URL';
-  }
-  // The URL parser would quietly drop or encode these; they have no place in an address, and NUL cannot be stored.
-  if (/[\u0000-\u0020\u007f]/.test(raw)) return 'must not contain spaces or control characters';
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must use http or https';
-  if (url.username || url.password) return 'must not contain credentials';
-  if (!url.hostname) return 'must name a host';
   return null;
 }

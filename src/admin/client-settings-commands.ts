@@ -1,0 +1,155 @@
+import {
+  applySettingsChange,
+  withoutTemplate,
+  withoutTestNumber,
+  withTemplate,
+  withTestNumber,
+  type ClientSettings,
+  type SettingsChange,
+  type TextPolicy,
+} from '../domain/client-settings.js';
+import { parseE164 } from '../domain/phone.js';
+import type { ClientService } from '../oauth/client-service.js';
+
+/** The commands of a client's settings (contract 9): `clients show|update|templates|test-numbers`. */
+export type ClientSettingsCommand =
+  | { readonly name: 'clients.show'; readonly id: string }
+  | { readonly name: 'clients.update'; readonly id: string; readonly change: SettingsChange }
+  | { readonly name: 'clients.templates.set'; readonly id: string; readonly locale: string; readonly template: string }
+  | { readonly name: 'clients.templates.list'; readonly id: string }
+  | { readonly name: 'clients.templates.remove'; readonly id: string; readonly locale: string }
+  | { readonly name: 'clients.test-numbers.add'; readonly id: string; readonly number: string; readonly code: string }
+  | { readonly name: 'clients.test-numbers.list'; readonly id: string }
+  | { readonly name: 'clients.test-numbers.remove'; readonly id: string; readonly number: string };
+
+export const clientSettingsCommandNames: readonly ClientSettingsCommand['name'][] = [
+  'clients.show',
+  'clients.update',
+  'clients.templates.set',
+  'clients.templates.list',
+  'clients.templates.remove',
+  'clients.test-numbers.add',
+  'clients.test-numbers.list',
+  'clients.test-numbers.remove',
+];
+
+export function isClientSettingsCommandName(name: unknown): name is ClientSettingsCommand['name'] {
+  return (clientSettingsCommandNames as readonly unknown[]).includes(name);
+}
+
+/** Whether an operator command is one of a client's settings. */
+export function isClientSettingsCommand(command: { readonly name: string }): command is ClientSettingsCommand {
+  return isClientSettingsCommandName(command.name);
+}
+
+type Result = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: string };
+
+/** Checks a settings command that came over the admin socket (untyped JSON); an error text when it is not one. */
+export function parseClientSettingsCommand(c: Record<string, unknown>): ClientSettingsCommand | string {
+  const name = c.name;
+  if (!isClientSettingsCommandName(name)) return `unknown command ${String(name)}`;
+  if (typeof c.id !== 'string') return `${name} needs a client id`;
+  const id = c.id;
+  const text = (key: string): string | null => (typeof c[key] === 'string' ? (c[key] as string) : null);
+  switch (name) {
+    case 'clients.show':
+    case 'clients.templates.list':
+    case 'clients.test-numbers.list':
+      return { name, id };
+    case 'clients.update': {
+      const change = parseChange(c.change);
+      return typeof change === 'string' ? change : { name, id, change };
+    }
+    case 'clients.templates.set': {
+      const locale = text('locale');
+      const template = text('template');
+      return locale !== null && template !== null ? { name, id, locale, template } : `${name} needs a locale and a template`;
+    }
+    case 'clients.templates.remove': {
+      const locale = text('locale');
+      return locale !== null ? { name, id, locale } : `${name} needs a locale`;
+    }
+    case 'clients.test-numbers.add': {
+      const number = text('number');
+      const code = text('code');
+      return number !== null && code !== null ? { name, id, number, code } : `${name} needs a number and a code`;
+    }
+    case 'clients.test-numbers.remove': {
+      const number = text('number');
+      return number !== null ? { name, id, number } : `${name} needs a number`;
+    }
+  }
+}
+
+function parseChange(raw: unknown): SettingsChange | string {
+  if (typeof raw !== 'object' || raw === null) return 'clients.update needs a change';
+  const o = raw as Record<string, unknown>;
+  const nullableText = (key: string): string | null | undefined | false =>
+    o[key] === undefined ? undefined : o[key] === null ? null : typeof o[key] === 'string' ? (o[key] as string) : false;
+  const change: Record<string, unknown> = {};
+  for (const key of ['defaultWebhookUrl', 'appName', 'webotpDomain', 'androidAppHash', 'defaultLocale']) {
+    const value = nullableText(key);
+    if (value === false) return `${key} must be text or null`;
+    if (value !== undefined) change[key] = value;
+  }
+  if (o.revealCode !== undefined) {
+    if (typeof o.revealCode !== 'boolean') return 'revealCode must be true or false';
+    change.revealCode = o.revealCode;
+  }
+  if (o.allowedCountries !== undefined) {
+    if (o.allowedCountries !== null && !(Array.isArray(o.allowedCountries) && o.allowedCountries.every((r) => typeof r === 'string'))) {
+      return 'allowedCountries must be a list of region codes or null';
+    }
+    change.allowedCountries = o.allowedCountries;
+  }
+  return change as SettingsChange;
+}
+
+/** What `clients templates set` says: the template saved, how it goes out, and what a user would read. */
+export interface TemplateSaved {
+  readonly locale: string;
+  readonly encoding: 'GSM-7' | 'UCS-2';
+  readonly parts: number;
+  readonly sample: string;
+}
+
+export async function runClientSettingsCommand(clients: ClientService, policy: TextPolicy, command: ClientSettingsCommand): Promise<Result> {
+  const missing: Result = { ok: false, error: `no client ${command.id}` };
+  const saved = async (edit: (s: ClientSettings) => ClientSettings | string): Promise<Result> => {
+    const outcome = await clients.editSettings(command.id, edit);
+    if (!outcome) return missing;
+    return outcome.kind === 'refused' ? { ok: false, error: outcome.problem } : { ok: true, value: outcome.settings };
+  };
+  switch (command.name) {
+    case 'clients.show': {
+      const client = await clients.show(command.id);
+      return client ? { ok: true, value: client } : missing;
+    }
+    case 'clients.update':
+      return saved((s) => applySettingsChange(s, command.change, policy));
+    case 'clients.templates.list': {
+      const client = await clients.show(command.id);
+      return client ? { ok: true, value: client.settings.templates } : missing;
+    }
+    case 'clients.templates.set': {
+      let told: TemplateSaved | null = null;
+      const outcome = await saved((s) => {
+        const result = withTemplate(s, command.locale, command.template, policy);
+        if (typeof result === 'string') return result;
+        told = { locale: result.locale, encoding: result.check.encoding, parts: result.check.parts, sample: result.check.sample };
+        return result.settings;
+      });
+      return outcome.ok && told ? { ok: true, value: told } : outcome;
+    }
+    case 'clients.templates.remove':
+      return saved((s) => withoutTemplate(s, command.locale));
+    case 'clients.test-numbers.list': {
+      const client = await clients.show(command.id);
+      return client ? { ok: true, value: client.settings.testNumbers } : missing;
+    }
+    case 'clients.test-numbers.add':
+      return saved((s) => withTestNumber(s, parseE164(command.number.replace(/[\s()-]/g, ''))?.e164 ?? null, command.code));
+    case 'clients.test-numbers.remove':
+      return saved((s) => withoutTestNumber(s, parseE164(command.number.replace(/[\s()-]/g, ''))?.e164 ?? null));
+  }
+}

@@ -1,0 +1,215 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { runAdminCommand, type AdminCommand, type AdminResult } from '../../src/admin/commands.js';
+import { adminDeps } from '../../src/server.js';
+import { createVerification, e164Of, expectV1Error, nextLocalNumber, type RecordBody } from '../support/api.js';
+import { forEachDatabase } from '../support/each-database.js';
+import { createHarness, type Harness } from '../support/harness.js';
+import { startReceiver, type Receiver } from '../webhooks/helpers.js';
+import { runCliFromSource } from '../webhooks/processes.js';
+import { TestClock } from '../support/clock.js';
+
+/** Contract 9: a client's settings, managed by the operator commands and applied by create, send and answers. */
+forEachDatabase('client settings', (kind) => {
+  let h: Harness;
+  let hooks: Receiver;
+  before(async () => {
+    hooks = await startReceiver();
+    h = await createHarness(kind, { clock: new TestClock(Date.now()), env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', OTP_TTL_SECONDS: '300' } });
+  });
+  after(async () => {
+    await h.close();
+    await hooks.close();
+  });
+
+  const admin = (command: AdminCommand): Promise<AdminResult> => runAdminCommand(adminDeps(h.services), command);
+  const ok = async (command: AdminCommand): Promise<unknown> => {
+    const r = await admin(command);
+    assert.ok(r.ok, `${command.name}: ${r.ok ? '' : r.error}`);
+    return r.value;
+  };
+  const refused = async (command: AdminCommand, pattern: RegExp): Promise<void> => {
+    const r = await admin(command);
+    assert.equal(r.ok, false, `${command.name} should be refused`);
+    if (!r.ok) assert.match(r.error, pattern);
+  };
+  /** A fresh client with both scopes, and its token. */
+  const fresh = async () => {
+    const c = await h.client(['otp:send', 'otp:verify']);
+    return { id: c.clientId, token: await h.token(['otp:send', 'otp:verify'], c) };
+  };
+  const smsOf = async (v: RecordBody) => {
+    await h.services.sendWorker.idle();
+    const [m] = await h.services.messages.forVerification(v.id);
+    assert.ok(m, 'a message was stored');
+    return m;
+  };
+
+  describe('texts', () => {
+    it('sends the English default with the real lifetime, naming the app, with the Android hash and the WebOTP line last', async () => {
+      const c = await fresh();
+      await ok({ name: 'clients.update', id: c.id, change: { appName: 'Acme', webotpDomain: 'Login.Example.com', androidAppHash: 'FA+9qCX9VSu' } });
+      const v = await createVerification(h, c.token);
+      const m = await smsOf(v);
+      assert.equal(m.body, `${v.otp} is your Acme verification code. It expires in 5 minutes. Do not share it.\nFA+9qCX9VSu\n@login.example.com #${v.otp}`);
+    });
+
+    it('uses the template of the locale asked for, then its language, then the default locale, then English', async () => {
+      const c = await fresh();
+      const saved = (await ok({ name: 'clients.templates.set', id: c.id, locale: 'fr', template: 'Votre code {app} : {code} ({minutes} min)' })) as { parts: number; encoding: string; sample: string };
+      assert.deepEqual({ parts: saved.parts, encoding: saved.encoding }, { parts: 1, encoding: 'GSM-7' });
+      await ok({ name: 'clients.templates.set', id: c.id, locale: 'pt-br', template: 'Seu código: {code}' });
+      await ok({ name: 'clients.update', id: c.id, change: { appName: 'Acme', defaultLocale: 'pt-BR' } });
+      const fr = await createVerification(h, c.token, { locale: 'fr-CA' });
+      assert.equal((await smsOf(fr)).body, `Votre code Acme : ${fr.otp} (5 min)`);
+      const none = await createVerification(h, c.token);
+      assert.equal((await smsOf(none)).body, `Seu código: ${none.otp}`, 'the default locale');
+      await ok({ name: 'clients.update', id: c.id, change: { defaultLocale: null } });
+      const de = await createVerification(h, c.token, { locale: 'de' });
+      assert.match((await smsOf(de)).body, /^\d{6} is your Acme verification code\./);
+      assert.deepEqual(Object.keys((await ok({ name: 'clients.templates.list', id: c.id })) as object).sort(), ['fr', 'pt-BR']);
+      await ok({ name: 'clients.templates.remove', id: c.id, locale: 'fr' });
+      await refused({ name: 'clients.templates.remove', id: c.id, locale: 'fr' }, /no template for fr/);
+    });
+
+    it('refuses a template without {code}, with an unknown placeholder, or too long, and says why', async () => {
+      const c = await fresh();
+      await refused({ name: 'clients.templates.set', id: c.id, locale: 'fr', template: 'Bonjour' }, /must contain \{code\}/);
+      await refused({ name: 'clients.templates.set', id: c.id, locale: 'fr', template: 'Code {code} pour {user}' }, /unknown placeholder \{user\}/);
+      await refused({ name: 'clients.templates.set', id: c.id, locale: 'ja', template: `${'認証コード'.repeat(50)}{code}` }, /takes \d+ SMS parts \(UCS-2\)/);
+      await refused({ name: 'clients.templates.set', id: c.id, locale: 'not a locale!', template: '{code}' }, /BCP 47/);
+      const long = (await ok({ name: 'clients.templates.set', id: c.id, locale: 'en', template: `${'x'.repeat(200)} {code}` })) as { parts: number };
+      assert.equal(long.parts, 2, 'a long GSM text says how many parts it takes');
+    });
+
+    it('rejects create with a malformed locale (400 VALIDATION_ERROR naming locale)', async () => {
+      const c = await fresh();
+      const err = expectV1Error(await h.call('POST', '/v1/otp/request', c.token, { countryCode: '+234', phoneNumber: nextLocalNumber(), locale: '12-!!' }), 400, 'VALIDATION_ERROR');
+      assert.deepEqual(err.error.details?.map((d) => d.field), ['locale']);
+    });
+  });
+
+  describe('answers and webhooks', () => {
+    it('withholds the code from every answer and webhook once --reveal-code false, and the code still verifies', async () => {
+      const c = await fresh();
+      await ok({ name: 'clients.update', id: c.id, change: { revealCode: false, defaultWebhookUrl: `${hooks.url}/default` } });
+      const v = await createVerification(h, c.token);
+      assert.equal(v.otp, null);
+      assert.equal((await h.call('GET', `/v1/otp/${v.id}`, c.token)).json().data.otp, null);
+      const wrong = expectV1Error(await h.call('POST', '/v1/otp/verify', c.token, { id: v.id, otp: '000000' }), 422, 'OTP_MISMATCH');
+      assert.equal(wrong.data?.otp, null);
+      const code = /^(\d{6})/.exec((await smsOf(v)).body)?.[1];
+      assert.ok(code);
+      const right = await h.call('POST', '/v1/otp/verify', c.token, { id: v.id, otp: code });
+      assert.equal(right.statusCode, 200);
+      assert.equal(right.json().data.otp, null);
+      await h.services.webhookWorker.idle();
+      const hook = hooks.requests.find((r) => r.body.includes(v.id));
+      assert.ok(hook, 'the default webhook got the event');
+      assert.equal(hook.url, '/hooks/default');
+      assert.equal((JSON.parse(hook.body) as { data: { otp: unknown } }).data.otp, null);
+    });
+
+    it('uses the default webhook only when a create names none', async () => {
+      const c = await fresh();
+      await ok({ name: 'clients.update', id: c.id, change: { defaultWebhookUrl: 'https://hooks.example.test/default' } });
+      assert.equal((await createVerification(h, c.token)).webhookUrl, 'https://hooks.example.test/default');
+      assert.equal((await createVerification(h, c.token, { webhookUrl: 'https://hooks.example.test/mine' })).webhookUrl, 'https://hooks.example.test/mine');
+      await ok({ name: 'clients.update', id: c.id, change: { defaultWebhookUrl: null } });
+      assert.equal((await createVerification(h, c.token)).webhookUrl, null);
+    });
+  });
+
+  describe('allowed countries', () => {
+    it('refuses numbers of other countries with 403 NUMBER_NOT_ALLOWED, sending and counting nothing', async () => {
+      const c = await fresh();
+      await ok({ name: 'clients.update', id: c.id, change: { allowedCountries: ['gh', 'NG'] } });
+      assert.equal((await h.call('POST', '/v1/otp/request', c.token, { countryCode: '+234', phoneNumber: nextLocalNumber() })).statusCode, 200);
+      const res = await h.call('POST', '/v1/otp/request', c.token, { countryCode: '+44', phoneNumber: '07400123456' });
+      const err = expectV1Error(res, 403, 'NUMBER_NOT_ALLOWED');
+      assert.match(err.error.details?.[0]?.issue ?? '', /GB .*GH, NG/);
+      await ok({ name: 'clients.update', id: c.id, change: { allowedCountries: null } });
+      assert.equal((await h.call('POST', '/v1/otp/request', c.token, { countryCode: '+44', phoneNumber: '07400123457' })).statusCode, 200);
+    });
+  });
+
+  describe('test numbers', () => {
+    it('gives a test number its fixed code, reaches no provider, counts toward no limit, and verifies', async () => {
+      const c = await fresh();
+      const local = nextLocalNumber();
+      await ok({ name: 'clients.test-numbers.add', id: c.id, number: e164Of(local), code: '123456' });
+      assert.deepEqual(await ok({ name: 'clients.test-numbers.list', id: c.id }), { [e164Of(local)]: '123456' });
+      const made: RecordBody[] = [];
+      for (let i = 0; i < 8; i++) made.push(await createVerification(h, c.token, { phoneNumber: local }));
+      const [v] = made;
+      assert.ok(v);
+      assert.equal(v.otp, '123456');
+      const record = (await h.call('GET', `/v1/otp/${v.id}`, c.token)).json().data as { delivery: { provider: string; status: string } };
+      assert.deepEqual({ provider: record.delivery.provider, status: record.delivery.status }, { provider: 'test', status: 'DELIVERED' });
+      const jobs = await h.services.db.db.selectFrom('send_jobs').select('verification_id').where('verification_id', 'in', made.map((m) => m.id)).execute();
+      assert.deepEqual(jobs, [], 'no send job: no provider is called');
+      assert.match((await smsOf(v)).body, /^123456 is your verification code/, 'the inbox still shows it');
+      assert.equal((await h.call('POST', '/v1/otp/verify', c.token, { id: v.id, otp: '123456' })).statusCode, 200);
+      await ok({ name: 'clients.test-numbers.remove', id: c.id, number: e164Of(local) });
+      await refused({ name: 'clients.test-numbers.remove', id: c.id, number: e164Of(local) }, /no such test number/);
+      await refused({ name: 'clients.test-numbers.add', id: c.id, number: '12345', code: '123456' }, /valid phone number/);
+      await refused({ name: 'clients.test-numbers.add', id: c.id, number: e164Of(local), code: '12' }, /--code must be 4 to 10 digits/);
+    });
+  });
+
+  describe('operator commands', () => {
+    it('checks every option of update and names the one at fault', async () => {
+      const c = await fresh();
+      await refused({ name: 'clients.update', id: c.id, change: { defaultWebhookUrl: 'ftp://x.example' } }, /--default-webhook must use http or https/);
+      await refused({ name: 'clients.update', id: c.id, change: { appName: 'a{b}' } }, /--app-name/);
+      await refused({ name: 'clients.update', id: c.id, change: { webotpDomain: 'https://example.com' } }, /--webotp-domain/);
+      await refused({ name: 'clients.update', id: c.id, change: { androidAppHash: 'short' } }, /--android-app-hash/);
+      await refused({ name: 'clients.update', id: c.id, change: { allowedCountries: ['NGA'] } }, /--allowed-countries .*NGA/);
+      await refused({ name: 'clients.update', id: '00000000-0000-4000-8000-000000000000', change: { revealCode: true } }, /no client/);
+      const shown = (await ok({ name: 'clients.show', id: c.id })) as { clientId: string; settings: { revealCode: boolean } };
+      assert.equal(shown.clientId, c.id);
+      assert.equal(shown.settings.revealCode, true, 'nothing was saved by the refused changes');
+      assert.ok(!JSON.stringify(shown).includes('secret'), 'show prints no secret');
+    });
+
+    it('takes the CLI forms of the contract: create, update, templates set, test-numbers add, show --json', async () => {
+      const dataDir = kind === 'pglite' ? fs.mkdtempSync(path.join(os.tmpdir(), 'otp-settings-cli-')) : null;
+      const env: Record<string, string> = { LOG_LEVEL: 'silent', ...(dataDir ? { DATA_DIR: dataDir } : { DATABASE_URL: String(h.config.DATABASE_URL) }) };
+      const cli = async (...args: string[]) => {
+        const ran = await runCliFromSource(args, env);
+        assert.equal(ran.code, 0, `otp-service ${args.join(' ')}: ${ran.stderr}`);
+        return ran.stdout;
+      };
+      try {
+        const created = JSON.parse(await cli('clients', 'create', '--name', 'cli', '--scopes', 'otp:send', '--json')) as { clientId: string };
+        const id = created.clientId;
+        assert.match(await cli('clients', 'update', id, '--reveal-code', 'false', '--allowed-countries', 'ng,GH', '--app-name', 'Acme', '--default-locale', 'fr'), /saved/);
+        assert.match(await cli('clients', 'templates', 'set', id, '--locale', 'fr', 'Votre code {app} : {code}'), /saved the fr template: GSM-7, 1 SMS part at most\. A user reads:\n\nVotre code Acme : 9999/);
+        await cli('clients', 'test-numbers', 'add', id, '+2348000000001', '--code', '123456');
+        const shown = JSON.parse(await cli('clients', 'show', id, '--json')) as { settings: Record<string, unknown> };
+        assert.deepEqual(
+          { ...shown.settings },
+          {
+            appName: 'Acme',
+            webotpDomain: null,
+            androidAppHash: null,
+            defaultWebhookUrl: null,
+            revealCode: false,
+            allowedCountries: ['GH', 'NG'],
+            defaultLocale: 'fr',
+            templates: { fr: 'Votre code {app} : {code}' },
+            testNumbers: { '+2348000000001': '123456' },
+          },
+        );
+        const bad = await runCliFromSource(['clients', 'update', id, '--reveal-code', 'maybe'], env);
+        assert.equal(bad.code, 2);
+        assert.match(bad.stderr, /--reveal-code takes true or false/);
+      } finally {
+        if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+      }
+    });
+  });
+});
