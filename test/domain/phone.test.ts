@@ -4,10 +4,10 @@ import { parseE164, parsePhone, readRefusedPhone } from '../../src/domain/phone.
 
 describe('phone numbers (contract 1)', () => {
   it('parses a local number with or without its trunk prefix to E.164', () => {
-    const expected = { e164: '+2348031234567', countryCode: '+234', local: '08031234567' };
+    const expected = { e164: '+2348031234567', countryCode: '+234', local: '08031234567', region: 'NG' };
     assert.deepEqual(parsePhone('+234', '08031234567'), expected);
     assert.deepEqual(parsePhone('+234', '8031234567'), expected);
-    assert.deepEqual(parsePhone('+44', '07400123456'), { e164: '+447400123456', countryCode: '+44', local: '07400123456' });
+    assert.deepEqual(parsePhone('+44', '07400123456'), { e164: '+447400123456', countryCode: '+44', local: '07400123456', region: 'GB' });
     assert.deepEqual(parsePhone('+1', '2015550123'), { e164: '+12015550123', countryCode: '+1', local: '2015550123' });
   });
 
@@ -42,7 +42,7 @@ describe('phone numbers (contract 1)', () => {
   });
 
   it('parses E.164 numbers, and refuses others', () => {
-    assert.deepEqual(parseE164('+2349010000123'), { e164: '+2349010000123', countryCode: '+234', local: '09010000123' });
+    assert.deepEqual(parseE164('+2349010000123'), { e164: '+2349010000123', countryCode: '+234', local: '09010000123', region: 'NG' });
     for (const n of ['2349010000123', '+999123456789', '+0123456', '+234', '+23490100001234567', '']) assert.equal(parseE164(n), null, n);
   });
 
