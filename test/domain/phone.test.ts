@@ -8,7 +8,7 @@ describe('phone numbers (contract 1)', () => {
     assert.deepEqual(parsePhone('+234', '08031234567'), expected);
     assert.deepEqual(parsePhone('+234', '8031234567'), expected);
     assert.deepEqual(parsePhone('+44', '07400123456'), { e164: '+447400123456', countryCode: '+44', local: '07400123456', region: 'GB' });
-    assert.deepEqual(parsePhone('+1', '2015550123'), { e164: '+12015550123', countryCode: '+1', local: '2015550123' });
+    assert.deepEqual(parsePhone('+1', '2015550123'), { e164: '+12015550123', countryCode: '+1', local: '2015550123', region: 'US' });
   });
 
   it('refuses numbers that are not valid for the country code', () => {
