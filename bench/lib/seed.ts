@@ -26,9 +26,9 @@ export interface SeedOptions {
 export function seedQuery(options: SeedOptions): { readonly text: string; readonly values: unknown[] } {
   return {
     text: `INSERT INTO verifications (id, client_id, type, status, otp, phone_number, country_code, paired_number,
-       counter, webhook_url, reference, created_at, updated_at, expires_at)
+       counter, webhook_url, reference, created_at, updated_at, expires_at, last_send_at)
      SELECT md5($2::text || i::text)::uuid, $1::uuid, 'SMS', 'PENDING', $4, '+234803' || lpad((i % 10000000)::text, 7, '0'),
-       '+234', '09010000000', 0, $5, NULL, now(), now(), now() + interval '1 hour'
+       '+234', '09010000000', 0, $5, NULL, now(), now(), now() + interval '1 hour', now()
      FROM generate_series(0, $3::int - 1) AS i`,
     values: [options.clientId, options.series, options.count, seedOtp, options.webhookUrl ?? null],
   };
