@@ -84,8 +84,8 @@ const createSql = {
     '(SELECT * FROM unnest($1::uuid[], $2::text[])) and "created_at" > $3',
   insert: (rows: number) =>
     'insert into "verifications" ("id", "client_id", "type", "status", "otp", "phone_number", "country_code", ' +
-    '"paired_number", "counter", "webhook_url", "reference", "created_at", "updated_at", "expires_at") values ' +
-    rowsOf(rows, 14),
+    '"paired_number", "counter", "webhook_url", "reference", "created_at", "updated_at", "expires_at", "last_send_at") values ' +
+    rowsOf(rows, 15),
   sendJob: (rows: number) =>
     'insert into "send_jobs" ("verification_id", "channel", "sender", "status", "attempts", "next_attempt_at", ' +
     '"last_error", "created_at", "updated_at") values ' +
@@ -201,7 +201,7 @@ export async function dbLimitCreateBatched(o: DbLimitOptions & { readonly phoneO
             createSql.insert(group.length),
             group.flatMap((x) => [
               x.id, o.clientId, 'SMS', 'PENDING', x.otp, x.phone, '+234', '09010000000', 0, null, null, x.now, x.now,
-              new Date(x.now.getTime() + 3_600_000),
+              new Date(x.now.getTime() + 3_600_000), x.now,
             ]),
           );
           await c.query(

@@ -23,8 +23,8 @@ const createSql = {
   history: 'select "created_at" from "verifications" where "client_id" = $1 and "phone_number" = $2 and "created_at" > $3',
   insert:
     'insert into "verifications" ("id", "client_id", "type", "status", "otp", "phone_number", "country_code", "paired_number", ' +
-    '"counter", "webhook_url", "reference", "created_at", "updated_at", "expires_at") ' +
-    'values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)',
+    '"counter", "webhook_url", "reference", "created_at", "updated_at", "expires_at", "last_send_at") ' +
+    'values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)',
   sendJob:
     'insert into "send_jobs" ("verification_id", "channel", "sender", "status", "attempts", "next_attempt_at", "last_error", ' +
     '"created_at", "updated_at") values ($1, $2, $3, $4, $5, $6, $7, $8, $9)',
@@ -104,7 +104,7 @@ export async function dbLimitCreate(o: DbLimitOptions & { readonly phoneOffset: 
     await c.query(createSql.history, [o.clientId, phone, lookBack]);
     const expires = new Date(now.getTime() + 3_600_000);
     await c.query(createSql.insert, [
-      id, o.clientId, 'SMS', 'PENDING', otp, phone, '+234', '09010000000', 0, null, null, now, now, expires,
+      id, o.clientId, 'SMS', 'PENDING', otp, phone, '+234', '09010000000', 0, null, null, now, now, expires, now,
     ]);
     // Due in a day: the same insert (and partial-index entry), but the running service's send worker leaves it
     // alone, so the baseline measures these statements and nothing else.
