@@ -134,7 +134,8 @@ export class DeliveryService {
           break;
         }
         case 'give-up': {
-          const job = await tx.findSendJob(id);
+          // Only a call that may fall back to SMS needs its job (a read of its own); anything else just fails.
+          const job = channel === 'call' && this.deps.callFallback ? await tx.findSendJob(id) : null;
           if (job) this.exhausted(tx, { ...job, lastError }, next, now);
           else this.fail(tx, next, now);
           break;

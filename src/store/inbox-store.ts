@@ -65,9 +65,9 @@ export class SqlInboxStore implements InboxSource {
         callerId: channel === 'call' ? r.sender : null,
         code: v ? v.otp : null,
         verificationId: r.verification_id,
-        // Only the log provider stores what it sends.
-        provider: 'log',
-        testNumber: false,
+        // Only the log provider stores what it sends, and a test number's create, which reaches no provider.
+        provider: v?.testNumber ? 'test' : 'log',
+        testNumber: v?.testNumber ?? false,
         state: v ? stateOf(v, now) : null,
       };
     });

@@ -152,6 +152,8 @@ forEachDatabase('client settings', (kind) => {
       const jobs = await h.services.db.db.selectFrom('send_jobs').select('verification_id').where('verification_id', 'in', made.map((m) => m.id)).execute();
       assert.deepEqual(jobs, [], 'no send job: no provider is called');
       assert.match((await smsOf(v)).body, /^123456 is your verification code/, 'the inbox still shows it');
+      const [shown] = await h.services.inbox.latest(1, e164Of(local));
+      assert.deepEqual({ testNumber: shown?.testNumber, provider: shown?.provider, code: shown?.code }, { testNumber: true, provider: 'test', code: '123456' });
       assert.equal((await h.call('POST', '/v1/otp/verify', c.token, { id: v.id, otp: '123456' })).statusCode, 200);
       await ok({ name: 'clients.test-numbers.remove', id: c.id, number: e164Of(local) });
       await refused({ name: 'clients.test-numbers.remove', id: c.id, number: e164Of(local) }, /no such test number/);
