@@ -71,3 +71,13 @@ export function sendError(reply: FastifyReply, code: ErrorCode, options: ErrorOp
   if (options.retryAfterSeconds !== undefined) reply.header('retry-after', String(options.retryAfterSeconds));
   return reply.code(errorCatalogue[code].status).type('application/json; charset=utf-8').send(errorBody(code, options));
 }
+
+/** 409 VERIFICATION_NOT_PENDING with the record as it reads now (verify, resend and cancel answer alike). */
+export function sendNotPending(reply: FastifyReply, v: Verification): FastifyReply {
+  return sendError(reply, 'VERIFICATION_NOT_PENDING', { message: `The verification is ${v.status}`, data: v });
+}
+
+/** 404 NOT_FOUND for a verification id that is unknown or another client's. */
+export function sendVerificationNotFound(reply: FastifyReply): FastifyReply {
+  return sendError(reply, 'NOT_FOUND', { message: 'Verification not found' });
+}

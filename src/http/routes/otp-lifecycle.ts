@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { VerificationService } from '../../domain/verification-service.js';
 import { grantOf } from '../auth-hook.js';
 import { examples } from '../api-examples.js';
-import { publicRecord, sendError } from '../envelope.js';
+import { publicRecord, sendError, sendNotPending, sendVerificationNotFound } from '../envelope.js';
 import { envelopeOf } from '../record-schema.js';
 import { idParamsSchema, v1Answers } from '../schemas.js';
 
@@ -50,12 +50,9 @@ export function otpLifecycleRoutes(app: FastifyInstance, verifications: Verifica
             retryAfterSeconds: outcome.retryAfterSeconds,
           });
         case 'not-pending':
-          return sendError(reply, 'VERIFICATION_NOT_PENDING', {
-            message: `The verification is ${outcome.verification.status}`,
-            data: outcome.verification,
-          });
+          return sendNotPending(reply, outcome.verification);
         case 'not-found':
-          return sendError(reply, 'NOT_FOUND', { message: 'Verification not found' });
+          return sendVerificationNotFound(reply);
       }
     },
   );
@@ -69,12 +66,9 @@ export function otpLifecycleRoutes(app: FastifyInstance, verifications: Verifica
         case 'canceled':
           return { status: true, message: 'Verification cancelled', data: publicRecord(outcome.verification) };
         case 'not-pending':
-          return sendError(reply, 'VERIFICATION_NOT_PENDING', {
-            message: `The verification is ${outcome.verification.status}`,
-            data: outcome.verification,
-          });
+          return sendNotPending(reply, outcome.verification);
         case 'not-found':
-          return sendError(reply, 'NOT_FOUND', { message: 'Verification not found' });
+          return sendVerificationNotFound(reply);
       }
     },
   );

@@ -6,7 +6,7 @@ import type { FieldProblem } from '../../domain/error-catalogue.js';
 import type { RequestType } from '../../domain/verification.js';
 import type { VerificationService } from '../../domain/verification-service.js';
 import { grantOf } from '../auth-hook.js';
-import { publicRecord, sendError } from '../envelope.js';
+import { publicRecord, sendError, sendNotPending, sendVerificationNotFound } from '../envelope.js';
 import { examples } from '../api-examples.js';
 import { envelopeOf } from '../record-schema.js';
 import { createBodySchema, idempotencyHeaderSchema, idParamsSchema, v1Answers, verifyBodySchema } from '../schemas.js';
@@ -126,7 +126,7 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
     { schema: fetchSchema, config: { operation: 'fetchVerification' } },
     async (request, reply) => {
       const v = await verifications.fetch(grantOf(request).clientId, request.params.id);
-      if (!v) return sendError(reply, 'NOT_FOUND', { message: 'Verification not found' });
+      if (!v) return sendVerificationNotFound(reply);
       return { status: true, message: 'Verification fetched', data: publicRecord(v) };
     },
   );
@@ -142,12 +142,9 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
         case 'mismatch':
           return sendError(reply, 'OTP_MISMATCH', { data: outcome.verification });
         case 'not-pending':
-          return sendError(reply, 'VERIFICATION_NOT_PENDING', {
-            message: `The verification is ${outcome.verification.status}`,
-            data: outcome.verification,
-          });
+          return sendNotPending(reply, outcome.verification);
         case 'not-found':
-          return sendError(reply, 'NOT_FOUND', { message: 'Verification not found' });
+          return sendVerificationNotFound(reply);
       }
     },
   );

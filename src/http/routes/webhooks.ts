@@ -3,7 +3,7 @@ import type { VerificationService } from '../../domain/verification-service.js';
 import type { WebhookEventWithAttempts } from '../../domain/webhook-delivery.js';
 import { clientEventView } from '../../webhooks/delivery-log.js';
 import { grantOf } from '../auth-hook.js';
-import { sendError } from '../envelope.js';
+import { sendVerificationNotFound } from '../envelope.js';
 import { idParamsSchema, v1Answers } from '../schemas.js';
 
 export interface WebhookRouteDeps {
@@ -81,7 +81,7 @@ export function webhookRoutes(app: FastifyInstance, deps: WebhookRouteDeps): voi
     { schema: deliveriesSchema, config: { operation: 'fetchVerification' } },
     async (request, reply) => {
       const verification = await deps.verifications.fetch(grantOf(request).clientId, request.params.id);
-      if (!verification) return sendError(reply, 'NOT_FOUND', { message: 'Verification not found' });
+      if (!verification) return sendVerificationNotFound(reply);
       const events = await deps.deliveries.forVerification(verification.id);
       const now = deps.now();
       return {
