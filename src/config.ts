@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
 import type { Channel } from './domain/channel-driver.js';
+import { isLineType, lineTypes, type LineType } from './domain/line-type.js';
 import { parseCallerIdRanges, type CallerIdRange } from './providers/caller-id.js';
 import { parseHttpUrl } from './providers/http-provider.js';
 import { providerModule, providerModules, type ConfiguredProvider } from './providers/registry.js';
@@ -64,6 +65,25 @@ const trustProxy = (raw: string): false | number | string => {
 const databaseUrl = (raw: string): string => {
   if (!/^postgres(ql)?:\/\//.test(raw)) throw new Error('expected a postgres:// or postgresql:// URL');
   return raw;
+};
+
+/** ALLOWED_COUNTRIES: `all` (null), or ISO 3166 alpha-2 codes, upper-cased, each once. */
+const countryList = (raw: string): readonly string[] | null => {
+  if (raw.trim().toLowerCase() === 'all') return null;
+  const codes = raw.split(',').map((c) => c.trim()).filter((c) => c.length > 0);
+  const bad = codes.filter((c) => !/^[A-Za-z]{2}$/.test(c));
+  if (codes.length === 0 || bad.length > 0) throw new Error(`expected all, or comma-separated ISO 3166 alpha-2 codes (NG,GH); not ${bad.join(', ') || 'an empty list'}`);
+  return [...new Set(codes.map((c) => c.toUpperCase()))].sort();
+};
+/** BLOCKED_LINE_TYPES: `none`, or line type names as contract 11 spells them. */
+const lineTypeList = (raw: string): readonly LineType[] => {
+  if (raw.trim().toLowerCase() === 'none') return [];
+  const names = raw.split(',').map((n) => n.trim().toUpperCase()).filter((n) => n.length > 0);
+  const known = names.filter(isLineType);
+  if (names.length === 0 || known.length !== names.length) {
+    throw new Error(`expected none, or comma-separated line types among ${lineTypes.join(', ')}; got "${raw}"`);
+  }
+  return [...new Set(known)];
 };
 
 function namesFor(channel: Channel): string {
@@ -171,6 +191,16 @@ export const settings = {
     doc: 'Least time between two verifications of one number by one client, and between two sends of one verification (resend)',
     default: '30',
     parse: integer(0),
+  },
+  ALLOWED_COUNTRIES: {
+    doc: 'Countries whose numbers may be verified: all, or ISO 3166 alpha-2 codes, comma-separated (NG,GH); any other destination is refused with 403 NUMBER_NOT_ALLOWED before anything is sent or counted. A client\'s own list narrows it further',
+    default: 'all',
+    parse: countryList,
+  },
+  BLOCKED_LINE_TYPES: {
+    doc: `Line types (from the number metadata) refused like a country that is not allowed: none, or comma-separated among ${lineTypes.join(', ')}`,
+    default: 'PREMIUM_RATE,SHARED_COST,UAN,PAGER,VOICEMAIL',
+    parse: lineTypeList,
   },
   CLIENT_RATE_LIMIT_PER_SECOND: {
     doc: 'Requests per second per client on /v1 (0 turns the limit off)',

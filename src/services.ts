@@ -180,6 +180,7 @@ export async function createServices(
         cooldownSeconds: config.PHONE_COOLDOWN_SECONDS,
       },
       resend: { maxSends: config.OTP_MAX_SENDS, cooldownSeconds: config.PHONE_COOLDOWN_SECONDS },
+      destinations: { allowedCountries: config.ALLOWED_COUNTRIES, blockedLineTypes: config.BLOCKED_LINE_TYPES },
     },
     channels: (type) => channels.forRequest(type),
     afterCommit,

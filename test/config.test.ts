@@ -25,3 +25,15 @@ it('refuses a SEND_LEASE_MS a real call could outlast (CALL_RING_SECONDS + 5 s),
   assert.throws(() => loadConfig({ CALL_RING_SECONDS: '61' }), /CALL_RING_SECONDS/);
   assert.throws(() => loadConfig({ CALL_FALLBACK_TO_SMS: 'yes please' }), /CALL_FALLBACK_TO_SMS/);
 });
+
+it('reads ALLOWED_COUNTRIES (all, or alpha-2 codes) and BLOCKED_LINE_TYPES (none, or line types), refusing anything else', () => {
+  const base = { DATA_DIR: 'memory://' };
+  assert.equal(loadConfig(base).ALLOWED_COUNTRIES, null);
+  assert.deepEqual(loadConfig({ ...base, ALLOWED_COUNTRIES: 'ng, gh,NG' }).ALLOWED_COUNTRIES, ['GH', 'NG']);
+  assert.throws(() => loadConfig({ ...base, ALLOWED_COUNTRIES: 'NGA' }), /ALLOWED_COUNTRIES: .*NGA/);
+  assert.throws(() => loadConfig({ ...base, ALLOWED_COUNTRIES: ',' }), /ALLOWED_COUNTRIES/);
+  assert.deepEqual(loadConfig(base).BLOCKED_LINE_TYPES, ['PREMIUM_RATE', 'SHARED_COST', 'UAN', 'PAGER', 'VOICEMAIL']);
+  assert.deepEqual(loadConfig({ ...base, BLOCKED_LINE_TYPES: 'none' }).BLOCKED_LINE_TYPES, []);
+  assert.deepEqual(loadConfig({ ...base, BLOCKED_LINE_TYPES: 'voip, toll_free' }).BLOCKED_LINE_TYPES, ['VOIP', 'TOLL_FREE']);
+  assert.throws(() => loadConfig({ ...base, BLOCKED_LINE_TYPES: 'SATELLITE' }), /BLOCKED_LINE_TYPES: .*SATELLITE/);
+});

@@ -1,10 +1,11 @@
 import { dispatched, type AfterCommit } from './after-commit.js';
 import { deliveryChannelOf, type ChannelDriver } from './channel-driver.js';
+import { destinationRefused, type DestinationPolicy } from './destination-rules.js';
 import type { OutboxEvent } from './events.js';
 import { decidePhoneLimit, phoneLookBackSeconds, type PhoneLimitPolicy } from './limits.js';
 import { eventsFor } from './outbox-events.js';
 import type { ClientSettings } from './client-settings.js';
-import { parsePhone, type PhoneNumber } from './phone.js';
+import { parsePhone } from './phone.js';
 import type { Clock, Random } from './ports.js';
 import { dueAgain } from './send-job.js';
 import { asOf, decideCancel, decideResend, decideVerify, type RequestType, type ResendPolicy, type Verification } from './verification.js';
@@ -16,6 +17,8 @@ export interface VerificationPolicy {
   readonly maxAttempts: number;
   readonly phoneLimit: PhoneLimitPolicy;
   readonly resend: ResendPolicy;
+  /** Where codes may go at all (contract 10). */
+  readonly destinations: DestinationPolicy;
 }
 
 /** How long an Idempotency-Key is remembered (contract 3.1). */
@@ -95,7 +98,7 @@ export class VerificationService {
     const phone = parsePhone(request.countryCode, request.phoneNumber);
     if (!phone) return { kind: 'invalid-phone' };
     const settings = await this.deps.clientSettings(request.clientId);
-    const refused = destinationRefused(phone, settings);
+    const refused = destinationRefused(phone, policy.destinations, settings.allowedCountries);
     if (refused) return { kind: 'not-allowed', detail: refused };
     const testCode = settings.testNumbers[phone.e164] ?? null;
     const now = clock.now();
@@ -312,14 +315,6 @@ export class VerificationService {
     };
     return { kind: 'replayed', verification: asCreated };
   }
-}
-
-/** Why a client may not verify this number (its allowed countries), or null. */
-function destinationRefused(phone: PhoneNumber, settings: ClientSettings): string | null {
-  const allowed = settings.allowedCountries;
-  if (allowed === null) return null;
-  if (phone.region !== null && allowed.includes(phone.region)) return null;
-  return `numbers of ${phone.region ?? 'no country'} are not among this client's allowed countries (${allowed.join(', ') || 'none'})`;
 }
 
 function secondsBefore(now: Date, seconds: number): Date {

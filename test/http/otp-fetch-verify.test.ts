@@ -319,6 +319,7 @@ forEachDatabase('fetch and verify', (kind) => {
             cooldownSeconds: h.config.PHONE_COOLDOWN_SECONDS,
           },
           resend: { maxSends: h.config.OTP_MAX_SENDS, cooldownSeconds: h.config.PHONE_COOLDOWN_SECONDS },
+          destinations: { allowedCountries: h.config.ALLOWED_COUNTRIES, blockedLineTypes: h.config.BLOCKED_LINE_TYPES },
         },
         channels: (type) => channels.forRequest(type),
         afterCommit: h.services.dispatcher,
