@@ -202,6 +202,11 @@ export const settings = {
     default: 'PREMIUM_RATE,SHARED_COST,UAN,PAGER,VOICEMAIL',
     parse: lineTypeList,
   },
+  CLIENT_DAILY_SEND_LIMIT: {
+    doc: 'Sends (creates that reach a provider; test numbers never count) per client per UTC day, exact across instances; past it 429 RATE_LIMITED with Retry-After to the next UTC midnight (0: no quota)',
+    default: '0',
+    parse: integer(0),
+  },
   CLIENT_RATE_LIMIT_PER_SECOND: {
     doc: 'Requests per second per client on /v1 (0 turns the limit off)',
     default: '200',

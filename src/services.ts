@@ -181,6 +181,7 @@ export async function createServices(
       },
       resend: { maxSends: config.OTP_MAX_SENDS, cooldownSeconds: config.PHONE_COOLDOWN_SECONDS },
       destinations: { allowedCountries: config.ALLOWED_COUNTRIES, blockedLineTypes: config.BLOCKED_LINE_TYPES },
+      clientDailySends: config.CLIENT_DAILY_SEND_LIMIT,
     },
     channels: (type) => channels.forRequest(type),
     afterCommit,

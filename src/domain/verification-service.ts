@@ -1,4 +1,5 @@
 import { dispatched, type AfterCommit } from './after-commit.js';
+import { decideDailyQuota, utcDay } from './daily-quota.js';
 import { deliveryChannelOf, type ChannelDriver } from './channel-driver.js';
 import { destinationRefused, type DestinationPolicy } from './destination-rules.js';
 import type { OutboxEvent } from './events.js';
@@ -19,6 +20,8 @@ export interface VerificationPolicy {
   readonly resend: ResendPolicy;
   /** Where codes may go at all (contract 10). */
   readonly destinations: DestinationPolicy;
+  /** Sends a client may make per UTC day (CLIENT_DAILY_SEND_LIMIT); 0: no quota. */
+  readonly clientDailySends: number;
 }
 
 /** How long an Idempotency-Key is remembered (contract 3.1). */
@@ -134,10 +137,16 @@ export class VerificationService {
           : { channel, provider: 'test', messageId: null, status: 'DELIVERED', sends: 1, updatedAt: now },
     };
     const { idempotency } = request;
-    const serializeOn = [`phone|${request.clientId}|${phone.e164}`, ...(idempotency ? [`key|${request.clientId}|${idempotency.key}`] : [])];
+    const quotaDay = policy.clientDailySends > 0 && !verification.testNumber ? utcDay(now) : null;
+    // A group reads before it writes: two creates of one client in one group would both see the same count.
+    const serializeOn = [
+      `phone|${request.clientId}|${phone.e164}`,
+      ...(idempotency ? [`key|${request.clientId}|${idempotency.key}`] : []),
+      ...(quotaDay !== null ? [`sends|${request.clientId}`] : []),
+    ];
     const committed = await store.transaction(async (tx): Promise<CreateOutcome> => {
       // The lock comes first in every create, so that a group of them takes its locks in one sorted statement.
-      await tx.lockPhone(request.clientId, phone.e164);
+      await tx.lockPhone(request.clientId, phone.e164, quotaDay !== null);
       if (idempotency) {
         const claim = await tx.claimIdempotencyKey(
           request.clientId,
@@ -159,14 +168,17 @@ export class VerificationService {
         phone.e164,
         secondsBefore(now, phoneLookBackSeconds(policy.phoneLimit)),
         secondsBefore(now, policy.phoneLimit.windowSeconds),
+        quotaDay,
       );
-      const limit = decidePhoneLimit(history, now, policy.phoneLimit);
+      const phoneLimit = decidePhoneLimit(history.phone, now, policy.phoneLimit);
+      const limit = phoneLimit.allowed ? decideDailyQuota(history.clientSendsToday, policy.clientDailySends, now) : phoneLimit;
       if (!limit.allowed) {
         // A refused create leaves nothing behind, its key included.
         if (idempotency) await tx.releaseIdempotencyKey(request.clientId, idempotency.key);
         return { kind: 'rate-limited', retryAfterSeconds: limit.retryAfterSeconds };
       }
       tx.insert(verification);
+      if (quotaDay !== null) tx.countSend(request.clientId, quotaDay);
       const claimedUntil = this.deps.afterCommit.claimUntil('send', now);
       // A claimed job's first attempt is under way as it is written.
       const job = {

@@ -4,6 +4,12 @@ import type { PhoneHistory } from './limits.js';
 import type { SendJob } from './send-job.js';
 import type { Verification } from './verification.js';
 
+/** What a create reads before it decides: the number's history, and the client's sends that day. */
+export interface CreateHistory {
+  readonly phone: PhoneHistory;
+  readonly clientSendsToday: number;
+}
+
 /** What claiming an Idempotency-Key found. */
 export type IdempotencyClaim =
   | { readonly kind: 'claimed' }
@@ -15,10 +21,18 @@ export type IdempotencyClaim =
  * jobs commit together or not at all.
  */
 export interface VerificationTx {
-  /** Serialises creates of one number by one client, across every instance, until the transaction ends. */
-  lockPhone(clientId: string, phoneNumber: string): Promise<void>;
-  /** Creation times of the number's verifications by this client, as the limit rule reads them. */
-  phoneHistory(clientId: string, phoneNumber: string, lookBackFrom: Date, windowFrom: Date): Promise<PhoneHistory>;
+  /**
+   * Serialises creates of one number by one client, across every instance, until the transaction ends; with
+   * `clientSends`, also every create of the client (its daily quota is then exact).
+   */
+  lockPhone(clientId: string, phoneNumber: string, clientSends: boolean): Promise<void>;
+  /**
+   * Creation times of the number's verifications by this client, as the limit rule reads them; with `day`, also
+   * the client's sends counted that day (else 0).
+   */
+  phoneHistory(clientId: string, phoneNumber: string, lookBackFrom: Date, windowFrom: Date, day: string | null): Promise<CreateHistory>;
+  /** Counts one send of the client on `day`, written with the rest of the transaction. */
+  countSend(clientId: string, day: string): void;
   /**
    * Records that `key` made `verificationId`, unless a record newer than `staleBefore` exists; a concurrent
    * claim of the same key waits for this transaction to end.

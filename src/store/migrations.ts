@@ -222,6 +222,19 @@ const migrations: Record<string, Migration> = {
       `);
     },
   },
+  '0007_client_daily_sends': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- CLIENT_DAILY_SEND_LIMIT (contract 6): each client's sends per UTC day, counted as creates commit
+        CREATE TABLE client_daily_sends (
+          client_id uuid NOT NULL REFERENCES clients(id),
+          day date NOT NULL,
+          sends integer NOT NULL,
+          PRIMARY KEY (client_id, day)
+        );
+      `);
+    },
+  },
 };
 
 /** Runs DDL one statement at a time: PGlite's extended protocol takes one statement per query. */

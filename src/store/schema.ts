@@ -152,6 +152,14 @@ export interface LookupsTable {
   created_at: Timestamp;
 }
 
+/** Sends per client and UTC day, for CLIENT_DAILY_SEND_LIMIT. */
+export interface ClientDailySendsTable {
+  client_id: string;
+  /** YYYY-MM-DD. */
+  day: string;
+  sends: number;
+}
+
 export interface Database {
   clients: ClientsTable;
   signing_keys: SigningKeysTable;
@@ -164,4 +172,5 @@ export interface Database {
   rate_counters: RateCountersTable;
   provider_messages: ProviderMessagesTable;
   lookups: LookupsTable;
+  client_daily_sends: ClientDailySendsTable;
 }

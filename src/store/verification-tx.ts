@@ -1,10 +1,9 @@
 import { sql, type Selectable, type Transaction } from 'kysely';
 import type { CommittedSend } from '../domain/after-commit.js';
 import type { OutboxEvent } from '../domain/events.js';
-import type { PhoneHistory } from '../domain/limits.js';
 import type { SendJob } from '../domain/send-job.js';
 import type { Verification } from '../domain/verification.js';
-import type { IdempotencyClaim, VerificationTx } from '../domain/verification-store.js';
+import type { CreateHistory, IdempotencyClaim, VerificationTx } from '../domain/verification-store.js';
 import { dueForWorkers, eventRow, notifyWorkersSql } from './outbox-rows.js';
 import type { Database, VerificationsTable } from './schema.js';
 import { isUuid } from './uuid.js';
@@ -21,6 +20,8 @@ interface HistoryQuery {
   readonly phoneNumber: string;
   readonly lookBackFrom: Date;
   readonly windowFrom: Date;
+  /** The UTC day whose sends by the client are read too; null: none. */
+  readonly day: string | null;
 }
 
 /**
@@ -30,12 +31,12 @@ interface HistoryQuery {
  * are made together at the end. Round trips per group stay fixed, whatever its size.
  */
 export class GroupTransaction {
-  private locks: Waiting<string, void>[] = [];
+  private locks: Waiting<readonly string[], void>[] = [];
   private rowLocks: Waiting<string, Selectable<VerificationsTable> | null>[] = [];
   /** Which script of the group locked each row. */
   private readonly rowHolders = new Map<string, object>();
   private messages: Waiting<{ readonly provider: string; readonly messageId: string }, string | null>[] = [];
-  private histories: Waiting<HistoryQuery, PhoneHistory>[] = [];
+  private histories: Waiting<HistoryQuery, CreateHistory>[] = [];
   /** Scripts running JavaScript now (not waiting for the database, not done). */
   private running: number;
   private scheduled = false;
@@ -51,11 +52,12 @@ export class GroupTransaction {
     this.running = members;
   }
 
-  lock(key: string): Promise<void> {
-    return this.enqueue(this.locks, key);
+  /** Advisory locks on every key, taken with the group's others in one statement. */
+  lock(keys: readonly string[]): Promise<void> {
+    return this.enqueue(this.locks, keys);
   }
 
-  history(query: HistoryQuery): Promise<PhoneHistory> {
+  history(query: HistoryQuery): Promise<CreateHistory> {
     return this.enqueue(this.histories, query);
   }
 
@@ -110,6 +112,19 @@ export class GroupTransaction {
     const sends = members.flatMap((m) => m.sends);
     const savedJobs = members.flatMap((m) => m.savedJobs);
     const messages = members.flatMap((m) => m.providerMessages);
+    const counted = new Map<string, { client_id: string; day: string; sends: number }>();
+    for (const c of members.flatMap((m) => m.countedSends)) {
+      const key = `${c.clientId}|${c.day}`;
+      const row = counted.get(key) ?? { client_id: c.clientId, day: c.day, sends: 0 };
+      counted.set(key, { ...row, sends: row.sends + 1 });
+    }
+    if (counted.size > 0) {
+      await this.trx
+        .insertInto('client_daily_sends')
+        .values([...counted.values()])
+        .onConflict((oc) => oc.columns(['client_id', 'day']).doUpdateSet({ sends: sql`client_daily_sends.sends + excluded.sends` }))
+        .execute();
+    }
     if (inserts.length > 0) await this.trx.insertInto('verifications').values(inserts.map(verificationRow)).execute();
     if (updates.length > 0) {
       const rows = updates.map(
@@ -204,7 +219,7 @@ export class GroupTransaction {
     if (locks.length > 0) {
       await settle(locks, async () => {
         // In a fixed order, so that groups on other instances cannot deadlock with this one.
-        const keys = [...new Set(locks.map((l) => l.item))].sort();
+        const keys = [...new Set(locks.flatMap((l) => l.item))].sort();
         await sql`SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest(${keys}::text[]) AS k ORDER BY k`.execute(this.trx);
         return locks.map(() => undefined);
       });
@@ -232,7 +247,21 @@ export class GroupTransaction {
           const key = `${r.client_id}|${r.phone_number}`;
           times.set(key, [...(times.get(key) ?? []), r.created_at]);
         }
-        return histories.map(({ item }) => historyOf(times.get(`${item.clientId}|${item.phoneNumber}`) ?? [], item.lookBackFrom, item.windowFrom));
+        // Only when a quota is set (else no create asks): one more statement in the same flush.
+        const asked = histories.filter((h) => h.item.day !== null);
+        const sends = new Map<string, number>();
+        if (asked.length > 0) {
+          const counts = await this.trx
+            .selectFrom('client_daily_sends')
+            .select(['client_id', sql<string>`to_char(day, 'YYYY-MM-DD')`.as('day'), 'sends'])
+            .where(sql<boolean>`(client_id, day) IN (SELECT * FROM unnest(${asked.map((h) => h.item.clientId)}::uuid[], ${asked.map((h) => h.item.day ?? '')}::date[]))`)
+            .execute();
+          for (const c of counts) sends.set(`${c.client_id}|${c.day}`, c.sends);
+        }
+        return histories.map(({ item }) => ({
+          phone: historyOf(times.get(`${item.clientId}|${item.phoneNumber}`) ?? [], item.lookBackFrom, item.windowFrom),
+          clientSendsToday: item.day === null ? 0 : (sends.get(`${item.clientId}|${item.day}`) ?? 0),
+        }));
       });
     }
   }
@@ -256,15 +285,20 @@ export class SqlVerificationTx implements VerificationTx {
   readonly sends: CommittedSend[] = [];
   readonly savedJobs: { readonly job: SendJob; readonly verification: Verification | null; readonly at: Date }[] = [];
   readonly providerMessages: { readonly provider: string; readonly messageId: string; readonly verificationId: string; readonly at: Date }[] = [];
+  readonly countedSends: { readonly clientId: string; readonly day: string }[] = [];
 
   constructor(private readonly group: GroupTransaction) {}
 
-  lockPhone(clientId: string, phoneNumber: string): Promise<void> {
-    return this.group.lock(`${clientId}|${phoneNumber}`);
+  lockPhone(clientId: string, phoneNumber: string, clientSends: boolean): Promise<void> {
+    return this.group.lock([`${clientId}|${phoneNumber}`, ...(clientSends ? [`sends|${clientId}`] : [])]);
   }
 
-  phoneHistory(clientId: string, phoneNumber: string, lookBackFrom: Date, windowFrom: Date): Promise<PhoneHistory> {
-    return this.group.history({ clientId, phoneNumber, lookBackFrom, windowFrom });
+  phoneHistory(clientId: string, phoneNumber: string, lookBackFrom: Date, windowFrom: Date, day: string | null): Promise<CreateHistory> {
+    return this.group.history({ clientId, phoneNumber, lookBackFrom, windowFrom, day });
+  }
+
+  countSend(clientId: string, day: string): void {
+    this.countedSends.push({ clientId, day });
   }
 
   async claimIdempotencyKey(
