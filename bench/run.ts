@@ -111,6 +111,8 @@ function serviceEnv(dataDir: string, databaseUrl: string | null, seed: string): 
     DATA_DIR: dataDir,
     CLIENT_RATE_LIMIT_PER_SECOND: '0',
     PHONE_LIMIT_COUNT: '1000000000',
+    // Checked on every create (its cost is measured) but never reached.
+    PREFIX_LIMIT_COUNT: '1000000000',
     PHONE_COOLDOWN_SECONDS: '0',
     // Longer than the whole run, so the expiry sweep has nothing to do.
     OTP_TTL_SECONDS: '3600',

@@ -207,6 +207,17 @@ export const settings = {
     default: '0',
     parse: integer(0),
   },
+  PREFIX_LIMIT_COUNT: {
+    doc: 'Creates towards one prefix (the E.164 number less its last 3 digits: a range of 1000 numbers), across all clients, within PREFIX_LIMIT_WINDOW_SECONDS; the create past it blocks the prefix for PREFIX_BLOCK_SECONDS (403 NUMBER_NOT_ALLOWED). Test numbers never count. 0 turns it off',
+    default: '10',
+    parse: integer(0),
+  },
+  PREFIX_LIMIT_WINDOW_SECONDS: { doc: 'Window of PREFIX_LIMIT_COUNT', default: '3600', parse: integer(1) },
+  PREFIX_BLOCK_SECONDS: {
+    doc: 'How long a prefix past PREFIX_LIMIT_COUNT stays blocked (`otp-service blocks lift PREFIX` ends it sooner)',
+    default: '86400',
+    parse: integer(1),
+  },
   CLIENT_RATE_LIMIT_PER_SECOND: {
     doc: 'Requests per second per client on /v1 (0 turns the limit off)',
     default: '200',

@@ -182,6 +182,7 @@ export async function createServices(
       resend: { maxSends: config.OTP_MAX_SENDS, cooldownSeconds: config.PHONE_COOLDOWN_SECONDS },
       destinations: { allowedCountries: config.ALLOWED_COUNTRIES, blockedLineTypes: config.BLOCKED_LINE_TYPES },
       clientDailySends: config.CLIENT_DAILY_SEND_LIMIT,
+      prefix: { count: config.PREFIX_LIMIT_COUNT, windowSeconds: config.PREFIX_LIMIT_WINDOW_SECONDS, blockSeconds: config.PREFIX_BLOCK_SECONDS },
     },
     channels: (type) => channels.forRequest(type),
     afterCommit,

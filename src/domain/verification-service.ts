@@ -7,6 +7,7 @@ import { decidePhoneLimit, phoneLookBackSeconds, type PhoneLimitPolicy } from '.
 import { eventsFor } from './outbox-events.js';
 import type { ClientSettings } from './client-settings.js';
 import { parsePhone } from './phone.js';
+import { decidePrefix, prefixOf, type PrefixPolicy } from './prefix-velocity.js';
 import type { Clock, Random } from './ports.js';
 import { dueAgain } from './send-job.js';
 import { asOf, decideCancel, decideResend, decideVerify, type RequestType, type ResendPolicy, type Verification } from './verification.js';
@@ -22,6 +23,8 @@ export interface VerificationPolicy {
   readonly destinations: DestinationPolicy;
   /** Sends a client may make per UTC day (CLIENT_DAILY_SEND_LIMIT); 0: no quota. */
   readonly clientDailySends: number;
+  /** Creates towards one prefix, across all clients (contract 10). */
+  readonly prefix: PrefixPolicy;
 }
 
 /** How long an Idempotency-Key is remembered (contract 3.1). */
@@ -47,7 +50,8 @@ export type CreateOutcome =
   | { readonly kind: 'invalid-phone' }
   /** The destination is refused (contract 10): `detail` says which rule and what it refused. */
   | { readonly kind: 'not-allowed'; readonly detail: string }
-  | { readonly kind: 'rate-limited'; readonly retryAfterSeconds: number }
+  /** `daily-quota`: the client's CLIENT_DAILY_SEND_LIMIT; `phone`: the number's own limits. */
+  | { readonly kind: 'rate-limited'; readonly reason: 'phone' | 'daily-quota'; readonly retryAfterSeconds: number }
   | { readonly kind: 'idempotency-key-reused' };
 
 export type VerifyOutcome =
@@ -138,15 +142,17 @@ export class VerificationService {
     };
     const { idempotency } = request;
     const quotaDay = policy.clientDailySends > 0 && !verification.testNumber ? utcDay(now) : null;
+    const prefix = policy.prefix.count > 0 && !verification.testNumber ? prefixOf(phone.e164) : null;
     // A group reads before it writes: two creates of one client in one group would both see the same count.
     const serializeOn = [
       `phone|${request.clientId}|${phone.e164}`,
       ...(idempotency ? [`key|${request.clientId}|${idempotency.key}`] : []),
       ...(quotaDay !== null ? [`sends|${request.clientId}`] : []),
+      ...(prefix !== null ? [`prefix|${prefix}`] : []),
     ];
     const committed = await store.transaction(async (tx): Promise<CreateOutcome> => {
       // The lock comes first in every create, so that a group of them takes its locks in one sorted statement.
-      await tx.lockPhone(request.clientId, phone.e164, quotaDay !== null);
+      await tx.lockPhone(request.clientId, phone.e164, quotaDay !== null, prefix);
       if (idempotency) {
         const claim = await tx.claimIdempotencyKey(
           request.clientId,
@@ -163,19 +169,37 @@ export class VerificationService {
         tx.insert(verification);
         return { kind: 'created', verification };
       }
-      const history = await tx.phoneHistory(
-        request.clientId,
-        phone.e164,
-        secondsBefore(now, phoneLookBackSeconds(policy.phoneLimit)),
-        secondsBefore(now, policy.phoneLimit.windowSeconds),
-        quotaDay,
-      );
+      const history = await tx.phoneHistory({
+        clientId: request.clientId,
+        phoneNumber: phone.e164,
+        lookBackFrom: secondsBefore(now, phoneLookBackSeconds(policy.phoneLimit)),
+        windowFrom: secondsBefore(now, policy.phoneLimit.windowSeconds),
+        day: quotaDay,
+        prefix: prefix === null ? null : { prefix, since: secondsBefore(now, policy.prefix.windowSeconds), now },
+      });
+      if (prefix !== null && history.prefix !== null) {
+        const decision = decidePrefix(history.prefix, now, policy.prefix);
+        if (decision.kind === 'blocked') {
+          // The block commits with the refusal; the refused create itself leaves nothing else behind.
+          if (decision.newBlock) tx.blockPrefix(prefix, now, decision.until);
+          if (idempotency) await tx.releaseIdempotencyKey(request.clientId, idempotency.key);
+          return {
+            kind: 'not-allowed',
+            detail: `the prefix ${prefix} (numbers ${prefix}000 to ${prefix}999) is blocked until ${decision.until.toISOString()}: too many verifications towards it (PREFIX_LIMIT_COUNT)`,
+          };
+        }
+      }
       const phoneLimit = decidePhoneLimit(history.phone, now, policy.phoneLimit);
-      const limit = phoneLimit.allowed ? decideDailyQuota(history.clientSendsToday, policy.clientDailySends, now) : phoneLimit;
-      if (!limit.allowed) {
+      const quota = decideDailyQuota(history.clientSendsToday, policy.clientDailySends, now);
+      const refusal = !phoneLimit.allowed
+        ? { reason: 'phone' as const, retryAfterSeconds: phoneLimit.retryAfterSeconds }
+        : !quota.allowed
+          ? { reason: 'daily-quota' as const, retryAfterSeconds: quota.retryAfterSeconds }
+          : null;
+      if (refusal) {
         // A refused create leaves nothing behind, its key included.
         if (idempotency) await tx.releaseIdempotencyKey(request.clientId, idempotency.key);
-        return { kind: 'rate-limited', retryAfterSeconds: limit.retryAfterSeconds };
+        return { kind: 'rate-limited', ...refusal };
       }
       tx.insert(verification);
       if (quotaDay !== null) tx.countSend(request.clientId, quotaDay);

@@ -1,13 +1,28 @@
 import type { CommitEffects } from './after-commit.js';
 import type { OutboxEvent } from './events.js';
 import type { PhoneHistory } from './limits.js';
+import type { PrefixState } from './prefix-velocity.js';
 import type { SendJob } from './send-job.js';
 import type { Verification } from './verification.js';
 
-/** What a create reads before it decides: the number's history, and the client's sends that day. */
+/** What a create reads before it decides: the number's history, the client's sends that day, its prefix. */
 export interface CreateHistory {
   readonly phone: PhoneHistory;
   readonly clientSendsToday: number;
+  /** Null when not asked. */
+  readonly prefix: PrefixState | null;
+}
+
+/** What a create asks for its history: the prefix read goes out with the others, in the same group flush. */
+export interface CreateHistoryQuery {
+  readonly clientId: string;
+  readonly phoneNumber: string;
+  readonly lookBackFrom: Date;
+  readonly windowFrom: Date;
+  /** The UTC day whose sends by the client are read too; null: none. */
+  readonly day: string | null;
+  /** The prefix whose creates since `since` (and block in force at `now`) are read too; null: none. */
+  readonly prefix: { readonly prefix: string; readonly since: Date; readonly now: Date } | null;
 }
 
 /** What claiming an Idempotency-Key found. */
@@ -25,12 +40,15 @@ export interface VerificationTx {
    * Serialises creates of one number by one client, across every instance, until the transaction ends; with
    * `clientSends`, also every create of the client (its daily quota is then exact).
    */
-  lockPhone(clientId: string, phoneNumber: string, clientSends: boolean): Promise<void>;
+  lockPhone(clientId: string, phoneNumber: string, clientSends: boolean, prefix: string | null): Promise<void>;
   /**
    * Creation times of the number's verifications by this client, as the limit rule reads them; with `day`, also
-   * the client's sends counted that day (else 0).
+   * the client's sends counted that day (else 0); with `prefix`, the creates towards it (every client's, test
+   * numbers aside) and its block. Lock what is read first (lockPhone) for exact counts across instances.
    */
-  phoneHistory(clientId: string, phoneNumber: string, lookBackFrom: Date, windowFrom: Date, day: string | null): Promise<CreateHistory>;
+  phoneHistory(query: CreateHistoryQuery): Promise<CreateHistory>;
+  /** Blocks a prefix until `until`, written with the rest of the transaction (and kept when a create is refused). */
+  blockPrefix(prefix: string, at: Date, until: Date): void;
   /** Counts one send of the client on `day`, written with the rest of the transaction. */
   countSend(clientId: string, day: string): void;
   /**

@@ -235,6 +235,20 @@ const migrations: Record<string, Migration> = {
       `);
     },
   },
+  '0008_prefix_velocity': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- prefix velocity (contract 10): recent creates towards a range (the number less its last 3 digits)
+        CREATE INDEX verifications_prefix ON verifications ((left(phone_number, -3)), created_at) WHERE NOT test_number;
+        -- ranges blocked after too many creates, until blocked_until or until the operator lifts them
+        CREATE TABLE prefix_blocks (
+          prefix text PRIMARY KEY,
+          blocked_at timestamptz NOT NULL,
+          blocked_until timestamptz NOT NULL
+        );
+      `);
+    },
+  },
 };
 
 /** Runs DDL one statement at a time: PGlite's extended protocol takes one statement per query. */

@@ -160,6 +160,13 @@ export interface ClientDailySendsTable {
   sends: number;
 }
 
+/** A range blocked by prefix velocity (contract 10). */
+export interface PrefixBlocksTable {
+  prefix: string;
+  blocked_at: Timestamp;
+  blocked_until: Timestamp;
+}
+
 export interface Database {
   clients: ClientsTable;
   signing_keys: SigningKeysTable;
@@ -173,4 +180,5 @@ export interface Database {
   provider_messages: ProviderMessagesTable;
   lookups: LookupsTable;
   client_daily_sends: ClientDailySendsTable;
+  prefix_blocks: PrefixBlocksTable;
 }

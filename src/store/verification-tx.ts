@@ -1,9 +1,10 @@
 import { sql, type Selectable, type Transaction } from 'kysely';
 import type { CommittedSend } from '../domain/after-commit.js';
 import type { OutboxEvent } from '../domain/events.js';
+import type { PrefixState } from '../domain/prefix-velocity.js';
 import type { SendJob } from '../domain/send-job.js';
 import type { Verification } from '../domain/verification.js';
-import type { CreateHistory, IdempotencyClaim, VerificationTx } from '../domain/verification-store.js';
+import type { CreateHistory, CreateHistoryQuery, IdempotencyClaim, VerificationTx } from '../domain/verification-store.js';
 import { dueForWorkers, eventRow, notifyWorkersSql } from './outbox-rows.js';
 import type { Database, VerificationsTable } from './schema.js';
 import { isUuid } from './uuid.js';
@@ -15,14 +16,6 @@ interface Waiting<I, R> {
   readonly reject: (err: unknown) => void;
 }
 
-interface HistoryQuery {
-  readonly clientId: string;
-  readonly phoneNumber: string;
-  readonly lookBackFrom: Date;
-  readonly windowFrom: Date;
-  /** The UTC day whose sends by the client are read too; null: none. */
-  readonly day: string | null;
-}
 
 /**
  * The database transaction of one group of scripts (see GroupCommit). The scripts run side by side and walk the
@@ -36,7 +29,7 @@ export class GroupTransaction {
   /** Which script of the group locked each row. */
   private readonly rowHolders = new Map<string, object>();
   private messages: Waiting<{ readonly provider: string; readonly messageId: string }, string | null>[] = [];
-  private histories: Waiting<HistoryQuery, CreateHistory>[] = [];
+  private histories: Waiting<CreateHistoryQuery, CreateHistory>[] = [];
   /** Scripts running JavaScript now (not waiting for the database, not done). */
   private running: number;
   private scheduled = false;
@@ -57,7 +50,7 @@ export class GroupTransaction {
     return this.enqueue(this.locks, keys);
   }
 
-  history(query: HistoryQuery): Promise<CreateHistory> {
+  history(query: CreateHistoryQuery): Promise<CreateHistory> {
     return this.enqueue(this.histories, query);
   }
 
@@ -112,6 +105,14 @@ export class GroupTransaction {
     const sends = members.flatMap((m) => m.sends);
     const savedJobs = members.flatMap((m) => m.savedJobs);
     const messages = members.flatMap((m) => m.providerMessages);
+    const blocks = new Map(members.flatMap((m) => m.prefixBlocks).map((b) => [b.prefix, b]));
+    if (blocks.size > 0) {
+      await this.trx
+        .insertInto('prefix_blocks')
+        .values([...blocks.values()].map((b) => ({ prefix: b.prefix, blocked_at: b.at, blocked_until: b.until })))
+        .onConflict((oc) => oc.column('prefix').doUpdateSet({ blocked_at: sql`excluded.blocked_at`, blocked_until: sql`excluded.blocked_until` }))
+        .execute();
+    }
     const counted = new Map<string, { client_id: string; day: string; sends: number }>();
     for (const c of members.flatMap((m) => m.countedSends)) {
       const key = `${c.clientId}|${c.day}`;
@@ -200,6 +201,26 @@ export class GroupTransaction {
     });
   }
 
+  /**
+   * The creates of a group's prefixes and their blocks, in one statement (only when prefix velocity is on). The
+   * group's creates share one clock reading to the millisecond or so: the earliest window and latest time serve all.
+   */
+  private async prefixStates(asked: readonly { readonly prefix: string; readonly since: Date; readonly now: Date }[]): Promise<Map<string, PrefixState>> {
+    const first = asked[0];
+    if (!first) return new Map();
+    const since = asked.reduce((min, p) => (p.since < min ? p.since : min), first.since);
+    const now = asked.reduce((max, p) => (p.now > max ? p.now : max), first.now);
+    const names = [...new Set(asked.map((p) => p.prefix))];
+    // The partial index on (left(phone_number, -3), created_at) answers the count.
+    const { rows } = await sql<{ prefix: string; creates: number; blocked_until: Date | null }>`
+      SELECT p.prefix,
+        (SELECT count(*)::int FROM verifications v
+          WHERE left(v.phone_number, -3) = p.prefix AND v.created_at > ${since} AND NOT v.test_number) AS creates,
+        (SELECT b.blocked_until FROM prefix_blocks b WHERE b.prefix = p.prefix AND b.blocked_until > ${now}) AS blocked_until
+      FROM unnest(${names}::text[]) AS p (prefix)`.execute(this.trx);
+    return new Map(rows.map((r) => [r.prefix, { recentCreates: Number(r.creates), blockedUntil: r.blocked_until === null ? null : new Date(r.blocked_until) }]));
+  }
+
   private async flush(): Promise<void> {
     const locks = this.locks.splice(0);
     const rowLocks = this.rowLocks.splice(0);
@@ -258,7 +279,9 @@ export class GroupTransaction {
             .execute();
           for (const c of counts) sends.set(`${c.client_id}|${c.day}`, c.sends);
         }
+        const prefixes = await this.prefixStates(histories.flatMap((h) => (h.item.prefix ? [h.item.prefix] : [])));
         return histories.map(({ item }) => ({
+          prefix: item.prefix && (prefixes.get(item.prefix.prefix) ?? null),
           phone: historyOf(times.get(`${item.clientId}|${item.phoneNumber}`) ?? [], item.lookBackFrom, item.windowFrom),
           clientSendsToday: item.day === null ? 0 : (sends.get(`${item.clientId}|${item.day}`) ?? 0),
         }));
@@ -286,15 +309,24 @@ export class SqlVerificationTx implements VerificationTx {
   readonly savedJobs: { readonly job: SendJob; readonly verification: Verification | null; readonly at: Date }[] = [];
   readonly providerMessages: { readonly provider: string; readonly messageId: string; readonly verificationId: string; readonly at: Date }[] = [];
   readonly countedSends: { readonly clientId: string; readonly day: string }[] = [];
+  readonly prefixBlocks: { readonly prefix: string; readonly at: Date; readonly until: Date }[] = [];
 
   constructor(private readonly group: GroupTransaction) {}
 
-  lockPhone(clientId: string, phoneNumber: string, clientSends: boolean): Promise<void> {
-    return this.group.lock([`${clientId}|${phoneNumber}`, ...(clientSends ? [`sends|${clientId}`] : [])]);
+  lockPhone(clientId: string, phoneNumber: string, clientSends: boolean, prefix: string | null): Promise<void> {
+    return this.group.lock([
+      `${clientId}|${phoneNumber}`,
+      ...(clientSends ? [`sends|${clientId}`] : []),
+      ...(prefix !== null ? [`prefix|${prefix}`] : []),
+    ]);
   }
 
-  phoneHistory(clientId: string, phoneNumber: string, lookBackFrom: Date, windowFrom: Date, day: string | null): Promise<CreateHistory> {
-    return this.group.history({ clientId, phoneNumber, lookBackFrom, windowFrom, day });
+  blockPrefix(prefix: string, at: Date, until: Date): void {
+    this.prefixBlocks.push({ prefix, at, until });
+  }
+
+  phoneHistory(query: CreateHistoryQuery): Promise<CreateHistory> {
+    return this.group.history(query);
   }
 
   countSend(clientId: string, day: string): void {

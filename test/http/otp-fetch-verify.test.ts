@@ -321,6 +321,7 @@ forEachDatabase('fetch and verify', (kind) => {
           resend: { maxSends: h.config.OTP_MAX_SENDS, cooldownSeconds: h.config.PHONE_COOLDOWN_SECONDS },
           destinations: { allowedCountries: h.config.ALLOWED_COUNTRIES, blockedLineTypes: h.config.BLOCKED_LINE_TYPES },
           clientDailySends: h.config.CLIENT_DAILY_SEND_LIMIT,
+          prefix: { count: h.config.PREFIX_LIMIT_COUNT, windowSeconds: h.config.PREFIX_LIMIT_WINDOW_SECONDS, blockSeconds: h.config.PREFIX_BLOCK_SECONDS },
         },
         channels: (type) => channels.forRequest(type),
         afterCommit: h.services.dispatcher,

@@ -110,7 +110,10 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
           });
         case 'rate-limited':
           return sendError(reply, 'RATE_LIMITED', {
-            message: 'Too many verifications for this phone number; retry later',
+            message:
+              outcome.reason === 'daily-quota'
+                ? 'This client has made its sends for today (CLIENT_DAILY_SEND_LIMIT); retry after midnight UTC'
+                : 'Too many verifications for this phone number; retry later',
             retryAfterSeconds: outcome.retryAfterSeconds,
           });
         case 'idempotency-key-reused':
