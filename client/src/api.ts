@@ -1441,7 +1441,7 @@ export interface operations {
             /**
              * @description `INSUFFICIENT_SCOPE`: The token lacks the scope (`WWW-Authenticate: Bearer error="insufficient_scope", scope="..."`).
              *
-             *     `NUMBER_NOT_ALLOWED`: The destination is refused: its country is not among the allowed ones (ALLOWED_COUNTRIES, or the client's own list), or its line type is blocked (BLOCKED_LINE_TYPES); `details` name the rule and the value refused.
+             *     `NUMBER_NOT_ALLOWED`: The destination is refused: its country is not among the allowed ones (ALLOWED_COUNTRIES, or the client's own list), or its line type is blocked (BLOCKED_LINE_TYPES), or its prefix is blocked for too many verifications towards it (PREFIX_LIMIT_COUNT, until PREFIX_BLOCK_SECONDS pass or the operator lifts it); `details` name the rule and the value refused.
              */
             403: {
                 headers: {
