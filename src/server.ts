@@ -106,6 +106,7 @@ export function adminDeps(services: Services): AdminDeps {
     clock: services.clock,
     eventsDue: () => services.dispatcher.eventsDue(),
     inbox: services.inbox,
+    prefixBlocks: services.prefixBlocks,
     textPolicy: { codeLength: services.config.OTP_LENGTH, ttlSeconds: services.config.OTP_TTL_SECONDS },
   };
 }

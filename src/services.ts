@@ -26,6 +26,7 @@ import { SqlClientStore } from './store/client-store.js';
 import { openDatabase, type Db } from './store/database.js';
 import { SqlLookupStore } from './store/lookup-store.js';
 import { SqlInboxStore } from './store/inbox-store.js';
+import { SqlPrefixBlockStore } from './store/prefix-block-store.js';
 import { SqlMessageStore } from './store/message-store.js';
 import { SqlCounterStore } from './store/rate-counter-store.js';
 import { SqlSendJobStore } from './store/send-job-store.js';
@@ -77,6 +78,8 @@ export interface Services {
   readonly messages: SqlMessageStore;
   /** The stored messages with their verifications' codes and states (the development inbox, `otp-service messages`). */
   readonly inbox: SqlInboxStore;
+  /** Prefixes blocked by prefix velocity (`otp-service blocks`). */
+  readonly prefixBlocks: SqlPrefixBlockStore;
   /** New messages and state changes for open inbox pages; null when the inbox is off (config.devInbox). */
   readonly inboxFeed: InboxFeed | null;
   /** The webhook outbox: delivery log and operator replay. */
@@ -280,6 +283,7 @@ export async function createServices(
     lookups,
     messages,
     inbox,
+    prefixBlocks: new SqlPrefixBlockStore(db.db),
     inboxFeed,
     webhooks,
     dispatcher,

@@ -13,6 +13,7 @@ import type { SqlWebhookStore } from '../store/webhook-store.js';
 import { eventDetailView, eventView } from '../webhooks/delivery-log.js';
 import type { Clock } from '../domain/ports.js';
 import type { InboxSource } from '../inbox/inbox-message.js';
+import type { PrefixBlocks } from './prefix-blocks.js';
 
 /** What the operator commands use. */
 export interface AdminDeps {
@@ -25,6 +26,8 @@ export interface AdminDeps {
   readonly inbox: InboxSource;
   /** What template checks need: the longest code and the lifetime the text says. */
   readonly textPolicy: TextPolicy;
+  /** Prefixes blocked by prefix velocity (`otp-service blocks`). */
+  readonly prefixBlocks: PrefixBlocks;
 }
 
 /** An operator command, as the CLI parsed it; run in the CLI or, on the embedded database, in the server. */
@@ -43,6 +46,10 @@ export type AdminCommand =
     }
   | { readonly name: 'webhooks.show'; readonly id: string }
   | { readonly name: 'webhooks.replay'; readonly id: string }
+  /** Prefix blocks in force (contract 10). */
+  | { readonly name: 'blocks.list' }
+  /** Ends a prefix's block now. */
+  | { readonly name: 'blocks.lift'; readonly prefix: string }
   /** The newest messages, newest first. */
   | { readonly name: 'messages.latest'; readonly to: string | null; readonly limit: number }
   /** Messages after a reader's place (InboxSource.recent), oldest first. */
@@ -88,6 +95,11 @@ export function parseAdminCommand(input: unknown): AdminCommand | string {
       if (!Number.isInteger(limit) || limit < 1 || limit > maxListLimit) return `--limit must be 1 to ${maxListLimit}`;
       return { name: c.name, status, verificationId: c.verificationId ?? null, limit };
     }
+    case 'blocks.list':
+      return { name: c.name };
+    case 'blocks.lift':
+      if (typeof c.prefix !== 'string') return 'blocks.lift needs a prefix';
+      return { name: c.name, prefix: c.prefix };
     case 'webhooks.show':
     case 'webhooks.replay':
       if (typeof c.id !== 'string') return `${c.name} needs an event id`;
@@ -155,6 +167,15 @@ export async function runAdminCommand(deps: AdminDeps, command: AdminCommand): P
     case 'webhooks.show': {
       const event = await webhooks.show(command.id);
       return event ? { ok: true, value: eventDetailView(event, clock.now()) } : { ok: false, error: `no event ${command.id}` };
+    }
+    case 'blocks.list':
+      return { ok: true, value: await deps.prefixBlocks.list(clock.now()) };
+    case 'blocks.lift': {
+      const prefix = command.prefix.trim();
+      if (!/^\+\d{4,12}$/.test(prefix)) return { ok: false, error: `a prefix is + and the number's digits less the last 3 (+2348031234), not "${prefix}"` };
+      return (await deps.prefixBlocks.lift(prefix, clock.now()))
+        ? { ok: true, value: { lifted: prefix } }
+        : { ok: false, error: `no block in force on ${prefix}` };
     }
     case 'messages.latest':
       return { ok: true, value: await deps.inbox.latest(command.limit, command.to) };

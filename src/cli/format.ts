@@ -22,6 +22,13 @@ export function formatResult(command: AdminCommand, value: unknown): string {
       const t = value as { locale: string; encoding: string; parts: number; sample: string };
       return `saved the ${t.locale} template: ${t.encoding}, ${t.parts} SMS part${t.parts === 1 ? '' : 's'} at most. A user reads:\n\n${t.sample}\n`;
     }
+    case 'blocks.list': {
+      const blocks = value as { prefix: string; blockedAt: string; blockedUntil: string }[];
+      if (blocks.length === 0) return 'no prefix is blocked\n';
+      return `PREFIX\tBLOCKED AT\tUNTIL\n${blocks.map((b) => `${b.prefix}\t${b.blockedAt}\t${b.blockedUntil}`).join('\n')}\n`;
+    }
+    case 'blocks.lift':
+      return `lifted the block on ${(value as { lifted: string }).lifted}\n`;
     case 'clients.templates.list':
     case 'clients.test-numbers.list': {
       const entries = Object.entries(value as Record<string, string>);

@@ -54,6 +54,16 @@ const commands: Readonly<Record<string, Readonly<Record<string, CommandHelp>>>> 
       about: 'Sends an event again now, with a fresh retry schedule (its earlier attempts are kept).',
     },
   },
+  blocks: {
+    list: {
+      args: '[--json]',
+      about: 'Lists the prefixes (a number less its last 3 digits) blocked by prefix velocity (PREFIX_LIMIT_COUNT), with when each block ends.',
+    },
+    lift: {
+      args: 'PREFIX [--json]',
+      about: "Ends a prefix's block now (+2348031234); creates towards it count afresh from now.",
+    },
+  },
   messages: {
     '': {
       args: '[--to NUMBER] [--limit N] [--follow] [--json]',

@@ -112,6 +112,15 @@ function parseAdmin(positionals: readonly string[], values: Values): { command: 
         return { command: { name: `webhooks.${action}`, id: needId() }, json };
     }
   }
+  if (group === 'blocks') {
+    switch (action) {
+      case 'list':
+        return { command: { name: 'blocks.list' }, json };
+      case 'lift':
+        if (!id) throw new UsageError('blocks lift needs a PREFIX (+2348031234); see otp-service blocks lift --help');
+        return { command: { name: 'blocks.lift', prefix: id }, json };
+    }
+  }
   if (group === 'clients') {
     switch (action) {
       case 'create':

@@ -211,14 +211,20 @@ export class GroupTransaction {
     const since = asked.reduce((min, p) => (p.since < min ? p.since : min), first.since);
     const now = asked.reduce((max, p) => (p.now > max ? p.now : max), first.now);
     const names = [...new Set(asked.map((p) => p.prefix))];
-    // The partial index on (left(phone_number, -3), created_at) answers the count.
+    // The partial index on (left(phone_number, -3), created_at) answers the count. A block that is over (served,
+    // or lifted by the operator) starts the count afresh: only creates after its end count.
     const { rows } = await sql<{ prefix: string; creates: number; blocked_until: Date | null }>`
-      SELECT p.prefix,
+      SELECT p.prefix, b.blocked_until,
         (SELECT count(*)::int FROM verifications v
-          WHERE left(v.phone_number, -3) = p.prefix AND v.created_at > ${since} AND NOT v.test_number) AS creates,
-        (SELECT b.blocked_until FROM prefix_blocks b WHERE b.prefix = p.prefix AND b.blocked_until > ${now}) AS blocked_until
-      FROM unnest(${names}::text[]) AS p (prefix)`.execute(this.trx);
-    return new Map(rows.map((r) => [r.prefix, { recentCreates: Number(r.creates), blockedUntil: r.blocked_until === null ? null : new Date(r.blocked_until) }]));
+          WHERE left(v.phone_number, -3) = p.prefix AND NOT v.test_number
+            AND v.created_at > greatest(${since}::timestamptz, b.blocked_until)) AS creates
+      FROM unnest(${names}::text[]) AS p (prefix) LEFT JOIN prefix_blocks b ON b.prefix = p.prefix`.execute(this.trx);
+    return new Map(
+      rows.map((r) => {
+        const until = r.blocked_until === null ? null : new Date(r.blocked_until);
+        return [r.prefix, { recentCreates: Number(r.creates), blockedUntil: until !== null && until > now ? until : null }];
+      }),
+    );
   }
 
   private async flush(): Promise<void> {

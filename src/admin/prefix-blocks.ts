@@ -1,0 +1,14 @@
+/** A prefix blocked by prefix velocity (contract 10), as `otp-service blocks list` shows it. */
+export interface PrefixBlock {
+  readonly prefix: string;
+  readonly blockedAt: string;
+  readonly blockedUntil: string;
+}
+
+/** The blocks in force, for the operator commands. */
+export interface PrefixBlocks {
+  /** Blocks still in force at `now`, newest first. */
+  list(now: Date): Promise<PrefixBlock[]>;
+  /** Ends a block now (creates towards the prefix count afresh from now); false when it had none in force. */
+  lift(prefix: string, now: Date): Promise<boolean>;
+}
