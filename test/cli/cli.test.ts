@@ -68,6 +68,18 @@ function clientCommands(env: () => Record<string, string>): void {
     assert.equal(usage.code, 2);
     assert.match(usage.stderr, /usage/);
   });
+
+  it('lists prefix blocks (none yet), refuses to lift a prefix that is not blocked, and asks for the PREFIX', async () => {
+    const listed = await runCli(['blocks', 'list'], env());
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.equal(listed.stdout, 'no prefix is blocked\n');
+    const lifted = await runCli(['blocks', 'lift', '+2348031234'], env());
+    assert.equal(lifted.code, 1);
+    assert.match(lifted.stderr, /no block in force on \+2348031234/);
+    const bare = await runCli(['blocks', 'lift'], env());
+    assert.equal(bare.code, 2);
+    assert.match(bare.stderr, /blocks lift needs a PREFIX/);
+  });
 }
 
 describe('otp-service CLI on the embedded database, no server running', () => {
