@@ -222,7 +222,7 @@ const migrations: Record<string, Migration> = {
       `);
     },
   },
-  '0007_client_daily_sends': {
+  '0008_client_daily_sends': {
     async up(db: Kysely<unknown>) {
       await runStatements(db, `
         -- CLIENT_DAILY_SEND_LIMIT (contract 6): each client's sends per UTC day, counted as creates commit
@@ -235,7 +235,7 @@ const migrations: Record<string, Migration> = {
       `);
     },
   },
-  '0008_prefix_velocity': {
+  '0009_prefix_velocity': {
     async up(db: Kysely<unknown>) {
       await runStatements(db, `
         -- prefix velocity (contract 10): recent creates towards a range (the number less its last 3 digits)
