@@ -74,6 +74,8 @@ export const webhookEnv: Record<string, string> = {
   WEBHOOK_LEASE_MS: '10000',
   PHONE_COOLDOWN_SECONDS: '0',
   PHONE_LIMIT_COUNT: '100000',
+  // These tests walk sequential numbers, as an SMS-pumping attack would: the prefix limit is off here.
+  PREFIX_LIMIT_COUNT: '0',
 };
 
 let phoneSeq = 0;
