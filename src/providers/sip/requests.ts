@@ -62,6 +62,30 @@ function contact(local: LocalEnd): string {
 /** The user agent named in every request. */
 const userAgent = 'otp-service';
 
+/**
+ * The headers every request of a call carries, in order: its Via (the transaction's branch), Max-Forwards, the
+ * dialog's route set if any, From, To, Call-ID and CSeq.
+ */
+function callHeaders(
+  call: CallIdentity,
+  local: LocalEnd,
+  branch: string,
+  to: string,
+  cseq: number,
+  method: string,
+  routes: readonly string[] = [],
+): [string, string][] {
+  return [
+    ['Via', via(local, branch)],
+    ['Max-Forwards', '70'],
+    ...routes.map((route): [string, string] => ['Route', route]),
+    ['From', call.from],
+    ['To', to],
+    ['Call-ID', call.callId],
+    ['CSeq', `${cseq} ${method}`],
+  ];
+}
+
 /** The INVITE (cseq 1, or 2 when it answers a challenge with `authorization`). */
 export function invite(
   call: CallIdentity,
@@ -75,12 +99,7 @@ export function invite(
     method: 'INVITE',
     uri: call.requestUri,
     headers: [
-      ['Via', via(local, branch)],
-      ['Max-Forwards', '70'],
-      ['From', call.from],
-      ['To', call.to],
-      ['Call-ID', call.callId],
-      ['CSeq', `${cseq} INVITE`],
+      ...callHeaders(call, local, branch, call.to, cseq, 'INVITE'),
       ['Contact', contact(local)],
       ['P-Asserted-Identity', call.assertedIdentity],
       ['Allow', 'INVITE, ACK, CANCEL, BYE, OPTIONS'],
@@ -96,15 +115,7 @@ export function cancel(call: CallIdentity, local: LocalEnd, branch: string, cseq
   return {
     method: 'CANCEL',
     uri: call.requestUri,
-    headers: [
-      ['Via', via(local, branch)],
-      ['Max-Forwards', '70'],
-      ['From', call.from],
-      ['To', call.to],
-      ['Call-ID', call.callId],
-      ['CSeq', `${cseq} CANCEL`],
-      ['User-Agent', userAgent],
-    ],
+    headers: [...callHeaders(call, local, branch, call.to, cseq, 'CANCEL'), ['User-Agent', userAgent]],
   };
 }
 
@@ -113,14 +124,7 @@ export function ackFailure(call: CallIdentity, local: LocalEnd, branch: string, 
   return {
     method: 'ACK',
     uri: call.requestUri,
-    headers: [
-      ['Via', via(local, branch)],
-      ['Max-Forwards', '70'],
-      ['From', call.from],
-      ['To', answeredTo],
-      ['Call-ID', call.callId],
-      ['CSeq', `${cseq} ACK`],
-    ],
+    headers: callHeaders(call, local, branch, answeredTo, cseq, 'ACK'),
   };
 }
 
@@ -138,13 +142,7 @@ export function inDialog(
     method,
     uri: dialog.remoteTarget,
     headers: [
-      ['Via', via(local, branch)],
-      ['Max-Forwards', '70'],
-      ...dialog.routes.map((route): [string, string] => ['Route', route]),
-      ['From', call.from],
-      ['To', dialog.to],
-      ['Call-ID', call.callId],
-      ['CSeq', `${cseq} ${method}`],
+      ...callHeaders(call, local, branch, dialog.to, cseq, method, dialog.routes),
       ['User-Agent', userAgent],
       ...(authorization ? [authorization] : []),
     ],
