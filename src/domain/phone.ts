@@ -66,6 +66,14 @@ export function readRefusedPhone(countryCode: string, phoneNumber: string): Refu
   };
 }
 
+/** The region code stats and conversion count a number under (contract 10): its country, or 001 when it has none. */
+export function regionCodeOf(e164: string): string {
+  return parseE164(e164)?.region ?? nonGeographicRegion;
+}
+
+/** CLDR's "world", libphonenumber's region for non-geographic numbering plans (+800, +882, +883...). */
+export const nonGeographicRegion = '001';
+
 let regionsByCallingCode: Map<string, string[]> | null = null;
 
 /** The regions that use a calling code, from the same metadata; built at first use. */

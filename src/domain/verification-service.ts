@@ -6,7 +6,7 @@ import type { OutboxEvent } from './events.js';
 import { decidePhoneLimit, phoneLookBackSeconds, type PhoneLimitPolicy } from './limits.js';
 import { eventsFor } from './outbox-events.js';
 import type { ClientSettings } from './client-settings.js';
-import { parsePhone } from './phone.js';
+import { nonGeographicRegion, parsePhone } from './phone.js';
 import { decidePrefix, prefixOf, type PrefixPolicy } from './prefix-velocity.js';
 import type { Clock, Random } from './ports.js';
 import { dueAgain } from './send-job.js';
@@ -134,6 +134,7 @@ export class VerificationService {
       locale: request.locale,
       codeWithheld: !settings.revealCode,
       testNumber: testCode !== null,
+      regionCode: phone.region ?? nonGeographicRegion,
       // A test number's code reaches no provider: it reads as delivered by `test` at once.
       delivery:
         testCode === null

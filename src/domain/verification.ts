@@ -60,6 +60,8 @@ export interface Verification {
   readonly codeWithheld: boolean;
   /** To one of the client's test numbers: a fixed code, no provider, no limit (contract 9). */
   readonly testNumber: boolean;
+  /** The number's country, ISO 3166 alpha-2, or 001 for a non-geographic number (+800, +882...): stats, conversion. */
+  readonly regionCode: string;
   readonly delivery: Delivery;
 }
 

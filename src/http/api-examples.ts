@@ -31,6 +31,7 @@ export const exampleVerification: Verification = {
   locale: null,
   codeWithheld: false,
   testNumber: false,
+  regionCode: 'NG',
   lastSendAt: created,
   delivery: { channel: 'SMS', provider: 'twilio', messageId: null, status: 'SENT', sends: 1, updatedAt: sent },
 };

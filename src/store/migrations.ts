@@ -249,6 +249,29 @@ const migrations: Record<string, Migration> = {
       `);
     },
   },
+  '0010_traffic_by_country': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- the country of a number (ISO 3166 alpha-2, 001 for a non-geographic one): stats and conversion (contract 10)
+        ALTER TABLE verifications ADD COLUMN region_code text;
+        -- GET /v1/stats: a client's verifications by day
+        CREATE INDEX verifications_client_created ON verifications (client_id, created_at);
+        -- conversion over the last hour, and the creates of a throttled country
+        CREATE INDEX verifications_region_created ON verifications (region_code, created_at) WHERE NOT test_number;
+        -- countries whose conversion through a provider fell under MIN_CONVERSION, throttled to the prefix limit
+        CREATE TABLE country_throttles (
+          region_code text NOT NULL,
+          country_code text NOT NULL,
+          provider text NOT NULL,
+          throttled_at timestamptz NOT NULL,
+          throttled_until timestamptz NOT NULL,
+          sends integer NOT NULL,
+          verified integer NOT NULL,
+          PRIMARY KEY (region_code, country_code, provider)
+        );
+      `);
+    },
+  },
 };
 
 /** Runs DDL one statement at a time: PGlite's extended protocol takes one statement per query. */

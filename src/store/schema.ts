@@ -40,6 +40,8 @@ export interface VerificationsTable {
   locale: string | null;
   code_withheld: Generated<boolean>;
   test_number: Generated<boolean>;
+  /** 0010: ISO 3166 alpha-2, 001 for a non-geographic number; null on rows made before it. */
+  region_code: string | null;
   counter: number;
   webhook_url: string | null;
   reference: string | null;
@@ -181,4 +183,16 @@ export interface Database {
   lookups: LookupsTable;
   client_daily_sends: ClientDailySendsTable;
   prefix_blocks: PrefixBlocksTable;
+  country_throttles: CountryThrottlesTable;
+}
+
+/** 0010: countries throttled for their conversion through a provider (contract 10). */
+export interface CountryThrottlesTable {
+  region_code: string;
+  country_code: string;
+  provider: string;
+  throttled_at: Date;
+  throttled_until: Date;
+  sends: number;
+  verified: number;
 }

@@ -1,5 +1,6 @@
 import type { Insertable, Selectable } from 'kysely';
 import { parseChannel } from '../domain/channel-driver.js';
+import { regionCodeOf } from '../domain/phone.js';
 import type { PhoneHistory } from '../domain/limits.js';
 import type { SendJob, SendJobStatus } from '../domain/send-job.js';
 import type {
@@ -35,6 +36,7 @@ export function verificationRow(v: Verification): Insertable<VerificationsTable>
     locale: v.locale,
     code_withheld: v.codeWithheld,
     test_number: v.testNumber,
+    region_code: v.regionCode,
     delivery_channel: v.delivery.channel,
     delivery_provider: v.delivery.provider,
     delivery_message_id: v.delivery.messageId,
@@ -71,6 +73,7 @@ export function toVerification(row: Selectable<VerificationsTable>): Verificatio
     locale: row.locale,
     codeWithheld: row.code_withheld,
     testNumber: row.test_number,
+    regionCode: row.region_code ?? regionCodeOf(row.phone_number),
     counter: row.counter,
     webhookUrl: row.webhook_url,
     reference: row.reference,

@@ -25,6 +25,7 @@ function withLifetime(seconds: number): Verification {
     locale: null,
     codeWithheld: false,
     testNumber: false,
+    regionCode: 'NG',
     type: 'SMS',
     status: 'PENDING',
     webhookUrl: null,

@@ -42,6 +42,7 @@ function sent(overrides: Partial<Verification> = {}): Verification {
     locale: null,
     codeWithheld: false,
     testNumber: false,
+    regionCode: 'NG',
     lastSendAt: at(0),
     type: 'SMS',
     status: 'PENDING',

@@ -28,6 +28,7 @@ describe('events (contract 3.4 and 4)', () => {
       locale: null,
       codeWithheld: false,
       testNumber: false,
+      regionCode: 'NG',
       lastSendAt: new Date('2026-11-21T09:30:00.123Z'),
       type: 'SMS',
       status: 'SUCCESS',

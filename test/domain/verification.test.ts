@@ -29,6 +29,7 @@ function pending(overrides: Partial<Verification> = {}): Verification {
     locale: null,
     codeWithheld: false,
     testNumber: false,
+    regionCode: 'NG',
     lastSendAt: t0,
     type: 'SMS',
     status: 'PENDING',

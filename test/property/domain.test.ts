@@ -35,6 +35,7 @@ function build(v: { status: VerificationStatus; counter: number; otp: string; tt
     locale: null,
     codeWithheld: false,
     testNumber: false,
+    regionCode: 'NG',
     lastSendAt: new Date(t0),
     type: 'SMS',
     status: v.status,
