@@ -21,6 +21,10 @@ const integer = (min: number, max = Number.MAX_SAFE_INTEGER) => (raw: string): n
   if (value < min || value > max) throw new Error(`expected a number from ${min} to ${max}, got ${value}`);
   return value;
 };
+const fraction = (raw: string): number => {
+  if (!/^(0(\.\d+)?|1(\.0+)?|\.\d+)$/.test(raw.trim())) throw new Error(`expected a fraction from 0 to 1, got "${raw}"`);
+  return Number(raw);
+};
 const text = (raw: string): string => raw;
 const bool = (raw: string): boolean => {
   const v = raw.trim().toLowerCase();
@@ -216,6 +220,16 @@ export const settings = {
   PREFIX_BLOCK_SECONDS: {
     doc: 'How long a prefix past PREFIX_LIMIT_COUNT stays blocked (`otp-service blocks lift PREFIX` ends it sooner)',
     default: '86400',
+    parse: integer(1),
+  },
+  MIN_CONVERSION: {
+    doc: 'Share of codes verified, per country and provider over the last hour, under which the country is throttled to the prefix limit (PREFIX_LIMIT_COUNT creates per PREFIX_LIMIT_WINDOW_SECONDS towards the whole country, across clients; past it 429 RATE_LIMITED) for PREFIX_BLOCK_SECONDS (`otp-service blocks lift NG` ends it sooner). Test numbers never count. 0 turns it off, as does PREFIX_LIMIT_COUNT=0',
+    default: '0.2',
+    parse: fraction,
+  },
+  MIN_CONVERSION_SAMPLE: {
+    doc: 'Sends over the last hour a country and provider need before their conversion is judged (MIN_CONVERSION)',
+    default: '200',
     parse: integer(1),
   },
   CLIENT_RATE_LIMIT_PER_SECOND: {

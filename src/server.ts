@@ -79,6 +79,7 @@ export function workerDeps(services: Services, deliverWebhooks: boolean): Worker
     sendWorker: services.sendWorker,
     webhookWorker: deliverWebhooks ? services.webhookWorker : null,
     expireDue: (limit) => services.verifications.expireDue(limit),
+    watchConversion: () => services.conversion.refresh(),
     flushCounters: async () => {
       await services.authFailures.flush();
     },
@@ -107,6 +108,24 @@ export function adminDeps(services: Services): AdminDeps {
     eventsDue: () => services.dispatcher.eventsDue(),
     inbox: services.inbox,
     prefixBlocks: services.prefixBlocks,
+    countryThrottles: {
+      list: async (now) =>
+        (await services.conversionStore.active(now)).map((t) => ({
+          country: t.regionCode,
+          countryCode: t.countryCode,
+          provider: t.provider,
+          blockedAt: t.throttledAt.toISOString(),
+          blockedUntil: t.throttledUntil.toISOString(),
+          sends: t.sends,
+          verified: t.verified,
+        })),
+      lift: async (regionCode, now) => {
+        const lifted = await services.conversionStore.lift(regionCode, now);
+        // This process's creates see it at once; other instances at their next read.
+        await services.conversion.refresh();
+        return lifted;
+      },
+    },
     textPolicy: { codeLength: services.config.OTP_LENGTH, ttlSeconds: services.config.OTP_TTL_SECONDS },
   };
 }

@@ -27,6 +27,9 @@ import { openDatabase, type Db } from './store/database.js';
 import { SqlLookupStore } from './store/lookup-store.js';
 import { SqlInboxStore } from './store/inbox-store.js';
 import { SqlPrefixBlockStore } from './store/prefix-block-store.js';
+import { SqlConversionStore } from './store/conversion-store.js';
+import { ConversionWatch } from './domain/conversion-watch.js';
+import { conversionWindowSeconds } from './domain/conversion.js';
 import { SqlMessageStore } from './store/message-store.js';
 import { SqlCounterStore } from './store/rate-counter-store.js';
 import { SqlSendJobStore } from './store/send-job-store.js';
@@ -78,6 +81,9 @@ export interface Services {
   readonly messages: SqlMessageStore;
   /** The stored messages with their verifications' codes and states (the development inbox, `otp-service messages`). */
   readonly inbox: SqlInboxStore;
+  /** Countries throttled for their conversion: the watch every create asks, and where throttles are kept. */
+  readonly conversion: ConversionWatch;
+  readonly conversionStore: SqlConversionStore;
   /** Prefixes blocked by prefix velocity (`otp-service blocks`). */
   readonly prefixBlocks: SqlPrefixBlockStore;
   /** New messages and state changes for open inbox pages; null when the inbox is off (config.devInbox). */
@@ -172,6 +178,25 @@ export async function createServices(
       dispatcher.dispatch(effects);
     },
   };
+  const conversionStore = new SqlConversionStore(db.db);
+  const conversionLog = logger.child({ component: 'conversion' });
+  const conversion = new ConversionWatch({
+    store: conversionStore,
+    policy: {
+      // Throttled to the prefix limit: with prefix velocity off there is none to throttle to.
+      minConversion: config.PREFIX_LIMIT_COUNT === 0 ? 0 : config.MIN_CONVERSION,
+      minSample: config.MIN_CONVERSION_SAMPLE,
+      windowSeconds: conversionWindowSeconds,
+      throttleSeconds: config.PREFIX_BLOCK_SECONDS,
+    },
+    clock,
+    firstProviders: { sms: firstProviderName(config.providers.sms), call: firstProviderName(config.providers.call) },
+    onThrottle: (t) =>
+      conversionLog.warn(
+        { regionCode: t.regionCode, countryCode: t.countryCode, provider: t.provider, sends: t.sends, verified: t.verified, until: t.throttledUntil },
+        'country throttled to the prefix limit: few of its codes are verified (MIN_CONVERSION)',
+      ),
+  });
   const verifications = new VerificationService({
     store: verificationStore,
     policy: {
@@ -193,6 +218,7 @@ export async function createServices(
     random,
     observer: metrics,
     clientSettings: settingsOf,
+    conversion,
     // A test number's code reaches no provider; the development inbox still shows what would have gone out.
     testSends: async (v) => {
       const channel = v.type === 'DROPPED_CALL' ? 'call' : 'sms';
@@ -284,6 +310,8 @@ export async function createServices(
     messages,
     inbox,
     prefixBlocks: new SqlPrefixBlockStore(db.db),
+    conversion,
+    conversionStore,
     inboxFeed,
     webhooks,
     dispatcher,
@@ -291,4 +319,11 @@ export async function createServices(
     sendWorker,
     webhookWorker,
   };
+}
+
+/** The provider a channel's sends go to first (a list always names at least one). */
+function firstProviderName(list: readonly { readonly module: { readonly name: string } }[]): string {
+  const first = list[0];
+  if (!first) throw new Error('a channel has no provider');
+  return first.module.name;
 }

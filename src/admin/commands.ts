@@ -13,7 +13,7 @@ import type { SqlWebhookStore } from '../store/webhook-store.js';
 import { eventDetailView, eventView } from '../webhooks/delivery-log.js';
 import type { Clock } from '../domain/ports.js';
 import type { InboxSource } from '../inbox/inbox-message.js';
-import type { PrefixBlocks } from './prefix-blocks.js';
+import type { CountryThrottles, PrefixBlocks } from './prefix-blocks.js';
 
 /** What the operator commands use. */
 export interface AdminDeps {
@@ -28,6 +28,8 @@ export interface AdminDeps {
   readonly textPolicy: TextPolicy;
   /** Prefixes blocked by prefix velocity (`otp-service blocks`). */
   readonly prefixBlocks: PrefixBlocks;
+  /** Countries throttled for their conversion (`otp-service blocks`). */
+  readonly countryThrottles: CountryThrottles;
 }
 
 /** An operator command, as the CLI parsed it; run in the CLI or, on the embedded database, in the server. */
@@ -168,11 +170,19 @@ export async function runAdminCommand(deps: AdminDeps, command: AdminCommand): P
       const event = await webhooks.show(command.id);
       return event ? { ok: true, value: eventDetailView(event, clock.now()) } : { ok: false, error: `no event ${command.id}` };
     }
-    case 'blocks.list':
-      return { ok: true, value: await deps.prefixBlocks.list(clock.now()) };
+    case 'blocks.list': {
+      const now = clock.now();
+      return { ok: true, value: [...(await deps.prefixBlocks.list(now)), ...(await deps.countryThrottles.list(now))] };
+    }
     case 'blocks.lift': {
       const prefix = command.prefix.trim();
-      if (!/^\+\d{4,12}$/.test(prefix)) return { ok: false, error: `a prefix is + and the number's digits less the last 3 (+2348031234), not "${prefix}"` };
+      if (/^([A-Za-z]{2}|001)$/.test(prefix)) {
+        const country = prefix.toUpperCase();
+        return (await deps.countryThrottles.lift(country, clock.now())) > 0
+          ? { ok: true, value: { lifted: country } }
+          : { ok: false, error: `no throttle in force on ${country}` };
+      }
+      if (!/^\+\d{4,12}$/.test(prefix)) return { ok: false, error: `a prefix is + and the number's digits less the last 3 (+2348031234), a country its ISO code (NG), not "${prefix}"` };
       return (await deps.prefixBlocks.lift(prefix, clock.now()))
         ? { ok: true, value: { lifted: prefix } }
         : { ok: false, error: `no block in force on ${prefix}` };

@@ -1,4 +1,5 @@
 import type { AdminCommand } from '../admin/commands.js';
+import type { CountryThrottle, PrefixBlock } from '../admin/prefix-blocks.js';
 
 /** Human-readable output of a command's result (the --json output is the value itself). */
 export function formatResult(command: AdminCommand, value: unknown): string {
@@ -23,9 +24,14 @@ export function formatResult(command: AdminCommand, value: unknown): string {
       return `saved the ${t.locale} template: ${t.encoding}, ${t.parts} SMS part${t.parts === 1 ? '' : 's'} at most. A user reads:\n\n${t.sample}\n`;
     }
     case 'blocks.list': {
-      const blocks = value as { prefix: string; blockedAt: string; blockedUntil: string }[];
-      if (blocks.length === 0) return 'no prefix is blocked\n';
-      return `PREFIX\tBLOCKED AT\tUNTIL\n${blocks.map((b) => `${b.prefix}\t${b.blockedAt}\t${b.blockedUntil}`).join('\n')}\n`;
+      const blocks = value as (PrefixBlock | CountryThrottle)[];
+      if (blocks.length === 0) return 'no prefix is blocked, no country throttled\n';
+      const rows = blocks.map((b) =>
+        'prefix' in b
+          ? `${b.prefix}\t${b.blockedAt}\t${b.blockedUntil}\tprefix velocity (PREFIX_LIMIT_COUNT)`
+          : `${b.country} (${b.countryCode}) via ${b.provider}\t${b.blockedAt}\t${b.blockedUntil}\tconversion ${b.verified}/${b.sends} verified (MIN_CONVERSION), throttled to the prefix limit`,
+      );
+      return `BLOCKED\tSINCE\tUNTIL\tWHY\n${rows.join('\n')}\n`;
     }
     case 'blocks.lift':
       return `lifted the block on ${(value as { lifted: string }).lifted}\n`;

@@ -57,11 +57,13 @@ const commands: Readonly<Record<string, Readonly<Record<string, CommandHelp>>>> 
   blocks: {
     list: {
       args: '[--json]',
-      about: 'Lists the prefixes (a number less its last 3 digits) blocked by prefix velocity (PREFIX_LIMIT_COUNT), with when each block ends.',
+      about:
+        'Lists the prefixes (a number less its last 3 digits) blocked by prefix velocity (PREFIX_LIMIT_COUNT), and the countries throttled to the prefix limit for their low conversion through a provider (MIN_CONVERSION), with when each ends.',
     },
     lift: {
-      args: 'PREFIX [--json]',
-      about: "Ends a prefix's block now (+2348031234); creates towards it count afresh from now.",
+      args: 'PREFIX|COUNTRY [--json]',
+      about:
+        "Ends a prefix's block (+2348031234) or a country's throttle (NG, every provider) now; creates towards it, and a country's conversion, count afresh from now.",
     },
   },
   messages: {

@@ -117,7 +117,7 @@ function parseAdmin(positionals: readonly string[], values: Values): { command: 
       case 'list':
         return { command: { name: 'blocks.list' }, json };
       case 'lift':
-        if (!id) throw new UsageError('blocks lift needs a PREFIX (+2348031234); see otp-service blocks lift --help');
+        if (!id) throw new UsageError('blocks lift needs a PREFIX (+2348031234) or a COUNTRY (NG); see otp-service blocks lift --help');
         return { command: { name: 'blocks.lift', prefix: id }, json };
     }
   }

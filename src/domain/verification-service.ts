@@ -1,6 +1,7 @@
 import { dispatched, type AfterCommit } from './after-commit.js';
 import { decideDailyQuota, utcDay } from './daily-quota.js';
-import { deliveryChannelOf, type ChannelDriver } from './channel-driver.js';
+import { deliveryChannelOf, type Channel, type ChannelDriver } from './channel-driver.js';
+import { decideThrottled, throttleLockKey, type Route, type Throttle } from './conversion.js';
 import { destinationRefused, type DestinationPolicy } from './destination-rules.js';
 import type { OutboxEvent } from './events.js';
 import { decidePhoneLimit, phoneLookBackSeconds, type PhoneLimitPolicy } from './limits.js';
@@ -50,8 +51,11 @@ export type CreateOutcome =
   | { readonly kind: 'invalid-phone' }
   /** The destination is refused (contract 10): `detail` says which rule and what it refused. */
   | { readonly kind: 'not-allowed'; readonly detail: string }
-  /** `daily-quota`: the client's CLIENT_DAILY_SEND_LIMIT; `phone`: the number's own limits. */
-  | { readonly kind: 'rate-limited'; readonly reason: 'phone' | 'daily-quota'; readonly retryAfterSeconds: number }
+  /**
+   * `phone`: the number's own limits; `daily-quota`: the client's CLIENT_DAILY_SEND_LIMIT; `conversion`: the
+   * country is throttled to the prefix limit for its low conversion (contract 10).
+   */
+  | { readonly kind: 'rate-limited'; readonly reason: 'phone' | 'daily-quota' | 'conversion'; readonly retryAfterSeconds: number }
   | { readonly kind: 'idempotency-key-reused' };
 
 export type VerifyOutcome =
@@ -87,6 +91,11 @@ export interface VerificationServiceDeps {
   readonly observer?: VerificationObserver;
   /** A client's settings, from the client directory's cache (contract 9). */
   readonly clientSettings: (clientId: string) => Promise<ClientSettings>;
+  /** Countries throttled for their conversion (contract 10), and the provider a channel's first send goes to. */
+  readonly conversion?: {
+    throttleOn(route: Route, now: Date): Throttle | null;
+    firstProvider(channel: Channel): string;
+  };
   /** A create for a test number reaches no provider; it is recorded here, for the development inbox. */
   readonly testSends?: (v: Verification) => Promise<void>;
 }
@@ -144,16 +153,19 @@ export class VerificationService {
     const { idempotency } = request;
     const quotaDay = policy.clientDailySends > 0 && !verification.testNumber ? utcDay(now) : null;
     const prefix = policy.prefix.count > 0 && !verification.testNumber ? prefixOf(phone.e164) : null;
+    // Throttled to the prefix limit: with prefix velocity off there is none to throttle to.
+    const throttle = prefix !== null ? this.throttleOn(verification, driver.channel, now) : null;
     // A group reads before it writes: two creates of one client in one group would both see the same count.
     const serializeOn = [
       `phone|${request.clientId}|${phone.e164}`,
       ...(idempotency ? [`key|${request.clientId}|${idempotency.key}`] : []),
       ...(quotaDay !== null ? [`sends|${request.clientId}`] : []),
       ...(prefix !== null ? [`prefix|${prefix}`] : []),
+      ...(throttle !== null ? [throttleLockKey(throttle)] : []),
     ];
     const committed = await store.transaction(async (tx): Promise<CreateOutcome> => {
       // The lock comes first in every create, so that a group of them takes its locks in one sorted statement.
-      await tx.lockPhone(request.clientId, phone.e164, quotaDay !== null, prefix);
+      await tx.lockPhone(request.clientId, phone.e164, quotaDay !== null, prefix, throttle);
       if (idempotency) {
         const claim = await tx.claimIdempotencyKey(
           request.clientId,
@@ -177,6 +189,12 @@ export class VerificationService {
         windowFrom: secondsBefore(now, policy.phoneLimit.windowSeconds),
         day: quotaDay,
         prefix: prefix === null ? null : { prefix, since: secondsBefore(now, policy.prefix.windowSeconds), now },
+        // A throttle counts only the creates made under it, as a lifted block counts only those after it.
+        throttled: throttle && {
+          regionCode: throttle.regionCode,
+          countryCode: throttle.countryCode,
+          since: latest(secondsBefore(now, policy.prefix.windowSeconds), throttle.throttledAt),
+        },
       });
       if (prefix !== null && history.prefix !== null) {
         const decision = decidePrefix(history.prefix, now, policy.prefix);
@@ -190,9 +208,12 @@ export class VerificationService {
           };
         }
       }
+      const throttled = history.throttled ? decideThrottled(history.throttled, now, policy.prefix) : { allowed: true as const };
       const phoneLimit = decidePhoneLimit(history.phone, now, policy.phoneLimit);
       const quota = decideDailyQuota(history.clientSendsToday, policy.clientDailySends, now);
-      const refusal = !phoneLimit.allowed
+      const refusal = !throttled.allowed
+        ? { reason: 'conversion' as const, retryAfterSeconds: throttled.retryAfterSeconds }
+        : !phoneLimit.allowed
         ? { reason: 'phone' as const, retryAfterSeconds: phoneLimit.retryAfterSeconds }
         : !quota.allowed
           ? { reason: 'daily-quota' as const, retryAfterSeconds: quota.retryAfterSeconds }
@@ -228,6 +249,13 @@ export class VerificationService {
       if (outcome.verification.testNumber) await this.deps.testSends?.(outcome.verification);
     }
     return outcome;
+  }
+
+  /** The throttle on the route a new verification's first send takes, if its country is throttled. */
+  private throttleOn(v: Verification, channel: Channel, now: Date): Throttle | null {
+    const { conversion } = this.deps;
+    if (!conversion) return null;
+    return conversion.throttleOn({ regionCode: v.regionCode, countryCode: v.countryCode, provider: conversion.firstProvider(channel) }, now);
   }
 
   /** A client's verification as it reads now (a PENDING one past its time reads EXPIRED). */
@@ -356,4 +384,8 @@ export class VerificationService {
 
 function secondsBefore(now: Date, seconds: number): Date {
   return new Date(now.getTime() - seconds * 1000);
+}
+
+function latest(a: Date, b: Date): Date {
+  return a > b ? a : b;
 }

@@ -1,6 +1,7 @@
 import type { CommitEffects } from './after-commit.js';
 import type { OutboxEvent } from './events.js';
 import type { PhoneHistory } from './limits.js';
+import type { Route, ThrottledState } from './conversion.js';
 import type { PrefixState } from './prefix-velocity.js';
 import type { SendJob } from './send-job.js';
 import type { Verification } from './verification.js';
@@ -11,6 +12,8 @@ export interface CreateHistory {
   readonly clientSendsToday: number;
   /** Null when not asked. */
   readonly prefix: PrefixState | null;
+  /** A throttled country's creates; null when not asked. */
+  readonly throttled: ThrottledState | null;
 }
 
 /** What a create asks for its history: the prefix read goes out with the others, in the same group flush. */
@@ -23,6 +26,8 @@ export interface CreateHistoryQuery {
   readonly day: string | null;
   /** The prefix whose creates since `since` (and block in force at `now`) are read too; null: none. */
   readonly prefix: { readonly prefix: string; readonly since: Date; readonly now: Date } | null;
+  /** A throttled country (conversion, contract 10) whose creates since `since` are read too; null: none. */
+  readonly throttled: { readonly regionCode: string; readonly countryCode: string; readonly since: Date } | null;
 }
 
 /** What claiming an Idempotency-Key found. */
@@ -38,9 +43,10 @@ export type IdempotencyClaim =
 export interface VerificationTx {
   /**
    * Serialises creates of one number by one client, across every instance, until the transaction ends; with
-   * `clientSends`, also every create of the client (its daily quota is then exact).
+   * `clientSends`, also every create of the client (its daily quota is then exact); with `prefix` and `throttled`,
+   * every create towards the prefix and towards the throttled country.
    */
-  lockPhone(clientId: string, phoneNumber: string, clientSends: boolean, prefix: string | null): Promise<void>;
+  lockPhone(clientId: string, phoneNumber: string, clientSends: boolean, prefix: string | null, throttled: Route | null): Promise<void>;
   /**
    * Creation times of the number's verifications by this client, as the limit rule reads them; with `day`, also
    * the client's sends counted that day (else 0); with `prefix`, the creates towards it (every client's, test

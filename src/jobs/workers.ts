@@ -19,6 +19,8 @@ export interface WorkerDeps {
   readonly expireDue: (limit: number) => Promise<number>;
   /** Pushes the shared rate counters to the database. */
   readonly flushCounters: () => Promise<void>;
+  /** Reads conversion by country and provider, throttles what is under MIN_CONVERSION, reads the throttles. */
+  readonly watchConversion: () => Promise<void>;
   /** Prunes what is past keeping; true when a full round was pruned (more is due). */
   readonly housekeeping: () => Promise<boolean>;
   /** PostgreSQL: the pool and channel to LISTEN on, so commits in other processes wake the delivery worker. */
@@ -29,6 +31,9 @@ export interface WorkerDeps {
    */
   readonly clientChanges: { readonly channel: string; readonly forget: (clientId: string | null) => void } | null;
 }
+
+/** How often each process reads conversion and the throttles in force. */
+export const conversionRefreshMs = 10_000;
 
 /** Background work of one process: sending codes, the expiry sweep, webhooks, shared counters, housekeeping. */
 export class Workers {
@@ -42,6 +47,8 @@ export class Workers {
       new PeriodicTask('expiry-sweep', 1_000, async () => (await deps.expireDue(500)) === 500, onError),
       new PeriodicTask('counters', 100, async () => (await deps.flushCounters(), false), onError),
       new PeriodicTask('housekeeping', 60_000, () => deps.housekeeping(), onError),
+      // A create asks what this read last: a throttle started by any instance applies here within this period.
+      new PeriodicTask('conversion', conversionRefreshMs, async () => (await deps.watchConversion(), false), onError),
     ];
     const { webhookWorker, notifications, clientChanges } = deps;
     // One LISTEN connection for every channel: what other processes commit reaches this one at once.

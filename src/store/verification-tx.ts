@@ -1,6 +1,7 @@
 import { sql, type Selectable, type Transaction } from 'kysely';
 import type { CommittedSend } from '../domain/after-commit.js';
 import type { OutboxEvent } from '../domain/events.js';
+import { throttleLockKey, type Route, type ThrottledState } from '../domain/conversion.js';
 import type { PrefixState } from '../domain/prefix-velocity.js';
 import type { SendJob } from '../domain/send-job.js';
 import type { Verification } from '../domain/verification.js';
@@ -9,6 +10,13 @@ import { dueForWorkers, eventRow, notifyWorkersSql } from './outbox-rows.js';
 import type { Database, VerificationsTable } from './schema.js';
 import { isUuid } from './uuid.js';
 import { historyOf, sendJobRow, toSendJob, toVerification, verificationRow } from './verification-rows.js';
+
+/** What limitStates read, by key: `client|day`, the prefix, `region|calling code`. */
+interface LimitStates {
+  readonly sends: Map<string, number>;
+  readonly prefixes: Map<string, PrefixState>;
+  readonly countries: Map<string, ThrottledState>;
+}
 
 interface Waiting<I, R> {
   readonly item: I;
@@ -202,29 +210,54 @@ export class GroupTransaction {
   }
 
   /**
-   * The creates of a group's prefixes and their blocks, in one statement (only when prefix velocity is on). The
-   * group's creates share one clock reading to the millisecond or so: the earliest window and latest time serve all.
+   * What the fraud and cost limits of a group's creates read (contract 10), in one statement whatever is on: the
+   * clients' sends today (daily quota), each prefix's creates and block (prefix velocity), each throttled
+   * country's creates (conversion). Only the parts some create asks for have rows to read.
    */
-  private async prefixStates(asked: readonly { readonly prefix: string; readonly since: Date; readonly now: Date }[]): Promise<Map<string, PrefixState>> {
-    const first = asked[0];
-    if (!first) return new Map();
-    const since = asked.reduce((min, p) => (p.since < min ? p.since : min), first.since);
-    const now = asked.reduce((max, p) => (p.now > max ? p.now : max), first.now);
-    const names = [...new Set(asked.map((p) => p.prefix))];
-    // The partial index on (left(phone_number, -3), created_at) answers the count. A block that is over (served,
-    // or lifted by the operator) starts the count afresh: only creates after its end count.
-    const { rows } = await sql<{ prefix: string; creates: number; blocked_until: Date | null }>`
-      SELECT p.prefix, b.blocked_until,
-        (SELECT count(*)::int FROM verifications v
-          WHERE left(v.phone_number, -3) = p.prefix AND NOT v.test_number
-            AND v.created_at > greatest(${since}::timestamptz, b.blocked_until)) AS creates
-      FROM unnest(${names}::text[]) AS p (prefix) LEFT JOIN prefix_blocks b ON b.prefix = p.prefix`.execute(this.trx);
-    return new Map(
-      rows.map((r) => {
-        const until = r.blocked_until === null ? null : new Date(r.blocked_until);
-        return [r.prefix, { recentCreates: Number(r.creates), blockedUntil: until !== null && until > now ? until : null }];
-      }),
-    );
+  private async limitStates(asked: readonly CreateHistoryQuery[]): Promise<LimitStates> {
+    const quotas = asked.flatMap((h) => (h.day === null ? [] : [{ clientId: h.clientId, day: h.day }]));
+    const prefixes = asked.flatMap((h) => (h.prefix ? [h.prefix] : []));
+    const countries = new Map<string, { regionCode: string; countryCode: string; since: Date }>();
+    for (const h of asked) {
+      if (!h.throttled) continue;
+      const key = `${h.throttled.regionCode}|${h.throttled.countryCode}`;
+      const seen = countries.get(key);
+      if (!seen || h.throttled.since < seen.since) countries.set(key, h.throttled);
+    }
+    const states: LimitStates = { sends: new Map(), prefixes: new Map(), countries: new Map() };
+    if (quotas.length + prefixes.length + countries.size === 0) return states;
+    // The group's creates share one clock reading to the millisecond or so: the earliest prefix window and the
+    // latest time serve all.
+    const since = prefixes.reduce((min, p) => (p.since < min ? p.since : min), prefixes[0]?.since ?? new Date(0));
+    const now = prefixes.reduce((max, p) => (p.now > max ? p.now : max), prefixes[0]?.now ?? new Date(0));
+    const throttled = [...countries.values()];
+    // Prefix counts use the partial index on (left(phone_number, -3), created_at), country counts the one on
+    // (region_code, created_at). A prefix block that is over (served, or lifted) starts its count afresh.
+    const { rows } = await sql<{ kind: 'sends' | 'prefix' | 'country'; key: string; n: number; until: Date | null; oldest: Date | null }>`
+      SELECT 'sends' AS kind, s.client_id::text || '|' || to_char(s.day, 'YYYY-MM-DD') AS key, s.sends AS n,
+          NULL::timestamptz AS until, NULL::timestamptz AS oldest
+        FROM client_daily_sends s
+        WHERE (s.client_id, s.day) IN (SELECT * FROM unnest(${quotas.map((q) => q.clientId)}::uuid[], ${quotas.map((q) => q.day)}::date[]))
+      UNION ALL
+      SELECT 'prefix', p.prefix,
+          (SELECT count(*)::int FROM verifications v
+            WHERE left(v.phone_number, -3) = p.prefix AND NOT v.test_number
+              AND v.created_at > greatest(${since}::timestamptz, b.blocked_until)),
+          b.blocked_until, NULL
+        FROM unnest(${[...new Set(prefixes.map((p) => p.prefix))]}::text[]) AS p (prefix) LEFT JOIN prefix_blocks b ON b.prefix = p.prefix
+      UNION ALL
+      SELECT 'country', c.region || '|' || c.cc, count(v.id)::int, NULL, min(v.created_at)
+        FROM unnest(${throttled.map((c) => c.regionCode)}::text[], ${throttled.map((c) => c.countryCode)}::text[],
+            ${throttled.map((c) => c.since.toISOString())}::timestamptz[]) AS c (region, cc, since)
+          LEFT JOIN verifications v ON v.region_code = c.region AND v.country_code = c.cc AND NOT v.test_number AND v.created_at > c.since
+        GROUP BY c.region, c.cc`.execute(this.trx);
+    for (const r of rows) {
+      const until = r.until === null ? null : new Date(r.until);
+      if (r.kind === 'sends') states.sends.set(r.key, Number(r.n));
+      else if (r.kind === 'prefix') states.prefixes.set(r.key, { recentCreates: Number(r.n), blockedUntil: until !== null && until > now ? until : null });
+      else states.countries.set(r.key, { recentCreates: Number(r.n), oldest: r.oldest === null ? null : new Date(r.oldest) });
+    }
+    return states;
   }
 
   private async flush(): Promise<void> {
@@ -274,22 +307,12 @@ export class GroupTransaction {
           const key = `${r.client_id}|${r.phone_number}`;
           times.set(key, [...(times.get(key) ?? []), r.created_at]);
         }
-        // Only when a quota is set (else no create asks): one more statement in the same flush.
-        const asked = histories.filter((h) => h.item.day !== null);
-        const sends = new Map<string, number>();
-        if (asked.length > 0) {
-          const counts = await this.trx
-            .selectFrom('client_daily_sends')
-            .select(['client_id', sql<string>`to_char(day, 'YYYY-MM-DD')`.as('day'), 'sends'])
-            .where(sql<boolean>`(client_id, day) IN (SELECT * FROM unnest(${asked.map((h) => h.item.clientId)}::uuid[], ${asked.map((h) => h.item.day ?? '')}::date[]))`)
-            .execute();
-          for (const c of counts) sends.set(`${c.client_id}|${c.day}`, c.sends);
-        }
-        const prefixes = await this.prefixStates(histories.flatMap((h) => (h.item.prefix ? [h.item.prefix] : [])));
+        const limits = await this.limitStates(histories.map((h) => h.item));
         return histories.map(({ item }) => ({
-          prefix: item.prefix && (prefixes.get(item.prefix.prefix) ?? null),
+          prefix: item.prefix && (limits.prefixes.get(item.prefix.prefix) ?? { recentCreates: 0, blockedUntil: null }),
+          throttled: item.throttled && (limits.countries.get(`${item.throttled.regionCode}|${item.throttled.countryCode}`) ?? { recentCreates: 0, oldest: null }),
           phone: historyOf(times.get(`${item.clientId}|${item.phoneNumber}`) ?? [], item.lookBackFrom, item.windowFrom),
-          clientSendsToday: item.day === null ? 0 : (sends.get(`${item.clientId}|${item.day}`) ?? 0),
+          clientSendsToday: item.day === null ? 0 : (limits.sends.get(`${item.clientId}|${item.day}`) ?? 0),
         }));
       });
     }
@@ -319,11 +342,12 @@ export class SqlVerificationTx implements VerificationTx {
 
   constructor(private readonly group: GroupTransaction) {}
 
-  lockPhone(clientId: string, phoneNumber: string, clientSends: boolean, prefix: string | null): Promise<void> {
+  lockPhone(clientId: string, phoneNumber: string, clientSends: boolean, prefix: string | null, throttled: Route | null): Promise<void> {
     return this.group.lock([
       `${clientId}|${phoneNumber}`,
       ...(clientSends ? [`sends|${clientId}`] : []),
       ...(prefix !== null ? [`prefix|${prefix}`] : []),
+      ...(throttled !== null ? [throttleLockKey(throttled)] : []),
     ]);
   }
 

@@ -72,7 +72,7 @@ function clientCommands(env: () => Record<string, string>): void {
   it('lists prefix blocks (none yet), refuses to lift a prefix that is not blocked, and asks for the PREFIX', async () => {
     const listed = await runCli(['blocks', 'list'], env());
     assert.equal(listed.code, 0, listed.stderr);
-    assert.equal(listed.stdout, 'no prefix is blocked\n');
+    assert.equal(listed.stdout, 'no prefix is blocked, no country throttled\n');
     const lifted = await runCli(['blocks', 'lift', '+2348031234'], env());
     assert.equal(lifted.code, 1);
     assert.match(lifted.stderr, /no block in force on \+2348031234/);

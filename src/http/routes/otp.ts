@@ -110,10 +110,7 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
           });
         case 'rate-limited':
           return sendError(reply, 'RATE_LIMITED', {
-            message:
-              outcome.reason === 'daily-quota'
-                ? 'This client has made its sends for today (CLIENT_DAILY_SEND_LIMIT); retry after midnight UTC'
-                : 'Too many verifications for this phone number; retry later',
+            message: rateLimitMessages[outcome.reason],
             retryAfterSeconds: outcome.retryAfterSeconds,
           });
         case 'idempotency-key-reused':
@@ -164,3 +161,10 @@ export function referenceProblem(reference: string): string | null {
   if (reference.startsWith('\uFEFF')) return 'must not start with U+FEFF (a byte order mark)';
   return null;
 }
+
+const rateLimitMessages = {
+  phone: 'Too many verifications for this phone number; retry later',
+  'daily-quota': 'This client has made its sends for today (CLIENT_DAILY_SEND_LIMIT); retry after midnight UTC',
+  conversion:
+    "Too many verifications towards this number's country: few of its codes are verified lately, so it is throttled (MIN_CONVERSION); retry later",
+} as const;

@@ -1,0 +1,95 @@
+/**
+ * Conversion (contract 10): pumped numbers never verify, so a country whose codes, through one provider, are
+ * seldom typed back is throttled to the prefix limit, whoever asks, until the throttle ends or is lifted.
+ */
+
+/** MIN_CONVERSION on at least MIN_CONVERSION_SAMPLE sends over the last hour; a throttle lasts PREFIX_BLOCK_SECONDS. */
+export interface ConversionPolicy {
+  /** 0 turns conversion throttling off. */
+  readonly minConversion: number;
+  readonly minSample: number;
+  readonly windowSeconds: number;
+  readonly throttleSeconds: number;
+}
+
+/** The hour the contract speaks of. */
+export const conversionWindowSeconds = 3600;
+
+/** Where a code went: the number's country (ISO 3166 alpha-2, 001 for none) and calling code, and the provider. */
+export interface Route {
+  readonly regionCode: string;
+  readonly countryCode: string;
+  readonly provider: string;
+}
+
+/** A route's verifications within the window: sent through the provider, delivered, verified. */
+export interface RouteTraffic extends Route {
+  readonly sends: number;
+  readonly delivered: number;
+  readonly verified: number;
+}
+
+/** A throttle in force: its route, since when, until when, and the figures that started it. */
+export interface Throttle extends Route {
+  readonly throttledAt: Date;
+  readonly throttledUntil: Date;
+  readonly sends: number;
+  readonly verified: number;
+}
+
+/** Verified over sent; 1 with nothing sent (no evidence against a route). */
+export function conversionOf(t: Pick<RouteTraffic, 'sends' | 'verified'>): number {
+  return t.sends === 0 ? 1 : t.verified / t.sends;
+}
+
+/** The routes to throttle: enough sends to judge, and too few of them verified. */
+export function underConverting(traffic: readonly RouteTraffic[], policy: ConversionPolicy): RouteTraffic[] {
+  if (policy.minConversion === 0) return [];
+  return traffic.filter((t) => t.sends >= policy.minSample && conversionOf(t) < policy.minConversion);
+}
+
+export function routeKey(r: Route): string {
+  return `${r.regionCode}|${r.countryCode}|${r.provider}`;
+}
+
+/** One lock per throttled country, whatever the provider: its creates are counted together. */
+export function throttleLockKey(r: Route): string {
+  return `country|${r.regionCode}|${r.countryCode}`;
+}
+
+/** The throttles in force at one time, as one process last read them. */
+export class Throttles {
+  private readonly byRoute: ReadonlyMap<string, Throttle>;
+
+  constructor(throttles: readonly Throttle[]) {
+    this.byRoute = new Map(throttles.map((t) => [routeKey(t), t]));
+  }
+
+  /** The throttle on a route still in force at `now`, if any. */
+  on(route: Route, now: Date): Throttle | null {
+    const t = this.byRoute.get(routeKey(route));
+    return t && t.throttledUntil > now ? t : null;
+  }
+
+  get size(): number {
+    return this.byRoute.size;
+  }
+}
+
+/** A throttled country's creates within the prefix window, the oldest of them first. */
+export interface ThrottledState {
+  readonly recentCreates: number;
+  readonly oldest: Date | null;
+}
+
+export type ThrottleDecision = { readonly allowed: true } | { readonly allowed: false; readonly retryAfterSeconds: number };
+
+/**
+ * Throttled to the prefix limit: at most `count` creates per `windowSeconds` towards the country; past that, the
+ * wait is until the oldest of them leaves the window.
+ */
+export function decideThrottled(state: ThrottledState, now: Date, limit: { readonly count: number; readonly windowSeconds: number }): ThrottleDecision {
+  if (state.recentCreates < limit.count) return { allowed: true };
+  const frees = (state.oldest?.getTime() ?? now.getTime()) + limit.windowSeconds * 1000;
+  return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((frees - now.getTime()) / 1000)) };
+}

@@ -1,0 +1,103 @@
+import { getCountries } from 'libphonenumber-js/max';
+import { sql, type Kysely } from 'kysely';
+import type { RouteTraffic, Throttle } from '../domain/conversion.js';
+import type { ConversionStore } from '../domain/conversion-watch.js';
+import { nonGeographicRegion } from '../domain/phone.js';
+import type { Database } from './schema.js';
+
+/** Every region a verification can be counted under: the index on (region_code, created_at) is read once per region. */
+const regions = [...getCountries(), nonGeographicRegion];
+
+export class SqlConversionStore implements ConversionStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async traffic(since: Date): Promise<RouteTraffic[]> {
+    // region_code = ANY(every region) lets PostgreSQL walk the partial index region by region, the last hour
+    // only, rather than the whole table; rows made before migration 0010 have no region and are long past the hour.
+    const { rows } = await sql<{ region_code: string; country_code: string; provider: string; sends: number; delivered: number; verified: number }>`
+      SELECT v.region_code, v.country_code, v.delivery_provider AS provider, count(*)::int AS sends,
+          (count(*) FILTER (WHERE v.delivery_status = 'DELIVERED'))::int AS delivered,
+          (count(*) FILTER (WHERE v.status = 'SUCCESS'))::int AS verified
+        FROM verifications v
+          LEFT JOIN country_throttles t
+            ON t.region_code = v.region_code AND t.country_code = v.country_code AND t.provider = v.delivery_provider
+        WHERE v.region_code = ANY(${regions}::text[]) AND NOT v.test_number AND v.created_at > ${since}
+          AND v.delivery_provider IS NOT NULL AND (t.throttled_until IS NULL OR v.created_at > t.throttled_until)
+        GROUP BY v.region_code, v.country_code, v.delivery_provider`.execute(this.db);
+    return rows.map((r) => ({
+      regionCode: r.region_code,
+      countryCode: r.country_code,
+      provider: r.provider,
+      sends: Number(r.sends),
+      delivered: Number(r.delivered),
+      verified: Number(r.verified),
+    }));
+  }
+
+  async throttle(routes: readonly RouteTraffic[], at: Date, until: Date): Promise<Throttle[]> {
+    // Every instance may find the same route under at once: the first write wins, the others change nothing.
+    const rows = await this.db
+      .insertInto('country_throttles')
+      .values(
+        routes.map((r) => ({
+          region_code: r.regionCode,
+          country_code: r.countryCode,
+          provider: r.provider,
+          throttled_at: at,
+          throttled_until: until,
+          sends: r.sends,
+          verified: r.verified,
+        })),
+      )
+      .onConflict((oc) =>
+        oc
+          .columns(['region_code', 'country_code', 'provider'])
+          .doUpdateSet({
+            throttled_at: sql`excluded.throttled_at`,
+            throttled_until: sql`excluded.throttled_until`,
+            sends: sql`excluded.sends`,
+            verified: sql`excluded.verified`,
+          })
+          .where('country_throttles.throttled_until', '<=', at),
+      )
+      .returningAll()
+      .execute();
+    return rows.map(toThrottle);
+  }
+
+  async active(now: Date): Promise<Throttle[]> {
+    const rows = await this.db.selectFrom('country_throttles').selectAll().where('throttled_until', '>', now).orderBy('throttled_at', 'desc').execute();
+    return rows.map(toThrottle);
+  }
+
+  /** Ends the throttles of a country (every provider) now; how many were in force. */
+  async lift(regionCode: string, now: Date): Promise<number> {
+    const result = await this.db
+      .updateTable('country_throttles')
+      .set({ throttled_until: now })
+      .where('region_code', '=', regionCode)
+      .where('throttled_until', '>', now)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+}
+
+function toThrottle(r: {
+  region_code: string;
+  country_code: string;
+  provider: string;
+  throttled_at: Date;
+  throttled_until: Date;
+  sends: number;
+  verified: number;
+}): Throttle {
+  return {
+    regionCode: r.region_code,
+    countryCode: r.country_code,
+    provider: r.provider,
+    throttledAt: new Date(r.throttled_at),
+    throttledUntil: new Date(r.throttled_until),
+    sends: r.sends,
+    verified: r.verified,
+  };
+}

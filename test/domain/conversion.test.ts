@@ -1,0 +1,47 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { conversionOf, decideThrottled, Throttles, underConverting, type RouteTraffic } from '../../src/domain/conversion.js';
+
+const policy = { minConversion: 0.2, minSample: 200, windowSeconds: 3600, throttleSeconds: 86_400 };
+const route = (regionCode: string, provider: string, sends: number, verified: number): RouteTraffic => ({
+  regionCode,
+  countryCode: '+234',
+  provider,
+  sends,
+  delivered: sends,
+  verified,
+});
+
+describe('conversion (contract 10)', () => {
+  it('judges only routes with MIN_CONVERSION_SAMPLE sends, and throttles those strictly under MIN_CONVERSION', () => {
+    const traffic = [route('NG', 'twilio', 199, 0), route('NG', 'smpp', 200, 39), route('GH', 'twilio', 200, 40), route('KE', 'twilio', 5000, 999)];
+    assert.deepEqual(
+      underConverting(traffic, policy).map((t) => `${t.regionCode}/${t.provider}`),
+      ['NG/smpp', 'KE/twilio'],
+    );
+    assert.deepEqual(underConverting(traffic, { ...policy, minConversion: 0 }), [], 'MIN_CONVERSION=0 is off');
+  });
+
+  it('reads a route with nothing sent as converting', () => {
+    assert.equal(conversionOf({ sends: 0, verified: 0 }), 1);
+    assert.equal(conversionOf({ sends: 4, verified: 1 }), 0.25);
+  });
+
+  it('admits the prefix limit per window under a throttle, then asks to wait until the oldest leaves the window', () => {
+    const now = new Date('2026-11-23T12:00:00Z');
+    const limit = { count: 10, windowSeconds: 3600 };
+    assert.deepEqual(decideThrottled({ recentCreates: 9, oldest: now }, now, limit), { allowed: true });
+    const oldest = new Date(now.getTime() - 3000 * 1000);
+    assert.deepEqual(decideThrottled({ recentCreates: 10, oldest }, now, limit), { allowed: false, retryAfterSeconds: 600 });
+  });
+
+  it('answers a throttle only on its own route and only while in force', () => {
+    const at = new Date('2026-11-23T12:00:00Z');
+    const until = new Date(at.getTime() + 60_000);
+    const throttles = new Throttles([{ regionCode: 'NG', countryCode: '+234', provider: 'twilio', throttledAt: at, throttledUntil: until, sends: 300, verified: 3 }]);
+    assert.ok(throttles.on({ regionCode: 'NG', countryCode: '+234', provider: 'twilio' }, at));
+    assert.equal(throttles.on({ regionCode: 'NG', countryCode: '+234', provider: 'smpp' }, at), null);
+    assert.equal(throttles.on({ regionCode: 'GH', countryCode: '+233', provider: 'twilio' }, at), null);
+    assert.equal(throttles.on({ regionCode: 'NG', countryCode: '+234', provider: 'twilio' }, until), null);
+  });
+});
