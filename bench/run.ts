@@ -28,6 +28,7 @@ import { packageVersion } from './lib/package-version.js';
 import { benchCalls, emptyCallResults, type CallBenchSettings } from './lib/call-scenarios.js';
 import { benchProviders, emptyProviderResults, type ProviderBenchSettings } from './lib/provider-scenarios.js';
 import { checkPhoneSequence, PhoneSequence } from './lib/phones.js';
+import { scatteredNumbers, sequentialWalk, simulatePumping, type PumpingResults, type PumpingSettings } from './lib/pumping.js';
 import { fmt, machineInfo, mib, renderReport } from './lib/report.js';
 import { seededId, seedOtp, seedVerifications } from './lib/seed.js';
 import {
@@ -71,13 +72,19 @@ const providerSettings: ProviderBenchSettings = {
   window: 10,
   connections: s.connections,
 };
+const pumpingSettings: PumpingSettings = {
+  minutes: envInt('BENCH_PUMPING_MINUTES', 20),
+  ordinaryPerSecond: 4,
+  ordinaryVerifyShare: 0.85,
+  attackPerSecond: envInt('BENCH_PUMPING_ATTACK_RATE', 4),
+};
 const callSettings: CallBenchSettings = {
   rate: envInt('BENCH_CALL_RATE', 200),
   seconds: envInt('BENCH_CALL_SECONDS', 10),
   warmUpSeconds: envInt('BENCH_CALL_WARMUP_SECONDS', 2),
   connections: s.connections,
 };
-const allSections = ['ceiling', 'token', 'create', 'fetch', 'verify', 'webhooks', 'pglite', 'memory', 'providers', 'calls'];
+const allSections = ['ceiling', 'token', 'create', 'fetch', 'verify', 'webhooks', 'pglite', 'memory', 'providers', 'calls', 'pumping'];
 const sections = new Set((process.env.BENCH_SECTIONS ?? 'all').split(',').map((x) => x.trim()));
 const on = (name: string) => sections.has('all') || sections.has(name);
 
@@ -113,6 +120,8 @@ function serviceEnv(dataDir: string, databaseUrl: string | null, seed: string): 
     PHONE_LIMIT_COUNT: '1000000000',
     // Checked on every create (its cost is measured) but never reached.
     PREFIX_LIMIT_COUNT: '1000000000',
+    // Conversion is read every 10 s (its cost is measured) but never judged: no code of the bench is verified.
+    MIN_CONVERSION_SAMPLE: '1000000000',
     PHONE_COOLDOWN_SECONDS: '0',
     // Longer than the whole run, so the expiry sweep has nothing to do.
     OTP_TTL_SECONDS: '3600',
@@ -177,6 +186,7 @@ function newResults(): Results {
     createRss: null,
     providers: null,
     calls: null,
+    pumping: null,
     rows: [],
     sectionSeconds: {},
     sectionLoadAverage: {},
@@ -462,6 +472,17 @@ async function main(): Promise<void> {
     const out = emptyCallResults(callSettings);
     results.calls = out;
     await benchCalls({ settings: callSettings, serviceEnv: () => serviceEnv(tempDir('calls'), callsUrl, ''), log, out });
+  });
+
+  await section('pumping', async () => {
+    const out: PumpingResults = { settings: pumpingSettings, runs: [] };
+    results.pumping = out;
+    for (const [i, attack] of [sequentialWalk, scatteredNumbers()].entries()) {
+      await admin.query(`CREATE DATABASE otp_pumping_${i}`);
+      const run = await simulatePumping(postgres.url.replace(/\/postgres$/, `/otp_pumping_${i}`), pumpingSettings, attack, log);
+      out.runs.push(run);
+      log(`pumping (${attack.name}): ${JSON.stringify(run)}`);
+    }
   });
 
   await cleanUp(log);

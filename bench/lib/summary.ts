@@ -4,6 +4,7 @@ import type { DbLimitResult } from './db-limit.js';
 import type { LoadResult } from './load.js';
 import type { CpuShares, PacedLatency, ProviderResults } from './provider-scenarios.js';
 import { boundRow, mib, ratioRow, type MachineInfo, type Row } from './report.js';
+import type { PumpingResults, PumpingRun } from './pumping.js';
 import type { WebhookResult } from './webhook-scenario.js';
 
 /** Everything measured, as written to bench/results.json. */
@@ -22,6 +23,8 @@ export interface Results {
   providers: ProviderResults | null;
   /** The calls section (bench/lib/call-scenarios.ts). */
   calls: CallResults | null;
+  /** The pumping simulation (bench/lib/pumping.ts). */
+  pumping: PumpingResults | null;
   rows: Row[];
   sectionSeconds: Record<string, number>;
   /** 1-minute load average when each section started: other work on the machine shows up here. */
@@ -121,6 +124,7 @@ export function summaryRows(r: Results): Row[] {
   }
   rows.push(...providerRows(r.providers));
   rows.push(...callRows(r.calls));
+  rows.push(...pumpingRows(r.pumping));
   if (r.createRss) {
     rows.push(
       boundRow(
@@ -184,6 +188,38 @@ function providerRows(p: ProviderResults | null): Row[] {
     ),
     latencyRow(`Receipt-to-webhook (UNDELIVERED → action.otp.failed) at ${rate}/s`, p?.receiptLatency ?? null, 'receipt'),
   ];
+}
+
+/**
+ * The pumping simulation's rows: the share of attack sends let through after its first minute beside the share of
+ * ordinary sends refused, in the same run. Targets for the issue's attack (sequential numbers of a few prefixes);
+ * the scattered attack, which only conversion can see, is shown without one.
+ */
+function pumpingRows(p: PumpingResults | null): Row[] {
+  if (!p) return [];
+  const share = (part: number, whole: number) => (whole === 0 ? 'n/a' : `${((100 * part) / whole).toFixed(2)} % (${part} of ${whole})`);
+  return p.runs.flatMap((run: PumpingRun, i) => {
+    const targeted = i === 0;
+    const through = run.attackAfter.asked === 0 ? null : run.attackAfter.through / run.attackAfter.asked;
+    const refused = run.ordinary.asked === 0 ? null : run.ordinary.refused / run.ordinary.asked;
+    const context = `attack: ${run.attack}; ${p.settings.attackPerSecond}/s beside ${p.settings.ordinaryPerSecond}/s ordinary users, ${p.settings.minutes} simulated min`;
+    return [
+      boundRow(
+        `Pumping, attack sends let through after its first minute (${run.attack})`,
+        share(run.attackAfter.through, run.attackAfter.asked),
+        targeted ? '≤ 5 %' : '',
+        targeted && through !== null ? through <= 0.05 : null,
+        `first minute: ${share(run.attackFirstMinute.through, run.attackFirstMinute.asked)}`,
+      ),
+      boundRow(
+        `Pumping, ordinary sends refused in the same run (${run.attack})`,
+        share(run.ordinary.refused, run.ordinary.asked),
+        targeted ? '≤ 0.5 %' : '',
+        targeted && refused !== null ? refused <= 0.005 : null,
+        context,
+      ),
+    ];
+  });
 }
 
 /** The calls section's rows: create-to-INVITE beside create-to-gateway, and 180-to-CANCEL beside a bare client. */
