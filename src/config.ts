@@ -319,7 +319,7 @@ export const settings = {
     parse: bool,
   },
   RETENTION_DAYS: {
-    doc: 'Days to keep delivered or unsent webhook events (with their attempts), stored messages, finished send jobs and number lookups (0 keeps them forever); verifications and failed events are kept',
+    doc: 'Days to keep delivered or unsent webhook events (with their attempts), stored messages, finished send jobs, number lookups, ended prefix blocks and country throttles, and daily send counts (0 keeps them forever); verifications and failed events are kept',
     default: '30',
     parse: integer(0, 36_500),
   },

@@ -64,4 +64,39 @@ forEachDatabase('history retention', (kind) => {
     assert.equal((await h.call('GET', `/v1/lookup/${old.id}`, await token())).statusCode, 404);
     assert.equal((await h.call('GET', `/v1/lookup/${recent.id}`, await token())).statusCode, 200);
   });
+
+  it('deletes prefix blocks and country throttles that ended before the cut-off, and daily send counts of days before it', async () => {
+    const db = h.services.db.db;
+    const now = h.clock.now();
+    const at = (days: number) => new Date(now.getTime() + days * day);
+    const client = await h.client();
+    await db
+      .insertInto('prefix_blocks')
+      .values([
+        { prefix: '+2348030000', blocked_at: at(-3), blocked_until: at(-2) },
+        { prefix: '+2348030001', blocked_at: at(-1), blocked_until: at(1) },
+      ])
+      .execute();
+    const throttle = { country_code: '+234', provider: 'log', sends: 300, verified: 3 };
+    await db
+      .insertInto('country_throttles')
+      .values([
+        { ...throttle, region_code: 'NG', throttled_at: at(-3), throttled_until: at(-2) },
+        { ...throttle, region_code: 'GH', country_code: '+233', throttled_at: at(-1), throttled_until: at(1) },
+      ])
+      .execute();
+    const dayOf = (d: Date) => d.toISOString().slice(0, 10);
+    await db
+      .insertInto('client_daily_sends')
+      .values([
+        { client_id: client.clientId, day: dayOf(at(-3)), sends: 5 },
+        { client_id: client.clientId, day: dayOf(now), sends: 2 },
+      ])
+      .execute();
+    assert.ok((await pruneHistory(db, at(-1))) >= 3);
+    assert.deepEqual((await db.selectFrom('prefix_blocks').select('prefix').execute()).map((r) => r.prefix), ['+2348030001']);
+    assert.deepEqual((await db.selectFrom('country_throttles').select('region_code').execute()).map((r) => r.region_code), ['GH']);
+    const days = await db.selectFrom('client_daily_sends').select('sends').where('client_id', '=', client.clientId).execute();
+    assert.deepEqual(days.map((r) => r.sends), [2]);
+  });
 });
