@@ -207,7 +207,7 @@ export const settings = {
     parse: lineTypeList,
   },
   CLIENT_DAILY_SEND_LIMIT: {
-    doc: 'Sends (creates that reach a provider; test numbers never count) per client per UTC day, exact across instances; past it 429 RATE_LIMITED with Retry-After to the next UTC midnight (0: no quota)',
+    doc: 'Sends (creates and resends; test numbers never count) per client per UTC day, exact across instances; past it 429 RATE_LIMITED with Retry-After to the next UTC midnight (0: no quota)',
     default: '0',
     parse: integer(0),
   },

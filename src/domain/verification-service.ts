@@ -67,7 +67,7 @@ export type VerifyOutcome =
 export type ResendOutcome =
   | { readonly kind: 'resent'; readonly verification: Verification }
   | { readonly kind: 'not-pending'; readonly verification: Verification }
-  | { readonly kind: 'rate-limited'; readonly reason: 'cooldown' | 'max-sends'; readonly retryAfterSeconds: number }
+  | { readonly kind: 'rate-limited'; readonly reason: 'cooldown' | 'max-sends' | 'daily-quota'; readonly retryAfterSeconds: number }
   | { readonly kind: 'not-found' };
 
 export type CancelOutcome =
@@ -293,7 +293,10 @@ export class VerificationService {
    */
   async resend(clientId: string, id: string): Promise<ResendOutcome> {
     const { store, policy, clock } = this.deps;
+    const quota = policy.clientDailySends > 0;
     const committed = await store.transaction(async (tx): Promise<ResendOutcome> => {
+      // A resend is a send (CLIENT_DAILY_SEND_LIMIT); the client's lock before the row's, as creates take theirs.
+      if (quota) await tx.lockClientSends(clientId);
       const current = await tx.findForUpdate(id, clientId);
       if (!current) return { kind: 'not-found' };
       const now = clock.now();
@@ -304,6 +307,12 @@ export class VerificationService {
         case 'limited':
           return { kind: 'rate-limited', reason: decision.reason, retryAfterSeconds: decision.retryAfterSeconds };
         case 'resend': {
+          if (quota && !current.testNumber) {
+            const day = utcDay(now);
+            const allowed = decideDailyQuota(await tx.clientSendsOn(clientId, day), policy.clientDailySends, now);
+            if (!allowed.allowed) return { kind: 'rate-limited', reason: 'daily-quota', retryAfterSeconds: allowed.retryAfterSeconds };
+            tx.countSend(clientId, day);
+          }
           const job = await tx.findSendJob(id);
           if (!job) throw new Error(`verification ${id} has no send job`);
           tx.update(decision.next);
@@ -311,7 +320,7 @@ export class VerificationService {
           return { kind: 'resent', verification: decision.next };
         }
       }
-    }, [`verification|${id}`]);
+    }, [`verification|${id}`, ...(quota ? [`sends|${clientId}`] : [])]);
     return dispatched(this.deps.afterCommit, committed);
   }
 

@@ -55,6 +55,10 @@ export interface VerificationTx {
   phoneHistory(query: CreateHistoryQuery): Promise<CreateHistory>;
   /** Blocks a prefix until `until`, written with the rest of the transaction (and kept when a create is refused). */
   blockPrefix(prefix: string, at: Date, until: Date): void;
+  /** Serialises every send of the client (its daily quota), across instances, until the transaction ends. */
+  lockClientSends(clientId: string): Promise<void>;
+  /** The client's sends counted on `day` (lock them first for an exact count). */
+  clientSendsOn(clientId: string, day: string): Promise<number>;
   /** Counts one send of the client on `day`, written with the rest of the transaction. */
   countSend(clientId: string, day: string): void;
   /**

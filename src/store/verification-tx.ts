@@ -359,6 +359,17 @@ export class SqlVerificationTx implements VerificationTx {
     return this.group.history(query);
   }
 
+  lockClientSends(clientId: string): Promise<void> {
+    return this.group.lock([`sends|${clientId}`]);
+  }
+
+  async clientSendsOn(clientId: string, day: string): Promise<number> {
+    const row = await this.group.alone((trx) =>
+      trx.selectFrom('client_daily_sends').select('sends').where('client_id', '=', clientId).where('day', '=', day).executeTakeFirst(),
+    );
+    return row?.sends ?? 0;
+  }
+
   countSend(clientId: string, day: string): void {
     this.countedSends.push({ clientId, day });
   }

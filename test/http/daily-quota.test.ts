@@ -45,6 +45,21 @@ forEachDatabase('daily send quota', (kind) => {
     assert.equal((await create(h.app, await h.token(undefined, c))).statusCode, 200, 'a new UTC day, a new quota');
   });
 
+  it('counts resends as sends: a resend past the quota is refused, and a create after resends too', async () => {
+    const c = await h.client();
+    const token = await h.token(undefined, c);
+    const made = [];
+    for (let i = 0; i < 2; i += 1) made.push((await create(h.app, token)).json() as { data: { id: string } });
+    h.clock.advance(h.config.PHONE_COOLDOWN_SECONDS * 1000);
+    for (const v of made) assert.equal((await h.call('POST', `/v1/otp/${v.data.id}/resend`, token)).statusCode, 200);
+    assert.equal((await create(h.app, token)).statusCode, 200, 'the fifth send');
+    h.clock.advance(h.config.PHONE_COOLDOWN_SECONDS * 1000);
+    const resend = await h.call('POST', `/v1/otp/${made[0]?.data.id}/resend`, token);
+    expectV1Error(resend, 429, 'RATE_LIMITED');
+    assert.match((resend.json() as { message: string }).message, /CLIENT_DAILY_SEND_LIMIT/);
+    expectV1Error(await create(h.app, token), 429, 'RATE_LIMITED');
+  });
+
   it(`admits exactly ${limit} of 16 simultaneous creates of one client`, async () => {
     const token = await h.token();
     const answers = await Promise.all(Array.from({ length: 16 }, () => create(h.app, token)));

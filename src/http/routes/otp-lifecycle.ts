@@ -5,6 +5,7 @@ import { examples } from '../api-examples.js';
 import { publicRecord, sendError, sendNotPending, sendVerificationNotFound } from '../envelope.js';
 import { envelopeOf } from '../record-schema.js';
 import { idParamsSchema, v1Answers } from '../schemas.js';
+import { rateLimitMessages } from '../rate-limit-messages.js';
 
 const tags = ['Verifications'];
 
@@ -43,10 +44,7 @@ export function otpLifecycleRoutes(app: FastifyInstance, verifications: Verifica
           return { status: true, message: 'OTP resent', data: publicRecord(outcome.verification) };
         case 'rate-limited':
           return sendError(reply, 'RATE_LIMITED', {
-            message:
-              outcome.reason === 'cooldown'
-                ? 'The code was sent moments ago; retry later'
-                : 'This verification has no send left (OTP_MAX_SENDS); start a new one once it is over',
+            message: rateLimitMessages[outcome.reason],
             retryAfterSeconds: outcome.retryAfterSeconds,
           });
         case 'not-pending':

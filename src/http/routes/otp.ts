@@ -10,6 +10,7 @@ import { publicRecord, sendError, sendNotPending, sendVerificationNotFound } fro
 import { examples } from '../api-examples.js';
 import { envelopeOf } from '../record-schema.js';
 import { createBodySchema, idempotencyHeaderSchema, idParamsSchema, v1Answers, verifyBodySchema } from '../schemas.js';
+import { rateLimitMessages } from '../rate-limit-messages.js';
 
 const tags = ['Verifications'];
 
@@ -162,9 +163,3 @@ export function referenceProblem(reference: string): string | null {
   return null;
 }
 
-const rateLimitMessages = {
-  phone: 'Too many verifications for this phone number; retry later',
-  'daily-quota': 'This client has made its sends for today (CLIENT_DAILY_SEND_LIMIT); retry after midnight UTC',
-  conversion:
-    "Too many verifications towards this number's country: few of its codes are verified lately, so it is throttled (MIN_CONVERSION); retry later",
-} as const;
