@@ -169,7 +169,6 @@ export async function createServices(
     },
   };
   const dispatcher = new CommitDispatcher({ sendMs: config.SEND_LEASE_MS, eventMs: config.WEBHOOK_LEASE_MS });
-  const metrics = new ServiceMetrics();
   // Every state change's commit passes here: the metrics count the verifications that ended from its events.
   const afterCommit: AfterCommit = {
     claimUntil: (kind, at) => dispatcher.claimUntil(kind, at),
@@ -179,6 +178,7 @@ export async function createServices(
     },
   };
   const conversionStore = new SqlConversionStore(db.db);
+  const metrics = new ServiceMetrics();
   const conversionLog = logger.child({ component: 'conversion' });
   const conversion = new ConversionWatch({
     store: conversionStore,
@@ -190,6 +190,7 @@ export async function createServices(
       throttleSeconds: config.PREFIX_BLOCK_SECONDS,
     },
     clock,
+    observer: metrics,
     firstProviders: { sms: firstProviderName(config.providers.sms), call: firstProviderName(config.providers.call) },
     onThrottle: (t) =>
       conversionLog.warn(

@@ -14,6 +14,11 @@ export interface ConversionStore {
   active(now: Date): Promise<Throttle[]>;
 }
 
+/** Told of the throttles in force each time they are read (metrics). */
+export interface ConversionObserver {
+  throttlesRead(throttles: readonly Throttle[]): void;
+}
+
 export interface ConversionWatchDeps {
   readonly store: ConversionStore;
   readonly policy: ConversionPolicy;
@@ -22,6 +27,7 @@ export interface ConversionWatchDeps {
   readonly firstProviders: { readonly sms: string; readonly call: string };
   /** Told of each throttle this process started (the log). */
   readonly onThrottle?: (t: Throttle) => void;
+  readonly observer?: ConversionObserver;
 }
 
 /**
@@ -44,7 +50,9 @@ export class ConversionWatch {
       const started = await store.throttle(under, now, new Date(now.getTime() + policy.throttleSeconds * 1000));
       for (const t of started) this.deps.onThrottle?.(t);
     }
-    this.current = new Throttles(await store.active(now));
+    const active = await store.active(now);
+    this.current = new Throttles(active);
+    this.deps.observer?.throttlesRead(active);
   }
 
   throttleOn(route: Route, now: Date): Throttle | null {

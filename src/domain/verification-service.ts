@@ -50,13 +50,16 @@ export type CreateOutcome =
   | { readonly kind: 'replayed'; readonly verification: Verification }
   | { readonly kind: 'invalid-phone' }
   /** The destination is refused (contract 10): `detail` says which rule and what it refused. */
-  | { readonly kind: 'not-allowed'; readonly detail: string }
+  | { readonly kind: 'not-allowed'; readonly rule: 'destination' | 'prefix'; readonly detail: string }
   /**
    * `phone`: the number's own limits; `daily-quota`: the client's CLIENT_DAILY_SEND_LIMIT; `conversion`: the
    * country is throttled to the prefix limit for its low conversion (contract 10).
    */
   | { readonly kind: 'rate-limited'; readonly reason: 'phone' | 'daily-quota' | 'conversion'; readonly retryAfterSeconds: number }
   | { readonly kind: 'idempotency-key-reused' };
+
+/** Which limit refused a create: `destination` a country or line type, `prefix` a blocked prefix. */
+export type CreateRefusal = 'destination' | 'prefix' | 'phone' | 'daily-quota' | 'conversion';
 
 export type VerifyOutcome =
   | { readonly kind: 'success'; readonly verification: Verification }
@@ -78,6 +81,8 @@ export type CancelOutcome =
 /** Told of every verification created (metrics); the ones that end are seen in the events committed. */
 export interface VerificationObserver {
   verificationCreated(type: Verification['type'], countryCode: string): void;
+  /** A create refused by a fraud, cost or phone limit (contract 6, 10). */
+  createRefused(reason: CreateRefusal): void;
 }
 
 export interface VerificationServiceDeps {
@@ -115,7 +120,10 @@ export class VerificationService {
     if (!phone) return { kind: 'invalid-phone' };
     const settings = await this.deps.clientSettings(request.clientId);
     const refused = destinationRefused(phone, policy.destinations, settings.allowedCountries);
-    if (refused) return { kind: 'not-allowed', detail: refused };
+    if (refused) {
+      this.deps.observer?.createRefused('destination');
+      return { kind: 'not-allowed', rule: 'destination', detail: refused };
+    }
     const testCode = settings.testNumbers[phone.e164] ?? null;
     const now = clock.now();
     const driver = this.deps.channels(request.type);
@@ -204,6 +212,7 @@ export class VerificationService {
           if (idempotency) await tx.releaseIdempotencyKey(request.clientId, idempotency.key);
           return {
             kind: 'not-allowed',
+            rule: 'prefix',
             detail: `the prefix ${prefix} (numbers ${prefix}000 to ${prefix}999) is blocked until ${decision.until.toISOString()}: too many verifications towards it (PREFIX_LIMIT_COUNT)`,
           };
         }
@@ -244,6 +253,8 @@ export class VerificationService {
       return { kind: 'created', verification };
     }, serializeOn);
     const outcome = dispatched(this.deps.afterCommit, committed);
+    if (outcome.kind === 'not-allowed') this.deps.observer?.createRefused(outcome.rule);
+    if (outcome.kind === 'rate-limited') this.deps.observer?.createRefused(outcome.reason);
     if (outcome.kind === 'created') {
       this.deps.observer?.verificationCreated(outcome.verification.type, outcome.verification.countryCode);
       if (outcome.verification.testNumber) await this.deps.testSends?.(outcome.verification);

@@ -1,7 +1,9 @@
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { CommitEffects } from '../domain/after-commit.js';
 import type { ReceiptObserver } from '../domain/delivery-service.js';
-import type { VerificationObserver } from '../domain/verification-service.js';
+import type { Throttle } from '../domain/conversion.js';
+import type { ConversionObserver } from '../domain/conversion-watch.js';
+import type { CreateRefusal, VerificationObserver } from '../domain/verification-service.js';
 import type { SendResult } from '../domain/send-result.js';
 import type { HttpObserver } from '../http/app.js';
 import type { SendObserver } from '../jobs/send-worker.js';
@@ -18,7 +20,7 @@ const slowBuckets = [0.05, 0.25, 1, 5, 15, 60, 300, 1800, 3600, 21_600, 86_400];
  * by outcome and lag. Labels are bounded: routes are Fastify's templates, countries calling codes, providers the
  * configured names; no id, number, code or secret is ever a label.
  */
-export class ServiceMetrics implements HttpObserver, VerificationObserver, SendObserver, ReceiptObserver, WebhookObserver {
+export class ServiceMetrics implements HttpObserver, VerificationObserver, SendObserver, ReceiptObserver, WebhookObserver, ConversionObserver {
   readonly registry = new Registry();
   private readonly requests = new Counter({
     name: 'otp_http_requests_total',
@@ -37,6 +39,18 @@ export class ServiceMetrics implements HttpObserver, VerificationObserver, SendO
     name: 'otp_verifications_created_total',
     help: 'Verifications created, by type and country calling code',
     labelNames: ['type', 'country'] as const,
+    registers: [this.registry],
+  });
+  private readonly refused = new Counter({
+    name: 'otp_creates_refused_total',
+    help: 'Creates refused by a limit: destination (country or line type), prefix (blocked), phone, daily-quota, conversion (country throttled)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  private readonly throttles = new Gauge({
+    name: 'otp_country_throttles',
+    help: 'Countries throttled for their conversion through a provider, as this instance last read them (1 while in force)',
+    labelNames: ['region', 'provider'] as const,
     registers: [this.registry],
   });
   private readonly ended = new Counter({
@@ -100,6 +114,15 @@ export class ServiceMetrics implements HttpObserver, VerificationObserver, SendO
 
   verificationCreated(type: string, countryCode: string): void {
     this.created.inc({ type, country: countryCode });
+  }
+
+  createRefused(reason: CreateRefusal): void {
+    this.refused.inc({ reason });
+  }
+
+  throttlesRead(throttles: readonly Throttle[]): void {
+    this.throttles.reset();
+    for (const t of throttles) this.throttles.set({ region: t.regionCode, provider: t.provider }, 1);
   }
 
   /** Everything a transaction committed passes here: its events are the verifications that ended. */

@@ -108,6 +108,9 @@ forEachDatabase('conversion throttling', (kind) => {
     assert.match((refused.json() as { message: string }).message, /MIN_CONVERSION/);
     assert.equal(refused.headers['retry-after'], '600');
     assert.equal((await create(h.app, other, 'GH')).statusCode, 200, 'another country is not throttled');
+    const metrics = (await h.app.inject({ method: 'GET', url: '/metrics' })).body;
+    assert.match(metrics, /^otp_country_throttles\{region="NG",provider="log"\} 1$/m);
+    assert.match(metrics, /^otp_creates_refused_total\{reason="conversion"\} 1$/m);
 
     // The window moves on: those creates leave it, and as many fit again.
     h.clock.advance(600_000);
