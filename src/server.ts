@@ -39,6 +39,7 @@ export function appDeps(services: Services): AppDeps {
     logger: services.logger,
     verifications: services.verifications,
     lookups: services.lookups,
+    stats: services.stats,
     tokens: services.tokens,
     tokenEndpoint: services.tokenEndpoint,
     clientRate: services.clientRate,
@@ -107,6 +108,7 @@ export function adminDeps(services: Services): AdminDeps {
     eventsDue: () => services.dispatcher.eventsDue(),
     inbox: services.inbox,
     prefixBlocks: services.prefixBlocks,
+    stats: services.stats,
     textPolicy: { codeLength: services.config.OTP_LENGTH, ttlSeconds: services.config.OTP_TTL_SECONDS },
   };
 }
