@@ -39,6 +39,7 @@ export function appDeps(services: Services): AppDeps {
     logger: services.logger,
     verifications: services.verifications,
     lookups: services.lookups,
+    stats: services.stats,
     tokens: services.tokens,
     tokenEndpoint: services.tokenEndpoint,
     clientRate: services.clientRate,
@@ -126,6 +127,7 @@ export function adminDeps(services: Services): AdminDeps {
         return lifted;
       },
     },
+    stats: services.stats,
     textPolicy: { codeLength: services.config.OTP_LENGTH, ttlSeconds: services.config.OTP_TTL_SECONDS },
   };
 }

@@ -4,6 +4,7 @@ import type { Clock, Random } from './domain/ports.js';
 import { parseE164 } from './domain/phone.js';
 import { DeliveryService } from './domain/delivery-service.js';
 import { LookupService } from './domain/lookup-service.js';
+import { StatsService } from './domain/stats-service.js';
 import { VerificationService } from './domain/verification-service.js';
 import { QuotaLimiter } from './domain/quota-limiter.js';
 import { WindowCounter } from './domain/window-counter.js';
@@ -34,6 +35,7 @@ import { SqlMessageStore } from './store/message-store.js';
 import { SqlCounterStore } from './store/rate-counter-store.js';
 import { SqlSendJobStore } from './store/send-job-store.js';
 import { SqlSigningKeyStore } from './store/signing-key-store.js';
+import { SqlStatsStore } from './store/stats-store.js';
 import { SqlVerificationStore } from './store/verification-store.js';
 import { SqlWebhookStore } from './store/webhook-store.js';
 import { DeliveryWorker } from './webhooks/delivery-worker.js';
@@ -77,6 +79,8 @@ export interface Services {
   readonly deliveries: DeliveryService;
   /** Number lookups (contract 11). */
   readonly lookups: LookupService;
+  /** Traffic per day and country (GET /v1/stats, `otp-service stats`). */
+  readonly stats: StatsService;
   /** What the log provider stored. */
   readonly messages: SqlMessageStore;
   /** The stored messages with their verifications' codes and states (the development inbox, `otp-service messages`). */
@@ -308,6 +312,7 @@ export async function createServices(
     verifications,
     deliveries,
     lookups,
+    stats: new StatsService({ store: new SqlStatsStore(db.db), clock }),
     messages,
     inbox,
     prefixBlocks: new SqlPrefixBlockStore(db.db),

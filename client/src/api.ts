@@ -663,6 +663,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The client's traffic by day and country
+         * @description The client's own verifications per UTC day of creation, country (region and calling code): the messages and calls asked for, those delivered and those verified, test numbers left out. Both days are included; by default the last 7 days, today (UTC) included; at most 366 days at once. A day that is not a calendar day, or `from` after `to`, is a 400 `VALIDATION_ERROR` naming the parameter.
+         *
+         *     Scope: `otp:send` or `otp:verify`.
+         */
+        get: operations["getStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/otp/{id}/webhooks": {
         parameters: {
             query?: never;
@@ -3576,6 +3598,305 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request was not received in time (`HEADERS_TIMEOUT_MS`, `REQUEST_TIMEOUT_MS`). */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `HEADERS_TOO_LARGE`: The request headers are over the server's limit. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "HEADERS_TOO_LARGE";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: Anything unexpected (logged with the request id, `x-request-id`). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `UNAVAILABLE`: The database did not answer in time; nothing was half done. `Retry-After` says when to come back. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAVAILABLE";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description The error shape of every answer but the token endpoints'. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description The error shape of every answer but the token endpoints'. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+        };
+    };
+    getStats: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The first day counted (UTC), YYYY-MM-DD; default: 6 days before `to`.
+                 * @example 2026-11-23
+                 */
+                from?: string;
+                /**
+                 * @description The last day counted (UTC), YYYY-MM-DD; default: today.
+                 * @example 2026-11-23
+                 */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Stats retrieved */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: true;
+                        /** @example Stats retrieved */
+                        message: string;
+                        /** @description Ordered by day, then region; days without traffic are left out. */
+                        data: {
+                            /** @description The UTC day the verifications were created, YYYY-MM-DD. */
+                            day: string;
+                            /** @description ISO 3166 alpha-2 region of the numbers (NG), `001` for non-geographic numbers (+800, +882...). Null only for verifications made before the service stored regions, under a calling code several regions share (+1, +44). */
+                            regionCode: string | null;
+                            /** @description The country calling code, `+NNN`. */
+                            countryCode: string;
+                            /** @description Messages and calls asked for: 1 per verification created, 1 more per resend. */
+                            sends: number;
+                            /** @description Verifications whose latest send a delivery receipt marked `DELIVERED`. */
+                            delivered: number;
+                            /** @description Verifications that ended `SUCCESS`. */
+                            verified: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description `VALIDATION_ERROR`: Malformed JSON, or a missing or ill-typed field; `details` name each field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_ERROR";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: No bearer token (`WWW-Authenticate: Bearer`), or a malformed, expired or revoked one (`WWW-Authenticate: Bearer error="invalid_token"`). */
+            401: {
+                headers: {
+                    /** @description `Bearer`, or `Bearer error="invalid_token"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `INSUFFICIENT_SCOPE`: The token lacks the scope (`WWW-Authenticate: Bearer error="insufficient_scope", scope="..."`). */
+            403: {
+                headers: {
+                    /** @description `Bearer error="insufficient_scope", scope="<the scopes that would do>"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_SCOPE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;

@@ -7,6 +7,8 @@ export type {
   CreateVerificationBody,
   LookupBody,
   LookupRecord,
+  StatsQuery,
+  DailyStats,
   WebhookEvent,
   WebhookDelivery,
   ErrorCode,

@@ -4,7 +4,16 @@ import { serviceErrorFrom } from './errors.js';
 import { retryAfterMs, type RetryNotice } from './retry.js';
 import { TokenSource } from './token-source.js';
 import { Transport } from './transport.js';
-import type { CreateVerificationBody, LookupBody, LookupRecord, Scope, VerificationRecord, WebhookDelivery } from './types.js';
+import type {
+  CreateVerificationBody,
+  DailyStats,
+  LookupBody,
+  LookupRecord,
+  Scope,
+  StatsQuery,
+  VerificationRecord,
+  WebhookDelivery,
+} from './types.js';
 
 export interface OtpClientOptions {
   /** Where the service answers, e.g. `https://otp.example.com` (a path prefix is kept). */
@@ -132,6 +141,15 @@ export class OtpClient {
   /** `GET /v1/otp/{id}/webhooks`: the verification's webhook events and their delivery attempts. */
   getWebhookDeliveries(id: string, options: CallOptions = {}): Promise<WebhookDelivery[]> {
     return this.unwrap(this.api.GET('/v1/otp/{id}/webhooks', { params: { path: { id } }, fetch: this.fetcher(true, options.signal) }));
+  }
+
+  /**
+   * `GET /v1/stats` (scope `otp:send` or `otp:verify`): the client's sends, deliveries and verifications per UTC
+   * day and country, ordered by day then region; `from` and `to` are YYYY-MM-DD, both included (default: the
+   * last 7 days). A day that is not a calendar day, `from` after `to` or over 366 days throws `VALIDATION_ERROR`.
+   */
+  getStats(query: StatsQuery = {}, options: CallOptions = {}): Promise<DailyStats[]> {
+    return this.unwrap(this.api.GET('/v1/stats', { params: { query }, fetch: this.fetcher(true, options.signal) }));
   }
 
   private fetcher(repeatable: boolean, signal: AbortSignal | undefined): (request: Request) => Promise<Response> {

@@ -17,6 +17,12 @@ export type LookupBody = NonNullable<operations['requestLookup']['requestBody']>
 /** A number lookup (contract 11). */
 export type LookupRecord = operations['requestLookup']['responses'][200]['content']['application/json']['data'];
 
+/** The days `getStats` asks for (contract 10): YYYY-MM-DD, UTC, both included; by default the last 7 days. */
+export type StatsQuery = NonNullable<operations['getStats']['parameters']['query']>;
+
+/** A client's traffic towards one country on one UTC day (contract 10). */
+export type DailyStats = operations['getStats']['responses'][200]['content']['application/json']['data'][number];
+
 /** The event a webhook carries (contract 4), as `verifyWebhook` returns it. */
 export type WebhookEvent = components['schemas']['WebhookEvent'];
 

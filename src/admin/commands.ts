@@ -14,6 +14,7 @@ import { eventDetailView, eventView } from '../webhooks/delivery-log.js';
 import type { Clock } from '../domain/ports.js';
 import type { InboxSource } from '../inbox/inbox-message.js';
 import type { CountryThrottles, PrefixBlocks } from './prefix-blocks.js';
+import type { StatsService } from '../domain/stats-service.js';
 
 /** What the operator commands use. */
 export interface AdminDeps {
@@ -30,6 +31,8 @@ export interface AdminDeps {
   readonly prefixBlocks: PrefixBlocks;
   /** Countries throttled for their conversion (`otp-service blocks`). */
   readonly countryThrottles: CountryThrottles;
+  /** Traffic per day and country (`otp-service stats`). */
+  readonly stats: Pick<StatsService, 'forClient' | 'forAllClients'>;
 }
 
 /** An operator command, as the CLI parsed it; run in the CLI or, on the embedded database, in the server. */
@@ -52,6 +55,8 @@ export type AdminCommand =
   | { readonly name: 'blocks.list' }
   /** Ends a prefix's block now. */
   | { readonly name: 'blocks.lift'; readonly prefix: string }
+  /** Traffic per day and country of one client, or of every client (null); days null: the defaults of GET /v1/stats. */
+  | { readonly name: 'stats'; readonly clientId: string | null; readonly from: string | null; readonly to: string | null }
   /** The newest messages, newest first. */
   | { readonly name: 'messages.latest'; readonly to: string | null; readonly limit: number }
   /** Messages after a reader's place (InboxSource.recent), oldest first. */
@@ -102,6 +107,12 @@ export function parseAdminCommand(input: unknown): AdminCommand | string {
     case 'blocks.lift':
       if (typeof c.prefix !== 'string') return 'blocks.lift needs a prefix';
       return { name: c.name, prefix: c.prefix };
+    case 'stats': {
+      const text = (v: unknown) => v === null || v === undefined || typeof v === 'string';
+      if (!text(c.clientId) || !text(c.from) || !text(c.to)) return 'stats takes a client id and days as text';
+      const or = (v: unknown) => (typeof v === 'string' ? v : null);
+      return { name: c.name, clientId: or(c.clientId), from: or(c.from), to: or(c.to) };
+    }
     case 'webhooks.show':
     case 'webhooks.replay':
       if (typeof c.id !== 'string') return `${c.name} needs an event id`;
@@ -122,6 +133,16 @@ export function parseAdminCommand(input: unknown): AdminCommand | string {
     default:
       return `unknown command ${String(c.name)}`;
   }
+}
+
+/** `otp-service stats`: the figures of GET /v1/stats, of one client (which must exist) or of all, each row naming its client. */
+async function stats(deps: AdminDeps, command: Extract<AdminCommand, { name: 'stats' }>): Promise<AdminResult> {
+  const query = { from: command.from ?? undefined, to: command.to ?? undefined };
+  const { clientId } = command;
+  if (clientId !== null && !(await deps.clients.show(clientId))) return { ok: false, error: `no client ${clientId}` };
+  const outcome = clientId === null ? await deps.stats.forAllClients(query) : await deps.stats.forClient(clientId, query);
+  if (outcome.kind === 'invalid') return { ok: false, error: outcome.problems.map((p) => `--${p.field} ${p.issue}`).join('; ') };
+  return { ok: true, value: { from: outcome.range.from, to: outcome.range.to, rows: outcome.rows } };
 }
 
 /** A delivery status by name; undefined when there is no such status. */
@@ -187,6 +208,8 @@ export async function runAdminCommand(deps: AdminDeps, command: AdminCommand): P
         ? { ok: true, value: { lifted: prefix } }
         : { ok: false, error: `no block in force on ${prefix}` };
     }
+    case 'stats':
+      return stats(deps, command);
     case 'messages.latest':
       return { ok: true, value: await deps.inbox.latest(command.limit, command.to) };
     case 'messages.recent':

@@ -1,6 +1,14 @@
 import type { AdminCommand } from '../admin/commands.js';
 import type { CountryThrottle, PrefixBlock } from '../admin/prefix-blocks.js';
 
+/** The --json output: the value on one line; `stats`, one object a line, one per row. */
+export function jsonLines(command: AdminCommand, value: unknown): string {
+  if (command.name !== 'stats') return `${JSON.stringify(value)}\n`;
+  return statsRows(value)
+    .map((row) => `${JSON.stringify(row)}\n`)
+    .join('');
+}
+
 /** Human-readable output of a command's result (the --json output is the value itself). */
 export function formatResult(command: AdminCommand, value: unknown): string {
   switch (command.name) {
@@ -33,6 +41,8 @@ export function formatResult(command: AdminCommand, value: unknown): string {
       );
       return `BLOCKED\tSINCE\tUNTIL\tWHY\n${rows.join('\n')}\n`;
     }
+    case 'stats':
+      return formatStats(value, command.clientId === null);
     case 'blocks.lift':
       return `lifted the block on ${(value as { lifted: string }).lifted}\n`;
     case 'clients.templates.list':
@@ -49,6 +59,23 @@ export function formatResult(command: AdminCommand, value: unknown): string {
   const secretShown = 'clientSecret' in record || command.name === 'clients.rotate-webhook-secret';
   if (secretShown) lines.push('', 'Store the secrets now: they are not shown again.');
   return `${lines.join('\n')}\n`;
+}
+
+/** The rows of a `stats` result ({ from, to, rows }). */
+function statsRows(value: unknown): Record<string, unknown>[] {
+  const rows = (value as { rows?: unknown }).rows;
+  return Array.isArray(rows) ? (rows as Record<string, unknown>[]) : [];
+}
+
+/** A header, then a line per day and country; every client's rows start with their client id. */
+function formatStats(value: unknown, allClients: boolean): string {
+  const { from, to } = value as { from: string; to: string };
+  const rows = statsRows(value);
+  if (rows.length === 0) return `no traffic from ${from} to ${to}\n`;
+  const columns = ['day', 'regionCode', 'countryCode', 'sends', 'delivered', 'verified'];
+  const header = ['DAY', 'REGION', 'COUNTRY', 'SENDS', 'DELIVERED', 'VERIFIED'];
+  const lines = rows.map((r) => [...(allClients ? [r.clientId] : []), ...columns.map((c) => r[c] ?? '-')].map(String).join('\t'));
+  return `${[...(allClients ? ['CLIENT_ID'] : []), ...header].join('\t')}\n${lines.join('\n')}\n`;
 }
 
 /** A client's fields, then its settings. */

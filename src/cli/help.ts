@@ -66,6 +66,15 @@ const commands: Readonly<Record<string, Readonly<Record<string, CommandHelp>>>> 
         "Ends a prefix's block (+2348031234) or a country's throttle (NG, every provider) now; creates towards it, and a country's conversion, count afresh from now.",
     },
   },
+  stats: {
+    '': {
+      args: '[--client CLIENT_ID] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--json]',
+      about:
+        'Traffic per UTC day and country, as GET /v1/stats answers it: sends (creates and resends), verifications delivered, verifications verified;\n' +
+        'test numbers left out. Both days included; by default the last 7 days, today included; at most 366 days.\n' +
+        "--client: that client's only; without it every client's, each row naming its client. --json: one object a line.",
+    },
+  },
   messages: {
     '': {
       args: '[--to NUMBER] [--limit N] [--follow] [--json]',

@@ -18,7 +18,7 @@ import {
   type AdminResult,
 } from '../admin/commands.js';
 import { sendAdminCommand } from '../admin/socket.js';
-import { formatResult } from './format.js';
+import { formatResult, jsonLines } from './format.js';
 import { helpFor, isGroup, usage } from './help.js';
 import { runMessages, type MessagesOptions } from './messages.js';
 
@@ -37,6 +37,8 @@ const optionSpec = {
   verification: { type: 'string' },
   limit: { type: 'string' },
   to: { type: 'string' },
+  client: { type: 'string' },
+  from: { type: 'string' },
   'reveal-code': { type: 'string' },
   'default-webhook': { type: 'string' },
   'allowed-countries': { type: 'string' },
@@ -111,6 +113,9 @@ function parseAdmin(positionals: readonly string[], values: Values): { command: 
       case 'replay':
         return { command: { name: `webhooks.${action}`, id: needId() }, json };
     }
+  }
+  if (group === 'stats' && action === undefined) {
+    return { command: { name: 'stats', clientId: values.client ?? null, from: values.from ?? null, to: values.to ?? null }, json };
   }
   if (group === 'blocks') {
     switch (action) {
@@ -274,7 +279,7 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(parsed.json ? `${JSON.stringify({ error: result.error })}\n` : `error: ${result.error}\n`);
     return 1;
   }
-  process.stdout.write(parsed.json ? `${JSON.stringify(result.value)}\n` : formatResult(parsed.command, result.value));
+  process.stdout.write(parsed.json ? jsonLines(parsed.command, result.value) : formatResult(parsed.command, result.value));
   return 0;
 }
 

@@ -71,6 +71,17 @@ export function regionCodeOf(e164: string): string {
   return parseE164(e164)?.region ?? nonGeographicRegion;
 }
 
+/**
+ * The region every valid number of a calling code is in, when the code alone says it: its one region (+234: NG),
+ * or 001 when no region uses it (+800, +882: a valid number under such a code is non-geographic; this does not
+ * check that the code is in use at all); null when regions share it (+1, +44, +7).
+ */
+export function regionOfCallingCode(countryCode: string): string | null {
+  const regions = regionsOf(countryCode.replace(/^\+/, ''));
+  if (regions.length === 0) return nonGeographicRegion;
+  return regions.length === 1 ? (regions[0] ?? null) : null;
+}
+
 /** CLDR's "world", libphonenumber's region for non-geographic numbering plans (+800, +882, +883...). */
 export const nonGeographicRegion = '001';
 

@@ -15,6 +15,7 @@ export const requiredScopes = {
   cancelVerification: ['otp:send'],
   requestLookup: ['lookup:request'],
   fetchLookup: ['lookup:status'],
+  fetchStats: ['otp:send', 'otp:verify'],
 } as const satisfies Record<string, readonly Scope[]>;
 
 export type Operation = keyof typeof requiredScopes;

@@ -21,8 +21,8 @@ declare module 'fastify' {
 
 /** What each scope allows, for the security scheme. */
 const scopeDescriptions: Record<Scope, string> = {
-  'otp:send': 'Create, resend and cancel verifications; read them and their webhook deliveries.',
-  'otp:verify': 'Check codes; read verifications and their webhook deliveries.',
+  'otp:send': "Create, resend and cancel verifications; read them, their webhook deliveries and the client's stats.",
+  'otp:verify': "Check codes; read verifications, their webhook deliveries and the client's stats.",
   'lookup:request': 'Look numbers up.',
   'lookup:status': 'Read lookups.',
   'deposit:request': 'Known scope with no operation.',
@@ -88,6 +88,7 @@ const document: Partial<OpenAPIV3_1.Document> = {
   tags: [
     { name: 'Verifications', description: 'Create a verification, read it, check its code, send it again or cancel it.' },
     { name: 'Number lookup', description: 'Line type, original carrier and time zones of a number, from metadata on the machine.' },
+    { name: 'Stats', description: "The client's traffic per day and country: sends, deliveries and verifications." },
     { name: 'Webhooks', description: 'What became of the webhook deliveries of a verification.' },
     { name: 'Authentication', description: 'OAuth 2.0 client credentials.' },
     { name: 'Health', description: 'For load balancers and orchestrators.' },

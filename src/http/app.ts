@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { LookupService } from '../domain/lookup-service.js';
+import type { StatsService } from '../domain/stats-service.js';
 import type { VerificationService } from '../domain/verification-service.js';
 import { registerApiReference } from './api-reference.js';
 import { registerAuthHook, type AuthHookDeps } from './auth-hook.js';
@@ -15,6 +16,7 @@ import { ProbeQuietLogController } from './probe-logging.js';
 import { oauthRoutes, type OAuthRouteDeps } from './routes/oauth.js';
 import { otpRoutes } from './routes/otp.js';
 import { otpLifecycleRoutes } from './routes/otp-lifecycle.js';
+import { statsRoutes } from './routes/stats.js';
 import { applyConnectionCap, clientErrorHandler, serverOptions, type ServerLimits } from './server-limits.js';
 
 /** Told of every answer, and serves the metrics at GET /metrics (contract 12); absent: no /metrics. */
@@ -27,6 +29,8 @@ export interface AppDeps extends AuthHookDeps, OAuthRouteDeps {
   readonly logger: FastifyBaseLogger;
   readonly verifications: VerificationService;
   readonly lookups: LookupService;
+  /** The clients' traffic figures (GET /v1/stats). */
+  readonly stats: StatsService;
   readonly ready: () => Promise<boolean>;
   /** Fastify's trustProxy: false, the hop count, or the proxies' addresses (never `true`, which trusts any caller). */
   readonly trustProxy: false | number | string;
@@ -125,6 +129,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     otpRoutes(v1, deps.verifications);
     otpLifecycleRoutes(v1, deps.verifications);
     lookupRoutes(v1, deps.lookups);
+    statsRoutes(v1, deps.stats);
     deps.extraV1Routes?.(v1);
   });
 

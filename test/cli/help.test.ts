@@ -8,6 +8,7 @@ import { runCli } from '../support/processes.js';
 const subcommands: Record<string, readonly string[]> = {
   clients: ['create', 'list', 'disable', 'rotate-secret', 'rotate-webhook-secret'],
   webhooks: ['list', 'show', 'replay'],
+  stats: [],
   messages: [],
   worker: [],
 };

@@ -173,4 +173,18 @@ forEachDatabase('typed client operations', (kind) => {
     const created = await client.createVerification({ countryCode: '+234', phoneNumber: freshNumber() });
     assert.deepEqual(await client.getWebhookDeliveries(created.id), []);
   });
+
+  it("reads the client's stats, of the last 7 days or of the days asked for; a bad day is VALIDATION_ERROR", async () => {
+    const mine = s.client(await s.register(['otp:send', 'otp:verify']));
+    const created = await mine.createVerification({ countryCode: '+234', phoneNumber: freshNumber() });
+    await mine.verify(created.id, codeOf(created));
+    await mine.createVerification({ countryCode: '+234', phoneNumber: freshNumber() });
+    const today = s.clock.now().toISOString().slice(0, 10);
+    const expected = [{ day: today, regionCode: 'NG', countryCode: '+234', sends: 2, delivered: 0, verified: 1 }];
+    assert.deepEqual(await mine.getStats(), expected);
+    assert.deepEqual(await mine.getStats({ from: today, to: today }), expected);
+    assert.deepEqual(await mine.getStats({ to: '2020-01-31' }), []);
+    const bad = serviceError(await rejection(() => mine.getStats({ from: '2026-02-30' })), 400, 'VALIDATION_ERROR');
+    assert.deepEqual(bad.details.map((d) => d.field), ['from']);
+  });
 });

@@ -19,6 +19,7 @@ describe('scopes (contract 2)', () => {
       cancelVerification: ['otp:send'],
       requestLookup: ['lookup:request'],
       fetchLookup: ['lookup:status'],
+      fetchStats: ['otp:send', 'otp:verify'],
     });
     assert.equal(allows(['otp:send'], 'createVerification'), true);
     assert.equal(allows(['otp:verify'], 'createVerification'), false);
@@ -31,6 +32,8 @@ describe('scopes (contract 2)', () => {
     assert.equal(allows(['lookup:status'], 'requestLookup'), false);
     assert.equal(allows(['lookup:status'], 'fetchLookup'), true);
     assert.equal(allows(['lookup:request'], 'fetchLookup'), false);
+    assert.equal(allows(['otp:verify'], 'fetchStats'), true);
+    assert.equal(allows(['lookup:status'], 'fetchStats'), false);
   });
 
   it('splits a space-separated list, dropping repeats and setting unknown words apart', () => {

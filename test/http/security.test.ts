@@ -79,6 +79,14 @@ const routes: readonly Route[] = [
     byId: true,
     lookup: true,
   },
+  {
+    name: 'GET /v1/stats',
+    method: 'GET',
+    request: () => ({ url: '/v1/stats' }),
+    allowed: ['otp:send', 'otp:verify'],
+    refused: ['lookup:request', 'lookup:status', 'deposit:request'],
+    byId: false,
+  },
 ];
 
 /** Contract 2 and 5: the checks every /v1 route shares (unkey's *.security tests). */

@@ -1,0 +1,39 @@
+import type { FieldProblem } from './error-catalogue.js';
+import type { Clock } from './ports.js';
+import { settleTraffic, statsRange, type ClientDailyTraffic, type DailyTraffic, type StatsQuery, type StatsRange } from './stats.js';
+import type { StatsStore } from './stats-store.js';
+
+export interface StatsServiceDeps {
+  readonly store: StatsStore;
+  readonly clock: Clock;
+}
+
+/** What a stats query found, or why its days were refused. */
+export type StatsOutcome<T> =
+  | { readonly kind: 'ok'; readonly range: StatsRange; readonly rows: T[] }
+  | { readonly kind: 'invalid'; readonly problems: FieldProblem[] };
+
+/** Traffic figures per day and country (contract 10): a client's own (GET /v1/stats), or every client's (the CLI). */
+export class StatsService {
+  constructor(private readonly deps: StatsServiceDeps) {}
+
+  /** The client's own figures over the days asked for (the last 7 by default). */
+  async forClient(clientId: string, query: StatsQuery): Promise<StatsOutcome<DailyTraffic>> {
+    const outcome = await this.read(clientId, query);
+    if (outcome.kind === 'invalid') return outcome;
+    return { ...outcome, rows: outcome.rows.map(({ clientId: _own, ...row }) => row) };
+  }
+
+  /** Every client's figures, each row naming its client. */
+  forAllClients(query: StatsQuery): Promise<StatsOutcome<ClientDailyTraffic>> {
+    return this.read(null, query);
+  }
+
+  private async read(clientId: string | null, query: StatsQuery): Promise<StatsOutcome<ClientDailyTraffic>> {
+    const asked = statsRange(query, this.deps.clock.now());
+    if ('problems' in asked) return { kind: 'invalid', problems: asked.problems };
+    const { range } = asked;
+    const rows = await this.deps.store.dailyTraffic({ clientId, since: range.since, before: range.before });
+    return { kind: 'ok', range, rows: settleTraffic(rows, (row) => row.clientId) };
+  }
+}

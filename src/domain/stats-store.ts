@@ -1,0 +1,18 @@
+import type { ClientDailyTraffic } from './stats.js';
+
+/** Which verifications to count: one client's, or every client's (null), created in [since, before). */
+export interface TrafficQuery {
+  readonly clientId: string | null;
+  readonly since: Date;
+  readonly before: Date;
+}
+
+/** Storage of the traffic figures (port): counts of stored verifications, test numbers aside. */
+export interface StatsStore {
+  /**
+   * Per client, UTC day of creation, region and calling code: the sends asked for (creates and resends), the
+   * verifications delivered and those verified. Rows made before regions were stored carry regionCode null, in
+   * groups of their own; days without traffic have no row; in no particular order.
+   */
+  dailyTraffic(query: TrafficQuery): Promise<ClientDailyTraffic[]>;
+}

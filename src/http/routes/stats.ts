@@ -1,0 +1,78 @@
+import type { FastifyInstance } from 'fastify';
+import type { StatsService } from '../../domain/stats-service.js';
+import { defaultStatsDays, maxStatsDays, type DailyTraffic } from '../../domain/stats.js';
+import { grantOf } from '../auth-hook.js';
+import { sendError } from '../envelope.js';
+import { v1Answers } from '../schemas.js';
+
+const message = 'Stats retrieved';
+
+/** One day's traffic towards one country: the response schema serializes exactly these fields. */
+const dailyTrafficSchema = {
+  type: 'object',
+  required: ['day', 'regionCode', 'countryCode', 'sends', 'delivered', 'verified'],
+  properties: {
+    day: { type: 'string', description: 'The UTC day the verifications were created, YYYY-MM-DD.' },
+    regionCode: {
+      type: ['string', 'null'],
+      description:
+        'ISO 3166 alpha-2 region of the numbers (NG), `001` for non-geographic numbers (+800, +882...). Null only for verifications made before the service stored regions, under a calling code several regions share (+1, +44).',
+    },
+    countryCode: { type: 'string', description: 'The country calling code, `+NNN`.' },
+    sends: { type: 'integer', description: 'Messages and calls asked for: 1 per verification created, 1 more per resend.' },
+    delivered: { type: 'integer', description: 'Verifications whose latest send a delivery receipt marked `DELIVERED`.' },
+    verified: { type: 'integer', description: 'Verifications that ended `SUCCESS`.' },
+  },
+} as const;
+
+const exampleRows: DailyTraffic[] = [
+  { day: '2026-11-23', regionCode: 'GH', countryCode: '+233', sends: 41, delivered: 38, verified: 33 },
+  { day: '2026-11-23', regionCode: 'NG', countryCode: '+234', sends: 1207, delivered: 1102, verified: 964 },
+  { day: '2026-11-24', regionCode: 'NG', countryCode: '+234', sends: 1311, delivered: 1190, verified: 1043 },
+];
+
+const statsEnvelope = {
+  type: 'object',
+  description: message,
+  required: ['status', 'message', 'data'],
+  properties: {
+    status: { type: 'boolean', enum: [true] },
+    message: { type: 'string', examples: [message] },
+    data: { type: 'array', items: dailyTrafficSchema, description: 'Ordered by day, then region; days without traffic are left out.' },
+  },
+  'x-examples': { [message]: { value: { status: true, message, data: exampleRows } } },
+} as const;
+
+const day = (what: string) => ({ type: 'string', pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$', description: what, examples: ['2026-11-23'] }) as const;
+
+const fetchSchema = {
+  operationId: 'getStats',
+  summary: "The client's traffic by day and country",
+  description:
+    "The client's own verifications per UTC day of creation, country (region and calling code): the messages and calls asked for, those delivered and those verified, " +
+    `test numbers left out. Both days are included; by default the last ${defaultStatsDays} days, today (UTC) included; at most ${maxStatsDays} days at once. ` +
+    'A day that is not a calendar day, or `from` after `to`, is a 400 `VALIDATION_ERROR` naming the parameter.',
+  tags: ['Stats'],
+  querystring: {
+    type: 'object',
+    properties: {
+      from: day(`The first day counted (UTC), YYYY-MM-DD; default: ${defaultStatsDays - 1} days before \`to\`.`),
+      to: day('The last day counted (UTC), YYYY-MM-DD; default: today.'),
+    },
+  },
+  response: v1Answers(statsEnvelope, [], { jsonBody: false }),
+} as const;
+
+/** GET /v1/stats (contract 10): the calling client's figures. */
+export function statsRoutes(app: FastifyInstance, stats: StatsService): void {
+  app.get<{ Querystring: { from?: string; to?: string } }>(
+    '/v1/stats',
+    { schema: fetchSchema, config: { operation: 'fetchStats' } },
+    async (request, reply) => {
+      const { from, to } = request.query;
+      const outcome = await stats.forClient(grantOf(request).clientId, { from, to });
+      if (outcome.kind === 'invalid') return sendError(reply, 'VALIDATION_ERROR', { details: outcome.problems });
+      return { status: true, message, data: outcome.rows };
+    },
+  );
+}
