@@ -66,11 +66,6 @@ export function readRefusedPhone(countryCode: string, phoneNumber: string): Refu
   };
 }
 
-/** The region code stats and conversion count a number under (contract 10): its country, or 001 when it has none. */
-export function regionCodeOf(e164: string): string {
-  return parseE164(e164)?.region ?? nonGeographicRegion;
-}
-
 /**
  * The region every valid number of a calling code is in, when the code alone says it: its one region (+234: NG),
  * or 001 when no region uses it (+800, +882: a valid number under such a code is non-geographic; this does not

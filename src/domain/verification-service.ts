@@ -265,7 +265,7 @@ export class VerificationService {
   /** The throttle on the route a new verification's first send takes, if its country is throttled. */
   private throttleOn(v: Verification, channel: Channel, now: Date): Throttle | null {
     const { conversion } = this.deps;
-    if (!conversion) return null;
+    if (!conversion || v.regionCode === null) return null;
     return conversion.throttleOn({ regionCode: v.regionCode, countryCode: v.countryCode, provider: conversion.firstProvider(channel) }, now);
   }
 

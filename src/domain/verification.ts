@@ -60,8 +60,11 @@ export interface Verification {
   readonly codeWithheld: boolean;
   /** To one of the client's test numbers: a fixed code, no provider, no limit (contract 9). */
   readonly testNumber: boolean;
-  /** The number's country, ISO 3166 alpha-2, or 001 for a non-geographic number (+800, +882...): stats, conversion. */
-  readonly regionCode: string;
+  /**
+   * The number's country, ISO 3166 alpha-2, or 001 for a non-geographic number (+800, +882...), for stats and
+   * conversion; null on a verification made before the service stored it (reading it back is not worth a parse).
+   */
+  readonly regionCode: string | null;
   readonly delivery: Delivery;
 }
 

@@ -1,6 +1,5 @@
 import type { Insertable, Selectable } from 'kysely';
 import { parseChannel } from '../domain/channel-driver.js';
-import { regionCodeOf } from '../domain/phone.js';
 import type { PhoneHistory } from '../domain/limits.js';
 import type { SendJob, SendJobStatus } from '../domain/send-job.js';
 import type {
@@ -73,7 +72,7 @@ export function toVerification(row: Selectable<VerificationsTable>): Verificatio
     locale: row.locale,
     codeWithheld: row.code_withheld,
     testNumber: row.test_number,
-    regionCode: row.region_code ?? regionCodeOf(row.phone_number),
+    regionCode: row.region_code,
     counter: row.counter,
     webhookUrl: row.webhook_url,
     reference: row.reference,
