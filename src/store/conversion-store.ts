@@ -1,19 +1,14 @@
-import { getCountries } from 'libphonenumber-js/max';
 import { sql, type Kysely } from 'kysely';
 import type { RouteTraffic, Throttle } from '../domain/conversion.js';
 import type { ConversionStore } from '../domain/conversion-watch.js';
-import { nonGeographicRegion } from '../domain/phone.js';
 import type { Database } from './schema.js';
-
-/** Every region a verification can be counted under: the index on (region_code, created_at) is read once per region. */
-const regions = [...getCountries(), nonGeographicRegion];
 
 export class SqlConversionStore implements ConversionStore {
   constructor(private readonly db: Kysely<Database>) {}
 
   async traffic(since: Date): Promise<RouteTraffic[]> {
-    // region_code = ANY(every region) lets PostgreSQL walk the partial index region by region, the last hour
-    // only, rather than the whole table; rows made before migration 0010 have no region and are long past the hour.
+    // Through the (client_id, created_at) index, client by client, the last hour only. Rows made before migration
+    // 0010 have no region and are long past the hour.
     const { rows } = await sql<{ region_code: string; country_code: string; provider: string; sends: number; delivered: number; verified: number }>`
       SELECT v.region_code, v.country_code, v.delivery_provider AS provider, count(*)::int AS sends,
           (count(*) FILTER (WHERE v.delivery_status = 'DELIVERED'))::int AS delivered,
@@ -21,8 +16,9 @@ export class SqlConversionStore implements ConversionStore {
         FROM verifications v
           LEFT JOIN country_throttles t
             ON t.region_code = v.region_code AND t.country_code = v.country_code AND t.provider = v.delivery_provider
-        WHERE v.region_code = ANY(${regions}::text[]) AND NOT v.test_number AND v.created_at > ${since}
-          AND v.delivery_provider IS NOT NULL AND (t.throttled_until IS NULL OR v.created_at > t.throttled_until)
+        WHERE v.client_id = ANY(ARRAY(SELECT id FROM clients)) AND v.created_at > ${since} AND NOT v.test_number
+          AND v.region_code IS NOT NULL AND v.delivery_provider IS NOT NULL
+          AND (t.throttled_until IS NULL OR v.created_at > t.throttled_until)
         GROUP BY v.region_code, v.country_code, v.delivery_provider`.execute(this.db);
     return rows.map((r) => ({
       regionCode: r.region_code,

@@ -232,7 +232,7 @@ export class GroupTransaction {
     const now = prefixes.reduce((max, p) => (p.now > max ? p.now : max), prefixes[0]?.now ?? new Date(0));
     const throttled = [...countries.values()];
     // Prefix counts use the partial index on (left(phone_number, -3), created_at), country counts the one on
-    // (region_code, created_at). A prefix block that is over (served, or lifted) starts its count afresh.
+    // (client_id, created_at), client by client over the window. A prefix block that is over (served, or lifted) starts its count afresh.
     const { rows } = await sql<{ kind: 'sends' | 'prefix' | 'country'; key: string; n: number; until: Date | null; oldest: Date | null }>`
       SELECT 'sends' AS kind, s.client_id::text || '|' || to_char(s.day, 'YYYY-MM-DD') AS key, s.sends AS n,
           NULL::timestamptz AS until, NULL::timestamptz AS oldest
@@ -249,7 +249,8 @@ export class GroupTransaction {
       SELECT 'country', c.region || '|' || c.cc, count(v.id)::int, NULL, min(v.created_at)
         FROM unnest(${throttled.map((c) => c.regionCode)}::text[], ${throttled.map((c) => c.countryCode)}::text[],
             ${throttled.map((c) => c.since.toISOString())}::timestamptz[]) AS c (region, cc, since)
-          LEFT JOIN verifications v ON v.region_code = c.region AND v.country_code = c.cc AND NOT v.test_number AND v.created_at > c.since
+          LEFT JOIN verifications v ON v.client_id = ANY(ARRAY(SELECT id FROM clients)) AND v.created_at > c.since
+            AND v.region_code = c.region AND v.country_code = c.cc AND NOT v.test_number
         GROUP BY c.region, c.cc`.execute(this.trx);
     for (const r of rows) {
       const until = r.until === null ? null : new Date(r.until);
