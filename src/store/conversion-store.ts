@@ -1,7 +1,7 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { RouteTraffic, Throttle } from '../domain/conversion.js';
 import type { ConversionStore } from '../domain/conversion-watch.js';
-import type { Database } from './schema.js';
+import type { CountryThrottlesTable, Database } from './schema.js';
 
 export class SqlConversionStore implements ConversionStore {
   constructor(private readonly db: Kysely<Database>) {}
@@ -78,15 +78,7 @@ export class SqlConversionStore implements ConversionStore {
   }
 }
 
-function toThrottle(r: {
-  region_code: string;
-  country_code: string;
-  provider: string;
-  throttled_at: Date;
-  throttled_until: Date;
-  sends: number;
-  verified: number;
-}): Throttle {
+function toThrottle(r: Selectable<CountryThrottlesTable>): Throttle {
   return {
     regionCode: r.region_code,
     countryCode: r.country_code,

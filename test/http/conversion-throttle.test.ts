@@ -1,17 +1,13 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, it } from 'node:test';
-import pino from 'pino';
 import { runAdminCommand } from '../../src/admin/commands.js';
 import type { CountryThrottle } from '../../src/admin/prefix-blocks.js';
-import { loadConfig } from '../../src/config.js';
-import { cryptoRandom } from '../../src/domain/random.js';
-import { buildApp } from '../../src/http/app.js';
-import { adminDeps, appDeps } from '../../src/server.js';
-import { createServices } from '../../src/services.js';
+import { adminDeps } from '../../src/server.js';
 import { expectV1Error } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
+import { withSecondInstance } from '../support/second-instance.js';
 
 /** Throttled to the prefix limit: this many creates per window towards a throttled country. */
 const prefixLimit = 3;
@@ -160,24 +156,15 @@ forEachDatabase('conversion throttling', (kind) => {
     { skip: kind === 'pglite' ? 'the embedded database admits one process' : false },
     async () => {
       await traffic('ZA', sample + 1, 0);
-      const config = loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: h.config.DATABASE_URL ?? '', CLIENT_RATE_LIMIT_PER_SECOND: '0', ...env });
-      const other = await createServices(config, pino({ level: 'silent' }), h.clock, cryptoRandom);
-      try {
-        const otherApp = await buildApp(appDeps(other));
+      await withSecondInstance(h, env, async (other) => {
         // One instance starts the throttle; the other sees it at its own next read.
         await refresh();
-        await refresh(other);
+        await refresh(other.services);
         const token = await h.token();
-        const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => create(i % 2 === 0 ? h.app : otherApp, token, 'ZA')));
+        const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => create(i % 2 === 0 ? h.app : other.app, token, 'ZA')));
         assert.equal(answers.filter((r) => r.statusCode === 200).length, prefixLimit, answers.map((r) => r.body).join(','));
         for (const r of answers.filter((x) => x.statusCode !== 200)) expectV1Error(r, 429, 'RATE_LIMITED');
-        await otherApp.close();
-      } finally {
-        await other.sendWorker.stop();
-        await other.webhookWorker.close();
-        await other.providers.stop();
-        await other.db.close();
-      }
+      });
     },
   );
 });

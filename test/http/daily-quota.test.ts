@@ -1,16 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import pino from 'pino';
 import { runAdminCommand } from '../../src/admin/commands.js';
-import { loadConfig } from '../../src/config.js';
-import { cryptoRandom } from '../../src/domain/random.js';
-import { buildApp } from '../../src/http/app.js';
-import { adminDeps, appDeps } from '../../src/server.js';
-import { createServices } from '../../src/services.js';
+import { adminDeps } from '../../src/server.js';
 import { e164Of, expectV1Error, nextLocalNumber } from '../support/api.js';
 import { TestClock } from '../support/clock.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
+import { withSecondInstance } from '../support/second-instance.js';
 
 const limit = 5;
 
@@ -71,21 +67,12 @@ forEachDatabase('daily send quota', (kind) => {
     `admits exactly ${limit} of 16 simultaneous creates of one client across two instances`,
     { skip: kind === 'pglite' ? 'the embedded database admits one process' : false },
     async () => {
-      const config = loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: h.config.DATABASE_URL ?? '', CLIENT_RATE_LIMIT_PER_SECOND: '0', CLIENT_DAILY_SEND_LIMIT: String(limit) });
-      const other = await createServices(config, pino({ level: 'silent' }), h.clock, cryptoRandom);
-      try {
-        const otherApp = await buildApp(appDeps(other));
+      await withSecondInstance(h, { CLIENT_DAILY_SEND_LIMIT: String(limit) }, async (other) => {
         const token = await h.token();
-        const answers = await Promise.all(Array.from({ length: 16 }, (_, i) => create(i % 2 === 0 ? h.app : otherApp, token)));
+        const answers = await Promise.all(Array.from({ length: 16 }, (_, i) => create(i % 2 === 0 ? h.app : other.app, token)));
         assert.equal(answers.filter((r) => r.statusCode === 200).length, limit, answers.map((r) => r.statusCode).join(','));
         for (const r of answers.filter((x) => x.statusCode !== 200)) expectV1Error(r, 429, 'RATE_LIMITED');
-        await otherApp.close();
-      } finally {
-        await other.sendWorker.stop();
-        await other.webhookWorker.close();
-        await other.providers.stop();
-        await other.db.close();
-      }
+      });
     },
   );
 });

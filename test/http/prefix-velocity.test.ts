@@ -1,15 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import pino from 'pino';
 import { runAdminCommand } from '../../src/admin/commands.js';
-import { loadConfig } from '../../src/config.js';
-import { cryptoRandom } from '../../src/domain/random.js';
-import { buildApp } from '../../src/http/app.js';
-import { adminDeps, appDeps } from '../../src/server.js';
-import { createServices } from '../../src/services.js';
+import { adminDeps } from '../../src/server.js';
 import { expectV1Error } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
+import { withSecondInstance } from '../support/second-instance.js';
 
 const limit = 4;
 let range = 0;
@@ -60,31 +56,16 @@ forEachDatabase('prefix velocity', (kind) => {
     `admits exactly ${limit} of 40 simultaneous creates towards one prefix across two instances`,
     { skip: kind === 'pglite' ? 'the embedded database admits one process' : false },
     async () => {
-      const config = loadConfig({
-        LOG_LEVEL: 'silent',
-        DATABASE_URL: h.config.DATABASE_URL ?? '',
-        CLIENT_RATE_LIMIT_PER_SECOND: '0',
-        PREFIX_LIMIT_COUNT: String(limit),
-        PREFIX_LIMIT_WINDOW_SECONDS: '600',
-        PREFIX_BLOCK_SECONDS: '3600',
-      });
-      const other = await createServices(config, pino({ level: 'silent' }), h.clock, cryptoRandom);
-      try {
-        const otherApp = await buildApp(appDeps(other));
+      const env = { PREFIX_LIMIT_COUNT: String(limit), PREFIX_LIMIT_WINDOW_SECONDS: '600', PREFIX_BLOCK_SECONDS: '3600' };
+      await withSecondInstance(h, env, async (other) => {
         const number = freshRange();
         const tokens = [await h.token(), await h.token()];
         const answers = await Promise.all(
-          Array.from({ length: 40 }, (_, n) => create(n % 2 === 0 ? h.app : otherApp, tokens[n % 2] ?? '', number(n))),
+          Array.from({ length: 40 }, (_, n) => create(n % 2 === 0 ? h.app : other.app, tokens[n % 2] ?? '', number(n))),
         );
         assert.equal(answers.filter((r) => r.statusCode === 200).length, limit, answers.map((r) => r.statusCode).join(','));
         for (const r of answers.filter((x) => x.statusCode !== 200)) expectV1Error(r, 403, 'NUMBER_NOT_ALLOWED');
-        await otherApp.close();
-      } finally {
-        await other.sendWorker.stop();
-        await other.webhookWorker.close();
-        await other.providers.stop();
-        await other.db.close();
-      }
+      });
     },
   );
 
