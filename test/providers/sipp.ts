@@ -59,12 +59,33 @@ export async function freePort(address = sippAddress): Promise<number> {
   throw new Error('no free port found');
 }
 
-/** Starts SIPp on `scenario` (a file name under test/peers/sipp/) with its words replaced, for one call. */
+type SippOptions = { readonly calls?: number; readonly timeoutSeconds?: number; readonly port?: number };
+
+/**
+ * Starts SIPp on `scenario` (a file name under test/peers/sipp/) with its words replaced, for one call. A port
+ * found free can be taken before SIPp binds it (other test files run beside this one): then again, on new ports.
+ */
 export async function startSipp(
   scenario: string,
   transport: 'udp' | 'tcp',
   words: Readonly<Record<string, string>>,
-  options: { readonly calls?: number; readonly timeoutSeconds?: number; readonly port?: number } = {},
+  options: SippOptions = {},
+): Promise<SippRun> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startSippOnce(scenario, transport, words, options);
+    } catch (err) {
+      const taken = /Address already in use/.test(String(err));
+      if (!taken || attempt === 3) throw err;
+    }
+  }
+}
+
+async function startSippOnce(
+  scenario: string,
+  transport: 'udp' | 'tcp',
+  words: Readonly<Record<string, string>>,
+  options: SippOptions,
 ): Promise<SippRun> {
   const dir = mkdtempSync(path.join(tmpdir(), 'sipp-'));
   let xml = readFileSync(path.join(repoRoot, 'test', 'peers', 'sipp', scenario), 'utf8');
