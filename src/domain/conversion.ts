@@ -52,11 +52,6 @@ export function routeKey(r: Route): string {
   return `${r.regionCode}|${r.countryCode}|${r.provider}`;
 }
 
-/** One lock per throttled country, whatever the provider: its creates are counted together. */
-export function throttleLockKey(r: Route): string {
-  return `country|${r.regionCode}|${r.countryCode}`;
-}
-
 /** The throttles in force at one time, as one process last read them. */
 export class Throttles {
   private readonly byRoute: ReadonlyMap<string, Throttle>;
@@ -69,10 +64,6 @@ export class Throttles {
   on(route: Route, now: Date): Throttle | null {
     const t = this.byRoute.get(routeKey(route));
     return t && t.throttledUntil > now ? t : null;
-  }
-
-  get size(): number {
-    return this.byRoute.size;
   }
 }
 

@@ -1,10 +1,11 @@
 import { dispatched, type AfterCommit } from './after-commit.js';
 import { decideDailyQuota, utcDay } from './daily-quota.js';
 import { deliveryChannelOf, type Channel, type ChannelDriver } from './channel-driver.js';
-import { decideThrottled, throttleLockKey, type Route, type Throttle } from './conversion.js';
+import { decideThrottled, type Route, type Throttle } from './conversion.js';
 import { destinationRefused, type DestinationPolicy } from './destination-rules.js';
 import type { OutboxEvent } from './events.js';
 import { decidePhoneLimit, phoneLookBackSeconds, type PhoneLimitPolicy } from './limits.js';
+import { lockKeys } from './lock-keys.js';
 import { eventsFor } from './outbox-events.js';
 import type { ClientSettings } from './client-settings.js';
 import { nonGeographicRegion, parsePhone } from './phone.js';
@@ -163,17 +164,16 @@ export class VerificationService {
     const prefix = policy.prefix.count > 0 && !verification.testNumber ? prefixOf(phone.e164) : null;
     // Throttled to the prefix limit: with prefix velocity off there is none to throttle to.
     const throttle = prefix !== null ? this.throttleOn(verification, driver.channel, now) : null;
-    // A group reads before it writes: two creates of one client in one group would both see the same count.
-    const serializeOn = [
-      `phone|${request.clientId}|${phone.e164}`,
-      ...(idempotency ? [`key|${request.clientId}|${idempotency.key}`] : []),
-      ...(quotaDay !== null ? [`sends|${request.clientId}`] : []),
-      ...(prefix !== null ? [`prefix|${prefix}`] : []),
-      ...(throttle !== null ? [throttleLockKey(throttle)] : []),
+    const locks = [
+      lockKeys.phone(request.clientId, phone.e164),
+      ...(quotaDay !== null ? [lockKeys.clientSends(request.clientId)] : []),
+      ...(prefix !== null ? [lockKeys.prefix(prefix)] : []),
+      ...(throttle !== null ? [lockKeys.country(throttle)] : []),
     ];
+    const serializeOn = [...locks, ...(idempotency ? [`key|${request.clientId}|${idempotency.key}`] : [])];
     const committed = await store.transaction(async (tx): Promise<CreateOutcome> => {
       // The lock comes first in every create, so that a group of them takes its locks in one sorted statement.
-      await tx.lockPhone(request.clientId, phone.e164, quotaDay !== null, prefix, throttle);
+      await tx.lock(locks);
       if (idempotency) {
         const claim = await tx.claimIdempotencyKey(
           request.clientId,
@@ -304,10 +304,10 @@ export class VerificationService {
    */
   async resend(clientId: string, id: string): Promise<ResendOutcome> {
     const { store, policy, clock } = this.deps;
-    const quota = policy.clientDailySends > 0;
+    const locks = policy.clientDailySends > 0 ? [lockKeys.clientSends(clientId)] : [];
     const committed = await store.transaction(async (tx): Promise<ResendOutcome> => {
       // A resend is a send (CLIENT_DAILY_SEND_LIMIT); the client's lock before the row's, as creates take theirs.
-      if (quota) await tx.lockClientSends(clientId);
+      if (locks.length > 0) await tx.lock(locks);
       const current = await tx.findForUpdate(id, clientId);
       if (!current) return { kind: 'not-found' };
       const now = clock.now();
@@ -318,7 +318,7 @@ export class VerificationService {
         case 'limited':
           return { kind: 'rate-limited', reason: decision.reason, retryAfterSeconds: decision.retryAfterSeconds };
         case 'resend': {
-          if (quota && !current.testNumber) {
+          if (locks.length > 0 && !current.testNumber) {
             const day = utcDay(now);
             const allowed = decideDailyQuota(await tx.clientSendsOn(clientId, day), policy.clientDailySends, now);
             if (!allowed.allowed) return { kind: 'rate-limited', reason: 'daily-quota', retryAfterSeconds: allowed.retryAfterSeconds };
@@ -331,7 +331,7 @@ export class VerificationService {
           return { kind: 'resent', verification: decision.next };
         }
       }
-    }, [`verification|${id}`, ...(quota ? [`sends|${clientId}`] : [])]);
+    }, [`verification|${id}`, ...locks]);
     return dispatched(this.deps.afterCommit, committed);
   }
 

@@ -1,7 +1,7 @@
 import type { CommitEffects } from './after-commit.js';
 import type { OutboxEvent } from './events.js';
 import type { PhoneHistory } from './limits.js';
-import type { Route, ThrottledState } from './conversion.js';
+import type { ThrottledState } from './conversion.js';
 import type { PrefixState } from './prefix-velocity.js';
 import type { SendJob } from './send-job.js';
 import type { Verification } from './verification.js';
@@ -42,21 +42,18 @@ export type IdempotencyClaim =
  */
 export interface VerificationTx {
   /**
-   * Serialises creates of one number by one client, across every instance, until the transaction ends; with
-   * `clientSends`, also every create of the client (its daily quota is then exact); with `prefix` and `throttled`,
-   * every create towards the prefix and towards the throttled country.
+   * Advisory locks on these names (lockKeys), held across every instance until the transaction ends; a group
+   * takes all its scripts' locks in one sorted statement.
    */
-  lockPhone(clientId: string, phoneNumber: string, clientSends: boolean, prefix: string | null, throttled: Route | null): Promise<void>;
+  lock(keys: readonly string[]): Promise<void>;
   /**
    * Creation times of the number's verifications by this client, as the limit rule reads them; with `day`, also
    * the client's sends counted that day (else 0); with `prefix`, the creates towards it (every client's, test
-   * numbers aside) and its block. Lock what is read first (lockPhone) for exact counts across instances.
+   * numbers aside) and its block. Lock what is read first for exact counts across instances.
    */
   phoneHistory(query: CreateHistoryQuery): Promise<CreateHistory>;
   /** Blocks a prefix until `until`, written with the rest of the transaction (and kept when a create is refused). */
   blockPrefix(prefix: string, at: Date, until: Date): void;
-  /** Serialises every send of the client (its daily quota), across instances, until the transaction ends. */
-  lockClientSends(clientId: string): Promise<void>;
   /** The client's sends counted on `day` (lock them first for an exact count). */
   clientSendsOn(clientId: string, day: string): Promise<number>;
   /** Counts one send of the client on `day`, written with the rest of the transaction. */

@@ -1,7 +1,7 @@
 import { sql, type Selectable, type Transaction } from 'kysely';
 import type { CommittedSend } from '../domain/after-commit.js';
 import type { OutboxEvent } from '../domain/events.js';
-import { throttleLockKey, type Route, type ThrottledState } from '../domain/conversion.js';
+import type { ThrottledState } from '../domain/conversion.js';
 import type { PrefixState } from '../domain/prefix-velocity.js';
 import type { SendJob } from '../domain/send-job.js';
 import type { Verification } from '../domain/verification.js';
@@ -343,13 +343,8 @@ export class SqlVerificationTx implements VerificationTx {
 
   constructor(private readonly group: GroupTransaction) {}
 
-  lockPhone(clientId: string, phoneNumber: string, clientSends: boolean, prefix: string | null, throttled: Route | null): Promise<void> {
-    return this.group.lock([
-      `${clientId}|${phoneNumber}`,
-      ...(clientSends ? [`sends|${clientId}`] : []),
-      ...(prefix !== null ? [`prefix|${prefix}`] : []),
-      ...(throttled !== null ? [throttleLockKey(throttled)] : []),
-    ]);
+  lock(keys: readonly string[]): Promise<void> {
+    return this.group.lock(keys);
   }
 
   blockPrefix(prefix: string, at: Date, until: Date): void {
@@ -358,10 +353,6 @@ export class SqlVerificationTx implements VerificationTx {
 
   phoneHistory(query: CreateHistoryQuery): Promise<CreateHistory> {
     return this.group.history(query);
-  }
-
-  lockClientSends(clientId: string): Promise<void> {
-    return this.group.lock([`sends|${clientId}`]);
   }
 
   async clientSendsOn(clientId: string, day: string): Promise<number> {

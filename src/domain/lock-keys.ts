@@ -1,0 +1,15 @@
+/**
+ * The names creates and resends serialise on, one spelling for both places they count: scripts that share a
+ * name never run in one group (a group reads before it writes), and the transaction holds an advisory lock on
+ * each across instances (the counts behind the limits are then exact).
+ */
+export const lockKeys = {
+  /** A client's creates towards one number (the phone limits). */
+  phone: (clientId: string, e164: string): string => `${clientId}|${e164}`,
+  /** A client's sends (CLIENT_DAILY_SEND_LIMIT). */
+  clientSends: (clientId: string): string => `sends|${clientId}`,
+  /** Creates towards a prefix, whoever asks (prefix velocity). */
+  prefix: (prefix: string): string => `prefix|${prefix}`,
+  /** Creates towards a throttled country, whatever the provider: its creates are counted together (conversion). */
+  country: (c: { readonly regionCode: string; readonly countryCode: string }): string => `country|${c.regionCode}|${c.countryCode}`,
+} as const;
