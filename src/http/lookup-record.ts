@@ -1,5 +1,6 @@
 import type { Lookup } from '../domain/lookup.js';
 import { createBodySchema } from './schemas.js';
+import { successEnvelope } from './record-schema.js';
 
 /** A lookup as clients see it (contract 11). */
 export interface PublicLookup {
@@ -71,13 +72,7 @@ export const exampleLookup = {
 
 /** The 200 envelope of a lookup route, with its example. */
 export function lookupEnvelope(message: string) {
-  return {
-    type: 'object',
-    description: message,
-    required: ['status', 'message', 'data'],
-    properties: { status: { type: 'boolean', enum: [true] }, message: { type: 'string', examples: [message] }, data: lookupSchema },
-    'x-examples': { [message]: { value: { status: true, message, data: exampleLookup } } },
-  } as const;
+  return successEnvelope(message, lookupSchema, exampleLookup);
 }
 
 /** The lookup body: `countryCode` and `phoneNumber` checked exactly as a create's are. */

@@ -68,8 +68,8 @@ export const recordSchema = {
 export const sharedRecordSchema = { $id: 'VerificationRecord', title: 'VerificationRecord', ...recordSchema } as const;
 export const recordRef = { $ref: 'VerificationRecord#' } as const;
 
-/** The success envelope around a record (seed 2.3). */
-export function envelopeOf(message: string, example: object) {
+/** The success envelope (seed 2.3) around `data`, with an example answer. */
+export function successEnvelope<D extends object>(message: string, data: D, example: unknown) {
   return {
     type: 'object',
     description: message,
@@ -77,10 +77,15 @@ export function envelopeOf(message: string, example: object) {
     properties: {
       status: { type: 'boolean', enum: [true] },
       message: { type: 'string', examples: [message] },
-      data: recordRef,
+      data,
     },
     'x-examples': { [message]: { value: { status: true, message, data: example } } },
   } as const;
+}
+
+/** The success envelope around a record. */
+export function envelopeOf(message: string, example: object) {
+  return successEnvelope(message, recordRef, example);
 }
 
 export const envelopeSchema = {

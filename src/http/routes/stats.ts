@@ -3,6 +3,7 @@ import type { StatsService } from '../../domain/stats-service.js';
 import { defaultStatsDays, maxStatsDays, type DailyTraffic } from '../../domain/stats.js';
 import { grantOf } from '../auth-hook.js';
 import { sendError } from '../envelope.js';
+import { successEnvelope } from '../record-schema.js';
 import { v1Answers } from '../schemas.js';
 
 const message = 'Stats retrieved';
@@ -31,17 +32,11 @@ const exampleRows: DailyTraffic[] = [
   { day: '2026-11-24', regionCode: 'NG', countryCode: '+234', sends: 1311, delivered: 1190, verified: 1043 },
 ];
 
-const statsEnvelope = {
-  type: 'object',
-  description: message,
-  required: ['status', 'message', 'data'],
-  properties: {
-    status: { type: 'boolean', enum: [true] },
-    message: { type: 'string', examples: [message] },
-    data: { type: 'array', items: dailyTrafficSchema, description: 'Ordered by day, then region; days without traffic are left out.' },
-  },
-  'x-examples': { [message]: { value: { status: true, message, data: exampleRows } } },
-} as const;
+const statsEnvelope = successEnvelope(
+  message,
+  { type: 'array', items: dailyTrafficSchema, description: 'Ordered by day, then region; days without traffic are left out.' } as const,
+  exampleRows,
+);
 
 const day = (what: string) => ({ type: 'string', pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$', description: what, examples: ['2026-11-23'] }) as const;
 
