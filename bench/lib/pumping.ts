@@ -96,12 +96,7 @@ export async function simulatePumping(databaseUrl: string, settings: PumpingSett
   const app = await buildApp(appDeps(services));
   try {
     const client = await services.clients.create('pumping simulation', ['otp:send', 'otp:verify']);
-    const tokenAnswer = await app.inject({
-      method: 'POST',
-      url: '/oauth/token',
-      payload: { grant_type: 'client_credentials', client_id: client.clientId, client_secret: client.clientSecret, scope: 'otp:send otp:verify' },
-    });
-    let token = (tokenAnswer.json() as { accessToken: string }).accessToken;
+    let token = '';
     const renewToken = async () => {
       const res = await app.inject({
         method: 'POST',
@@ -110,6 +105,7 @@ export async function simulatePumping(databaseUrl: string, settings: PumpingSett
       });
       token = (res.json() as { accessToken: string }).accessToken;
     };
+    await renewToken();
     const create = (body: { countryCode: string; phoneNumber: string }) =>
       app.inject({ method: 'POST', url: '/v1/otp/request', headers: { authorization: `Bearer ${token}` }, payload: body });
 
@@ -137,6 +133,7 @@ export async function simulatePumping(databaseUrl: string, settings: PumpingSett
 
     for (let t = 0; t < seconds; t += 1) {
       if (t % refreshEvery === 0) await services.conversion.refresh();
+      // A token lasts an hour of the simulated clock.
       if (t % 1800 === 0 && t > 0) await renewToken();
       ordinaryCarry += settings.ordinaryPerSecond;
       attackCarry += settings.attackPerSecond;
