@@ -14,14 +14,18 @@ describe('build-if-stale', () => {
     fs.writeFileSync(full, text);
     if (mtime) fs.utimesSync(full, mtime, mtime);
   };
-  /** Time passes since the last build (rather than giving sources a time in the future, which a build never catches up with). */
+  /**
+   * Time passes since the last build (rather than giving sources a time in the future, which a build never
+   * catches up with): every input and the stamp move 10 s back, and the changed file gets a time 5 s ago, so
+   * it is newer than the last build and older than the next one even when both fall in the same millisecond.
+   */
   const later = () => {
     for (const file of [...buildInputs(root), 'dist/.build-stamp']) {
       const full = path.join(root, file);
       const past = new Date(fs.statSync(full).mtimeMs - 10_000);
       fs.utimesSync(full, past, past);
     }
-    return undefined;
+    return new Date(Date.now() - 5_000);
   };
 
   before(() => {
@@ -59,12 +63,14 @@ describe('build-if-stale', () => {
     assert.equal(staleness(root), `${path.join('src', 'main.ts')} changed`);
     assert.equal(buildIfStale(root), 'built');
     assert.match(fs.readFileSync(path.join(root, 'dist/main.js'), 'utf8'), /answer = 42/);
+    assert.equal(staleness(root), null);
   });
 
   it('builds again when the compiler settings changed', () => {
     write('tsconfig.build.json', JSON.stringify({ extends: './tsconfig.json', include: ['src'] }), later());
     assert.equal(staleness(root), 'tsconfig.build.json changed');
     assert.equal(buildIfStale(root), 'built');
+    assert.equal(staleness(root), null);
   });
 
   it('builds again when a source was added or removed, even with an old time', () => {
