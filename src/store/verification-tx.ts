@@ -11,8 +11,9 @@ import type { Database, VerificationsTable } from './schema.js';
 import { isUuid } from './uuid.js';
 import { historyOf, sendJobRow, toSendJob, toVerification, verificationRow } from './verification-rows.js';
 
-/** What limitStates read, by key: `client|day`, the prefix, `region|calling code`. */
-interface LimitStates {
+/** What createStates read, by key: `client|phone`, `client|day`, the prefix, `region|calling code`. */
+interface CreateStates {
+  readonly phones: Map<string, Date[]>;
   readonly sends: Map<string, number>;
   readonly prefixes: Map<string, PrefixState>;
   readonly countries: Map<string, ThrottledState>;
@@ -134,7 +135,16 @@ export class GroupTransaction {
         .onConflict((oc) => oc.columns(['client_id', 'day']).doUpdateSet({ sends: sql`client_daily_sends.sends + excluded.sends` }))
         .execute();
     }
-    if (inserts.length > 0) await this.trx.insertInto('verifications').values(inserts.map(verificationRow)).execute();
+    // New verifications and their send jobs go in one statement: a create's two inserts, one round trip.
+    const newRows = inserts.map(verificationRow);
+    const newJobs = sends.map((s) => sendJobRow(s.job));
+    if (newRows.length > 0 && newJobs.length > 0) {
+      await this.trx.with('inserted', (db) => db.insertInto('verifications').values(newRows)).insertInto('send_jobs').values(newJobs).execute();
+    } else if (newRows.length > 0) {
+      await this.trx.insertInto('verifications').values(newRows).execute();
+    } else if (newJobs.length > 0) {
+      await this.trx.insertInto('send_jobs').values(newJobs).execute();
+    }
     if (updates.length > 0) {
       const rows = updates.map(
         (v) => sql`(${v.id}::uuid, ${v.status}::text, ${v.counter}::int, ${v.updatedAt}::timestamptz, ${v.failureReason}::text,
@@ -149,7 +159,6 @@ export class GroupTransaction {
           delivery_status, sends, delivery_updated_at)
         WHERE v.id = r.id`.execute(this.trx);
     }
-    if (sends.length > 0) await this.trx.insertInto('send_jobs').values(sends.map((s) => sendJobRow(s.job))).execute();
     if (savedJobs.length > 0) {
       const rows = savedJobs.map(({ job, at: now }) => {
         const r = sendJobRow(job);
@@ -210,11 +219,12 @@ export class GroupTransaction {
   }
 
   /**
-   * What the fraud and cost limits of a group's creates read (contract 10), in one statement whatever is on: the
-   * clients' sends today (daily quota), each prefix's creates and block (prefix velocity), each throttled
-   * country's creates (conversion). Only the parts some create asks for have rows to read.
+   * Everything a group's creates read before they decide, in one statement: each number's recent creates by
+   * the client (phone limits), and what the fraud and cost limits ask for (contract 10): the clients' sends today
+   * (daily quota), each prefix's creates and block (prefix velocity), each throttled country's creates
+   * (conversion). Each part has rows to read only when some create asks for it.
    */
-  private async limitStates(asked: readonly CreateHistoryQuery[]): Promise<LimitStates> {
+  private async createStates(asked: readonly CreateHistoryQuery[]): Promise<CreateStates> {
     const quotas = asked.flatMap((h) => (h.day === null ? [] : [{ clientId: h.clientId, day: h.day }]));
     const prefixes = asked.flatMap((h) => (h.prefix ? [h.prefix] : []));
     const countries = new Map<string, { regionCode: string; countryCode: string; since: Date }>();
@@ -224,18 +234,24 @@ export class GroupTransaction {
       const seen = countries.get(key);
       if (!seen || h.throttled.since < seen.since) countries.set(key, h.throttled);
     }
-    const states: LimitStates = { sends: new Map(), prefixes: new Map(), countries: new Map() };
-    if (quotas.length + prefixes.length + countries.size === 0) return states;
+    const lookBackFrom = asked.reduce((min, h) => (h.lookBackFrom < min ? h.lookBackFrom : min), asked[0]?.lookBackFrom ?? new Date());
     // The group's creates share one clock reading to the millisecond or so: the earliest prefix window and the
     // latest time serve all.
     const since = prefixes.reduce((min, p) => (p.since < min ? p.since : min), prefixes[0]?.since ?? new Date(0));
     const now = prefixes.reduce((max, p) => (p.now > max ? p.now : max), prefixes[0]?.now ?? new Date(0));
     const throttled = [...countries.values()];
-    // Prefix counts use the partial index on (left(phone_number, -3), created_at), country counts the one on
-    // (client_id, created_at), client by client over the window. A prefix block that is over (served, or lifted) starts its count afresh.
-    const { rows } = await sql<{ kind: 'sends' | 'prefix' | 'country'; key: string; n: number; until: Date | null; oldest: Date | null }>`
-      SELECT 'sends' AS kind, s.client_id::text || '|' || to_char(s.day, 'YYYY-MM-DD') AS key, s.sends AS n,
-          NULL::timestamptz AS until, NULL::timestamptz AS oldest
+    // Each part keeps its own index: phone history the one on (client_id, phone_number, created_at), prefix
+    // counts the partial one on (left(phone_number, -3), created_at), country counts the one on (client_id,
+    // created_at), client by client over the window. A prefix block that is over (served, or lifted) starts its
+    // count afresh.
+    const { rows } = await sql<{ kind: 'phone' | 'sends' | 'prefix' | 'country'; key: string; n: number; until: Date | null; oldest: Date | null }>`
+      SELECT 'phone' AS kind, v.client_id::text || '|' || v.phone_number AS key, 0 AS n, NULL::timestamptz AS until,
+          v.created_at AS oldest
+        FROM verifications v
+        WHERE (v.client_id, v.phone_number) IN (SELECT * FROM unnest(${asked.map((h) => h.clientId)}::uuid[], ${asked.map((h) => h.phoneNumber)}::text[]))
+          AND v.created_at > ${lookBackFrom}
+      UNION ALL
+      SELECT 'sends', s.client_id::text || '|' || to_char(s.day, 'YYYY-MM-DD'), s.sends, NULL, NULL
         FROM client_daily_sends s
         WHERE (s.client_id, s.day) IN (SELECT * FROM unnest(${quotas.map((q) => q.clientId)}::uuid[], ${quotas.map((q) => q.day)}::date[]))
       UNION ALL
@@ -252,9 +268,11 @@ export class GroupTransaction {
           LEFT JOIN verifications v ON v.client_id = ANY(ARRAY(SELECT id FROM clients)) AND v.created_at > c.since
             AND v.region_code = c.region AND v.country_code = c.cc AND NOT v.test_number
         GROUP BY c.region, c.cc`.execute(this.trx);
+    const states: CreateStates = { phones: new Map(), sends: new Map(), prefixes: new Map(), countries: new Map() };
     for (const r of rows) {
       const until = r.until === null ? null : new Date(r.until);
-      if (r.kind === 'sends') states.sends.set(r.key, Number(r.n));
+      if (r.kind === 'phone') states.phones.set(r.key, [...(states.phones.get(r.key) ?? []), new Date(r.oldest as Date)]);
+      else if (r.kind === 'sends') states.sends.set(r.key, Number(r.n));
       else if (r.kind === 'prefix') states.prefixes.set(r.key, { recentCreates: Number(r.n), blockedUntil: until !== null && until > now ? until : null });
       else states.countries.set(r.key, { recentCreates: Number(r.n), oldest: r.oldest === null ? null : new Date(r.oldest) });
     }
@@ -296,24 +314,12 @@ export class GroupTransaction {
     }
     if (histories.length > 0) {
       await settle(histories, async () => {
-        const since = histories.reduce((min, h) => (h.item.lookBackFrom < min ? h.item.lookBackFrom : min), histories[0]?.item.lookBackFrom ?? new Date());
-        const rows = await this.trx
-          .selectFrom('verifications')
-          .select(['client_id', 'phone_number', 'created_at'])
-          .where(sql<boolean>`(client_id, phone_number) IN (SELECT * FROM unnest(${histories.map((h) => h.item.clientId)}::uuid[], ${histories.map((h) => h.item.phoneNumber)}::text[]))`)
-          .where('created_at', '>', since)
-          .execute();
-        const times = new Map<string, Date[]>();
-        for (const r of rows) {
-          const key = `${r.client_id}|${r.phone_number}`;
-          times.set(key, [...(times.get(key) ?? []), r.created_at]);
-        }
-        const limits = await this.limitStates(histories.map((h) => h.item));
+        const states = await this.createStates(histories.map((h) => h.item));
         return histories.map(({ item }) => ({
-          prefix: item.prefix && (limits.prefixes.get(item.prefix.prefix) ?? { recentCreates: 0, blockedUntil: null }),
-          throttled: item.throttled && (limits.countries.get(`${item.throttled.regionCode}|${item.throttled.countryCode}`) ?? { recentCreates: 0, oldest: null }),
-          phone: historyOf(times.get(`${item.clientId}|${item.phoneNumber}`) ?? [], item.lookBackFrom, item.windowFrom),
-          clientSendsToday: item.day === null ? 0 : (limits.sends.get(`${item.clientId}|${item.day}`) ?? 0),
+          prefix: item.prefix && (states.prefixes.get(item.prefix.prefix) ?? { recentCreates: 0, blockedUntil: null }),
+          throttled: item.throttled && (states.countries.get(`${item.throttled.regionCode}|${item.throttled.countryCode}`) ?? { recentCreates: 0, oldest: null }),
+          phone: historyOf(states.phones.get(`${item.clientId}|${item.phoneNumber}`) ?? [], item.lookBackFrom, item.windowFrom),
+          clientSendsToday: item.day === null ? 0 : (states.sends.get(`${item.clientId}|${item.day}`) ?? 0),
         }));
       });
     }
