@@ -1,7 +1,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
-import type { DbLimitOptions, DbLimitResult } from './db-limit.js';
+import { servicePool, type DbLimitOptions, type DbLimitResult } from './db-limit.js';
 import { PhoneSequence } from './phones.js';
 import { seededId } from './seed.js';
 
@@ -141,7 +141,7 @@ async function drive(
   o: DbLimitOptions,
   setUp: (pool: pg.Pool) => { op: (n: number) => Promise<void>; queues: Record<string, { stats(): QueueStats }> },
 ): Promise<BatchedDbLimitResult> {
-  const pool = new pg.Pool({ connectionString: o.url, max: o.concurrency });
+  const pool = servicePool(o.url, o.concurrency);
   pool.on('error', () => undefined);
   const { op, queues } = setUp(pool);
   const latencies: number[] = [];

@@ -44,6 +44,15 @@ const verifySql = {
     '$15::timestamptz, $16::timestamptz)) AS e) SELECT (SELECT count(*) FROM moved)::int AS moved',
 };
 
+/** A pool whose sessions are set as the service sets its own (src/store/database.ts): no JIT compiling. */
+export function servicePool(url: string, max: number): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max });
+  pool.on('connect', (client) => {
+    client.query('SET jit = off').catch(() => undefined);
+  });
+  return pool;
+}
+
 /** Runs `op` from `concurrency` workers for `seconds`, each op on a connection taken from the pool. */
 async function drive(
   url: string,
@@ -51,7 +60,7 @@ async function drive(
   seconds: number,
   op: (client: pg.PoolClient, n: number) => Promise<void>,
 ): Promise<DbLimitResult> {
-  const pool = new pg.Pool({ connectionString: url, max: concurrency });
+  const pool = servicePool(url, concurrency);
   pool.on('error', () => undefined);
   const latencies: number[] = [];
   let errors = 0;

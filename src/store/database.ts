@@ -75,6 +75,13 @@ function openPostgres(url: string, poolSize: number, timeoutMs: number): Db {
   });
   // An idle client that loses its server must not take the process down.
   pool.on('error', () => undefined);
+  // No JIT compiling in the service's sessions (queued before the session's first query, whatever the URL says):
+  // it pays off for long analytic scans, and this service sends short statements. On a large table a create
+  // group's read was costed above jit_above_cost and compiled every time: 25 ms for 0.3 ms of work, and creates
+  // ran at a fifth of their speed.
+  pool.on('connect', (client) => {
+    client.query('SET jit = off').catch(() => undefined);
+  });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new BoundedPgPool(pool, timeoutMs) }) });
   return {
     kind: 'postgres',

@@ -6,10 +6,10 @@ import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
 
 /**
- * What a create writes, and what it asks the database to check (migration 0011): a foreign-key check per row
- * cost the create path half its throughput when its plan went stale, for a rule the code keeps by itself.
+ * What a create asks of the database beyond its statements: no foreign-key check per row (migration 0011; its
+ * plan went stale and halved create throughput, for a rule the code keeps by itself), and no JIT compiling.
  */
-forEachDatabase('the create path in the schema', (kind) => {
+forEachDatabase('the create path in the database', (kind) => {
   let h: Harness;
   before(async () => {
     h = await createHarness(kind);
@@ -31,5 +31,20 @@ forEachDatabase('the create path in the schema', (kind) => {
         (SELECT count(*)::int FROM send_jobs j WHERE j.verification_id = v.id) AS jobs
       FROM verifications v WHERE v.id = ${v.id}`.execute(h.services.db.db);
     assert.deepEqual(rows, [{ client: c.clientId, jobs: 1 }]);
+  });
+
+  it('runs every pooled session without JIT compiling (PostgreSQL)', { skip: kind === 'pglite' ? 'PGlite has no JIT' : false }, async () => {
+    // Several sessions at once, so that more than the first connection of the pool is asked.
+    const db = h.services.db.db;
+    const shown = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        db.transaction().execute(async (trx) => {
+          const { rows } = await sql<{ jit: string; pid: number }>`SELECT current_setting('jit') AS jit, pg_backend_pid() AS pid, pg_sleep(0.05)`.execute(trx);
+          return rows[0];
+        }),
+      ),
+    );
+    assert.ok(new Set(shown.map((r) => r?.pid)).size > 1, 'more than one session');
+    assert.deepEqual(new Set(shown.map((r) => r?.jit)), new Set(['off']));
   });
 });
