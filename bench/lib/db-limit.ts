@@ -1,6 +1,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
+import { setServiceSessions } from '../../src/store/database.js';
 import { PhoneSequence } from './phones.js';
 import { seededId } from './seed.js';
 
@@ -44,12 +45,10 @@ const verifySql = {
     '$15::timestamptz, $16::timestamptz)) AS e) SELECT (SELECT count(*) FROM moved)::int AS moved',
 };
 
-/** A pool whose sessions are set as the service sets its own (src/store/database.ts): no JIT compiling. */
+/** A pool whose sessions are set as the service sets its own. */
 export function servicePool(url: string, max: number): pg.Pool {
   const pool = new pg.Pool({ connectionString: url, max });
-  pool.on('connect', (client) => {
-    client.query('SET jit = off').catch(() => undefined);
-  });
+  setServiceSessions(pool);
   return pool;
 }
 

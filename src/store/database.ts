@@ -60,6 +60,18 @@ async function migratePostgres(url: string, timeoutMs: number): Promise<void> {
   }
 }
 
+/**
+ * Sets each new session of `pool` as the service runs its own (the bench's database limits use it too): no JIT
+ * compiling, queued before the session's first query, whatever the URL says. JIT pays off for long analytic
+ * scans, and this service sends short statements: on a large table a create group's read was costed above
+ * jit_above_cost and compiled every time, 25 ms for 0.3 ms of work, and creates ran at a fifth of their speed.
+ */
+export function setServiceSessions(pool: pg.Pool): void {
+  pool.on('connect', (client) => {
+    client.query('SET jit = off').catch(() => undefined);
+  });
+}
+
 function openPostgres(url: string, poolSize: number, timeoutMs: number): Db {
   const pool = new pg.Pool({
     connectionString: url,
@@ -75,13 +87,7 @@ function openPostgres(url: string, poolSize: number, timeoutMs: number): Db {
   });
   // An idle client that loses its server must not take the process down.
   pool.on('error', () => undefined);
-  // No JIT compiling in the service's sessions (queued before the session's first query, whatever the URL says):
-  // it pays off for long analytic scans, and this service sends short statements. On a large table a create
-  // group's read was costed above jit_above_cost and compiled every time: 25 ms for 0.3 ms of work, and creates
-  // ran at a fifth of their speed.
-  pool.on('connect', (client) => {
-    client.query('SET jit = off').catch(() => undefined);
-  });
+  setServiceSessions(pool);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new BoundedPgPool(pool, timeoutMs) }) });
   return {
     kind: 'postgres',
