@@ -304,10 +304,11 @@ export class VerificationService {
    */
   async resend(clientId: string, id: string): Promise<ResendOutcome> {
     const { store, policy, clock } = this.deps;
-    const locks = policy.clientDailySends > 0 ? [lockKeys.clientSends(clientId)] : [];
+    const quota = policy.clientDailySends > 0;
+    const locks = quota ? [lockKeys.clientSends(clientId)] : [];
     const committed = await store.transaction(async (tx): Promise<ResendOutcome> => {
       // A resend is a send (CLIENT_DAILY_SEND_LIMIT); the client's lock before the row's, as creates take theirs.
-      if (locks.length > 0) await tx.lock(locks);
+      if (quota) await tx.lock(locks);
       const current = await tx.findForUpdate(id, clientId);
       if (!current) return { kind: 'not-found' };
       const now = clock.now();
@@ -318,7 +319,7 @@ export class VerificationService {
         case 'limited':
           return { kind: 'rate-limited', reason: decision.reason, retryAfterSeconds: decision.retryAfterSeconds };
         case 'resend': {
-          if (locks.length > 0 && !current.testNumber) {
+          if (quota && !current.testNumber) {
             const day = utcDay(now);
             const allowed = decideDailyQuota(await tx.clientSendsOn(clientId, day), policy.clientDailySends, now);
             if (!allowed.allowed) return { kind: 'rate-limited', reason: 'daily-quota', retryAfterSeconds: allowed.retryAfterSeconds };
