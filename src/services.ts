@@ -129,15 +129,11 @@ export async function createServices(
   // On PostgreSQL a commit of due events also NOTIFYs, so that workers in other processes start at once.
   const notifyOtherProcesses = db.kind === 'postgres';
 
-  const clientStore = new SqlClientStore(db.db);
+  // A client change is seen at once here, and (PostgreSQL) within moments on every other instance: the store's
+  // update NOTIFYs in its own transaction.
+  const clientStore = new SqlClientStore(db.db, db.kind === 'postgres');
   const clientDirectory = new ClientDirectory(clientStore, now);
-  // A client change is seen at once here, and (PostgreSQL) within moments on every other instance by NOTIFY.
-  const clients = new ClientService(clientStore, clock, random, (id) => {
-    clientDirectory.forget(id);
-    if (db.kind === 'postgres') {
-      clientStore.announceChange(id).catch((err: unknown) => logger.warn({ err, clientId: id }, 'could not announce a client change; other instances see it within 50 s'));
-    }
-  });
+  const clients = new ClientService(clientStore, clock, random, (id) => clientDirectory.forget(id));
   const tokens = await TokenService.create(new SqlSigningKeyStore(db.db), config.TOKEN_TTL_SECONDS, clientDirectory, clock, random);
   const counters = new SqlCounterStore(db.db);
   const authFailures = new WindowCounter(counters, 60_000, now);

@@ -15,6 +15,11 @@ interface Entry {
  */
 export class ClientDirectory {
   private readonly entries = new Map<string, Entry>();
+  /**
+   * Counts forgets: a read that began before a forget may have read the client as it was before the change, so
+   * its result is handed to its caller but not kept.
+   */
+  private forgets = 0;
 
   constructor(
     private readonly store: ClientStore,
@@ -38,20 +43,24 @@ export class ClientDirectory {
 
   /** Forgets a client, so the next lookup reads the database. */
   forget(id: string): void {
+    this.forgets += 1;
     this.entries.delete(id);
   }
 
   /** Forgets every client (a change may have been missed, e.g. while a notification connection was down). */
   forgetAll(): void {
+    this.forgets += 1;
     this.entries.clear();
   }
 
   private reload(id: string, existing: Entry | undefined): Promise<Client | null> {
     if (existing?.refreshing) return existing.refreshing;
     const entry: Entry = existing ?? { client: null, loadedAt: -Infinity, refreshing: null };
+    const forgetsBefore = this.forgets;
     entry.refreshing = this.store
       .find(id)
       .then((client) => {
+        if (this.forgets !== forgetsBefore) return client;
         entry.client = client;
         entry.loadedAt = this.now();
         if (!this.entries.has(id) && this.entries.size >= this.maxEntries) {

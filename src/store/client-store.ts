@@ -9,12 +9,14 @@ import { isUuid } from './uuid.js';
 export const clientsChannel = 'otp_clients';
 
 export class SqlClientStore implements ClientStore {
-  constructor(private readonly db: Kysely<Database>) {}
-
-  /** PostgreSQL: tells every instance listening on `clientsChannel` that this client changed. */
-  async announceChange(id: string): Promise<void> {
-    await sql`SELECT pg_notify(${clientsChannel}, ${id})`.execute(this.db);
-  }
+  constructor(
+    private readonly db: Kysely<Database>,
+    /**
+     * PostgreSQL: each change is announced on `clientsChannel` by the transaction that makes it, so the
+     * announcement goes out with the commit, whoever commits it: a server, or a CLI process that exits at once.
+     */
+    private readonly announce: boolean,
+  ) {}
 
   async insert(c: Client): Promise<void> {
     await this.db
@@ -56,25 +58,29 @@ export class SqlClientStore implements ClientStore {
 
   async update(id: string, change: Partial<Omit<Client, 'id' | 'createdAt'>>, now: Date): Promise<Client | null> {
     if (!isUuid(id)) return null;
-    const row = await this.db
-      .updateTable('clients')
-      .set({
-        updated_at: now,
-        ...(change.name !== undefined && { name: change.name }),
-        ...(change.secretHash !== undefined && { secret_hash: change.secretHash }),
-        ...(change.scopes !== undefined && { scopes: [...change.scopes] }),
-        ...(change.webhookSecret !== undefined && { webhook_secret: change.webhookSecret }),
-        ...(change.previousWebhookSecret !== undefined && { previous_webhook_secret: change.previousWebhookSecret }),
-        ...(change.previousWebhookSecretExpiresAt !== undefined && {
-          previous_webhook_secret_expires_at: change.previousWebhookSecretExpiresAt,
-        }),
-        ...(change.disabledAt !== undefined && { disabled_at: change.disabledAt }),
-        ...(change.settings !== undefined && { settings: JSON.stringify(change.settings) }),
-      })
-      .where('id', '=', id)
-      .returningAll()
-      .executeTakeFirst();
-    return row ? toClient(row) : null;
+    return this.db.transaction().execute(async (trx) => {
+      const row = await trx
+        .updateTable('clients')
+        .set({
+          updated_at: now,
+          ...(change.name !== undefined && { name: change.name }),
+          ...(change.secretHash !== undefined && { secret_hash: change.secretHash }),
+          ...(change.scopes !== undefined && { scopes: [...change.scopes] }),
+          ...(change.webhookSecret !== undefined && { webhook_secret: change.webhookSecret }),
+          ...(change.previousWebhookSecret !== undefined && { previous_webhook_secret: change.previousWebhookSecret }),
+          ...(change.previousWebhookSecretExpiresAt !== undefined && {
+            previous_webhook_secret_expires_at: change.previousWebhookSecretExpiresAt,
+          }),
+          ...(change.disabledAt !== undefined && { disabled_at: change.disabledAt }),
+          ...(change.settings !== undefined && { settings: JSON.stringify(change.settings) }),
+        })
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirst();
+      if (!row) return null;
+      if (this.announce) await sql`SELECT pg_notify(${clientsChannel}, ${id})`.execute(trx);
+      return toClient(row);
+    });
   }
 }
 

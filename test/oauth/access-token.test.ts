@@ -34,7 +34,7 @@ forEachDatabase('access tokens', (kind) => {
     TokenService.create(
       new SqlSigningKeyStore(h.services.db.db),
       h.config.TOKEN_TTL_SECONDS,
-      new ClientDirectory(new SqlClientStore(h.services.db.db), () => h.clock.now().getTime()),
+      new ClientDirectory(new SqlClientStore(h.services.db.db, false), () => h.clock.now().getTime()),
       h.clock,
       cryptoRandom,
     );

@@ -19,18 +19,18 @@ export interface NodeProcess {
   readonly exited: Promise<number | null>;
 }
 
-function spawnNode(argv: readonly string[], env: Record<string, string>): ChildProcess {
+function spawnNode(argv: readonly string[], env: Record<string, string>, cwd = repoRoot): ChildProcess {
   return spawn(process.execPath, [...argv], {
-    cwd: repoRoot,
+    cwd,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
 }
 
 /** Runs `node <argv>` to its end. */
-export function runNode(argv: readonly string[], env: Record<string, string>): Promise<Ran> {
+export function runNode(argv: readonly string[], env: Record<string, string>, cwd = repoRoot): Promise<Ran> {
   return new Promise((resolve, reject) => {
-    const child = spawnNode(argv, env);
+    const child = spawnNode(argv, env, cwd);
     let stdout = '';
     let stderr = '';
     child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -66,9 +66,9 @@ export async function startNode(
   throw new Error(`${argv.join(' ')} did not start in time: ${err}${out}`);
 }
 
-/** Runs the built `otp-service` command (bin/otp-service.mjs) with the given settings. */
-export function runCli(args: readonly string[], env: Record<string, string>): Promise<Ran> {
-  return runNode([path.join(repoRoot, 'bin', 'otp-service.mjs'), ...args], env);
+/** Runs the built `otp-service` command (bin/otp-service.mjs) with the given settings, from `cwd` (the repository). */
+export function runCli(args: readonly string[], env: Record<string, string>, cwd = repoRoot): Promise<Ran> {
+  return runNode([path.join(repoRoot, 'bin', 'otp-service.mjs'), ...args], env, cwd);
 }
 
 /** A server started as `node dist/main.js`, as `npm start` runs it. */
