@@ -162,7 +162,7 @@ export const settings = {
     parse: text,
   },
   NODE_ENV: {
-    doc: 'production: warn at start about what a deployment should set (PUBLIC_BASE_URL)',
+    doc: 'production: no development part runs (no log provider, no development inbox, no development client), and the start warns about what a deployment should set (PUBLIC_BASE_URL)',
     default: 'development',
     parse: text,
   },
@@ -243,13 +243,13 @@ export const settings = {
     parse: integer(1),
   },
   SMS_PROVIDER: {
-    doc: `SMS providers, comma-separated in failover order: ${namesFor('sms')}`,
-    default: 'log',
+    doc: `SMS providers, comma-separated in failover order: ${namesFor('sms')}. When unset: log in development if no channel names a provider; otherwise SEND_SMS is not offered`,
+    default: undefined,
     parse: providerList('sms'),
   },
   CALL_PROVIDER: {
-    doc: `Dropped-call providers, comma-separated in failover order: ${namesFor('call')}`,
-    default: 'log',
+    doc: `Dropped-call providers, comma-separated in failover order: ${namesFor('call')}. When unset: log in development if no channel names a provider; otherwise DROPPED_CALL is not offered`,
+    default: undefined,
     parse: providerList('call'),
   },
   SEND_LEASE_MS: {
@@ -324,7 +324,7 @@ export const settings = {
     parse: integer(0, 36_500),
   },
   DEV_INBOX: {
-    doc: 'The development inbox (GET /dev/inbox, a live page of the codes the log provider "sent"): on by default only when every configured provider is log; true turns it on beside a real provider (it shows codes to whoever reaches the server), false turns it off',
+    doc: 'The development inbox (GET /dev/inbox, a live page of the codes the log provider "sent"): on by default only when every configured provider is log and the server binds to a loopback address; true turns it on beside a real provider or on another address (it shows codes to whoever reaches the server; refused with NODE_ENV=production), false turns it off',
     default: undefined,
     parse: bool,
   },
@@ -340,9 +340,15 @@ export type Config = Readonly<{
   readonly adminSocketPath: string;
   /** HOST, or its default: loopback on the embedded (development) database, every interface with PostgreSQL. */
   readonly listenHost: string;
-  /** The providers of each channel, in failover order, with their parsed settings. */
+  /**
+   * The providers of each channel, in failover order, with their parsed settings; an empty list: the channel is
+   * not offered (creates of its type are refused).
+   */
   readonly providers: Readonly<Record<Channel, readonly ConfiguredProvider[]>>;
-  /** Whether GET /dev/inbox is served: DEV_INBOX, or when unset, whether every configured provider is `log`. */
+  /**
+   * Whether GET /dev/inbox is served: DEV_INBOX, or when unset, whether every configured provider is `log` and the
+   * server binds to loopback only.
+   */
   readonly devInbox: boolean;
 };
 
@@ -383,14 +389,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (placesRealCalls && Number(out.SEND_LEASE_MS) <= callTimeoutMs(Number(out.CALL_RING_SECONDS))) {
     problems.push(`SEND_LEASE_MS: must be longer than a call may take, CALL_RING_SECONDS + 5 s (${callTimeoutMs(Number(out.CALL_RING_SECONDS))} ms)`);
   }
+  if (out.NODE_ENV === 'production' && out.DEV_INBOX === true) {
+    problems.push('DEV_INBOX: true is refused with NODE_ENV=production: the development inbox shows every code to whoever reaches the server');
+  }
   if (problems.length > 0 || !providers) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
   out.providers = providers;
-  // The inbox shows codes: never beside a real provider unless the operator asked for it.
-  out.devInbox = typeof out.DEV_INBOX === 'boolean' ? out.DEV_INBOX : onlyLogProviders(providers);
+  out.listenHost = out.HOST ?? (out.DATABASE_URL === undefined ? '127.0.0.1' : '0.0.0.0');
+  // The inbox shows codes: never beside a real provider, nor to other machines, unless the operator asked for it.
+  out.devInbox = typeof out.DEV_INBOX === 'boolean' ? out.DEV_INBOX : onlyLogProviders(providers) && isLoopback(String(out.listenHost));
   // memory:// keeps the embedded database in memory (tests); there is then no admin socket.
   const dataDir = out.DATA_DIR === 'memory://' ? 'memory://' : path.resolve(String(out.DATA_DIR));
   out.DATA_DIR = dataDir;
-  out.listenHost = out.HOST ?? (out.DATABASE_URL === undefined ? '127.0.0.1' : '0.0.0.0');
   out.adminSocketPath = dataDir === 'memory://' ? '' : path.join(dataDir, 'admin.sock');
   return Object.freeze(out) as Config;
 }
@@ -398,6 +407,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 /** Whether every configured provider is the development `log` provider (nothing leaves the machine). */
 export function onlyLogProviders(providers: Config['providers']): boolean {
   return [...providers.sms, ...providers.call].every((p) => p.module.name === 'log');
+}
+
+/** Whether a bind address admits this machine only (127.0.0.0/8, ::1, localhost). */
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
 }
 
 /** loadConfig for a command: a bad setting is printed to stderr and gives null (the caller exits with 2). */
@@ -409,6 +423,11 @@ export function loadConfigOrReport(env: NodeJS.ProcessEnv = process.env): Config
     process.stderr.write(`${err.message}\n`);
     return null;
   }
+}
+
+/** A parsed provider list, or null when the setting was not given. */
+function names(value: unknown): string[] | null {
+  return Array.isArray(value) ? value.map(String) : null;
 }
 
 /** Each configured provider's own settings, parsed; a missing required one is named in `problems`. */
@@ -441,8 +460,24 @@ function configuredProviders(
     parsed.set(name, configured);
     return [configured];
   };
-  const list = (key: string): string[] => (Array.isArray(out[key]) ? out[key].map(String) : []);
-  const configured = { sms: list('SMS_PROVIDER').flatMap(configure), call: list('CALL_PROVIDER').flatMap(configure) };
+  const named = { sms: names(out.SMS_PROVIDER), call: names(out.CALL_PROVIDER) };
+  const production = out.NODE_ENV === 'production';
+  const anyNamed = named.sms !== null || named.call !== null;
+  // A channel nobody named: `log` while developing with no real provider anywhere; otherwise it is off, so that a
+  // create of its type is refused rather than "sent" through `log` beside real providers.
+  const lists = {
+    sms: named.sms ?? (anyNamed || production ? [] : ['log']),
+    call: named.call ?? (anyNamed || production ? [] : ['log']),
+  };
+  if (production) {
+    if (!anyNamed) {
+      problems.push('SMS_PROVIDER: NODE_ENV=production needs a real provider (SMS_PROVIDER and, for dropped calls, CALL_PROVIDER); nothing would leave this machine');
+    }
+    for (const [key, list] of [['SMS_PROVIDER', lists.sms], ['CALL_PROVIDER', lists.call]] as const) {
+      if (list.includes('log')) problems.push(`${key}: log sends nothing and is refused with NODE_ENV=production; name a real provider, or unset ${key} to turn its channel off`);
+    }
+  }
+  const configured = { sms: lists.sms.flatMap(configure), call: lists.call.flatMap(configure) };
   // Providers that call back need to be told where: their receipts come to PUBLIC_BASE_URL/callbacks/<name>.
   const callingBack = [...parsed.values()].filter((p) => p.module.callbacks).map((p) => p.module.name);
   if (callingBack.length > 0 && out.PUBLIC_BASE_URL === undefined) {

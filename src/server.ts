@@ -145,8 +145,13 @@ export async function startServer(config: Config, options: ServerOptions): Promi
       );
     }
     prepareEmbedded(services, admin);
-    if (services.db.kind === 'pglite') {
+    if (services.db.kind === 'pglite' && config.NODE_ENV !== 'production') {
       await createDevelopmentClient(services, options.print ?? ((t) => process.stdout.write(t)));
+    } else if ((await services.clients.count()) === 0) {
+      logger.warn(
+        { command: 'otp-service clients create --name NAME --scopes "otp:send otp:verify"' },
+        'no client yet: create the first one with this command, run with the same DATABASE_URL (or DATA_DIR); it prints the client id and secret once',
+      );
     }
     const deliverWebhooks = config.WEBHOOK_WORKER;
     if (!deliverWebhooks && services.db.kind === 'pglite') {

@@ -9,6 +9,7 @@ import { VerificationService } from './domain/verification-service.js';
 import { QuotaLimiter } from './domain/quota-limiter.js';
 import { WindowCounter } from './domain/window-counter.js';
 import { ChannelRegistry } from './channels/registry.js';
+import { channels as allChannels } from './domain/channel-driver.js';
 import type { AfterCommit } from './domain/after-commit.js';
 import { defaultClientSettings, type ClientSettings } from './domain/client-settings.js';
 import { CommitDispatcher } from './jobs/after-commit.js';
@@ -212,6 +213,7 @@ export async function createServices(
       destinations: { allowedCountries: config.ALLOWED_COUNTRIES, blockedLineTypes: config.BLOCKED_LINE_TYPES },
       clientDailySends: config.CLIENT_DAILY_SEND_LIMIT,
       prefix: { count: config.PREFIX_LIMIT_COUNT, windowSeconds: config.PREFIX_LIMIT_WINDOW_SECONDS, blockSeconds: config.PREFIX_BLOCK_SECONDS },
+      offered: new Set(allChannels.filter((c) => config.providers[c].length > 0)),
     },
     channels: (type) => channels.forRequest(type),
     afterCommit,
@@ -324,8 +326,7 @@ export async function createServices(
 }
 
 /** The provider a channel's sends go to first (a list always names at least one). */
+/** The provider a channel's first send goes to; `none` for a channel not offered, which no create reaches. */
 function firstProviderName(list: readonly { readonly module: { readonly name: string } }[]): string {
-  const first = list[0];
-  if (!first) throw new Error('a channel has no provider');
-  return first.module.name;
+  return list[0]?.module.name ?? 'none';
 }

@@ -37,3 +37,42 @@ it('reads ALLOWED_COUNTRIES (all, or alpha-2 codes) and BLOCKED_LINE_TYPES (none
   assert.deepEqual(loadConfig({ ...base, BLOCKED_LINE_TYPES: 'voip, toll_free' }).BLOCKED_LINE_TYPES, ['VOIP', 'TOLL_FREE']);
   assert.throws(() => loadConfig({ ...base, BLOCKED_LINE_TYPES: 'SATELLITE' }), /BLOCKED_LINE_TYPES: .*SATELLITE/);
 });
+
+/** Issue 17: development parts never run silently beside real providers or in production. */
+const twilioSms = {
+  SMS_PROVIDER: 'twilio',
+  TWILIO_ACCOUNT_SID: `AC${'0'.repeat(32)}`,
+  TWILIO_AUTH_TOKEN: 'test-token',
+  PUBLIC_BASE_URL: 'https://otp.example.com',
+};
+
+it('turns a channel nobody named off beside a real provider, rather than "sending" through log', () => {
+  const names = (env: Record<string, string>) => {
+    const c = loadConfig({ DATA_DIR: 'memory://', ...env });
+    return { sms: c.providers.sms.map((p) => p.module.name), call: c.providers.call.map((p) => p.module.name) };
+  };
+  assert.deepEqual(names({}), { sms: ['log'], call: ['log'] }, 'development with no provider named: log for both');
+  assert.deepEqual(names(twilioSms), { sms: ['twilio'], call: [] });
+  assert.deepEqual(names({ ...twilioSms, CALL_PROVIDER: 'log' }), { sms: ['twilio'], call: ['log'] }, 'log named outright is kept');
+  assert.deepEqual(names({ CALL_PROVIDER: 'log' }), { sms: [], call: ['log'] });
+});
+
+it('refuses development parts with NODE_ENV=production: no provider, a log provider, DEV_INBOX=true', () => {
+  const prod = { NODE_ENV: 'production', DATABASE_URL: 'postgres://db.example/otp' };
+  assert.throws(() => loadConfig(prod), /SMS_PROVIDER: NODE_ENV=production needs a real provider/);
+  assert.throws(() => loadConfig({ ...prod, SMS_PROVIDER: 'log' }), /SMS_PROVIDER: log sends nothing/);
+  assert.throws(() => loadConfig({ ...prod, ...twilioSms, CALL_PROVIDER: 'log' }), /CALL_PROVIDER: log sends nothing/);
+  assert.throws(() => loadConfig({ ...prod, ...twilioSms, DEV_INBOX: 'true' }), /DEV_INBOX: true is refused with NODE_ENV=production/);
+  const c = loadConfig({ ...prod, ...twilioSms });
+  assert.equal(c.devInbox, false);
+  assert.deepEqual(c.providers.call, []);
+});
+
+it('serves the development inbox by default only to this machine', () => {
+  assert.equal(loadConfig({ DATA_DIR: 'memory://' }).devInbox, true, 'embedded database: bound to 127.0.0.1');
+  assert.equal(loadConfig({ DATABASE_URL: 'postgres://db.example/otp' }).devInbox, false, 'PostgreSQL: bound to every interface');
+  assert.equal(loadConfig({ DATABASE_URL: 'postgres://db.example/otp', HOST: '127.0.0.1' }).devInbox, true);
+  assert.equal(loadConfig({ DATA_DIR: 'memory://', HOST: '0.0.0.0' }).devInbox, false);
+  assert.equal(loadConfig({ DATA_DIR: 'memory://', HOST: '::1' }).devInbox, true);
+  assert.equal(loadConfig({ DATA_DIR: 'memory://', HOST: '0.0.0.0', DEV_INBOX: 'true' }).devInbox, true, 'asked for outright');
+});

@@ -27,6 +27,8 @@ export interface VerificationPolicy {
   readonly clientDailySends: number;
   /** Creates towards one prefix, across all clients (contract 10). */
   readonly prefix: PrefixPolicy;
+  /** The channels with a provider configured: a create of another channel's type is refused, never "sent". */
+  readonly offered: ReadonlySet<Channel>;
 }
 
 /** How long an Idempotency-Key is remembered (contract 3.1). */
@@ -50,6 +52,8 @@ export type CreateOutcome =
   /** The same Idempotency-Key and body again: the first response, nothing sent. */
   | { readonly kind: 'replayed'; readonly verification: Verification }
   | { readonly kind: 'invalid-phone' }
+  /** The type's channel has no provider here (its setting is unset beside other channels' providers). */
+  | { readonly kind: 'channel-not-offered'; readonly channel: Channel }
   /** The destination is refused (contract 10): `detail` says which rule and what it refused. */
   | { readonly kind: 'not-allowed'; readonly rule: 'destination' | 'prefix'; readonly detail: string }
   /**
@@ -119,6 +123,8 @@ export class VerificationService {
     const { store, policy, clock, random } = this.deps;
     const phone = parsePhone(request.countryCode, request.phoneNumber);
     if (!phone) return { kind: 'invalid-phone' };
+    const driver = this.deps.channels(request.type);
+    if (!policy.offered.has(driver.channel)) return { kind: 'channel-not-offered', channel: driver.channel };
     const settings = await this.deps.clientSettings(request.clientId);
     const refused = destinationRefused(phone, policy.destinations, settings.allowedCountries);
     if (refused) {
@@ -127,7 +133,6 @@ export class VerificationService {
     }
     const testCode = settings.testNumbers[phone.e164] ?? null;
     const now = clock.now();
-    const driver = this.deps.channels(request.type);
     const { otp, from } = driver.newCode(random);
     const channel = deliveryChannelOf(driver.channel);
     const verification: Verification = {

@@ -322,6 +322,7 @@ forEachDatabase('fetch and verify', (kind) => {
           destinations: { allowedCountries: h.config.ALLOWED_COUNTRIES, blockedLineTypes: h.config.BLOCKED_LINE_TYPES },
           clientDailySends: h.config.CLIENT_DAILY_SEND_LIMIT,
           prefix: { count: h.config.PREFIX_LIMIT_COUNT, windowSeconds: h.config.PREFIX_LIMIT_WINDOW_SECONDS, blockSeconds: h.config.PREFIX_BLOCK_SECONDS },
+          offered: new Set(['sms', 'call'] as const),
         },
         channels: (type) => channels.forRequest(type),
         afterCommit: h.services.dispatcher,

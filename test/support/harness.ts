@@ -48,6 +48,8 @@ export async function createHarness(kind: DbKind, options: HarnessOptions = {}):
   const config = loadConfig({
     LOG_LEVEL: 'silent',
     CLIENT_RATE_LIMIT_PER_SECOND: '0',
+    // Tests reach the app from this machine only, as a developer's server bound to loopback is reached.
+    HOST: '127.0.0.1',
     ...database.env,
     ...options.env,
   });

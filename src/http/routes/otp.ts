@@ -1,3 +1,4 @@
+import type { Channel } from '../../domain/channel-driver.js';
 import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { canonicalLocale } from '../../domain/client-settings.js';
@@ -62,6 +63,12 @@ interface CreateBody {
   locale?: string | null;
 }
 
+/** Why a create's type is refused when its channel has no provider here. */
+const channelNotOffered: Readonly<Record<Channel, string>> = {
+  sms: 'SEND_SMS is not offered by this service: it has no SMS provider (SMS_PROVIDER)',
+  call: 'DROPPED_CALL is not offered by this service: it has no call provider (CALL_PROVIDER)',
+};
+
 /** POST /v1/otp/request, GET /v1/otp/:id, POST /v1/otp/verify. */
 export function otpRoutes(app: FastifyInstance, verifications: VerificationService): void {
   app.post<{ Body: CreateBody }>(
@@ -116,6 +123,10 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
           });
         case 'idempotency-key-reused':
           return sendError(reply, 'IDEMPOTENCY_KEY_REUSED');
+        case 'channel-not-offered':
+          return sendError(reply, 'VALIDATION_ERROR', {
+            details: [{ field: 'type', issue: channelNotOffered[outcome.channel] }],
+          });
         case 'not-allowed':
           return sendError(reply, 'NUMBER_NOT_ALLOWED', { details: [{ field: 'phoneNumber', issue: outcome.detail }] });
       }
