@@ -1,14 +1,20 @@
 #!/usr/bin/env node
-// The `otp-service` command: runs the compiled CLI, compiling it first when a source changed since the last build.
+// The `otp-service` command: runs the compiled CLI. It never compiles: a server may be running from dist/, and a
+// rebuild under it would swap its files. `npm start` and `npm run build` build; a stale build is run as it is,
+// with a warning that says how to rebuild.
+import fs from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildIfStale } from '../scripts/build-if-stale.mjs';
+import { staleness } from '../scripts/build-if-stale.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-try {
-  buildIfStale(root);
-} catch (err) {
-  process.stderr.write(`otp-service: could not build: ${err instanceof Error ? err.message : String(err)}\n`);
+const entry = join(root, 'dist', 'cli', 'main.js');
+if (!fs.existsSync(entry)) {
+  process.stderr.write(`otp-service: not built yet (${entry} is missing): run \`npm run build\` in ${root}\n`);
   process.exit(1);
 }
-await import(join(root, 'dist', 'cli', 'main.js'));
+const stale = staleness(root);
+if (stale !== null) {
+  process.stderr.write(`otp-service: warning: running the last build, which is out of date (${stale}); \`npm run build\` rebuilds it\n`);
+}
+await import(entry);

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Channel } from './domain/channel-driver.js';
 import { isLineType, lineTypes, type LineType } from './domain/line-type.js';
 import { parseCallerIdRanges, type CallerIdRange } from './providers/caller-id.js';
@@ -104,6 +105,12 @@ const providerList = (channel: Channel) => (raw: string): string[] => {
   return names;
 };
 
+/**
+ * The embedded database's default folder: data/ beside the installed service (the folder holding src/ or dist/),
+ * so that the server and the CLI find the same database from any working directory.
+ */
+export const defaultDataDir = fileURLToPath(new URL('../data', import.meta.url));
+
 /** Every setting of the service: one table, read once at start. */
 /**
  * The longest placing one dropped call may take, answered or not (contract 8): it rings for CALL_RING_SECONDS at
@@ -157,8 +164,8 @@ export const settings = {
     parse: integer(100, 600_000),
   },
   DATA_DIR: {
-    doc: 'Folder of the embedded database and its admin socket (memory:// keeps it in memory only)',
-    default: './data',
+    doc: 'Folder of the embedded database and its admin socket (memory:// keeps it in memory only). Default: data/ in the folder the service is installed in, whichever directory the server or the CLI is run from; a relative path given here is taken from the current directory',
+    default: 'data',
     parse: text,
   },
   NODE_ENV: {
@@ -398,7 +405,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // The inbox shows codes: never beside a real provider, nor to other machines, unless the operator asked for it.
   out.devInbox = typeof out.DEV_INBOX === 'boolean' ? out.DEV_INBOX : onlyLogProviders(providers) && isLoopback(String(out.listenHost));
   // memory:// keeps the embedded database in memory (tests); there is then no admin socket.
-  const dataDir = out.DATA_DIR === 'memory://' ? 'memory://' : path.resolve(String(out.DATA_DIR));
+  const given = env.DATA_DIR === undefined || env.DATA_DIR === '' ? null : String(out.DATA_DIR);
+  const dataDir = given === null ? defaultDataDir : given === 'memory://' ? 'memory://' : path.resolve(given);
   out.DATA_DIR = dataDir;
   out.adminSocketPath = dataDir === 'memory://' ? '' : path.join(dataDir, 'admin.sock');
   return Object.freeze(out) as Config;

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { loadConfigOrReport, type Config } from '../config.js';
 import { systemClock } from '../domain/ports.js';
@@ -209,6 +210,17 @@ function settingsListCommand(group: 'templates' | 'test-numbers', args: readonly
   throw new UsageError(`clients ${group} takes ${group === 'templates' ? 'set, list or remove' : 'add, list or remove'}; ${help}`);
 }
 
+/** What the command's database is, as an operator would name it (never the password); `missing`: no such folder. */
+export function describeDatabase(config: Config): { readonly text: string; readonly missing: boolean } {
+  if (config.DATABASE_URL) {
+    const url = new URL(config.DATABASE_URL);
+    const user = url.username ? `${decodeURIComponent(url.username)}@` : '';
+    return { text: `database: PostgreSQL ${user}${url.host}${url.pathname}`, missing: false };
+  }
+  if (config.DATA_DIR === 'memory://') return { text: 'database: embedded, in memory', missing: false };
+  return { text: `database: embedded, in ${config.DATA_DIR}`, missing: !fs.existsSync(config.DATA_DIR) };
+}
+
 /** Runs a command through the running server (embedded database) or straight on the database. */
 async function execute(config: Config, command: AdminCommand): Promise<AdminResult> {
   if (!config.DATABASE_URL) {
@@ -272,6 +284,17 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   const config = loadConfigOrReport();
   if (!config) return 2;
+  // Which database a command works on is never left to guess: it is said on stderr (stdout stays the command's).
+  const database = describeDatabase(config);
+  if (database.missing && parsed.kind !== 'worker') {
+    process.stderr.write(
+      `otp-service: no embedded database in ${config.DATA_DIR}: start the server once (npm start) to make it, or set DATA_DIR (or DATABASE_URL) to the server's\n`,
+    );
+    return 1;
+  }
+  // --json answers are for programs, which read one JSON document on each stream; the line is for people.
+  const json = parsed.kind === 'admin' ? parsed.json : parsed.kind === 'messages' ? parsed.options.json : false;
+  if (!json) process.stderr.write(`otp-service: ${database.text}\n`);
   if (parsed.kind === 'worker') return runWorker(config);
   if (parsed.kind === 'messages') return followMessages(config, parsed.options);
   const result = await execute(config, parsed.command);
