@@ -37,7 +37,8 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 ok() { echo "ok: $*"; }
 json() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const v=process.argv[1].split(".").reduce((o,k)=>o?.[k],JSON.parse(s));if(v===undefined)process.exit(1);console.log(typeof v==="string"?v:JSON.stringify(v))})' "$1"; }
 cleanup() {
-  podman rm -f -t 0 "$name" "$name-pg" >/dev/null 2>&1 || true
+  local c
+  for c in "$name" "$name-pg"; do podman rm -f -v -t 0 "$c" >/dev/null 2>&1 || true; done
   podman volume rm -f "$volume" >/dev/null 2>&1 || true
   if [ -n "$pg_dir" ]; then
     runuser -u postgres -- "$pg_bin/pg_ctl" -D "$pg_dir/data" -m immediate stop >/dev/null 2>&1 || true
@@ -55,7 +56,7 @@ wait_for() { # url seconds
 }
 
 echo "== $IMAGE on the embedded database, volume $volume at /data, 127.0.0.1:$HOST_PORT"
-"${podman_run[@]}" -d --name "$name" -v "$volume:/data" -p "127.0.0.1:$HOST_PORT:3000" "$IMAGE" 2>&1 | quiet
+"${podman_run[@]}" -d --name "$name" -v "$volume:/data" -p "127.0.0.1:$HOST_PORT:3000" "$IMAGE" 2>&1 | quiet >/dev/null
 started=$SECONDS
 wait_for "http://127.0.0.1:$HOST_PORT/healthz" 60 || { podman logs "$name" >&2; fail "/healthz did not answer in 60 s"; }
 ok "/healthz answers through the published port after $((SECONDS - started)) s: $(curl -fsS "http://127.0.0.1:$HOST_PORT/healthz")"
@@ -95,7 +96,7 @@ exit_code=$(podman inspect "$name" --format '{{.State.ExitCode}}')
 [ "$exit_code" = 0 ] || fail "exit code $exit_code after podman stop (137 is SIGKILL: SIGTERM was not handled in 15 s)"
 podman logs "$name" 2>&1 | grep -q '"signal":"SIGTERM"' || fail "the log does not show the SIGTERM shutdown"
 ok "podman stop: SIGTERM, exit code 0 after $stop_ms ms"
-podman rm "$name" 2>&1 | quiet >/dev/null
+podman rm -v "$name" 2>&1 | quiet >/dev/null
 
 listed=$("${podman_run[@]}" --rm -v "$volume:/data" "$IMAGE" node bin/otp-service.mjs clients list --json 2>&1 | quiet)
 case "$listed" in *"$client_id"*) ;; *) fail "a new container on $volume does not list $client_id: $listed" ;; esac
@@ -122,7 +123,7 @@ created=$("${podman_run[@]}" --rm --network host -e "DATABASE_URL=$db_url" "$IMA
   node bin/otp-service.mjs clients create --name smoke-pg --scopes "otp:send otp:verify" --json 2>&1 | quiet)
 pg_client=$(json clientId <<<"$created") || fail "the CLI on PostgreSQL printed: $created"
 ok "a one-off container's CLI migrated PostgreSQL and created client $pg_client"
-"${podman_run[@]}" -d --name "$name-pg" --network host -e "DATABASE_URL=$db_url" -e "PORT=$PG_HTTP_PORT" "$IMAGE" 2>&1 | quiet
+"${podman_run[@]}" -d --name "$name-pg" --network host -e "DATABASE_URL=$db_url" -e "PORT=$PG_HTTP_PORT" "$IMAGE" 2>&1 | quiet >/dev/null
 wait_for "http://127.0.0.1:$PG_HTTP_PORT/readyz" 60 || { podman logs "$name-pg" >&2; fail "/readyz on PostgreSQL did not answer 200 in 60 s"; }
 ok "the server on PostgreSQL: /readyz $(curl -fsS "http://127.0.0.1:$PG_HTTP_PORT/readyz")"
 podman healthcheck run "$name-pg" 2>&1 | quiet
