@@ -13,8 +13,8 @@
 # This machine's limits, handled here (docs/container.md, "What was run here"):
 #   - crun, bookworm's default runtime, refuses hosts with cgroups in hybrid mode that have a controller in
 #     cgroup v2; runc is used when installed (OCI_RUNTIME);
-#   - podman asks for RLIMIT_NOFILE 1048576 by default, and raising a hard limit needs CAP_SYS_RESOURCE: both
-#     limits are set at or below this shell's hard limits (--ulimit);
+#   - podman asks for RLIMIT_NOFILE 1048576 by default (and RLIMIT_NPROC 1048576 once nofile is given), and
+#     raising a hard limit needs CAP_SYS_RESOURCE: both are set at or below this machine's hard limits (--ulimit);
 #   - podman runs a health check on a systemd timer; without systemd it never runs on its own, so it is run
 #     here with `podman healthcheck run`.
 set -euo pipefail
