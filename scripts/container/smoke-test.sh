@@ -55,8 +55,14 @@ wait_for() { # url seconds
   return 1
 }
 
+echo "== $IMAGE refuses to start in production (its default NODE_ENV) with no provider"
+refused=$("${podman_run[@]}" --rm "$IMAGE" 2>&1 || true)
+case "$refused" in *"NODE_ENV=production needs a real provider"*) ;; *) fail "the image started without a provider: $refused" ;; esac
+ok "no provider in production: refused at start"
+
+# The rest tries the image as a newcomer would before choosing a provider: NODE_ENV=development, log providers.
 echo "== $IMAGE on the embedded database, volume $volume at /data, 127.0.0.1:$HOST_PORT"
-"${podman_run[@]}" -d --name "$name" -v "$volume:/data" -p "127.0.0.1:$HOST_PORT:3000" "$IMAGE" 2>&1 | quiet >/dev/null
+"${podman_run[@]}" -d --name "$name" -e NODE_ENV=development -v "$volume:/data" -p "127.0.0.1:$HOST_PORT:3000" "$IMAGE" 2>&1 | quiet >/dev/null
 started=$SECONDS
 wait_for "http://127.0.0.1:$HOST_PORT/healthz" 60 || { podman logs "$name" >&2; fail "/healthz did not answer in 60 s"; }
 ok "/healthz answers through the published port after $((SECONDS - started)) s: $(curl -fsS "http://127.0.0.1:$HOST_PORT/healthz")"
@@ -98,7 +104,7 @@ podman logs "$name" 2>&1 | grep -q '"signal":"SIGTERM"' || fail "the log does no
 ok "podman stop: SIGTERM, exit code 0 after $stop_ms ms"
 podman rm -v "$name" 2>&1 | quiet >/dev/null
 
-listed=$("${podman_run[@]}" --rm -v "$volume:/data" "$IMAGE" node bin/otp-service.mjs clients list --json 2>&1 | quiet)
+listed=$("${podman_run[@]}" --rm -e NODE_ENV=development -v "$volume:/data" "$IMAGE" node bin/otp-service.mjs clients list --json 2>&1 | quiet)
 case "$listed" in *"$client_id"*) ;; *) fail "a new container on $volume does not list $client_id: $listed" ;; esac
 ok "a new container on the same volume lists client $client_id"
 
@@ -119,11 +125,11 @@ runuser -u postgres -- "$pg_bin/pg_ctl" -D "$pg_dir/data" -l "$pg_dir/server.log
 runuser -u postgres -- "$pg_bin/createdb" -h "$pg_dir" -p "$PG_PORT" -U otp otp
 db_url=postgres://otp@127.0.0.1:$PG_PORT/otp
 
-created=$("${podman_run[@]}" --rm --network host -e "DATABASE_URL=$db_url" "$IMAGE" \
+created=$("${podman_run[@]}" --rm --network host -e NODE_ENV=development -e "DATABASE_URL=$db_url" "$IMAGE" \
   node bin/otp-service.mjs clients create --name smoke-pg --scopes "otp:send otp:verify" --json 2>&1 | quiet)
 pg_client=$(json clientId <<<"$created") || fail "the CLI on PostgreSQL printed: $created"
 ok "a one-off container's CLI migrated PostgreSQL and created client $pg_client"
-"${podman_run[@]}" -d --name "$name-pg" --network host -e "DATABASE_URL=$db_url" -e "PORT=$PG_HTTP_PORT" "$IMAGE" 2>&1 | quiet >/dev/null
+"${podman_run[@]}" -d --name "$name-pg" --network host -e NODE_ENV=development -e "DATABASE_URL=$db_url" -e "PORT=$PG_HTTP_PORT" "$IMAGE" 2>&1 | quiet >/dev/null
 wait_for "http://127.0.0.1:$PG_HTTP_PORT/readyz" 60 || { podman logs "$name-pg" >&2; fail "/readyz on PostgreSQL did not answer 200 in 60 s"; }
 ok "the server on PostgreSQL: /readyz $(curl -fsS "http://127.0.0.1:$PG_HTTP_PORT/readyz")"
 podman healthcheck run "$name-pg" 2>&1 | quiet

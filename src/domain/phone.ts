@@ -103,3 +103,31 @@ function fromParsed(parsed: NonNullable<ReturnType<typeof parsePhoneNumberFromSt
     region: parsed.country ?? null,
   };
 }
+
+/**
+ * A create's or lookup's number as the caller gave it (contract 3.1): a country code and a local number, or a
+ * whole E.164 number (`+` and digits), with or without a country code, which must then agree with it.
+ */
+export type NumberInput =
+  | { readonly kind: 'split'; readonly countryCode: string; readonly phoneNumber: string }
+  /** Local digits and no country code: nothing says which country they belong to. */
+  | { readonly kind: 'no-country-code' }
+  /** `+` and digits whose country calling code the metadata does not know. */
+  | { readonly kind: 'unreadable' }
+  | { readonly kind: 'disagrees'; readonly countryCode: string; readonly callingCode: string };
+
+export function splitNumberInput(countryCode: string | undefined, phoneNumber: string): NumberInput {
+  if (!phoneNumber.startsWith('+')) {
+    return countryCode === undefined ? { kind: 'no-country-code' } : { kind: 'split', countryCode, phoneNumber };
+  }
+  let parsed: ReturnType<typeof parsePhoneNumberFromString>;
+  try {
+    parsed = parsePhoneNumberFromString(phoneNumber);
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed) return { kind: 'unreadable' };
+  const callingCode = `+${parsed.countryCallingCode}`;
+  if (countryCode !== undefined && countryCode !== callingCode) return { kind: 'disagrees', countryCode, callingCode };
+  return { kind: 'split', countryCode: callingCode, phoneNumber: parsed.nationalNumber };
+}

@@ -78,7 +78,7 @@ export function lookupEnvelope(message: string) {
 /** The lookup body: `countryCode` and `phoneNumber` checked exactly as a create's are. */
 export const lookupBodySchema = {
   type: 'object',
-  required: ['countryCode', 'phoneNumber'],
+  required: ['phoneNumber'],
   properties: {
     countryCode: createBodySchema.properties.countryCode,
     phoneNumber: createBodySchema.properties.phoneNumber,

@@ -35,13 +35,18 @@ export function v1Answers(ok: object, codes: readonly ErrorCode[], options: { re
 
 export const createBodySchema = {
   type: 'object',
-  required: ['countryCode', 'phoneNumber'],
+  required: ['phoneNumber'],
   properties: {
-    countryCode: { type: 'string', pattern: '^\\+[1-9][0-9]{0,2}$', description: 'The country calling code, `+` and 1-3 digits.' },
+    countryCode: {
+      type: 'string',
+      pattern: '^\\+[1-9][0-9]{0,2}$',
+      description: 'The country calling code, `+` and 1-3 digits; may be left out when `phoneNumber` is a whole E.164 number.',
+    },
     phoneNumber: {
       type: 'string',
-      pattern: '^[0-9]{1,17}$',
-      description: 'The number in local format, digits only; a national trunk prefix such as a leading 0 is allowed.',
+      pattern: '^\\+?[0-9]{1,17}$',
+      description:
+        'The number in local format, digits only (a national trunk prefix such as a leading 0 is allowed), or a whole E.164 number (`+` and digits), whose calling code must then agree with `countryCode` if one is given.',
     },
     type: { type: 'string', enum: ['SEND_SMS', 'DROPPED_CALL'], description: 'How the code goes out; `SEND_SMS` when absent.' },
     webhookUrl: {
@@ -56,7 +61,9 @@ export const createBodySchema = {
       description: "BCP 47 language tag (`fr`, `pt-BR`) of the SMS text: the client's template for it (or its language), else the client's default locale, else English.",
     },
   },
+  // The first example is what /docs "Try it out" posts: nothing in it points at someone else's server.
   examples: [
+    { phoneNumber: '+2348012345678', type: 'SEND_SMS', reference: 'signup-7781' },
     { countryCode: '+234', phoneNumber: '08012345678', type: 'SEND_SMS', webhookUrl: 'https://example.com/hooks/otp', reference: 'signup-7781' },
     { countryCode: '+234', phoneNumber: '8012345678', type: 'DROPPED_CALL' },
   ],
@@ -92,9 +99,10 @@ export const idempotencyHeaderSchema = {
   properties: {
     'idempotency-key': {
       type: 'string',
+      // No example: the API reference's "Try it out" would send it with every create, and every later create
+      // with another body would be a 409 for 24 h.
       description:
-        'Optional, 1 to 255 visible ASCII characters. A repeat by the same client within 24 h returns the first response; with a different body it is a 409 `IDEMPOTENCY_KEY_REUSED`.',
-      examples: ['5d0b6c1e-signup-7781'],
+        'Optional, 1 to 255 visible ASCII characters, e.g. a UUID made for this signup. A repeat by the same client within 24 h returns the first response; with a different body it is a 409 `IDEMPOTENCY_KEY_REUSED`.',
     },
   },
 } as const;

@@ -139,6 +139,26 @@ forEachDatabase('create verification', (kind) => {
       }
     });
 
+    it('takes a whole E.164 number with no countryCode, or with one that agrees (issue 17)', async () => {
+      const token = await h.token(['otp:send']);
+      const alone = await createVerification(h, token, { countryCode: undefined, phoneNumber: '+14155552671' });
+      assert.equal(alone.phoneNumber, '+14155552671');
+      assert.equal(alone.countryCode, '+1');
+      const agreeing = await createVerification(h, token, { countryCode: '+234', phoneNumber: '+2348031234003' });
+      assert.equal(agreeing.phoneNumber, '+2348031234003');
+      assert.equal(agreeing.countryCode, '+234');
+    });
+
+    it('refuses an E.164 number whose country code disagrees, or that no calling code starts, with 400 INVALID_PHONE_NUMBER', async () => {
+      const token = await h.token(['otp:send']);
+      const other = expectV1Error(await create({ countryCode: '+44', phoneNumber: '+2348031234004' }, {}, token), 400, 'INVALID_PHONE_NUMBER');
+      assert.match(other.error.details?.[0]?.issue ?? '', /country code \+234, not of countryCode \+44/);
+      for (const phoneNumber of ['+999123456', '+2340', '+23408000']) {
+        const res = await create({ phoneNumber }, {}, token);
+        assert.deepEqual(detailFields(expectV1Error(res, 400, 'INVALID_PHONE_NUMBER')), ['phoneNumber'], phoneNumber);
+      }
+    });
+
     it('ignores unknown fields', async () => {
       const d = await createVerification(h, await h.token(['otp:send']), { extra: { a: [1] }, otp: '000000', status: 'SUCCESS' });
       assert.equal(d.status, 'PENDING');
@@ -256,7 +276,10 @@ forEachDatabase('create verification', (kind) => {
 
     it('names each missing field', async () => {
       const body = expectV1Error(await create({}), 400, 'VALIDATION_ERROR');
-      assert.deepEqual(detailFields(body), ['countryCode', 'phoneNumber']);
+      assert.deepEqual(detailFields(body), ['phoneNumber']);
+      const localOnly = expectV1Error(await create({ phoneNumber: '08031234567' }), 400, 'VALIDATION_ERROR');
+      assert.deepEqual(detailFields(localOnly), ['countryCode']);
+      assert.match(localOnly.error.details?.[0]?.issue ?? '', /required unless phoneNumber is a whole E\.164 number/);
       const onlyCode = expectV1Error(await create({ countryCode: '+234' }), 400, 'VALIDATION_ERROR');
       assert.deepEqual(detailFields(onlyCode), ['phoneNumber']);
     });
@@ -277,7 +300,7 @@ forEachDatabase('create verification', (kind) => {
         ['234', '08031234567', 'countryCode'],
         ['+0234', '08031234567', 'countryCode'],
         ['+2345', '08031234567', 'countryCode'],
-        ['+234', '+2348031234567', 'phoneNumber'],
+        ['+234', '++2348031234567', 'phoneNumber'],
         ['+234', '0803 123 4567', 'phoneNumber'],
         ['+234', '', 'phoneNumber'],
       ]) {

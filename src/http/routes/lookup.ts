@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { LookupService } from '../../domain/lookup-service.js';
 import { grantOf } from '../auth-hook.js';
 import { sendError } from '../envelope.js';
+import { numberOf } from '../number-input.js';
 import { lookupBodySchema, lookupEnvelope, publicLookup } from '../lookup-record.js';
 import { idParamsSchema, v1Answers } from '../schemas.js';
 
@@ -15,7 +16,7 @@ const requestSchema = {
     'A number that is not valid for its country is a lookup with `valid: false`, not an error. The lookup is kept, readable by its id, for RETENTION_DAYS.',
   tags,
   body: lookupBodySchema,
-  response: v1Answers(lookupEnvelope('Lookup completed'), [], { jsonBody: true }),
+  response: v1Answers(lookupEnvelope('Lookup completed'), ['INVALID_PHONE_NUMBER'], { jsonBody: true }),
 } as const;
 
 const fetchSchema = {
@@ -29,11 +30,13 @@ const fetchSchema = {
 
 /** POST /v1/lookup/request and GET /v1/lookup/:id (contract 11). */
 export function lookupRoutes(app: FastifyInstance, lookups: LookupService): void {
-  app.post<{ Body: { countryCode: string; phoneNumber: string } }>(
+  app.post<{ Body: { countryCode?: string; phoneNumber: string } }>(
     '/v1/lookup/request',
     { schema: requestSchema, config: { operation: 'requestLookup' } },
-    async (request) => {
-      const { countryCode, phoneNumber } = request.body;
+    async (request, reply) => {
+      const number = numberOf(request.body, reply);
+      if (!number) return reply;
+      const { countryCode, phoneNumber } = number;
       const lookup = await lookups.request({ clientId: grantOf(request).clientId, countryCode, phoneNumber });
       return { status: true, message: 'Lookup completed', data: publicLookup(lookup) };
     },

@@ -1,6 +1,6 @@
-import type { Channel } from '../../domain/channel-driver.js';
 import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import type { Channel } from '../../domain/channel-driver.js';
 import { canonicalLocale } from '../../domain/client-settings.js';
 import { webhookUrlProblem } from '../../domain/webhook-url.js';
 import type { FieldProblem } from '../../domain/error-catalogue.js';
@@ -10,6 +10,7 @@ import { grantOf } from '../auth-hook.js';
 import { publicRecord, sendError, sendNotPending, sendVerificationNotFound } from '../envelope.js';
 import { examples } from '../api-examples.js';
 import { envelopeOf } from '../record-schema.js';
+import { numberOf } from '../number-input.js';
 import { createBodySchema, idempotencyHeaderSchema, idParamsSchema, v1Answers, verifyBodySchema } from '../schemas.js';
 import { rateLimitMessages } from '../rate-limit-messages.js';
 
@@ -55,7 +56,7 @@ const verifySchema = {
 } as const;
 
 interface CreateBody {
-  countryCode: string;
+  countryCode?: string;
   phoneNumber: string;
   type?: RequestType;
   webhookUrl?: string | null;
@@ -92,9 +93,11 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
         problems.push({ field: 'Idempotency-Key', issue: 'must be 1 to 255 visible ASCII characters' });
       }
       if (problems.length > 0) return sendError(reply, 'VALIDATION_ERROR', { details: problems });
+      const number = numberOf(body, reply);
+      if (!number) return reply;
       const input = {
-        countryCode: body.countryCode,
-        phoneNumber: body.phoneNumber,
+        countryCode: number.countryCode,
+        phoneNumber: number.phoneNumber,
         type: body.type ?? 'SEND_SMS',
         webhookUrl,
         reference: body.reference ?? null,
@@ -114,7 +117,7 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
           return { status: true, message: 'OTP sent', data: publicRecord(outcome.verification) };
         case 'invalid-phone':
           return sendError(reply, 'INVALID_PHONE_NUMBER', {
-            details: [{ field: 'phoneNumber', issue: `is not a valid number for country code ${body.countryCode}` }],
+            details: [{ field: 'phoneNumber', issue: `is not a valid number for country code ${number.countryCode}` }],
           });
         case 'rate-limited':
           return sendError(reply, 'RATE_LIMITED', {
