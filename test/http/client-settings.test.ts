@@ -85,6 +85,26 @@ forEachDatabase('client settings', (kind) => {
       assert.equal(long.parts, 2, 'a long GSM text says how many parts it takes');
     });
 
+    it('refuses bidirectional controls and other control characters in templates and app names, naming the character', async () => {
+      const c = await fresh();
+      const bidi = ['\u202a', '\u202b', '\u202c', '\u202d', '\u202e', '\u2066', '\u2067', '\u2068', '\u2069', '\u200e', '\u200f', '\u061c'];
+      for (const ch of [...bidi, '\u2028', '\u2029', '\u0085', '\u009b', '\u0007', '\r', '\t']) {
+        const hex = `U\\+${ch.codePointAt(0)?.toString(16).toUpperCase().padStart(4, '0')}`;
+        await refused(
+          { name: 'clients.templates.set', id: c.id, locale: 'fr', template: `Code ${ch}{code}` },
+          new RegExp(`must not contain control or bidirectional formatting characters: it holds ${hex} `),
+        );
+        await refused({ name: 'clients.update', id: c.id, change: { appName: `Acme${ch}` } }, new RegExp(`--app-name.*${hex}`));
+      }
+      await refused({ name: 'clients.update', id: c.id, change: { appName: 'Acme\nBank' } }, /--app-name.*U\+000A/);
+      const shown = (await ok({ name: 'clients.show', id: c.id })) as { settings: { appName: string | null; templates: Record<string, string> } };
+      assert.deepEqual({ appName: shown.settings.appName, templates: shown.settings.templates }, { appName: null, templates: {} }, 'nothing was saved');
+      // What real texts need stays allowed: line feeds in a template, right-to-left scripts, joiners.
+      await ok({ name: 'clients.templates.set', id: c.id, locale: 'ar', template: 'رمز التحقق الخاص بك هو {code}\nلا تشاركه' });
+      await ok({ name: 'clients.templates.set', id: c.id, locale: 'fa', template: 'کد شما: {code} می\u200cباشد' });
+      await ok({ name: 'clients.update', id: c.id, change: { appName: 'متجر Acme' } });
+    });
+
     it('rejects create with a malformed locale (400 VALIDATION_ERROR naming locale)', async () => {
       const c = await fresh();
       const err = expectV1Error(await h.call('POST', '/v1/otp/request', c.token, { countryCode: '+234', phoneNumber: nextLocalNumber(), locale: '12-!!' }), 400, 'VALIDATION_ERROR');
@@ -191,6 +211,9 @@ forEachDatabase('client settings', (kind) => {
         assert.match(await cli('clients', 'update', id, '--reveal-code', 'false', '--allowed-countries', 'ng,GH', '--app-name', 'Acme', '--default-locale', 'fr'), /saved/);
         assert.match(await cli('clients', 'templates', 'set', id, '--locale', 'fr', 'Votre code {app} : {code}'), /saved the fr template: GSM-7, 1 SMS part at most\. A user reads:\n\nVotre code Acme : 9999/);
         await cli('clients', 'test-numbers', 'add', id, '+2348000000001', '--code', '123456');
+        const overridden = await runCliFromSource(['clients', 'templates', 'set', id, '--locale', 'en', 'Your code: {code}\u202e'], env);
+        assert.equal(overridden.code, 1, overridden.stderr);
+        assert.match(overridden.stderr, /must not contain control or bidirectional formatting characters: it holds U\+202E \(right-to-left override\)/);
         const shown = JSON.parse(await cli('clients', 'show', id, '--json')) as { settings: Record<string, unknown> };
         assert.deepEqual(
           { ...shown.settings },
