@@ -68,6 +68,14 @@ export interface Verification {
   readonly delivery: Delivery;
 }
 
+/**
+ * The delivery of a code sent to a test number (contract 9): it reaches no provider, so it reads as delivered by
+ * `test` at once; `sends` counts it all the same.
+ */
+export function testNumberDelivery(channel: Delivery['channel'], sends: number, now: Date): Delivery {
+  return { channel, provider: 'test', messageId: null, status: 'DELIVERED', sends, updatedAt: now };
+}
+
 /** A PENDING verification whose time is up reads as EXPIRED, before any sweep records it. */
 export function effectiveStatus(v: Verification, now: Date): VerificationStatus {
   return v.status === 'PENDING' && now.getTime() >= v.expiresAt.getTime() ? 'EXPIRED' : v.status;

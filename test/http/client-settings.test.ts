@@ -180,6 +180,25 @@ forEachDatabase('client settings', (kind) => {
       await refused({ name: 'clients.test-numbers.add', id: c.id, number: '12345', code: '123456' }, /valid phone number/);
       await refused({ name: 'clients.test-numbers.add', id: c.id, number: e164Of(local), code: '12' }, /--code must be 4 to 10 digits/);
     });
+
+    it('resends to a test number after the cool-down like any resend: OTP resent, counted, in the inbox, through no provider', async () => {
+      const c = await fresh();
+      const local = nextLocalNumber();
+      await ok({ name: 'clients.test-numbers.add', id: c.id, number: e164Of(local), code: '246810' });
+      const v = await createVerification(h, c.token, { phoneNumber: local });
+      h.clock.advance(31_000);
+      const res = await h.call('POST', `/v1/otp/${v.id}/resend`, c.token);
+      assert.equal(res.statusCode, 200, res.body);
+      const body = res.json() as { message: string; data: RecordBody & { delivery: { provider: string; status: string; sends: number } } };
+      assert.equal(body.message, 'OTP resent');
+      const { provider, status, sends } = body.data.delivery;
+      assert.deepEqual({ otp: body.data.otp, state: body.data.status, provider, status, sends }, { otp: '246810', state: 'PENDING', provider: 'test', status: 'DELIVERED', sends: 2 });
+      const jobs = await h.services.db.db.selectFrom('send_jobs').select('verification_id').where('verification_id', '=', v.id).execute();
+      assert.deepEqual(jobs, [], 'still no send job: no provider is called');
+      const shown = await h.services.messages.forVerification(v.id);
+      assert.deepEqual(shown.map((m) => m.body.slice(0, 6)), ['246810', '246810'], 'the inbox shows both sends');
+      assert.equal((await h.call('POST', '/v1/otp/verify', c.token, { id: v.id, otp: '246810' })).statusCode, 200);
+    });
   });
 
   describe('operator commands', () => {
