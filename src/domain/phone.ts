@@ -37,6 +37,16 @@ export function parseE164(e164: string): PhoneNumber | null {
   return fromParsed(parsed);
 }
 
+/**
+ * An E.164 number (+ and digits) read as far as libphonenumber can, valid or not: for numbers the service makes
+ * itself and only shows (a test number's caller id), never for a destination.
+ */
+export function readE164(e164: string): PhoneNumber {
+  const parsed = parsePhoneNumberFromString(e164);
+  if (parsed) return fromParsed(parsed);
+  return { e164, countryCode: e164.slice(0, 4), local: e164.slice(1), region: null };
+}
+
 /** How a number that parsePhone refused reads, for an answer that describes it rather than refusing it. */
 export interface RefusedPhone {
   /**

@@ -137,7 +137,7 @@ export class VerificationService {
     const testCode = settings.testNumbers[phone.e164] ?? null;
     const now = clock.now();
     const driver = this.deps.channels(request.type);
-    const { otp, from } = driver.newCode(random);
+    const { otp, from } = driver.newCode(random, testCode);
     const channel = deliveryChannelOf(driver.channel);
     const verification: Verification = {
       id: random.uuid(),
@@ -145,7 +145,7 @@ export class VerificationService {
       createdAt: now,
       updatedAt: now,
       expiresAt: new Date(now.getTime() + policy.ttlSeconds * 1000),
-      otp: testCode ?? otp,
+      otp,
       phoneNumber: phone.e164,
       countryCode: phone.countryCode,
       counter: 0,

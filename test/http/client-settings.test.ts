@@ -201,6 +201,22 @@ forEachDatabase('client settings', (kind) => {
     });
   });
 
+  describe('test numbers called (DROPPED_CALL)', () => {
+    it("shows a caller id that ends in the test number's fixed code, of 4 digits or more, and verifies with either", async () => {
+      const c = await fresh();
+      for (const code of ['4321', '123456', '9876543210']) {
+        const local = nextLocalNumber();
+        await ok({ name: 'clients.test-numbers.add', id: c.id, number: e164Of(local), code });
+        const v = await createVerification(h, c.token, { phoneNumber: local, type: 'DROPPED_CALL' });
+        assert.equal(v.otp, code);
+        assert.ok(v.pairedNumber.endsWith(code), `pairedNumber ${v.pairedNumber} ends in the code ${code}`);
+        const [call] = await h.services.messages.forVerification(v.id);
+        assert.ok(call?.sender.endsWith(code), `the inbox's caller id ${call?.sender} ends in the code ${code}`);
+        assert.equal((await h.call('POST', '/v1/otp/verify', c.token, { id: v.id, otp: v.pairedNumber })).statusCode, 200, 'the whole caller id verifies');
+      }
+    });
+  });
+
   describe('operator commands', () => {
     it('checks every option of update and names the one at fault', async () => {
       const c = await fresh();
