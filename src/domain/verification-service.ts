@@ -8,7 +8,7 @@ import { decidePhoneLimit, phoneLookBackSeconds, type PhoneLimitPolicy } from '.
 import { lockKeys } from './lock-keys.js';
 import { eventsFor } from './outbox-events.js';
 import type { ClientSettings } from './client-settings.js';
-import { nonGeographicRegion, parsePhone } from './phone.js';
+import { nonGeographicRegion, parsePhone, shownTo } from './phone.js';
 import { decidePrefix, prefixOf, type PrefixPolicy } from './prefix-velocity.js';
 import type { Clock, Random } from './ports.js';
 import { dueAgain } from './send-job.js';
@@ -149,7 +149,7 @@ export class VerificationService {
       phoneNumber: phone.e164,
       countryCode: phone.countryCode,
       counter: 0,
-      pairedNumber: from.local,
+      pairedNumber: shownTo(from, phone),
       pairedE164: from.e164,
       type: driver.type,
       status: 'PENDING',

@@ -37,7 +37,7 @@ export interface Verification {
   /** +NNN. */
   readonly countryCode: string;
   readonly counter: number;
-  /** Local format of the number the user is contacted from. */
+  /** The number the user is contacted from: local format in the user's own country, else E.164 (see shownTo). */
   readonly pairedNumber: string;
   /**
    * That number in E.164: a dropped call can be verified with it (contract 9). Null on records made before it
