@@ -203,6 +203,28 @@ describe('smpp provider fault cases (the smpp package as SMSC)', { timeout: 20_0
     });
   });
 
+  it('drops and binds again at once on a PDU shorter than its header, failing the submits waiting on it as on a lost connection', async () => {
+    // command_length 4 and then 0: header-less PDUs, written raw in answer to the first submit of each bind.
+    const malformed = [Buffer.from([0, 0, 0, 4]), Buffer.from([0, 0, 0, 0, 0, 0, 0, 0])];
+    const smsc = await startFakeSmsc({
+      onSubmit: (s, f) => {
+        const bad = malformed[f.binds.length - 1];
+        if (bad) s.session.socket.write(bad);
+        else f.answer(s, { message_id: 'after-malformed' });
+      },
+    });
+    // A response time-out far beyond the test's own: a frozen bind would end the sends by it, never by the drop.
+    await withFake(smsc, { tuning: { responseTimeoutMs: 60_000 } }, async (provider, { log }) => {
+      for (const length of [4, 0]) {
+        transientWith(await provider.send(sms('Your code is 482913'), never()), /connection lost/);
+        assert.ok(log.some((l) => l.includes(`command_length ${length} is shorter than the 16-byte header`)), log.join('\n'));
+        await eventually(() => provider['link'].bound || undefined, 'bound again');
+      }
+      assert.equal(smsc.binds.length, 3);
+      assert.deepEqual(await provider.send(sms('Your code is 482913'), never()), { kind: 'accepted', messageId: 'after-malformed' });
+    });
+  });
+
   it('binds again with back-off after a refused bind', async () => {
     const smsc = await startFakeSmsc({ bindStatus: (n) => (n < 2 ? 0x0d : 0) });
     await withFake(smsc, { tuning: { random: () => 0 } }, async (provider, { log }) => {

@@ -1,7 +1,10 @@
 import { connect, PDU, type Session } from 'smpp';
 import type { ProviderContext } from '../../channels/provider-port.js';
 import type { SmppEndpoint } from './settings.js';
+import { refuseShortPdus } from './pdu-length.js';
 import { describeStatus, STATUS } from './status.js';
+
+refuseShortPdus();
 
 /** Timings of the bind; the defaults suit a real SMSC, tests shorten them. */
 export interface LinkTiming {
@@ -121,7 +124,9 @@ export class SmppLink {
     session.on('pdu', (pdu: PDU) => this.inbound(session, pdu));
     session.on('error', (error: Error) => {
       this.logger.warn({ provider: 'smpp', host, port, error: error.message }, 'SMPP connection error');
-      session.destroy(); // a PDU the package could not decode leaves the socket open: end it, the close rebinds
+      // A PDU the package could not decode (malformed, or shorter than its header) leaves the socket open: end it,
+      // the close fails what waits on it and binds again.
+      session.destroy();
     });
     session.on('close', () => this.closed(session));
   }
