@@ -11,6 +11,7 @@ export interface SmppTuning extends Omit<LinkTiming, 'enquireLinkMs'> {
 export const defaultSmppTuning: SmppTuning = {
   backoffInitialMs: 1_000,
   backoffMaxMs: 60_000,
+  stableBindMs: 30_000,
   responseTimeoutMs: 30_000,
   stopGraceMs: 10_000,
   random: Math.random,

@@ -11,6 +11,12 @@ export interface LinkTiming {
   /** First reconnect delay; it doubles after every failed attempt, up to backoffMaxMs, then is jittered. */
   readonly backoffInitialMs: number;
   readonly backoffMaxMs: number;
+  /**
+   * A bind counts as working, and the back-off starts again from backoffInitialMs, once it has stayed up this long
+   * or a request on it was answered. An accepted bind alone proves nothing: an SMSC that accepts and drops at once
+   * would be bound again every backoffInitialMs, forever, and carriers block such bind storms.
+   */
+  readonly stableBindMs: number;
   /** How long a request (bind, submit_sm, enquire_link, unbind) waits for its response. */
   readonly responseTimeoutMs: number;
   readonly enquireLinkMs: number;
@@ -40,6 +46,9 @@ export class SmppLink {
   private isBound = false;
   private stopped = false;
   private attempt = 0;
+  /** When the current bind was accepted (Date.now()), and whether a request on it has been answered since. */
+  private boundAt = 0;
+  private proven = false;
   private reconnectTimer: NodeJS.Timeout | null = null;
   private enquireTimer: NodeJS.Timeout | null = null;
   private readonly pending = new Map<Session, Map<number, Pending>>();
@@ -74,7 +83,7 @@ export class SmppLink {
   request(pdu: PDU): Promise<Exchange> {
     const session = this.session;
     if (!session || !this.isBound) return Promise.resolve({ ok: false, reason: 'not bound to the SMSC' });
-    return this.exchange(session, pdu);
+    return this.exchange(session, pdu).then((answer) => this.prove(session, answer));
   }
 
   /** Unbinds (waiting at most responseTimeoutMs for unbind_resp), closes, and binds no more. */
@@ -140,7 +149,9 @@ export class SmppLink {
     if (session !== this.session) return;
     if (answer.ok && answer.response.command_status === STATUS.ESME_ROK) {
       this.isBound = true;
-      this.attempt = 0;
+      // The back-off is not reset yet: see LinkTiming.stableBindMs.
+      this.boundAt = Date.now();
+      this.proven = false;
       this.logger.info({ provider: 'smpp', host, port, systemId }, 'SMPP bound as transceiver');
       this.enquireTimer = setInterval(() => void this.enquireLink(session), this.timing.enquireLinkMs);
       this.settleStart();
@@ -153,7 +164,7 @@ export class SmppLink {
 
   /** A link that stopped answering enquire_link is dead even if TCP has not noticed: drop it and bind again. */
   private async enquireLink(session: Session): Promise<void> {
-    const answer = await this.exchange(session, new PDU('enquire_link'));
+    const answer = this.prove(session, await this.exchange(session, new PDU('enquire_link')));
     if (!answer.ok && session === this.session && !this.stopped) {
       this.logger.warn({ provider: 'smpp', reason: answer.reason }, 'SMPP enquire_link not answered, reconnecting');
       session.destroy();
@@ -241,6 +252,7 @@ export class SmppLink {
     if (session !== this.session) return;
     const wasBound = this.isBound;
     this.isBound = false;
+    if (wasBound && (this.proven || Date.now() - this.boundAt >= this.timing.stableBindMs)) this.attempt = 0;
     this.session = null;
     if (this.enquireTimer) clearInterval(this.enquireTimer);
     this.enquireTimer = null;
@@ -250,6 +262,12 @@ export class SmppLink {
     if (wasBound) this.logger.warn({ provider: 'smpp' }, 'SMPP connection lost');
     this.logger.info({ provider: 'smpp', attempt: this.attempt, delayMs: delay }, 'SMPP binding again after a delay');
     this.reconnectTimer = setTimeout(() => this.open(), delay);
+  }
+
+  /** An answered request on the current bind shows the bind works (LinkTiming.stableBindMs). */
+  private prove(session: Session, answer: Exchange): Exchange {
+    if (answer.ok && session === this.session && this.isBound) this.proven = true;
+    return answer;
   }
 
   /** Exponential back-off, capped, with "equal jitter": between half and all of the capped delay. */
