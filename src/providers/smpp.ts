@@ -13,6 +13,7 @@ export const defaultSmppTuning: SmppTuning = {
   backoffMaxMs: 60_000,
   stableBindMs: 30_000,
   responseTimeoutMs: 30_000,
+  unbindTimeoutMs: 2_000,
   stopGraceMs: 10_000,
   random: Math.random,
 };

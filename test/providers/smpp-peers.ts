@@ -107,6 +107,8 @@ export interface FakeSmscBehaviour {
   answerEnquireLink?: boolean;
   /** True: every bind is accepted, then the connection is closed at once (an SMSC that drops its binds). */
   dropAfterBind?: boolean;
+  /** False: unbind goes unanswered and the connection stays open (an SMSC that ignores it). */
+  answerUnbind?: boolean;
 }
 
 /** An SMSC from the smpp package, on 127.0.0.1 and a free port; it closes itself after 20 s at the latest. */
@@ -135,7 +137,7 @@ export async function startFakeSmsc(behaviour: FakeSmscBehaviour = {}): Promise<
         if (behaviour.answerEnquireLink !== false) session.send(pdu.response());
       } else if (pdu.command === 'unbind') {
         smsc.unbinds++;
-        session.send(pdu.response());
+        if (behaviour.answerUnbind !== false) session.send(pdu.response());
       }
     });
   });

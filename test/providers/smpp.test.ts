@@ -376,6 +376,27 @@ describe('smpp provider fault cases (the smpp package as SMSC)', { timeout: 60_0
     });
   });
 
+  it('stops within seconds, as the server stops it, when the SMSC never answers unbind', { timeout: 60_000 }, async () => {
+    const smsc = await startFakeSmsc({ answerUnbind: false });
+    const rec = recordingContext();
+    // The module's own create, as the server makes it: the default timings (a 30 s response time-out).
+    const provider = smppProvider.create(values(smsc.port), rec.context);
+    try {
+      await provider.start();
+      await eventually(() => smsc.binds.length === 1 || undefined, 'the bind');
+      const started = Date.now();
+      await provider.stop();
+      const took = Date.now() - started;
+      assert.equal(smsc.unbinds, 1);
+      // SHUTDOWN_GRACE_MS is 10 s by default and covers the HTTP drain too; unbind alone used to take 30 s.
+      assert.ok(took < 5_000, `stop() took ${took} ms`);
+      assert.ok(rec.log.some((l) => l.includes('SMPP unbind not answered')));
+    } finally {
+      await provider.stop();
+      await smsc.close();
+    }
+  });
+
   it('fails fast while the SMSC cannot be reached, and start() still returns', async () => {
     const smsc = await startFakeSmsc();
     const port = smsc.port;

@@ -17,6 +17,8 @@ export interface LinkTiming {
    * would be bound again every backoffInitialMs, forever, and carriers block such bind storms.
    */
   readonly stableBindMs: number;
+  /** How long stop() waits for unbind_resp: a shutdown has SHUTDOWN_GRACE_MS in all, not responseTimeoutMs. */
+  readonly unbindTimeoutMs: number;
   /** How long a request (bind, submit_sm, enquire_link, unbind) waits for its response. */
   readonly responseTimeoutMs: number;
   readonly enquireLinkMs: number;
@@ -86,21 +88,30 @@ export class SmppLink {
     return this.exchange(session, pdu).then((answer) => this.prove(session, answer));
   }
 
-  /** Unbinds (waiting at most responseTimeoutMs for unbind_resp), closes, and binds no more. */
+  /**
+   * Unbinds, closes, and binds no more, within unbindTimeoutMs for the unbind_resp and as long again for the
+   * close: an SMSC that ignores unbind (or never closes) cannot hold a shutdown past its grace.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     this.reconnectTimer = null;
     const session = this.session;
     if (!session) return;
+    const bound = Math.min(this.timing.unbindTimeoutMs, this.timing.responseTimeoutMs);
     if (this.isBound) {
       this.isBound = false;
-      const answer = await this.exchange(session, new PDU('unbind'));
+      let timer: NodeJS.Timeout | undefined;
+      const answer = await Promise.race([
+        this.exchange(session, new PDU('unbind')),
+        new Promise<Exchange>((resolve) => (timer = setTimeout(() => resolve({ ok: false, reason: `no unbind_resp within ${bound} ms` }), bound))),
+      ]);
+      clearTimeout(timer);
       if (!answer.ok) this.logger.warn({ provider: 'smpp', reason: answer.reason }, 'SMPP unbind not answered');
     }
     await new Promise<void>((resolve) => {
       if (session.socket.destroyed) return resolve();
-      const timer = setTimeout(() => session.destroy(), this.timing.responseTimeoutMs);
+      const timer = setTimeout(() => session.destroy(), bound);
       session.socket.once('close', () => {
         clearTimeout(timer);
         resolve();
