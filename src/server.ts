@@ -7,6 +7,7 @@ import { cryptoRandom } from './domain/random.js';
 import { parseAdminCommand, runAdminCommand, type AdminDeps } from './admin/commands.js';
 import { claimAdminSocket, type AdminSocket } from './admin/socket.js';
 import { buildApp, type AppDeps } from './http/app.js';
+import { inboxHosts } from './http/dev-inbox-hosts.js';
 import { webhookRoutes } from './http/routes/webhooks.js';
 import { housekeeping } from './jobs/housekeeping.js';
 import { Workers, type WorkerDeps } from './jobs/workers.js';
@@ -59,7 +60,13 @@ export function appDeps(services: Services): AppDeps {
       recordReceipt: (provider, receipt) => services.deliveries.recordReceipt(provider, receipt),
     },
     ...(services.inboxFeed && {
-      devInbox: { feed: services.inboxFeed, limit: devInboxLimit, maxStreams: 32, heartbeatMs: 15_000 },
+      devInbox: {
+        feed: services.inboxFeed,
+        limit: devInboxLimit,
+        maxStreams: 32,
+        heartbeatMs: 15_000,
+        hosts: inboxHosts(config.PUBLIC_BASE_URL ?? null, config.listenHost),
+      },
     }),
     extraV1Routes: (v1) =>
       webhookRoutes(v1, {

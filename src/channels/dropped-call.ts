@@ -2,7 +2,7 @@ import type { ChannelDriver } from '../domain/channel-driver.js';
 import type { PhoneNumber } from '../domain/phone.js';
 import type { Random } from '../domain/ports.js';
 import type { Verification } from '../domain/verification.js';
-import { pickCallerId, type CallerIdRange } from '../providers/caller-id.js';
+import { callerIdEndingIn, pickCallerId, type CallerIdRange } from '../providers/caller-id.js';
 import type { OutgoingCall } from './provider-port.js';
 import type { SendingDriver } from './registry.js';
 
@@ -17,7 +17,8 @@ export class DroppedCallDriver implements ChannelDriver, SendingDriver {
 
   constructor(private readonly ranges: readonly CallerIdRange[]) {}
 
-  newCode(random: Random): { otp: string; from: PhoneNumber } {
+  newCode(random: Random, fixedCode: string | null): { otp: string; from: PhoneNumber } {
+    if (fixedCode !== null) return { otp: fixedCode, from: callerIdEndingIn(this.ranges, fixedCode, random) };
     const from = pickCallerId(this.ranges, random);
     return { otp: from.e164.slice(-droppedCallCodeLength), from };
   }

@@ -17,8 +17,8 @@ export class SmsDriver implements ChannelDriver, SendingDriver {
     private readonly codeLength: number,
   ) {}
 
-  newCode(random: Random): { otp: string; from: PhoneNumber } {
-    return { otp: numericCode((max) => random.int(max), this.codeLength), from: this.sender };
+  newCode(random: Random, fixedCode: string | null): { otp: string; from: PhoneNumber } {
+    return { otp: fixedCode ?? numericCode((max) => random.int(max), this.codeLength), from: this.sender };
   }
 
   outgoing(v: Verification, from: string, sendId: string, settings: ClientSettings): OutgoingSms {

@@ -27,6 +27,9 @@ export interface ChannelDriver {
   /** The `type` of the record (contract 3.4). */
   readonly type: VerificationType;
   readonly channel: Channel;
-  /** A fresh code, and the number it is sent from (for a dropped call the caller id ends with the code). */
-  newCode(random: Random): { readonly otp: string; readonly from: PhoneNumber };
+  /**
+   * A fresh code, or `fixedCode` (a test number's, contract 9), and the number it is sent from: for a dropped call
+   * the caller id ends with the code, the fixed one included.
+   */
+  newCode(random: Random, fixedCode: string | null): { readonly otp: string; readonly from: PhoneNumber };
 }

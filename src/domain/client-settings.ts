@@ -1,5 +1,6 @@
 import { smsParts } from './gsm7.js';
 import { webhookUrlProblem } from './webhook-url.js';
+import { forbiddenCharacter } from './text-characters.js';
 
 /**
  * What a client can set about its verifications (contract 9), managed with `otp-service clients update` and read
@@ -128,7 +129,8 @@ export type TemplateCheck =
 export function checkTemplate(template: string, settings: ClientSettings, codeLength: number, ttlSeconds: number): TemplateCheck {
   if (template.trim().length === 0) return { ok: false, problem: 'the template is empty' };
   if (!template.includes('{code}')) return { ok: false, problem: 'the template must contain {code}' };
-  if (/[\u0000-\u0009\u000b-\u001f\u007f]/.test(template)) return { ok: false, problem: 'the template must not contain control characters' };
+  const forbidden = forbiddenCharacter(template, { lineFeeds: true });
+  if (forbidden) return { ok: false, problem: `the template must not contain control or bidirectional formatting characters: it holds ${forbidden}` };
   for (const match of template.matchAll(/\{([^{}]*)\}/g)) {
     const name = match[1] ?? '';
     if (!(placeholders as readonly string[]).includes(name)) {
@@ -149,7 +151,9 @@ export function checkTemplate(template: string, settings: ClientSettings, codeLe
 /** Why an app name is refused, or null. */
 export function appNameProblem(name: string): string | null {
   if (name.trim().length === 0 || name.length > maxAppName) return `must be 1 to ${maxAppName} characters`;
-  if (/[\u0000-\u001f\u007f{}]/.test(name)) return 'must not contain control characters or braces';
+  const forbidden = forbiddenCharacter(name, { lineFeeds: false });
+  if (forbidden) return `must not contain control or bidirectional formatting characters: it holds ${forbidden}`;
+  if (/[{}]/.test(name)) return 'must not contain braces';
   return null;
 }
 

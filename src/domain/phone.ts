@@ -37,6 +37,27 @@ export function parseE164(e164: string): PhoneNumber | null {
   return fromParsed(parsed);
 }
 
+/**
+ * How the number a user is contacted from reads to them (contract 3.4 `pairedNumber`): in the local format of its
+ * country when the user's number is under the same calling code, else in E.164. A national format is only dialled,
+ * and only recognised, inside its own numbering plan: to a Kenyan phone a Nigerian 0803... is no number at all, and
+ * the phone itself shows the call as +234.... A calling code, not a region, is the plan: +1 and +7 span countries
+ * that dial one another nationally.
+ */
+export function shownTo(from: PhoneNumber, recipient: PhoneNumber): string {
+  return from.countryCode === recipient.countryCode ? from.local : from.e164;
+}
+
+/**
+ * An E.164 number (+ and digits) read as far as libphonenumber can, valid or not: for numbers the service makes
+ * itself and only shows (a test number's caller id), never for a destination.
+ */
+export function readE164(e164: string): PhoneNumber {
+  const parsed = parsePhoneNumberFromString(e164);
+  if (parsed) return fromParsed(parsed);
+  return { e164, countryCode: e164.slice(0, 4), local: e164.slice(1), region: null };
+}
+
 /** How a number that parsePhone refused reads, for an answer that describes it rather than refusing it. */
 export interface RefusedPhone {
   /**

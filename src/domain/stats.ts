@@ -47,6 +47,12 @@ export const defaultStatsDays = 7;
 export const maxStatsDays = 366;
 
 const dayMs = 86_400_000;
+/**
+ * The first day a range may start on. Year 0000 is a day of the proleptic calendar, but PGlite sends a Date of
+ * it as "0000-01-01T..." (PostgreSQL writes that year 1 BC) and the database refuses it: the query would fail.
+ */
+export const firstDay = '0001-01-01';
+const firstDayStart = Date.parse(`${firstDay}T00:00:00Z`);
 const dayPattern = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 /** The start (00:00 UTC) of a YYYY-MM-DD day, or null when it is not a day of the calendar (2026-02-30). */
@@ -61,7 +67,8 @@ export function parseDay(day: string): Date | null {
 
 /**
  * The range a query asks for, read against `now`: `to` defaults to today (UTC) and `from` to 6 days before `to`.
- * A day that is not a calendar day, `from` after `to`, or more than 366 days are refused, each problem named.
+ * A day that is not a calendar day or is before 0001-01-01, `from` after `to`, or more than 366 days are refused, each
+ * problem named.
  */
 export function statsRange(query: StatsQuery, now: Date): { readonly range: StatsRange } | { readonly problems: FieldProblem[] } {
   const problems: FieldProblem[] = [];
@@ -69,13 +76,15 @@ export function statsRange(query: StatsQuery, now: Date): { readonly range: Stat
     if (value === undefined) return null;
     const at = parseDay(value);
     if (!at) problems.push({ field, issue: 'must be a calendar day, YYYY-MM-DD' });
+    else if (at.getTime() < firstDayStart) problems.push({ field, issue: `must be ${firstDay} or later` });
     return at;
   };
   const givenFrom = read('from', query.from);
   const givenTo = read('to', query.to);
   if (problems.length > 0) return { problems };
   const to = givenTo ?? new Date(Math.floor(now.getTime() / dayMs) * dayMs);
-  const from = givenFrom ?? new Date(to.getTime() - (defaultStatsDays - 1) * dayMs);
+  // The default range is cut at the first day rather than refused: the caller named no day before it.
+  const from = givenFrom ?? new Date(Math.max(firstDayStart, to.getTime() - (defaultStatsDays - 1) * dayMs));
   const days = Math.round((to.getTime() - from.getTime()) / dayMs) + 1;
   if (days < 1) return { problems: [{ field: 'from', issue: `must not be after to (${utcDay(to)})` }] };
   if (days > maxStatsDays) return { problems: [{ field: 'from', issue: `must be at most ${maxStatsDays} days before to, both included (${days} asked)` }] };

@@ -8,11 +8,20 @@ import { decidePhoneLimit, phoneLookBackSeconds, type PhoneLimitPolicy } from '.
 import { lockKeys } from './lock-keys.js';
 import { eventsFor } from './outbox-events.js';
 import type { ClientSettings } from './client-settings.js';
-import { nonGeographicRegion, parsePhone } from './phone.js';
+import { nonGeographicRegion, parsePhone, shownTo } from './phone.js';
 import { decidePrefix, prefixOf, type PrefixPolicy } from './prefix-velocity.js';
 import type { Clock, Random } from './ports.js';
 import { dueAgain } from './send-job.js';
-import { asOf, decideCancel, decideResend, decideVerify, type RequestType, type ResendPolicy, type Verification } from './verification.js';
+import {
+  asOf,
+  decideCancel,
+  decideResend,
+  decideVerify,
+  testNumberDelivery,
+  type RequestType,
+  type ResendPolicy,
+  type Verification,
+} from './verification.js';
 import type { VerificationStore, VerificationTx } from './verification-store.js';
 
 /** The rules a verification lives by, from the settings. */
@@ -106,7 +115,7 @@ export interface VerificationServiceDeps {
     throttleOn(route: Route, now: Date): Throttle | null;
     firstProvider(channel: Channel): string;
   };
-  /** A create for a test number reaches no provider; it is recorded here, for the development inbox. */
+  /** A test number's code (create or resend) reaches no provider; it is recorded here, for the development inbox. */
   readonly testSends?: (v: Verification) => Promise<void>;
 }
 
@@ -133,7 +142,7 @@ export class VerificationService {
     }
     const testCode = settings.testNumbers[phone.e164] ?? null;
     const now = clock.now();
-    const { otp, from } = driver.newCode(random);
+    const { otp, from } = driver.newCode(random, testCode);
     const channel = deliveryChannelOf(driver.channel);
     const verification: Verification = {
       id: random.uuid(),
@@ -141,11 +150,11 @@ export class VerificationService {
       createdAt: now,
       updatedAt: now,
       expiresAt: new Date(now.getTime() + policy.ttlSeconds * 1000),
-      otp: testCode ?? otp,
+      otp,
       phoneNumber: phone.e164,
       countryCode: phone.countryCode,
       counter: 0,
-      pairedNumber: from.local,
+      pairedNumber: shownTo(from, phone),
       pairedE164: from.e164,
       type: driver.type,
       status: 'PENDING',
@@ -158,11 +167,10 @@ export class VerificationService {
       codeWithheld: !settings.revealCode,
       testNumber: testCode !== null,
       regionCode: phone.region ?? nonGeographicRegion,
-      // A test number's code reaches no provider: it reads as delivered by `test` at once.
       delivery:
         testCode === null
           ? { channel, provider: null, messageId: null, status: 'QUEUED', sends: 0, updatedAt: now }
-          : { channel, provider: 'test', messageId: null, status: 'DELIVERED', sends: 1, updatedAt: now },
+          : testNumberDelivery(channel, 1, now),
     };
     const { idempotency } = request;
     const quotaDay = policy.clientDailySends > 0 && !verification.testNumber ? utcDay(now) : null;
@@ -324,7 +332,13 @@ export class VerificationService {
         case 'limited':
           return { kind: 'rate-limited', reason: decision.reason, retryAfterSeconds: decision.retryAfterSeconds };
         case 'resend': {
-          if (quota && !current.testNumber) {
+          if (current.testNumber) {
+            // A test number has no send job: its code reaches no provider, and counts toward no quota (contract 9).
+            const next = { ...decision.next, delivery: testNumberDelivery(current.delivery.channel, current.delivery.sends + 1, now) };
+            tx.update(next);
+            return { kind: 'resent', verification: next };
+          }
+          if (quota) {
             const day = utcDay(now);
             const allowed = decideDailyQuota(await tx.clientSendsOn(clientId, day), policy.clientDailySends, now);
             if (!allowed.allowed) return { kind: 'rate-limited', reason: 'daily-quota', retryAfterSeconds: allowed.retryAfterSeconds };
@@ -338,7 +352,9 @@ export class VerificationService {
         }
       }
     }, [`verification|${id}`, ...locks]);
-    return dispatched(this.deps.afterCommit, committed);
+    const outcome = dispatched(this.deps.afterCommit, committed);
+    if (outcome.kind === 'resent' && outcome.verification.testNumber) await this.deps.testSends?.(outcome.verification);
+    return outcome;
   }
 
   /** Cancel (contract 9): FAILED, CANCELED, with its event; a send not yet made is not made. */

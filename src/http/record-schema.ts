@@ -27,7 +27,7 @@ export const recordSchema = {
     pairedNumber: {
       type: 'string',
       description:
-        'The number the user is contacted from, in the local format of its country: the SMS sender, or for DROPPED_CALL the caller id whose last digits are the code.',
+        'The number the user is contacted from: the SMS sender, or for DROPPED_CALL the caller id whose last digits are the code. In the local format of its country when the user\'s number has the same country calling code, else in E.164 (`+2349010001234`): a national format means nothing to a phone in another country.',
     },
     type: { type: 'string', enum: ['SMS', 'DROPPED_CALL'], description: '`SMS` for a `SEND_SMS` request, `DROPPED_CALL` for `DROPPED_CALL`.' },
     status: {

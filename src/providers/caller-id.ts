@@ -1,5 +1,5 @@
 import type { PhoneNumber } from '../domain/phone.js';
-import { parseE164 } from '../domain/phone.js';
+import { parseE164, readE164 } from '../domain/phone.js';
 import type { Random } from '../domain/ports.js';
 
 /** A block of consecutive numbers dropped calls are placed from. */
@@ -45,4 +45,36 @@ export function pickCallerId(ranges: readonly CallerIdRange[], random: Random): 
     }
   }
   throw new Error('CALLER_ID_RANGES hold no valid numbers');
+}
+
+/**
+ * A caller id whose last digits are `code` (a test number's fixed code, which may be longer than a dropped call's
+ * 4 digits): one of the ranges' numbers that ends in it when there are any, each equally likely; else a number of
+ * the ranges with its last digits replaced by the code. No call is placed to a test number (contract 9): the number
+ * only has to be what the record shows, and the code must be its last digits, as on every dropped call.
+ */
+export function callerIdEndingIn(ranges: readonly CallerIdRange[], code: string, random: Random): PhoneNumber {
+  const modulus = 10 ** code.length;
+  const wanted = Number(code);
+  const matches = ranges.map((r) => {
+    const first = Number(r.first.slice(1));
+    const start = first + ((((wanted - first) % modulus) + modulus) % modulus);
+    const last = first + r.size - 1;
+    return { start, count: start <= last ? Math.floor((last - start) / modulus) + 1 : 0 };
+  });
+  const total = matches.reduce((n, m) => n + m.count, 0);
+  for (let tries = 0; total > 0 && tries < 100; tries++) {
+    let index = random.int(total);
+    for (const m of matches) {
+      if (index < m.count) {
+        const parsed = parseE164(`+${m.start + index * modulus}`);
+        if (parsed) return parsed;
+        break;
+      }
+      index -= m.count;
+    }
+  }
+  const base = pickCallerId(ranges, random);
+  const national = base.e164.slice(base.countryCode.length);
+  return readE164(`${base.countryCode}${national.slice(0, Math.max(0, national.length - code.length))}${code}`);
 }

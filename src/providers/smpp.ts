@@ -11,7 +11,9 @@ export interface SmppTuning extends Omit<LinkTiming, 'enquireLinkMs'> {
 export const defaultSmppTuning: SmppTuning = {
   backoffInitialMs: 1_000,
   backoffMaxMs: 60_000,
+  stableBindMs: 30_000,
   responseTimeoutMs: 30_000,
+  unbindTimeoutMs: 2_000,
   stopGraceMs: 10_000,
   random: Math.random,
 };

@@ -35,6 +35,15 @@ describe('stats days (contract 10)', () => {
       ],
     });
     assert.deepEqual(statsRange({ from: '2026-11-22' }, now), { problems: [{ field: 'from', issue: 'must not be after to (2026-11-21)' }] });
+    assert.deepEqual(statsRange({ from: '0000-01-01', to: '0000-01-02' }, now), {
+      problems: [
+        { field: 'from', issue: 'must be 0001-01-01 or later' },
+        { field: 'to', issue: 'must be 0001-01-01 or later' },
+      ],
+    });
+    const first = statsRange({ to: '0001-01-03' }, now);
+    assert.ok('range' in first);
+    assert.deepEqual([first.range.from, first.range.since], ['0001-01-01', new Date('0001-01-01T00:00:00Z')], 'the default range stops at the first day');
     for (const day of ['2028-02-29', '2026-12-31', '0001-01-01']) assert.equal(parseDay(day)?.toISOString().slice(0, 10), day, day);
     for (const day of ['2026-02-29', '2026-04-31', '2026-00-10', '2026-1-01', ' 2026-01-01', '2026-01-01T00:00:00Z', '']) {
       assert.equal(parseDay(day), null, day);

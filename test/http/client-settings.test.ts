@@ -85,6 +85,26 @@ forEachDatabase('client settings', (kind) => {
       assert.equal(long.parts, 2, 'a long GSM text says how many parts it takes');
     });
 
+    it('refuses bidirectional controls and other control characters in templates and app names, naming the character', async () => {
+      const c = await fresh();
+      const bidi = ['\u202a', '\u202b', '\u202c', '\u202d', '\u202e', '\u2066', '\u2067', '\u2068', '\u2069', '\u200e', '\u200f', '\u061c'];
+      for (const ch of [...bidi, '\u2028', '\u2029', '\u0085', '\u009b', '\u0007', '\r', '\t']) {
+        const hex = `U\\+${ch.codePointAt(0)?.toString(16).toUpperCase().padStart(4, '0')}`;
+        await refused(
+          { name: 'clients.templates.set', id: c.id, locale: 'fr', template: `Code ${ch}{code}` },
+          new RegExp(`must not contain control or bidirectional formatting characters: it holds ${hex} `),
+        );
+        await refused({ name: 'clients.update', id: c.id, change: { appName: `Acme${ch}` } }, new RegExp(`--app-name.*${hex}`));
+      }
+      await refused({ name: 'clients.update', id: c.id, change: { appName: 'Acme\nBank' } }, /--app-name.*U\+000A/);
+      const shown = (await ok({ name: 'clients.show', id: c.id })) as { settings: { appName: string | null; templates: Record<string, string> } };
+      assert.deepEqual({ appName: shown.settings.appName, templates: shown.settings.templates }, { appName: null, templates: {} }, 'nothing was saved');
+      // What real texts need stays allowed: line feeds in a template, right-to-left scripts, joiners.
+      await ok({ name: 'clients.templates.set', id: c.id, locale: 'ar', template: 'رمز التحقق الخاص بك هو {code}\nلا تشاركه' });
+      await ok({ name: 'clients.templates.set', id: c.id, locale: 'fa', template: 'کد شما: {code} می\u200cباشد' });
+      await ok({ name: 'clients.update', id: c.id, change: { appName: 'متجر Acme' } });
+    });
+
     it('rejects create with a malformed locale (400 VALIDATION_ERROR naming locale)', async () => {
       const c = await fresh();
       const err = expectV1Error(await h.call('POST', '/v1/otp/request', c.token, { countryCode: '+234', phoneNumber: nextLocalNumber(), locale: '12-!!' }), 400, 'VALIDATION_ERROR');
@@ -160,6 +180,41 @@ forEachDatabase('client settings', (kind) => {
       await refused({ name: 'clients.test-numbers.add', id: c.id, number: '12345', code: '123456' }, /valid phone number/);
       await refused({ name: 'clients.test-numbers.add', id: c.id, number: e164Of(local), code: '12' }, /--code must be 4 to 10 digits/);
     });
+
+    it('resends to a test number after the cool-down like any resend: OTP resent, counted, in the inbox, through no provider', async () => {
+      const c = await fresh();
+      const local = nextLocalNumber();
+      await ok({ name: 'clients.test-numbers.add', id: c.id, number: e164Of(local), code: '246810' });
+      const v = await createVerification(h, c.token, { phoneNumber: local });
+      h.clock.advance(31_000);
+      const res = await h.call('POST', `/v1/otp/${v.id}/resend`, c.token);
+      assert.equal(res.statusCode, 200, res.body);
+      const body = res.json() as { message: string; data: RecordBody & { delivery: { provider: string; status: string; sends: number } } };
+      assert.equal(body.message, 'OTP resent');
+      const { provider, status, sends } = body.data.delivery;
+      assert.deepEqual({ otp: body.data.otp, state: body.data.status, provider, status, sends }, { otp: '246810', state: 'PENDING', provider: 'test', status: 'DELIVERED', sends: 2 });
+      const jobs = await h.services.db.db.selectFrom('send_jobs').select('verification_id').where('verification_id', '=', v.id).execute();
+      assert.deepEqual(jobs, [], 'still no send job: no provider is called');
+      const shown = await h.services.messages.forVerification(v.id);
+      assert.deepEqual(shown.map((m) => m.body.slice(0, 6)), ['246810', '246810'], 'the inbox shows both sends');
+      assert.equal((await h.call('POST', '/v1/otp/verify', c.token, { id: v.id, otp: '246810' })).statusCode, 200);
+    });
+  });
+
+  describe('test numbers called (DROPPED_CALL)', () => {
+    it("shows a caller id that ends in the test number's fixed code, of 4 digits or more, and verifies with either", async () => {
+      const c = await fresh();
+      for (const code of ['4321', '123456', '9876543210']) {
+        const local = nextLocalNumber();
+        await ok({ name: 'clients.test-numbers.add', id: c.id, number: e164Of(local), code });
+        const v = await createVerification(h, c.token, { phoneNumber: local, type: 'DROPPED_CALL' });
+        assert.equal(v.otp, code);
+        assert.ok(v.pairedNumber.endsWith(code), `pairedNumber ${v.pairedNumber} ends in the code ${code}`);
+        const [call] = await h.services.messages.forVerification(v.id);
+        assert.ok(call?.sender.endsWith(code), `the inbox's caller id ${call?.sender} ends in the code ${code}`);
+        assert.equal((await h.call('POST', '/v1/otp/verify', c.token, { id: v.id, otp: v.pairedNumber })).statusCode, 200, 'the whole caller id verifies');
+      }
+    });
   });
 
   describe('operator commands', () => {
@@ -191,6 +246,9 @@ forEachDatabase('client settings', (kind) => {
         assert.match(await cli('clients', 'update', id, '--reveal-code', 'false', '--allowed-countries', 'ng,GH', '--app-name', 'Acme', '--default-locale', 'fr'), /saved/);
         assert.match(await cli('clients', 'templates', 'set', id, '--locale', 'fr', 'Votre code {app} : {code}'), /saved the fr template: GSM-7, 1 SMS part at most\. A user reads:\n\nVotre code Acme : 9999/);
         await cli('clients', 'test-numbers', 'add', id, '+2348000000001', '--code', '123456');
+        const overridden = await runCliFromSource(['clients', 'templates', 'set', id, '--locale', 'en', 'Your code: {code}\u202e'], env);
+        assert.equal(overridden.code, 1, overridden.stderr);
+        assert.match(overridden.stderr, /must not contain control or bidirectional formatting characters: it holds U\+202E \(right-to-left override\)/);
         const shown = JSON.parse(await cli('clients', 'show', id, '--json')) as { settings: Record<string, unknown> };
         assert.deepEqual(
           { ...shown.settings },

@@ -80,6 +80,56 @@ describe('GET /dev/inbox: the page', () => {
   });
 });
 
+describe('GET /dev/inbox: only under a loopback name or the service\'s own (DNS rebinding)', () => {
+  const refusedHosts = ['evil.example', 'evil.example:3000', '127.0.0.1.evil.example', 'localhost.evil.example', 'localhost@evil.example', '10.0.0.5', '[::2]', '0.0.0.0'];
+  const loopbackHosts = ['localhost', 'LOCALHOST:3000', '127.0.0.1', '127.0.0.1:3000', '127.5.6.7:8080', '[::1]', '[::1]:3000', 'localhost.'];
+
+  /** Each of the inbox's routes answers a foreign Host with the contract's 404, and nothing of the inbox. */
+  async function assertRefused(h: Harness, host: string): Promise<void> {
+    for (const [method, url] of [['GET', '/dev/inbox'], ['HEAD', '/dev/inbox'], ['GET', '/dev/inbox/events'], ['GET', '/dev/inbox?x=1']] as const) {
+      const res = await h.app.inject({ method, url, headers: { host } });
+      assert.equal(res.statusCode, 404, `${method} ${url} with Host ${JSON.stringify(host)}`);
+      if (method === 'GET') expectV1Error(res, 404, 'NOT_FOUND');
+      assert.doesNotMatch(String(res.headers['content-type']), /text\/(html|event-stream)/);
+    }
+  }
+
+  it('answers loopback names and addresses, with or without a port, and nothing else', async () => {
+    const h = await createHarness('pglite', { env: { HOST: '127.0.0.1' } });
+    try {
+      for (const host of loopbackHosts) {
+        const res = await h.app.inject({ method: 'GET', url: '/dev/inbox', headers: { host } });
+        assert.equal(res.statusCode, 200, `Host ${host}`);
+      }
+      for (const host of refusedHosts) await assertRefused(h, host);
+      // X-Forwarded-Host is the page's to write, Host the browser's: only Host counts.
+      const forwarded = await h.app.inject({ method: 'GET', url: '/dev/inbox', headers: { host: 'evil.example', 'x-forwarded-host': 'localhost' } });
+      expectV1Error(forwarded, 404, 'NOT_FOUND');
+    } finally {
+      await h.close();
+    }
+  });
+
+  it("answers PUBLIC_BASE_URL's host and the address the server is bound to, when it is not a wildcard", async () => {
+    const h = await createHarness('pglite', { env: { PUBLIC_BASE_URL: 'https://OTP.example.com/base', HOST: '192.168.1.20', DEV_INBOX: 'true' } });
+    try {
+      for (const host of ['otp.example.com', 'otp.example.com:443', '192.168.1.20:3000', 'localhost:3000']) {
+        assert.equal((await h.app.inject({ method: 'GET', url: '/dev/inbox', headers: { host } })).statusCode, 200, `Host ${host}`);
+      }
+      for (const host of ['other.example.com', 'otp.example.com.evil.example', '192.168.1.21']) await assertRefused(h, host);
+    } finally {
+      await h.close();
+    }
+    const wildcard = await createHarness('pglite', { env: { HOST: '0.0.0.0' } });
+    try {
+      await assertRefused(wildcard, '0.0.0.0:3000');
+      await assertRefused(wildcard, '192.168.1.20');
+    } finally {
+      await wildcard.close();
+    }
+  });
+});
+
 const isSent = (verificationId: string) => (e: ReceivedEvent) =>
   (e.event === 'sent' && (e.data as InboxMessage).verificationId === verificationId) ||
   (e.event === 'snapshot' && (e.data as { messages: InboxMessage[] }).messages.some((m) => m.verificationId === verificationId));

@@ -33,6 +33,10 @@ const recordFields = [
   'webhookUrl',
 ];
 
+let kenyan = 0;
+/** A Kenyan mobile number not used before in this file (the per-number limits hold across tests). */
+const nextKenyan = () => `07123${String(++kenyan).padStart(5, '0')}`;
+
 /** Contract 3.1 and 3.4: POST /v1/otp/request, by outcome. */
 forEachDatabase('create verification', (kind) => {
   let h: Harness;
@@ -70,7 +74,7 @@ forEachDatabase('create verification', (kind) => {
       assert.equal(d.countryCode, '+234');
       assert.equal(d.country, d.countryCode);
       assert.equal(d.counter, 0);
-      assert.equal(d.pairedNumber, '07400123456', 'SMS_SENDER_NUMBER in local format');
+      assert.equal(d.pairedNumber, '+447400123456', 'SMS_SENDER_NUMBER, a UK number, in E.164 to a Nigerian number');
       assert.equal(d.webhookUrl, null);
       assert.equal(d.reference, null);
       for (const t of [d.createdAt, d.updatedAt, d.expiresAt]) assert.match(t, isoMillis);
@@ -98,6 +102,24 @@ forEachDatabase('create verification', (kind) => {
         seen.add(d.pairedNumber);
       }
       assert.ok(seen.size > 1, 'caller ids are picked at random');
+    });
+
+    it('shows pairedNumber in local format to a number of its own country, in E.164 to another, and verifies a call with the form shown', async () => {
+      const token = await h.token(['otp:send', 'otp:verify']);
+      const uk = await createVerification(h, token, { countryCode: '+44', phoneNumber: '07400123459' });
+      assert.equal(uk.pairedNumber, '07400123456', 'SMS_SENDER_NUMBER in local format to a UK number');
+      const kenyan = await createVerification(h, token, { countryCode: '+254', phoneNumber: '0712345678' });
+      assert.equal(kenyan.pairedNumber, '+447400123456', 'a UK sender to a Kenyan number: E.164');
+      const nigerian = await createVerification(h, token, { type: 'DROPPED_CALL' });
+      assert.match(nigerian.pairedNumber, /^0812000\d{4}$/, 'a Nigerian caller id to a Nigerian number: local format');
+      for (const shownAs of [(e164: string) => e164, (e164: string) => `${e164.slice(0, 4)} ${e164.slice(4, 7)} ${e164.slice(7, 10)} ${e164.slice(10)}`]) {
+        const call = await createVerification(h, token, { type: 'DROPPED_CALL', countryCode: '+254', phoneNumber: nextKenyan() });
+        assert.match(call.pairedNumber, /^\+2348120000\d{3}$|^\+234812000\d{4}$/, 'a Nigerian caller id to a Kenyan number: E.164');
+        assert.equal(call.pairedNumber.slice(-4), call.otp);
+        const given = shownAs(call.pairedNumber);
+        const res = await h.call('POST', '/v1/otp/verify', token, { id: call.id, otp: given });
+        assert.equal(res.statusCode, 200, `verified with ${given}: ${res.body}`);
+      }
     });
 
     it('echoes reference and webhookUrl', async () => {

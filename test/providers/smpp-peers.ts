@@ -105,6 +105,10 @@ export interface FakeSmscBehaviour {
   onSubmit?: (submit: { pdu: PDU; session: Session }, smsc: FakeSmsc) => void;
   /** False: enquire_link goes unanswered, as on a dead link. */
   answerEnquireLink?: boolean;
+  /** True: every bind is accepted, then the connection is closed at once (an SMSC that drops its binds). */
+  dropAfterBind?: boolean;
+  /** False: unbind goes unanswered and the connection stays open (an SMSC that ignores it). */
+  answerUnbind?: boolean;
 }
 
 /** An SMSC from the smpp package, on 127.0.0.1 and a free port; it closes itself after 20 s at the latest. */
@@ -118,6 +122,7 @@ export async function startFakeSmsc(behaviour: FakeSmscBehaviour = {}): Promise<
         const status = behaviour.bindStatus?.(smsc.binds.length) ?? 0;
         smsc.binds.push({ at: Date.now(), accepted: status === 0 });
         session.send(pdu.response({ command_status: status, system_id: 'FAKE' }));
+        if (behaviour.dropAfterBind) session.close();
       } else if (pdu.command === 'submit_sm') {
         smsc.outstanding++;
         smsc.maxOutstanding = Math.max(smsc.maxOutstanding, smsc.outstanding);
@@ -132,7 +137,7 @@ export async function startFakeSmsc(behaviour: FakeSmscBehaviour = {}): Promise<
         if (behaviour.answerEnquireLink !== false) session.send(pdu.response());
       } else if (pdu.command === 'unbind') {
         smsc.unbinds++;
-        session.send(pdu.response());
+        if (behaviour.answerUnbind !== false) session.send(pdu.response());
       }
     });
   });

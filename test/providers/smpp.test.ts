@@ -171,7 +171,7 @@ async function withFake(
   }
 }
 
-describe('smpp provider fault cases (the smpp package as SMSC)', { timeout: 20_000 }, () => {
+describe('smpp provider fault cases (the smpp package as SMSC)', { timeout: 60_000 }, () => {
   it('maps command_status: throttled and queue full are transient, address errors permanent, others permanent with hex', async () => {
     const statuses = [0x58, 0x14, 0x08, 0x0b, 0x0a, 0x50, 0x45];
     const smsc = await startFakeSmsc({ onSubmit: (s, f) => f.answer(s, { command_status: statuses[f.submits.length - 1] }) });
@@ -203,6 +203,28 @@ describe('smpp provider fault cases (the smpp package as SMSC)', { timeout: 20_0
     });
   });
 
+  it('drops and binds again at once on a PDU shorter than its header, failing the submits waiting on it as on a lost connection', async () => {
+    // command_length 4 and then 0: header-less PDUs, written raw in answer to the first submit of each bind.
+    const malformed = [Buffer.from([0, 0, 0, 4]), Buffer.from([0, 0, 0, 0, 0, 0, 0, 0])];
+    const smsc = await startFakeSmsc({
+      onSubmit: (s, f) => {
+        const bad = malformed[f.binds.length - 1];
+        if (bad) s.session.socket.write(bad);
+        else f.answer(s, { message_id: 'after-malformed' });
+      },
+    });
+    // A response time-out far beyond the test's own: a frozen bind would end the sends by it, never by the drop.
+    await withFake(smsc, { tuning: { responseTimeoutMs: 60_000 } }, async (provider, { log }) => {
+      for (const length of [4, 0]) {
+        transientWith(await provider.send(sms('Your code is 482913'), never()), /connection lost/);
+        assert.ok(log.some((l) => l.includes(`command_length ${length} is shorter than the 16-byte header`)), log.join('\n'));
+        await eventually(() => provider['link'].bound || undefined, 'bound again');
+      }
+      assert.equal(smsc.binds.length, 3);
+      assert.deepEqual(await provider.send(sms('Your code is 482913'), never()), { kind: 'accepted', messageId: 'after-malformed' });
+    });
+  });
+
   it('binds again with back-off after a refused bind', async () => {
     const smsc = await startFakeSmsc({ bindStatus: (n) => (n < 2 ? 0x0d : 0) });
     await withFake(smsc, { tuning: { random: () => 0 } }, async (provider, { log }) => {
@@ -214,6 +236,32 @@ describe('smpp provider fault cases (the smpp package as SMSC)', { timeout: 20_0
       assert.ok(log.some((l) => l.includes('ESME_RBINDFAIL') || l.includes('0x0000000D')));
       await eventually(() => provider['link'].bound || undefined, 'bound');
       assert.equal((await provider.send(sms('Your code is 482913'), never())).kind, 'accepted');
+    });
+  });
+
+  it('binds an SMSC that accepts binds and drops them ever more slowly, up to the cap, not at the first delay forever', async () => {
+    const smsc = await startFakeSmsc({ dropAfterBind: true });
+    // random 0.5: three quarters of the capped delay, 75, 150, 300, 600, then 750 ms at the cap.
+    await withFake(smsc, { tuning: { backoffInitialMs: 100, backoffMaxMs: 1_000, random: () => 0.5 } }, async () => {
+      await new Promise((r) => setTimeout(r, 3_000));
+      const at = smsc.binds.map((b) => b.at);
+      // Reset at every accepted bind, the delay stayed 75 ms: some 30 binds in 3 s. Growing: 7 at most.
+      assert.ok(at.length >= 3 && at.length <= 8, `${at.length} binds in 3 s`);
+      const gaps = at.slice(1).map((t, i) => t - (at[i] ?? t));
+      assert.ok((gaps[2] ?? 0) >= 300 - 10 && (gaps[2] ?? 0) > (gaps[0] ?? 0), `the gaps grow: ${gaps.join(', ')}`);
+    });
+  });
+
+  it('starts the back-off again once a bind has proved itself by an answered request', async () => {
+    const smsc = await startFakeSmsc({ bindStatus: (n) => (n < 4 ? 0x0d : 0) });
+    // Four refusals take the delay to 100 * 2^4 * 0.75 = 1200 ms; a reset one is 75 ms.
+    await withFake(smsc, { tuning: { backoffInitialMs: 100, backoffMaxMs: 60_000, random: () => 0.5 } }, async (provider) => {
+      await eventually(() => provider['link'].bound || undefined, 'bound at the fifth bind', 8_000);
+      assert.equal((await provider.send(sms('Your code is 482913'), never())).kind, 'accepted');
+      smsc.sessions[4]?.destroy();
+      await eventually(() => smsc.binds.length === 6 || undefined, 'a sixth bind');
+      const [dropped, again] = [smsc.binds[4]?.at ?? 0, smsc.binds[5]?.at ?? 0];
+      assert.ok(again - dropped < 1_000, `bound again ${again - dropped} ms after the fifth bind, not after 1200 ms or more`);
     });
   });
 
@@ -326,6 +374,27 @@ describe('smpp provider fault cases (the smpp package as SMSC)', { timeout: 20_0
       await stopped;
       assert.equal(smsc.unbinds, 1);
     });
+  });
+
+  it('stops within seconds, as the server stops it, when the SMSC never answers unbind', { timeout: 60_000 }, async () => {
+    const smsc = await startFakeSmsc({ answerUnbind: false });
+    const rec = recordingContext();
+    // The module's own create, as the server makes it: the default timings (a 30 s response time-out).
+    const provider = smppProvider.create(values(smsc.port), rec.context);
+    try {
+      await provider.start();
+      await eventually(() => smsc.binds.length === 1 || undefined, 'the bind');
+      const started = Date.now();
+      await provider.stop();
+      const took = Date.now() - started;
+      assert.equal(smsc.unbinds, 1);
+      // SHUTDOWN_GRACE_MS is 10 s by default and covers the HTTP drain too; unbind alone used to take 30 s.
+      assert.ok(took < 5_000, `stop() took ${took} ms`);
+      assert.ok(rec.log.some((l) => l.includes('SMPP unbind not answered')));
+    } finally {
+      await provider.stop();
+      await smsc.close();
+    }
   });
 
   it('fails fast while the SMSC cannot be reached, and start() still returns', async () => {

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { FeedEvent, InboxFeed } from '../../inbox/inbox-feed.js';
 import type { InboxMessage } from '../../inbox/inbox-message.js';
+import { inboxHostAllowed } from '../dev-inbox-hosts.js';
 import { devInboxPage } from '../dev-inbox-page.js';
 import { sendError } from '../envelope.js';
 
@@ -14,6 +15,8 @@ export interface DevInboxRouteDeps {
   readonly maxStreams: number;
   /** How often an idle stream gets a comment line, so that proxies and the browser keep it open. */
   readonly heartbeatMs: number;
+  /** Hosts it answers on besides loopback (see inboxHosts): PUBLIC_BASE_URL's, the bound address. */
+  readonly hosts: readonly string[];
 }
 
 /** A page that stops reading is cut off once this much is waiting to be written to it. */
@@ -31,6 +34,14 @@ const eventsSchema = { hide: true } as const;
 
 export function devInboxRoutes(app: FastifyInstance, deps: DevInboxRouteDeps): void {
   const streams = new Set<ServerResponse>();
+  // Asked for under another name (DNS rebinding, see dev-inbox-hosts.ts): answered as when the inbox is off, the
+  // contract's 404 rather than a 403 that would tell a foreign page the inbox is there. The raw Host header, never
+  // X-Forwarded-Host: the browser sets the one, the page could set the other.
+  const onRequest = async (request: FastifyRequest, reply: FastifyReply) => {
+    if (!inboxHostAllowed(request.headers.host, deps.hosts)) {
+      return sendError(reply, 'NOT_FOUND', { message: 'Not found: the development inbox answers only on localhost and the service\'s own host name' });
+    }
+  };
   // Open pages never hold up a shutdown: their streams end before the server waits for its connections.
   app.addHook('preClose', (done) => {
     for (const stream of streams) stream.end();
@@ -38,7 +49,7 @@ export function devInboxRoutes(app: FastifyInstance, deps: DevInboxRouteDeps): v
     done();
   });
 
-  app.get('/dev/inbox', { schema: pageSchema }, async (_request, reply) => {
+  app.get('/dev/inbox', { schema: pageSchema, onRequest }, async (_request, reply) => {
     const nonce = randomBytes(16).toString('base64');
     return reply
       .header(
@@ -54,7 +65,7 @@ export function devInboxRoutes(app: FastifyInstance, deps: DevInboxRouteDeps): v
   });
 
   // No HEAD twin: a stream has no headers-only form.
-  app.get('/dev/inbox/events', { exposeHeadRoute: false, schema: eventsSchema }, async (request, reply) => {
+  app.get('/dev/inbox/events', { exposeHeadRoute: false, schema: eventsSchema, onRequest }, async (request, reply) => {
     if (streams.size >= deps.maxStreams) {
       return sendError(reply, 'RATE_LIMITED', { message: 'Too many development inbox pages are open', retryAfterSeconds: 5 });
     }

@@ -46,7 +46,7 @@ const fetchSchema = {
   description:
     "The client's own verifications per UTC day of creation, country (region and calling code): the messages and calls asked for, those delivered and those verified, " +
     `test numbers left out. Both days are included; by default the last ${defaultStatsDays} days, today (UTC) included; at most ${maxStatsDays} days at once. ` +
-    'A day that is not a calendar day, or `from` after `to`, is a 400 `VALIDATION_ERROR` naming the parameter.',
+    'A day that is not a calendar day or is before 0001-01-01, or `from` after `to`, is a 400 `VALIDATION_ERROR` naming the parameter.',
   tags: ['Stats'],
   querystring: {
     type: 'object',

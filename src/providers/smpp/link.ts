@@ -1,13 +1,24 @@
 import { connect, PDU, type Session } from 'smpp';
 import type { ProviderContext } from '../../channels/provider-port.js';
 import type { SmppEndpoint } from './settings.js';
+import { refuseShortPdus } from './pdu-length.js';
 import { describeStatus, STATUS } from './status.js';
+
+refuseShortPdus();
 
 /** Timings of the bind; the defaults suit a real SMSC, tests shorten them. */
 export interface LinkTiming {
   /** First reconnect delay; it doubles after every failed attempt, up to backoffMaxMs, then is jittered. */
   readonly backoffInitialMs: number;
   readonly backoffMaxMs: number;
+  /**
+   * A bind counts as working, and the back-off starts again from backoffInitialMs, once it has stayed up this long
+   * or a request on it was answered. An accepted bind alone proves nothing: an SMSC that accepts and drops at once
+   * would be bound again every backoffInitialMs, forever, and carriers block such bind storms.
+   */
+  readonly stableBindMs: number;
+  /** How long stop() waits for unbind_resp: a shutdown has SHUTDOWN_GRACE_MS in all, not responseTimeoutMs. */
+  readonly unbindTimeoutMs: number;
   /** How long a request (bind, submit_sm, enquire_link, unbind) waits for its response. */
   readonly responseTimeoutMs: number;
   readonly enquireLinkMs: number;
@@ -37,6 +48,9 @@ export class SmppLink {
   private isBound = false;
   private stopped = false;
   private attempt = 0;
+  /** When the current bind was accepted (Date.now()), and whether a request on it has been answered since. */
+  private boundAt = 0;
+  private proven = false;
   private reconnectTimer: NodeJS.Timeout | null = null;
   private enquireTimer: NodeJS.Timeout | null = null;
   private readonly pending = new Map<Session, Map<number, Pending>>();
@@ -71,24 +85,33 @@ export class SmppLink {
   request(pdu: PDU): Promise<Exchange> {
     const session = this.session;
     if (!session || !this.isBound) return Promise.resolve({ ok: false, reason: 'not bound to the SMSC' });
-    return this.exchange(session, pdu);
+    return this.exchange(session, pdu).then((answer) => this.prove(session, answer));
   }
 
-  /** Unbinds (waiting at most responseTimeoutMs for unbind_resp), closes, and binds no more. */
+  /**
+   * Unbinds, closes, and binds no more, within unbindTimeoutMs for the unbind_resp and as long again for the
+   * close: an SMSC that ignores unbind (or never closes) cannot hold a shutdown past its grace.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     this.reconnectTimer = null;
     const session = this.session;
     if (!session) return;
+    const bound = Math.min(this.timing.unbindTimeoutMs, this.timing.responseTimeoutMs);
     if (this.isBound) {
       this.isBound = false;
-      const answer = await this.exchange(session, new PDU('unbind'));
+      let timer: NodeJS.Timeout | undefined;
+      const answer = await Promise.race([
+        this.exchange(session, new PDU('unbind')),
+        new Promise<Exchange>((resolve) => (timer = setTimeout(() => resolve({ ok: false, reason: `no unbind_resp within ${bound} ms` }), bound))),
+      ]);
+      clearTimeout(timer);
       if (!answer.ok) this.logger.warn({ provider: 'smpp', reason: answer.reason }, 'SMPP unbind not answered');
     }
     await new Promise<void>((resolve) => {
       if (session.socket.destroyed) return resolve();
-      const timer = setTimeout(() => session.destroy(), this.timing.responseTimeoutMs);
+      const timer = setTimeout(() => session.destroy(), bound);
       session.socket.once('close', () => {
         clearTimeout(timer);
         resolve();
@@ -121,7 +144,9 @@ export class SmppLink {
     session.on('pdu', (pdu: PDU) => this.inbound(session, pdu));
     session.on('error', (error: Error) => {
       this.logger.warn({ provider: 'smpp', host, port, error: error.message }, 'SMPP connection error');
-      session.destroy(); // a PDU the package could not decode leaves the socket open: end it, the close rebinds
+      // A PDU the package could not decode (malformed, or shorter than its header) leaves the socket open: end it,
+      // the close fails what waits on it and binds again.
+      session.destroy();
     });
     session.on('close', () => this.closed(session));
   }
@@ -135,7 +160,9 @@ export class SmppLink {
     if (session !== this.session) return;
     if (answer.ok && answer.response.command_status === STATUS.ESME_ROK) {
       this.isBound = true;
-      this.attempt = 0;
+      // The back-off is not reset yet: see LinkTiming.stableBindMs.
+      this.boundAt = Date.now();
+      this.proven = false;
       this.logger.info({ provider: 'smpp', host, port, systemId }, 'SMPP bound as transceiver');
       this.enquireTimer = setInterval(() => void this.enquireLink(session), this.timing.enquireLinkMs);
       this.settleStart();
@@ -148,7 +175,7 @@ export class SmppLink {
 
   /** A link that stopped answering enquire_link is dead even if TCP has not noticed: drop it and bind again. */
   private async enquireLink(session: Session): Promise<void> {
-    const answer = await this.exchange(session, new PDU('enquire_link'));
+    const answer = this.prove(session, await this.exchange(session, new PDU('enquire_link')));
     if (!answer.ok && session === this.session && !this.stopped) {
       this.logger.warn({ provider: 'smpp', reason: answer.reason }, 'SMPP enquire_link not answered, reconnecting');
       session.destroy();
@@ -236,6 +263,7 @@ export class SmppLink {
     if (session !== this.session) return;
     const wasBound = this.isBound;
     this.isBound = false;
+    if (wasBound && (this.proven || Date.now() - this.boundAt >= this.timing.stableBindMs)) this.attempt = 0;
     this.session = null;
     if (this.enquireTimer) clearInterval(this.enquireTimer);
     this.enquireTimer = null;
@@ -245,6 +273,12 @@ export class SmppLink {
     if (wasBound) this.logger.warn({ provider: 'smpp' }, 'SMPP connection lost');
     this.logger.info({ provider: 'smpp', attempt: this.attempt, delayMs: delay }, 'SMPP binding again after a delay');
     this.reconnectTimer = setTimeout(() => this.open(), delay);
+  }
+
+  /** An answered request on the current bind shows the bind works (LinkTiming.stableBindMs). */
+  private prove(session: Session, answer: Exchange): Exchange {
+    if (answer.ok && session === this.session && this.isBound) this.proven = true;
+    return answer;
   }
 
   /** Exponential back-off, capped, with "equal jitter": between half and all of the capped delay. */

@@ -15,6 +15,11 @@ declare module 'smpp' {
     readonly command_status: number;
     readonly sequence_number: number;
     readonly [field: string]: unknown;
+    /**
+     * Reads a PDU's command_length off the stream: false when fewer than 4 bytes are there; throws above
+     * PDU.maxLength. Every session's reader calls it through the class, so it can be wrapped (pdu-length.ts).
+     */
+    static commandLength: (stream: import('node:stream').Readable) => number | false;
     isResponse(): boolean;
     /** The response to this request, with its sequence number; generic_nack when the command is unknown. */
     response(options?: Readonly<Record<string, unknown>>): PDU;
