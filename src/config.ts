@@ -270,7 +270,7 @@ export const settings = {
     parse: integer(100, 50_000),
   },
   SMS_SENDER_NUMBER: {
-    doc: 'Number SMS codes are sent from (E.164); returned as pairedNumber in local format',
+    doc: 'Number SMS codes are sent from (E.164); returned as pairedNumber, in local format to numbers of its own country and in E.164 to others',
     default: '+2349010000000',
     parse: text,
   },

@@ -71,7 +71,8 @@ describe('otp-service clients: list header and a mistyped scope', () => {
     assert.equal(ran.code, 1);
     assert.equal(
       ran.stderr,
-      'error: unknown scope "otp:verfy"; --scopes takes some of: otp:send otp:verify lookup:request lookup:status deposit:request\n',
+      `otp-service: database: embedded, in ${dir}\n` +
+        'error: unknown scope "otp:verfy"; --scopes takes some of: otp:send otp:verify lookup:request lookup:status deposit:request\n',
     );
   });
 
