@@ -224,6 +224,7 @@ export async function createServices(
     observer: metrics,
     clientSettings: settingsOf,
     conversion,
+    firstProvider: (channel) => config.providers[channel][0]?.module.name ?? null,
     // A test number's code reaches no provider; the development inbox still shows what would have gone out.
     testSends: async (v) => {
       const channel = v.type === 'DROPPED_CALL' ? 'call' : 'sms';

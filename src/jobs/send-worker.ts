@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { CommittedSend } from '../domain/after-commit.js';
 import type { Channel } from '../domain/channel-driver.js';
 import type { Clock } from '../domain/ports.js';
-import type { SendJob } from '../domain/send-job.js';
+import { jobOwnership, type SendJob } from '../domain/send-job.js';
 import { effectiveStatus, type Verification } from '../domain/verification.js';
 import type { Outgoing, Provider, SendResult } from '../channels/provider-port.js';
 import type { CircuitBreaker } from './circuit-breaker.js';
@@ -77,7 +77,8 @@ export class SendWorker {
 
   /** Processes one batch of due jobs; true when the batch was full (there may be more). */
   async runOnce(): Promise<boolean> {
-    const jobs = await this.deps.jobs.claimDue(this.deps.clock.now(), this.deps.leaseMs, batchSize);
+    const takes = (['sms', 'call'] as const).map((channel) => jobOwnership(channel, this.deps.providers(channel).map((p) => p.name)));
+    const jobs = await this.deps.jobs.claimDue(this.deps.clock.now(), this.deps.leaseMs, batchSize, takes);
     await Promise.all(jobs.map((job) => this.process(job)));
     return jobs.length === batchSize;
   }
@@ -103,6 +104,12 @@ export class SendWorker {
   private async deliver(job: SendJob, verification: Verification): Promise<void> {
     const { deps } = this;
     const provider = this.choose(job);
+    if (provider === 'not-here') {
+      // Written claimed by this process (a failover it committed), but meant for a provider it does not have: left
+      // for a process that has it, once the claim runs out. `log` never stands in for a real provider.
+      deps.logger.warn({ verificationId: job.verificationId, channel: job.channel, provider: job.provider }, 'send left for a process with its provider configured');
+      return;
+    }
     if (!provider) {
       await deps.recordOutcome(job, job.provider ?? 'none', { kind: 'permanent', reason: `no provider configured for channel ${job.channel}` });
       return;
@@ -118,12 +125,15 @@ export class SendWorker {
   }
 
   /**
-   * The job's provider (the first of the list for a new job); while its circuit is open, the first closed one
-   * after it, if any, so that a failing provider does not hold up codes another could send.
+   * The job's provider (the first of the list for a job that names none); while its circuit is open, the first
+   * closed one after it, if any, so that a failing provider does not hold up codes another could send.
+   * 'not-here': the job names a provider this process does not have.
    */
-  private choose(job: SendJob): Provider | null {
+  private choose(job: SendJob): Provider | null | 'not-here' {
     const list = this.deps.providers(job.channel);
-    const start = Math.max(0, list.findIndex((p) => p.name === job.provider));
+    const at = list.findIndex((p) => p.name === job.provider);
+    if (job.provider !== null && at < 0 && list.length > 0) return 'not-here';
+    const start = Math.max(0, at);
     const preferred = list[start] ?? null;
     if (!preferred || !this.deps.breaker.isOpen(preferred.name)) return preferred;
     return list.slice(start + 1).find((p) => !this.deps.breaker.isOpen(p.name)) ?? preferred;
