@@ -56,7 +56,7 @@ export function appDeps(services: Services): AppDeps {
     callbacks: {
       publicBaseUrl: config.PUBLIC_BASE_URL ?? null,
       provider: (name) => services.providers.named(name),
-      recordReceipt: (provider, receipt) => services.deliveries.recordReceipt(provider, receipt),
+      recordReceipt: (provider, receipt, account) => services.deliveries.recordReceipt(provider, receipt, account),
     },
     ...(services.inboxFeed && {
       devInbox: { feed: services.inboxFeed, limit: devInboxLimit, maxStreams: 32, heartbeatMs: 15_000 },

@@ -257,12 +257,16 @@ export async function createServices(
     logger: providerLog.child({ provider: name }),
     callbackUrl: config.PUBLIC_BASE_URL ? `${config.PUBLIC_BASE_URL}/callbacks/${name}` : null,
     // Receipts that arrive on a provider's own connection (SMPP deliver_sm) walk the same script as callbacks.
-    onReceipt: (provider, receipt) => patiently(() => deliveries.recordReceipt(provider, receipt)),
+    // One that overtook the commit of its send's acceptance here waits for that commit first.
+    onReceipt: async (provider, receipt, account = '') => {
+      await sendWorker.recorded(provider, account, receipt.messageId);
+      return patiently(() => deliveries.recordReceipt(provider, receipt, account));
+    },
   }));
   const sendWorker = new SendWorker({
     jobs: new SqlSendJobStore(db.db),
     findVerification: (id) => verificationStore.findById(id),
-    recordOutcome: (job, provider, result) => deliveries.recordSendOutcome(job, provider, result),
+    recordOutcome: (job, provider, result, account) => deliveries.recordSendOutcome(job, provider, result, account),
     outgoing: async (channel, v, from, sendId) => channels.forChannel(channel).outgoing(v, from, sendId, await settingsOf(v.clientId)),
     providers: (channel) => providers.forChannel(channel),
     breaker: new CircuitBreaker(now),

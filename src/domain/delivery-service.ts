@@ -6,7 +6,7 @@ import type { Clock, Random } from './ports.js';
 import type { DeliveryReceipt, SendResult } from './send-result.js';
 import { dueAgain, type SendJob } from './send-job.js';
 import { effectiveStatus, type Verification } from './verification.js';
-import type { VerificationStore, VerificationTx } from './verification-store.js';
+import type { SentWritten, VerificationStore, VerificationTx } from './verification-store.js';
 
 /** Told of every receipt that moved a send, with the time since the provider took it (metrics). */
 export interface ReceiptObserver {
@@ -50,21 +50,23 @@ export class DeliveryService {
   /**
    * A provider answered a send (`result`), or the send was skipped (null: the verification was no longer
    * pending when its turn came; `provider` is then not used). Accepted: the code is SENT; refused or failed: retried, moved to the next
-   * provider, or, with none left, the verification is FAILED, UNDELIVERABLE.
+   * provider, or, with none left, the verification is FAILED, UNDELIVERABLE. `account`: the provider's account or
+   * bind the message id is unique within (Provider.account).
    */
-  async recordSendOutcome(job: SendJob, provider: string, result: SendResult | null): Promise<void> {
+  async recordSendOutcome(job: SendJob, provider: string, result: SendResult | null, account = ''): Promise<SentWritten> {
     const { store, clock } = this.deps;
     if (result?.kind === 'accepted') {
       // The common case, on the path of every code: it moves only the delivery and the job, so it needs no read
       // and no lock, and goes with concurrent ones in one statement.
-      await store.recordSent({
+      return store.recordSent({
         verificationId: job.verificationId,
         provider,
+        account,
         messageId: result.messageId,
+        attempt: job.attempts,
         status: result.delivered === true ? 'DELIVERED' : 'SENT',
         at: clock.now(),
       });
-      return;
     }
     const committed = await store.transaction(async (tx) => {
       const now = clock.now();
@@ -104,14 +106,18 @@ export class DeliveryService {
       }
     });
     dispatched(this.deps.afterCommit, committed);
+    return { tookIdFrom: null };
   }
 
-  /** A provider's receipt for one of its messages. Idempotent: a repeat changes nothing. */
-  async recordReceipt(provider: string, receipt: DeliveryReceipt): Promise<ReceiptOutcome> {
+  /**
+   * A provider's receipt for one of its messages (of `account`, the provider's account or bind). Idempotent: a
+   * repeat changes nothing.
+   */
+  async recordReceipt(provider: string, receipt: DeliveryReceipt, account = ''): Promise<ReceiptOutcome> {
     const { store, clock } = this.deps;
     const unknown = { outcome: 'unknown', moved: null } as const;
     const committed = await store.transaction(async (tx): Promise<{ outcome: ReceiptOutcome; moved: ReceiptMove | null }> => {
-      const id = await tx.findProviderMessage(provider, receipt.messageId);
+      const id = await tx.findProviderMessage(provider, account, receipt.messageId);
       if (!id) return unknown;
       const current = await tx.findForUpdate(id);
       if (!current) return unknown;

@@ -78,8 +78,8 @@ export interface VerificationTx {
   lockDue(now: Date, limit: number): Promise<Verification[]>;
   /** A verification's send job, locked until the transaction ends. */
   findSendJob(verificationId: string): Promise<SendJob | null>;
-  /** The verification a provider's message was for; null when no send has that id. */
-  findProviderMessage(provider: string, messageId: string): Promise<string | null>;
+  /** The verification a provider's message (of `account`) was for; null when no send has that id. */
+  findProviderMessage(provider: string, account: string, messageId: string): Promise<string | null>;
   insert(v: Verification): void;
   /** Writes a verification's new state (one read or locked by this transaction). */
   update(v: Verification): void;
@@ -88,8 +88,6 @@ export interface VerificationTx {
   enqueueSend(job: SendJob, verification: Verification): void;
   /** Writes a send job's new state (one read or claimed before); `verification` goes with it to the dispatcher. */
   saveSendJob(job: SendJob, verification: Verification | null, at: Date): void;
-  /** Remembers which verification a provider's message is for, so that its receipts find it. */
-  recordProviderMessage(provider: string, messageId: string, verificationId: string, at: Date): void;
 }
 
 /** An optimistic transaction: nothing is locked; its one save is made only if nobody changed what was read. */
@@ -102,15 +100,27 @@ export interface OptimisticTx {
 
 /**
  * A provider took a code (DeliveryService.recordSendOutcome decided so): the latest send reads SENT with its
- * provider and message id, one more send is counted, the job is done, and the message id is kept for receipts.
+ * provider and message id, one more send is counted, the job is done, and the message id is kept for receipts:
+ * an id already kept for another send (an SMSC that numbers its messages again after a restart) is taken over by
+ * this one, the newest, so that receipts never reach an older verification.
  */
 export interface SentRecord {
   readonly verificationId: string;
   readonly provider: string;
+  /** The account or bind the message id is unique within (Provider.account; '' for none). */
+  readonly account: string;
   readonly messageId: string;
+  /** The send attempt that got the id (the job's attempt count). */
+  readonly attempt: number;
   /** SENT, or DELIVERED when the provider knew at once that it arrived. */
   readonly status: 'SENT' | 'DELIVERED';
   readonly at: Date;
+}
+
+/** What recording an acceptance found. */
+export interface SentWritten {
+  /** The verification the message id was kept for until now, when another send had it; else null. */
+  readonly tookIdFrom: string | null;
 }
 
 /** What a transaction script returned, and what its transaction committed beside the state change. */
@@ -136,7 +146,7 @@ export interface VerificationStore {
    * Writes what a provider's acceptance changes (SentRecord), reading and locking nothing: it touches only the
    * delivery and the job, which nothing else moves while a send is under way. Concurrent ones share one statement.
    */
-  recordSent(sent: SentRecord): Promise<void>;
+  recordSent(sent: SentRecord): Promise<SentWritten>;
   /** A client's verification; another client's reads as null. Concurrent reads share one query. */
   find(clientId: string, id: string): Promise<Verification | null>;
   /** Any client's verification, for the workers. */

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { CommittedSend } from '../domain/after-commit.js';
 import type { Channel } from '../domain/channel-driver.js';
 import type { Clock } from '../domain/ports.js';
+import type { SentWritten } from '../domain/verification-store.js';
 import { jobOwnership, type SendJob } from '../domain/send-job.js';
 import { effectiveStatus, type Verification } from '../domain/verification.js';
 import type { Outgoing, Provider, SendResult } from '../channels/provider-port.js';
@@ -18,8 +19,11 @@ export interface SendWorkerDeps {
   readonly jobs: SendJobQueue;
   /** Any client's verification by id. */
   readonly findVerification: (id: string) => Promise<Verification | null>;
-  /** The state change of a provider's answer, or of a send skipped (null) (DeliveryService.recordSendOutcome). */
-  readonly recordOutcome: (job: SendJob, provider: string, result: SendResult | null) => Promise<void>;
+  /**
+   * The state change of a provider's answer, or of a send skipped (null) (DeliveryService.recordSendOutcome);
+   * `account` is the provider's (Provider.account).
+   */
+  readonly recordOutcome: (job: SendJob, provider: string, result: SendResult | null, account?: string) => Promise<SentWritten | void>;
   /** The message or call a job's channel carries for a verification (its text as the client set it). */
   readonly outgoing: (channel: Channel, v: Verification, from: string, sendId: string) => Promise<Outgoing>;
   /** The providers of a channel, in failover order. */
@@ -40,6 +44,8 @@ const batchSize = 50;
 /** Sends the code of each committed verification through its channel's provider, retrying transient failures. */
 export class SendWorker {
   private readonly inFlight = new Set<Promise<void>>();
+  /** Acceptances being recorded, by provider, account and message id: their receipts wait for the commit. */
+  private readonly recording = new Map<string, Promise<unknown>>();
   /** Claims due jobs: every 500 ms, or at once when woken by a commit of due jobs. */
   private readonly task: PeriodicTask;
 
@@ -73,6 +79,25 @@ export class SendWorker {
    */
   sendNow(sends: readonly CommittedSend[]): void {
     for (const { job, verification } of sends) this.track(this.deliver(job, verification), job);
+  }
+
+  /**
+   * Resolves once the acceptance of this message that this process is recording has committed (at once when it
+   * records none): a receipt that overtook its send's commit then finds the send it is for, not an older one the
+   * provider gave the same id (an SMSC numbering its messages again after a restart).
+   */
+  async recorded(provider: string, account: string, messageId: string): Promise<void> {
+    await this.recording.get(messageKey(provider, account, messageId))?.catch(() => undefined);
+  }
+
+  private async whileRecording<T>(provider: Provider, messageId: string, recording: Promise<T>): Promise<T> {
+    const key = messageKey(provider.name, provider.account ?? '', messageId);
+    this.recording.set(key, recording);
+    try {
+      return await recording;
+    } finally {
+      if (this.recording.get(key) === recording) this.recording.delete(key);
+    }
   }
 
   /** Processes one batch of due jobs; true when the batch was full (there may be more). */
@@ -118,8 +143,15 @@ export class SendWorker {
     const result = await this.send(provider, job, verification);
     deps.observer?.sent(job.channel, provider.name, result, (performance.now() - started) / 1000);
     deps.breaker.record(provider.name, result.kind === 'transient');
-    await deps.recordOutcome(job, provider.name, result);
+    const recording = deps.recordOutcome(job, provider.name, result, provider.account ?? '');
+    const written = result.kind === 'accepted' ? await this.whileRecording(provider, result.messageId, recording) : await recording;
     const log = deps.logger.child({ verificationId: job.verificationId, channel: job.channel, provider: provider.name, attempt: job.attempts });
+    if (written && written.tookIdFrom !== null) {
+      log.warn(
+        { messageId: result.kind === 'accepted' ? result.messageId : null, previousVerificationId: written.tookIdFrom },
+        'the provider gave a message id another send had (it numbers its messages again, e.g. an SMSC after a restart): its receipts now go to this send',
+      );
+    }
     if (result.kind === 'accepted') log.info({ messageId: result.messageId }, 'code sent');
     else log.warn({ reason: result.reason, permanent: result.kind === 'permanent' }, 'send failed');
   }
@@ -150,4 +182,8 @@ export class SendWorker {
       return { kind: 'transient', reason: signal.aborted ? 'provider timed out' : `provider ${provider.name} threw: ${String(err)}` };
     }
   }
+}
+
+function messageKey(provider: string, account: string, messageId: string): string {
+  return `${provider}\u0000${account}\u0000${messageId}`;
 }

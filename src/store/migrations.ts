@@ -286,6 +286,19 @@ const migrations: Record<string, Migration> = {
       `);
     },
   },
+  '0012_provider_message_accounts': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- A provider's message ids are unique only within the account or bind that sent them (an SMSC numbers its
+        -- messages again from the start after a restart): the mapping is keyed by the three, and the send attempt
+        -- that got the id is kept beside the verification.
+        ALTER TABLE provider_messages ADD COLUMN account text NOT NULL DEFAULT '';
+        ALTER TABLE provider_messages ADD COLUMN attempt integer NOT NULL DEFAULT 0;
+        ALTER TABLE provider_messages DROP CONSTRAINT provider_messages_pkey;
+        ALTER TABLE provider_messages ADD PRIMARY KEY (provider, account, message_id);
+      `);
+    },
+  },
 };
 
 /** Runs DDL one statement at a time: PGlite's extended protocol takes one statement per query. */

@@ -76,7 +76,11 @@ export interface SendJobsTable {
 /** Which verification a provider's message is for (0004). */
 export interface ProviderMessagesTable {
   provider: string;
+  /** 0012: the account or bind the id is unique within ('' for a provider with one). */
+  account: Generated<string>;
   message_id: string;
+  /** 0012: the send attempt (the job's attempt count) that got the id. */
+  attempt: Generated<number>;
   verification_id: string;
   created_at: Timestamp;
 }

@@ -7,9 +7,9 @@ export interface CallbackRouteDeps {
   /** PUBLIC_BASE_URL without its trailing slash: providers sign the URL they called, which is this plus the path. */
   readonly publicBaseUrl: string | null;
   /** A configured provider by name. */
-  readonly provider: (name: string) => Pick<Provider, 'name' | 'verifyCallback'> | undefined;
-  /** The domain's receipt script (DeliveryService.recordReceipt): resolves once committed. */
-  readonly recordReceipt: (provider: string, receipt: DeliveryReceipt) => Promise<'recorded' | 'unknown'>;
+  readonly provider: (name: string) => Pick<Provider, 'name' | 'account' | 'verifyCallback'> | undefined;
+  /** The domain's receipt script (DeliveryService.recordReceipt), with the provider's account: resolves once committed. */
+  readonly recordReceipt: (provider: string, receipt: DeliveryReceipt, account: string) => Promise<'recorded' | 'unknown'>;
 }
 
 const callbackSchema = {
@@ -62,7 +62,7 @@ export async function callbackRoutes(app: FastifyInstance, deps: CallbackRouteDe
     }
     let unknown = 0;
     for (const receipt of result.receipts) {
-      if ((await deps.recordReceipt(provider.name, receipt)) === 'unknown') unknown += 1;
+      if ((await deps.recordReceipt(provider.name, receipt, provider.account ?? '')) === 'unknown') unknown += 1;
     }
     if (unknown > 0) request.log.info({ provider: provider.name, unknown }, 'receipts for messages this service did not send; ignored');
     return { status: true, message: 'Callback recorded' };
