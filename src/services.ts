@@ -42,19 +42,6 @@ import { DeliveryWorker } from './webhooks/delivery-worker.js';
 import { GuardedHttpClient } from './webhooks/guarded-client.js';
 
 /**
- * A receipt on a provider's own connection can overtake the commit of its send's result (an SMSC answers
- * submit_sm and sends the receipt at once): one about a message not known yet is tried again a few times,
- * briefly, before the provider is told so (and asks its peer to send it again later).
- */
-async function patiently(record: () => Promise<'recorded' | 'unknown'>): Promise<'recorded' | 'unknown'> {
-  for (const waitMs of [20, 100, 400, 1500]) {
-    if ((await record()) === 'recorded') return 'recorded';
-    await new Promise((resolve) => setTimeout(resolve, waitMs));
-  }
-  return record();
-}
-
-/**
  * The parts the composition root builds, each once and in order (nothing refers to a part built later). The
  * server, the workers, the admin commands and the tests each take the few parts they use.
  */
@@ -257,10 +244,12 @@ export async function createServices(
     logger: providerLog.child({ provider: name }),
     callbackUrl: config.PUBLIC_BASE_URL ? `${config.PUBLIC_BASE_URL}/callbacks/${name}` : null,
     // Receipts that arrive on a provider's own connection (SMPP deliver_sm) walk the same script as callbacks.
-    // One that overtook the commit of its send's acceptance here waits for that commit first.
+    // One that overtook the commit of its send's acceptance here waits for that commit first; one whose send is
+    // not known yet is kept (parked) durably, so the provider need not send it again.
     onReceipt: async (provider, receipt, account = '') => {
       await sendWorker.recorded(provider, account, receipt.messageId);
-      return patiently(() => deliveries.recordReceipt(provider, receipt, account));
+      await deliveries.recordReceipt(provider, receipt, account);
+      return 'recorded';
     },
   }));
   const sendWorker = new SendWorker({

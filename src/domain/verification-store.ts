@@ -5,6 +5,7 @@ import type { ThrottledState } from './conversion.js';
 import type { PrefixState } from './prefix-velocity.js';
 import type { SendJob } from './send-job.js';
 import type { Verification } from './verification.js';
+import type { DeliveryReceipt } from './send-result.js';
 
 /** What a create reads before it decides: the number's history, the client's sends that day, its prefix. */
 export interface CreateHistory {
@@ -88,6 +89,18 @@ export interface VerificationTx {
   enqueueSend(job: SendJob, verification: Verification): void;
   /** Writes a send job's new state (one read or claimed before); `verification` goes with it to the dispatcher. */
   saveSendJob(job: SendJob, verification: Verification | null, at: Date): void;
+  /** Keeps a receipt whose send is not known yet (its acceptance not committed), written with the transaction. */
+  parkReceipt(provider: string, account: string, receipt: DeliveryReceipt, at: Date): void;
+  /** Forgets a kept receipt once applied, written with the transaction. */
+  unpark(id: string): void;
+}
+
+/** A receipt kept until the acceptance of its send is committed. */
+export interface ParkedReceipt {
+  readonly id: string;
+  readonly provider: string;
+  readonly account: string;
+  readonly receipt: DeliveryReceipt;
 }
 
 /** An optimistic transaction: nothing is locked; its one save is made only if nobody changed what was read. */
@@ -121,6 +134,8 @@ export interface SentRecord {
 export interface SentWritten {
   /** The verification the message id was kept for until now, when another send had it; else null. */
   readonly tookIdFrom: string | null;
+  /** True when receipts for the message came before this acceptance and are kept (parked) for it. */
+  readonly parked: boolean;
 }
 
 /** What a transaction script returned, and what its transaction committed beside the state change. */
@@ -151,4 +166,8 @@ export interface VerificationStore {
   find(clientId: string, id: string): Promise<Verification | null>;
   /** Any client's verification, for the workers. */
   findById(id: string): Promise<Verification | null>;
+  /**
+   * Kept receipts, oldest first: those of one message, or (no `message`) those whose send is known by now.
+   */
+  parkedReceipts(limit: number, message?: { readonly provider: string; readonly account: string; readonly messageId: string }): Promise<ParkedReceipt[]>;
 }

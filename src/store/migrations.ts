@@ -299,6 +299,26 @@ const migrations: Record<string, Migration> = {
       `);
     },
   },
+  '0013_parked_receipts': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- Receipts that came before the acceptance of their send was committed (a provider that reports at once,
+        -- or answers the send late): kept, and applied when the acceptance is recorded.
+        CREATE TABLE parked_receipts (
+          id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+          provider text NOT NULL,
+          account text NOT NULL,
+          message_id text NOT NULL,
+          status text NOT NULL,
+          detail text,
+          reported_at timestamptz,
+          received_at timestamptz NOT NULL
+        );
+        CREATE INDEX parked_receipts_message ON parked_receipts (provider, account, message_id);
+        CREATE INDEX parked_receipts_received ON parked_receipts (received_at);
+      `);
+    },
+  },
 };
 
 /** Runs DDL one statement at a time: PGlite's extended protocol takes one statement per query. */

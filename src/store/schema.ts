@@ -85,6 +85,18 @@ export interface ProviderMessagesTable {
   created_at: Timestamp;
 }
 
+/** 0013: receipts that came before their send's acceptance was committed. */
+export interface ParkedReceiptsTable {
+  id: Generated<string>;
+  provider: string;
+  account: string;
+  message_id: string;
+  status: string;
+  detail: string | null;
+  reported_at: Timestamp | null;
+  received_at: Timestamp;
+}
+
 export interface MessagesTable {
   id: Generated<number>;
   verification_id: string;
@@ -184,6 +196,7 @@ export interface Database {
   idempotency_keys: IdempotencyKeysTable;
   rate_counters: RateCountersTable;
   provider_messages: ProviderMessagesTable;
+  parked_receipts: ParkedReceiptsTable;
   lookups: LookupsTable;
   client_daily_sends: ClientDailySendsTable;
   prefix_blocks: PrefixBlocksTable;

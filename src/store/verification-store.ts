@@ -2,7 +2,8 @@ import { sql, type Kysely } from 'kysely';
 import type { CommittedSend } from '../domain/after-commit.js';
 import type { OutboxEvent } from '../domain/events.js';
 import type { Verification } from '../domain/verification.js';
-import type { Committed, OptimisticTx, SentRecord, SentWritten, VerificationStore, VerificationTx } from '../domain/verification-store.js';
+import type { DeliveryReceipt } from '../domain/send-result.js';
+import type { Committed, OptimisticTx, ParkedReceipt, SentRecord, SentWritten, VerificationStore, VerificationTx } from '../domain/verification-store.js';
 import { Batcher } from './batcher.js';
 import { GroupCommit } from './group-commit.js';
 import { dueForWorkers, eventRow, webhookChannel } from './outbox-rows.js';
@@ -157,7 +158,7 @@ export class SqlVerificationStore implements VerificationStore {
       (s) =>
         sql`(${s.verificationId}::uuid, ${s.provider}::text, ${s.account}::text, ${s.messageId}::text, ${s.attempt}::int, ${s.status}::text, ${s.at}::timestamptz)`,
     );
-    const result = await sql<{ verification_id: string; previous: string }>`
+    const result = await sql<{ verification_id: string; previous: string | null; parked: boolean }>`
       WITH s (verification_id, provider, account, message_id, attempt, status, at) AS (VALUES ${sql.join(rows)}),
       delivered AS (
         UPDATE verifications v SET delivery_provider = s.provider, delivery_message_id = s.message_id,
@@ -184,10 +185,15 @@ export class SqlVerificationStore implements VerificationStore {
           SET verification_id = excluded.verification_id, attempt = excluded.attempt, created_at = excluded.created_at
         RETURNING 1
       )
-      -- The writing parts run to completion whether read or not.
-      SELECT p.verification_id::text, p.previous::text FROM previous p`.execute(this.db);
-    const took = new Map(result.rows.map((r) => [r.verification_id, r.previous]));
-    return group.map((s) => ({ tookIdFrom: took.get(s.verificationId) ?? null }));
+      -- The writing parts run to completion whether read or not. Receipts that came first are kept for the send.
+      SELECT s.verification_id::text, p.previous::text AS previous,
+        EXISTS (SELECT 1 FROM parked_receipts r WHERE r.provider = s.provider AND r.account = s.account AND r.message_id = s.message_id) AS parked
+      FROM s LEFT JOIN previous p ON p.verification_id = s.verification_id`.execute(this.db);
+    const byId = new Map(result.rows.map((r) => [r.verification_id, r]));
+    return group.map((s) => {
+      const row = byId.get(s.verificationId);
+      return { tookIdFrom: row?.previous ?? null, parked: row?.parked === true };
+    });
   }
 
   find(clientId: string, id: string): Promise<Verification | null> {
@@ -212,6 +218,36 @@ export class SqlVerificationStore implements VerificationStore {
     if (!isUuid(id)) return null;
     const row = await this.db.selectFrom('verifications').selectAll().where('id', '=', id).executeTakeFirst();
     return row ? toVerification(row) : null;
+  }
+
+  async parkedReceipts(
+    limit: number,
+    message?: { readonly provider: string; readonly account: string; readonly messageId: string },
+  ): Promise<ParkedReceipt[]> {
+    let query = this.db.selectFrom('parked_receipts as r').selectAll('r').orderBy('r.id').limit(limit);
+    query = message
+      ? query.where('r.provider', '=', message.provider).where('r.account', '=', message.account).where('r.message_id', '=', message.messageId)
+      : query.where(({ exists, selectFrom }) =>
+          exists(
+            selectFrom('provider_messages as m')
+              .select('m.verification_id')
+              .whereRef('m.provider', '=', 'r.provider')
+              .whereRef('m.account', '=', 'r.account')
+              .whereRef('m.message_id', '=', 'r.message_id'),
+          ),
+        );
+    const rows = await query.execute();
+    return rows.map((r) => ({
+      id: String(r.id),
+      provider: r.provider,
+      account: r.account,
+      receipt: {
+        messageId: r.message_id,
+        status: r.status as DeliveryReceipt['status'],
+        detail: r.detail,
+        at: r.reported_at === null ? null : new Date(r.reported_at),
+      },
+    }));
   }
 
   /** Forgets Idempotency-Keys recorded before `before`. */

@@ -4,6 +4,7 @@ import type { OutboxEvent } from '../domain/events.js';
 import type { ThrottledState } from '../domain/conversion.js';
 import type { PrefixState } from '../domain/prefix-velocity.js';
 import type { SendJob } from '../domain/send-job.js';
+import type { DeliveryReceipt } from '../domain/send-result.js';
 import type { Verification } from '../domain/verification.js';
 import type { CreateHistory, CreateHistoryQuery, IdempotencyClaim, VerificationTx } from '../domain/verification-store.js';
 import { dueForWorkers, eventRow, notifyWorkersSql } from './outbox-rows.js';
@@ -114,6 +115,25 @@ export class GroupTransaction {
     const sends = members.flatMap((m) => m.sends);
     const savedJobs = members.flatMap((m) => m.savedJobs);
     const blocks = new Map(members.flatMap((m) => m.prefixBlocks).map((b) => [b.prefix, b]));
+    const parked = members.flatMap((m) => m.parked);
+    const unparked = members.flatMap((m) => m.unparked);
+    if (parked.length > 0) {
+      await this.trx
+        .insertInto('parked_receipts')
+        .values(
+          parked.map((p) => ({
+            provider: p.provider,
+            account: p.account,
+            message_id: p.receipt.messageId,
+            status: p.receipt.status,
+            detail: p.receipt.detail,
+            reported_at: p.receipt.at,
+            received_at: p.at,
+          })),
+        )
+        .execute();
+    }
+    if (unparked.length > 0) await this.trx.deleteFrom('parked_receipts').where('id', 'in', unparked).execute();
     if (blocks.size > 0) {
       await this.trx
         .insertInto('prefix_blocks')
@@ -339,6 +359,8 @@ export class SqlVerificationTx implements VerificationTx {
   readonly sends: CommittedSend[] = [];
   readonly savedJobs: { readonly job: SendJob; readonly verification: Verification | null; readonly at: Date }[] = [];
   readonly countedSends: { readonly clientId: string; readonly day: string }[] = [];
+  readonly parked: { readonly provider: string; readonly account: string; readonly receipt: DeliveryReceipt; readonly at: Date }[] = [];
+  readonly unparked: string[] = [];
   readonly prefixBlocks: { readonly prefix: string; readonly at: Date; readonly until: Date }[] = [];
 
   constructor(private readonly group: GroupTransaction) {}
@@ -443,6 +465,14 @@ export class SqlVerificationTx implements VerificationTx {
 
   insert(v: Verification): void {
     this.inserts.push(v);
+  }
+
+  parkReceipt(provider: string, account: string, receipt: DeliveryReceipt, at: Date): void {
+    this.parked.push({ provider, account, receipt, at });
+  }
+
+  unpark(id: string): void {
+    this.unparked.push(id);
   }
 
   update(v: Verification): void {
