@@ -241,6 +241,7 @@ export async function createServices(
   const providers = new Providers(config.providers, (name) => ({
     messageLog,
     callRingSeconds: config.CALL_RING_SECONDS,
+    providerTimeoutMs: config.PROVIDER_TIMEOUT_MS,
     logger: providerLog.child({ provider: name }),
     callbackUrl: config.PUBLIC_BASE_URL ? `${config.PUBLIC_BASE_URL}/callbacks/${name}` : null,
     // Receipts that arrive on a provider's own connection (SMPP deliver_sm) walk the same script as callbacks.

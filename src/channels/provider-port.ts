@@ -91,6 +91,8 @@ export interface ProviderContext {
   readonly onReceipt: (provider: string, receipt: DeliveryReceipt, account?: string) => Promise<'recorded' | 'unknown'>;
   /** `PUBLIC_BASE_URL/callbacks/<name>`, or null when PUBLIC_BASE_URL is unset (the start refuses providers that need it). */
   readonly callbackUrl: string | null;
+  /** PROVIDER_TIMEOUT_MS: how long a request to the provider is expected to take (SMPP: bind, enquire_link, unbind). */
+  readonly providerTimeoutMs?: number;
   /** CALL_RING_SECONDS: the longest a dropped call rings before it is hung up. */
   readonly callRingSeconds: number;
   /** Where the `log` provider keeps what it "sent", so a developer can read codes back. */

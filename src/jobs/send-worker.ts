@@ -32,7 +32,12 @@ export interface SendWorkerDeps {
   readonly breaker: CircuitBreaker;
   /** How long a claimed job is held before another worker may take it; longer than a provider call may take. */
   readonly leaseMs: number;
-  /** The longest a provider call of a channel may take before it counts as a transient failure. */
+  /**
+   * How long a provider call of a channel is expected to take (PROVIDER_TIMEOUT_MS): past it the attempt is in
+   * doubt and logged so, but not abandoned: the provider may have taken the code, and sending it again could
+   * only send a second copy. Its answer is awaited until the job's claim (leaseMs) is nearly over, the hard bound
+   * past which no other worker could be kept from taking the job, and is then recorded against its own attempt.
+   */
   readonly providerTimeoutMs: (channel: Channel) => number;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -44,6 +49,8 @@ const batchSize = 50;
 /** Sends the code of each committed verification through its channel's provider, retrying transient failures. */
 export class SendWorker {
   private readonly inFlight = new Set<Promise<void>>();
+  /** Aborted when stop() has waited long enough for the sends in flight. */
+  private readonly stopping = new AbortController();
   /** Acceptances being recorded, by provider, account and message id: their receipts wait for the commit. */
   private readonly recording = new Map<string, Promise<unknown>>();
   /** Claims due jobs: every 500 ms, or at once when woken by a commit of due jobs. */
@@ -62,9 +69,16 @@ export class SendWorker {
     this.task.wake();
   }
 
-  /** Stops claiming and waits for the sends in flight. */
+  /**
+   * Stops claiming and waits for the sends in flight, at most a provider time-out: those still waiting then are
+   * abandoned unrecorded, their jobs held until their claim runs out (a provider that took the code meanwhile may
+   * then be asked again by another worker: README, Sending codes).
+   */
   async stop(): Promise<void> {
     await this.task.stop();
+    const grace = new Promise<void>((resolve) => setTimeout(resolve, this.deps.providerTimeoutMs('sms')).unref());
+    await Promise.race([this.idle(), grace]);
+    this.stopping.abort();
     await this.idle();
   }
 
@@ -140,9 +154,14 @@ export class SendWorker {
       return;
     }
     const started = performance.now();
-    const result = await this.send(provider, job, verification);
+    const { result, late } = await this.send(provider, job, verification);
+    if (this.stopping.signal.aborted) {
+      deps.logger.warn({ verificationId: job.verificationId, provider: provider.name }, 'send abandoned at shutdown before the provider answered; the job comes back after its claim');
+      return;
+    }
     deps.observer?.sent(job.channel, provider.name, result, (performance.now() - started) / 1000);
-    deps.breaker.record(provider.name, result.kind === 'transient');
+    // A provider that answers only after the time-out counts as failing, so that new codes go to another one.
+    deps.breaker.record(provider.name, result.kind === 'transient' || late);
     const recording = deps.recordOutcome(job, provider.name, result, provider.account ?? '');
     const written = result.kind === 'accepted' ? await this.whileRecording(provider, result.messageId, recording) : await recording;
     const log = deps.logger.child({ verificationId: job.verificationId, channel: job.channel, provider: provider.name, attempt: job.attempts });
@@ -171,19 +190,45 @@ export class SendWorker {
     return list.slice(start + 1).find((p) => !this.deps.breaker.isOpen(p.name)) ?? preferred;
   }
 
-  /** One provider call, bounded in time; a provider that throws or overruns is a transient failure. */
-  private async send(provider: Provider, job: SendJob, v: Verification): Promise<SendResult> {
+  /**
+   * One provider call. Past the provider time-out it is in doubt (`late`), and still awaited up to the hard bound
+   * (nearly the job's claim), so that an answer that comes late is the attempt's outcome rather than a retry's
+   * second copy; a provider that throws, or has not answered by the hard bound, is a transient failure.
+   */
+  private async send(provider: Provider, job: SendJob, v: Verification): Promise<{ result: SendResult; late: boolean }> {
     const { deps } = this;
     const message = await deps.outgoing(job.channel, v, job.sender, v.id);
-    const signal = AbortSignal.timeout(deps.providerTimeoutMs(job.channel));
+    const patience = deps.providerTimeoutMs(job.channel);
+    const hardBound = hardBoundMs(patience, deps.leaseMs);
+    const signal = AbortSignal.any([AbortSignal.timeout(hardBound), this.stopping.signal]);
+    let late = false;
+    const inDoubt = setTimeout(() => {
+      late = true;
+      deps.logger.warn(
+        { verificationId: job.verificationId, provider: provider.name, attempt: job.attempts, waitingMs: hardBound - patience },
+        'no answer from the provider within PROVIDER_TIMEOUT_MS; still waiting for it rather than sending the code again',
+      );
+    }, patience);
     try {
-      return await provider.send(message, signal);
+      return { result: await provider.send(message, signal), late };
     } catch (err) {
-      return { kind: 'transient', reason: signal.aborted ? 'provider timed out' : `provider ${provider.name} threw: ${String(err)}` };
+      const reason = signal.aborted ? `provider did not answer within ${hardBound} ms` : `provider ${provider.name} threw: ${String(err)}`;
+      return { result: { kind: 'transient', reason }, late };
+    } finally {
+      clearTimeout(inDoubt);
     }
   }
 }
 
 function messageKey(provider: string, account: string, messageId: string): string {
   return `${provider}\u0000${account}\u0000${messageId}`;
+}
+
+/**
+ * How long a provider call is awaited at most: nearly the job's claim (SEND_LEASE_MS, less a tenth for recording
+ * the answer), so that no other worker takes the job while its attempt may still be answered; never less than
+ * the provider time-out.
+ */
+export function hardBoundMs(providerTimeoutMs: number, leaseMs: number): number {
+  return Math.max(providerTimeoutMs, leaseMs - Math.max(100, Math.ceil(leaseMs / 10)));
 }

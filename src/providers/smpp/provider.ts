@@ -118,7 +118,9 @@ export class SmppProvider implements Provider {
       this.window.release();
       return transient('not bound to the SMSC');
     }
-    const exchange = this.link.request(pdu);
+    // Awaited as long as the caller waits (its signal), not the link's own response time: a late submit_sm_resp
+    // is still this send's outcome.
+    const exchange = this.link.request(pdu, signal);
     this.awaitingResponse.add(exchange);
     void exchange.finally(() => {
       this.awaitingResponse.delete(exchange);
