@@ -84,9 +84,10 @@ export interface Provider {
 /** What a provider module gets from the service. */
 export interface ProviderContext {
   /**
-   * Receipts that arrive outside HTTP (SMPP deliver_sm): resolves once recorded, so the provider may acknowledge.
-   * 'unknown': no send has that message id (yet: a receipt can overtake the commit of its send), so the
-   * provider should ask for it again later (SMPP: a temporary error in deliver_sm_resp).
+   * Receipts that arrive outside HTTP (SMPP deliver_sm), with the provider's account (Provider.account):
+   * resolves once recorded, or kept durably for a send not known yet, so the provider may acknowledge.
+   * 'unknown': it could not be kept, so the provider should ask for it again later (SMPP: a temporary error in
+   * deliver_sm_resp); the service's own never answers it.
    */
   readonly onReceipt: (provider: string, receipt: DeliveryReceipt, account?: string) => Promise<'recorded' | 'unknown'>;
   /** `PUBLIC_BASE_URL/callbacks/<name>`, or null when PUBLIC_BASE_URL is unset (the start refuses providers that need it). */
