@@ -6,6 +6,36 @@ import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { startReceiver, type Receiver } from '../webhooks/helpers.js';
 import { netSmppMissing, startPerlSmsc, type PerlSmsc } from '../providers/smpp-peers.js';
+import { startPrism, twilioApiV2010Spec, type PrismMock } from '../support/prism.js';
+
+/**
+ * Twilio as Prism serves its OpenAPI description (so the request is still validated as Twilio would), behind a
+ * proxy that holds each request 2.5 s before passing it on: a Twilio that answers after the time-out.
+ */
+let prism: PrismMock;
+let slowTwilio: Receiver;
+/** Requests that reached Prism, by the To number of their form. */
+const twilioSends = new Map<string, number>();
+before(async () => {
+  prism = await startPrism(twilioApiV2010Spec);
+  slowTwilio = await startReceiver(async (req, res) => {
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    const to = new URLSearchParams(req.body).get('To') ?? '';
+    twilioSends.set(to, (twilioSends.get(to) ?? 0) + 1);
+    const headers: Record<string, string> = {};
+    for (const name of ['content-type', 'authorization']) {
+      const value = req.headers[name];
+      if (typeof value === 'string') headers[name] = value;
+    }
+    const answer = await fetch(`${prism.url}${req.url}`, { method: req.method, headers, body: req.body });
+    const body = await answer.text();
+    if (!res.destroyed) res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' }).end(body);
+  });
+});
+after(async () => {
+  await slowTwilio.close();
+  await prism.stop();
+});
 
 interface Delivered extends RecordBody {
   failureReason: string | null;
@@ -61,6 +91,38 @@ forEachDatabase('providers that answer after the time-out', (kind) => {
       await h.services.sendWorker.runOnce();
       await h.services.sendWorker.idle();
       assert.equal(gateway.requests.filter((q) => q.body.includes(v.id)).length, 1, 'one copy');
+    });
+  });
+
+  describe('Twilio (Prism) answering after 2.5 s', () => {
+    let h: Harness;
+    before(async () => {
+      h = await createHarness(kind, {
+        env: {
+          ...timing,
+          SMS_PROVIDER: 'twilio',
+          TWILIO_ACCOUNT_SID: 'AC0123456789abcdef0123456789abcdef',
+          TWILIO_AUTH_TOKEN: 'test-auth-token-0123456789abcdef',
+          TWILIO_BASE_URL: `http://127.0.0.1:${slowTwilio.port}`,
+          PUBLIC_BASE_URL: 'https://otp.example.test',
+        },
+      });
+    });
+    after(() => h.close());
+
+    it('records the late acceptance and sends one message', async () => {
+      const token = await h.token();
+      const v = await createVerification(h, token);
+      await h.services.sendWorker.idle();
+      h.clock.advance(10_000);
+      await h.services.sendWorker.runOnce();
+      await h.services.sendWorker.idle();
+      const r = ((await h.call('GET', `/v1/otp/${v.id}`, token)).json() as { data: Delivered }).data;
+      assert.deepEqual(
+        { status: r.status, provider: r.delivery.provider, delivery: r.delivery.status, sends: r.delivery.sends },
+        { status: 'PENDING', provider: 'twilio', delivery: 'SENT', sends: 1 },
+      );
+      assert.equal(twilioSends.get(v.phoneNumber), 1, 'one message');
     });
   });
 
