@@ -6,7 +6,8 @@
  *   GET  /now    {now}: this process's clock, for the parent to measure the offset to its own
  *   POST /reset  forgets what was noted (?record=1 also notes each submit_sm's destination and time)
  *   GET  /log    {submits, binds, entries: [[destination_addr, at], ...]} since the last reset
- * Prints one JSON line {smppPort, controlUrl} once both listen.
+ * Prints one JSON line {smppPort, controlUrl} once both listen. SMSC_SUBMIT_DELAY_MS: each submit_sm_resp goes out
+ * that long after its submit_sm came (an SMSC that answers late).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,6 +15,7 @@ import { performance } from 'node:perf_hooks';
 import { createServer, type PDU, type Session } from 'smpp';
 
 const now = () => performance.timeOrigin + performance.now();
+const submitDelayMs = Number(process.env.SMSC_SUBMIT_DELAY_MS ?? 0);
 
 let submits = 0;
 let binds = 0;
@@ -34,7 +36,9 @@ const smsc = createServer((session) => {
         const at = now();
         submits++;
         if (record) entries.push([String(pdu['destination_addr']), at]);
-        session.send(pdu.response({ message_id: `S${++nextId}` }));
+        const response = pdu.response({ message_id: `S${++nextId}` });
+        if (submitDelayMs > 0) setTimeout(() => session.send(response), submitDelayMs);
+        else session.send(response);
         return;
       }
       case 'bind_transceiver':

@@ -265,7 +265,7 @@ export const settings = {
     parse: integer(200, 3_600_000),
   },
   PROVIDER_TIMEOUT_MS: {
-    doc: 'The longest one provider call may take; past it the attempt counts as a transient failure',
+    doc: 'How long one provider call is expected to take; past it the attempt is in doubt and its answer is still awaited, up to nearly SEND_LEASE_MS, rather than the code sent again',
     default: '10000',
     parse: integer(100, 50_000),
   },

@@ -57,7 +57,11 @@ export function appDeps(services: Services): AppDeps {
     callbacks: {
       publicBaseUrl: config.PUBLIC_BASE_URL ?? null,
       provider: (name) => services.providers.named(name),
-      recordReceipt: (provider, receipt) => services.deliveries.recordReceipt(provider, receipt),
+      // A receipt that overtook the commit of its send's acceptance in this process waits for that commit.
+      recordReceipt: async (provider, receipt, account) => {
+        await services.sendWorker.recorded(provider, account, receipt.messageId);
+        return services.deliveries.recordReceipt(provider, receipt, account);
+      },
     },
     ...(services.inboxFeed && {
       devInbox: {
@@ -88,6 +92,7 @@ export function workerDeps(services: Services, deliverWebhooks: boolean): Worker
     webhookWorker: deliverWebhooks ? services.webhookWorker : null,
     expireDue: (limit) => services.verifications.expireDue(limit),
     watchConversion: () => services.conversion.refresh(),
+    applyParkedReceipts: () => services.deliveries.applyParkedReceipts(100),
     flushCounters: async () => {
       await services.authFailures.flush();
     },

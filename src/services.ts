@@ -43,19 +43,6 @@ import { DeliveryWorker } from './webhooks/delivery-worker.js';
 import { GuardedHttpClient } from './webhooks/guarded-client.js';
 
 /**
- * A receipt on a provider's own connection can overtake the commit of its send's result (an SMSC answers
- * submit_sm and sends the receipt at once): one about a message not known yet is tried again a few times,
- * briefly, before the provider is told so (and asks its peer to send it again later).
- */
-async function patiently(record: () => Promise<'recorded' | 'unknown'>): Promise<'recorded' | 'unknown'> {
-  for (const waitMs of [20, 100, 400, 1500]) {
-    if ((await record()) === 'recorded') return 'recorded';
-    await new Promise((resolve) => setTimeout(resolve, waitMs));
-  }
-  return record();
-}
-
-/**
  * The parts the composition root builds, each once and in order (nothing refers to a part built later). The
  * server, the workers, the admin commands and the tests each take the few parts they use.
  */
@@ -222,6 +209,7 @@ export async function createServices(
     observer: metrics,
     clientSettings: settingsOf,
     conversion,
+    firstProvider: (channel) => config.providers[channel][0]?.module.name ?? null,
     // A test number's code reaches no provider; the development inbox still shows what would have gone out.
     testSends: async (v) => {
       const channel = v.type === 'DROPPED_CALL' ? 'call' : 'sms';
@@ -251,15 +239,22 @@ export async function createServices(
   const providers = new Providers(config.providers, (name) => ({
     messageLog,
     callRingSeconds: config.CALL_RING_SECONDS,
+    providerTimeoutMs: config.PROVIDER_TIMEOUT_MS,
     logger: providerLog.child({ provider: name }),
     callbackUrl: config.PUBLIC_BASE_URL ? `${config.PUBLIC_BASE_URL}/callbacks/${name}` : null,
     // Receipts that arrive on a provider's own connection (SMPP deliver_sm) walk the same script as callbacks.
-    onReceipt: (provider, receipt) => patiently(() => deliveries.recordReceipt(provider, receipt)),
+    // One that overtook the commit of its send's acceptance here waits for that commit first; one whose send is
+    // not known yet is kept (parked) durably, so the provider need not send it again.
+    onReceipt: async (provider, receipt, account = '') => {
+      await sendWorker.recorded(provider, account, receipt.messageId);
+      await deliveries.recordReceipt(provider, receipt, account);
+      return 'recorded';
+    },
   }));
   const sendWorker = new SendWorker({
     jobs: new SqlSendJobStore(db.db),
     findVerification: (id) => verificationStore.findById(id),
-    recordOutcome: (job, provider, result) => deliveries.recordSendOutcome(job, provider, result),
+    recordOutcome: (job, provider, result, account) => deliveries.recordSendOutcome(job, provider, result, account),
     outgoing: async (channel, v, from, sendId) => channels.forChannel(channel).outgoing(v, from, sendId, await settingsOf(v.clientId)),
     providers: (channel) => providers.forChannel(channel),
     breaker: new CircuitBreaker(now),

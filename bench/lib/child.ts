@@ -34,8 +34,10 @@ export async function startChild<T>(
   env: NodeJS.ProcessEnv,
   parse: (value: unknown) => T,
   timeoutMs = 60_000,
+  /** The bench folder to run it from (another checkout's, for a baseline). */
+  dir = benchDir,
 ): Promise<Child<T>> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(benchDir, script)], {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(dir, script)], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

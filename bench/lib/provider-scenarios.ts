@@ -34,6 +34,7 @@ import { parseSmppUrl } from '../../src/providers/smpp/settings.js';
 import { startChild, stringFields, type Child } from './child.js';
 import { onCleanup } from './cleanup.js';
 import { PhoneSequence } from './phones.js';
+import { benchLateProvider, type LateProviderResults } from './late-provider.js';
 import { fetchToken } from './service-scenarios.js';
 
 /** Wall-clock milliseconds with sub-millisecond resolution, comparable across processes on this machine. */
@@ -195,6 +196,8 @@ export interface ProviderResults {
   smppLatency: PacedLatency | null;
   httpLatency: (PacedLatency & { readonly gatewayConnections: number; readonly gatewayRequests: number; readonly poolSize: number }) | null;
   receiptLatency: (PacedLatency & { readonly failedVerifications: number; readonly otherEvents: number }) | null;
+  /** An SMSC answering after PROVIDER_TIMEOUT_MS: copies per verification, ours beside BENCH_BASELINE_REF's. */
+  lateProvider: LateProviderResults | null;
   notes: string[];
 }
 
@@ -213,13 +216,13 @@ export interface ProviderBenchOptions {
 const httpProviderPoolSize = 16;
 
 export function emptyProviderResults(settings: ProviderBenchSettings): ProviderResults {
-  return { settings, clock: null, smppThroughput: null, smppLatency: null, httpLatency: null, receiptLatency: null, notes: [] };
+  return { settings, clock: null, smppThroughput: null, smppLatency: null, httpLatency: null, receiptLatency: null, lateProvider: null, notes: [] };
 }
 
 // ---------------------------------------------------------------------------------------------------------
 // Peers
 
-interface Smsc {
+export interface Smsc {
   readonly child: Child<{ smppPort: string; controlUrl: string }>;
   readonly port: number;
   reset(recordEntries: boolean): Promise<void>;
@@ -228,8 +231,8 @@ interface Smsc {
   offset(): Promise<{ offsetMs: number; rttMs: number }>;
 }
 
-async function startSmsc(): Promise<Smsc> {
-  const child = await startChild('serve-smsc.ts', { ...process.env, NODE_ENV: 'production' }, (v) =>
+export async function startSmsc(env: NodeJS.ProcessEnv = {}): Promise<Smsc> {
+  const child = await startChild('serve-smsc.ts', { ...process.env, NODE_ENV: 'production', ...env }, (v) =>
     stringFields(v, ['smppPort', 'controlUrl']),
   );
   onCleanup(() => child.stop());
@@ -665,11 +668,12 @@ export interface Service {
   readonly token: string;
 }
 
-export async function startService(env: NodeJS.ProcessEnv): Promise<Service> {
+/** `dir`: another checkout's bench folder, to run its service (a baseline). */
+export async function startService(env: NodeJS.ProcessEnv, dir?: string): Promise<Service> {
   // BENCH_PROFILE_DIR: each service child writes a V8 CPU profile of its run there when it stops.
   const profileDir = process.env.BENCH_PROFILE_DIR;
   if (profileDir) env = { ...env, BENCH_CPU_PROFILE: path.join(profileDir, `service-${env.SMS_PROVIDER ?? 'log'}-${process.pid}.cpuprofile`) };
-  const child = await startChild('serve-service.ts', env, (v) => stringFields(v, ['url', 'clientId', 'clientSecret']), 180_000);
+  const child = await startChild('serve-service.ts', env, (v) => stringFields(v, ['url', 'clientId', 'clientSecret']), 180_000, dir);
   onCleanup(() => child.stop());
   const token = await fetchToken(child.info.url, child.info.clientId, child.info.clientSecret);
   return { child, url: child.info.url, token };
@@ -843,4 +847,15 @@ async function run(o: ProviderBenchOptions, db: pg.Pool): Promise<void> {
     await gateway.close();
     await receiver.close();
   }
+
+  // 5. An SMSC that answers after the time-out: copies per verification, ours and the baseline ref's.
+  out.lateProvider = await benchLateProvider({
+    rate: Number(process.env.BENCH_LATE_RATE ?? 200),
+    seconds: Number(process.env.BENCH_LATE_SECONDS ?? 5),
+    connections: s.connections,
+    serviceEnv: o.serviceEnv,
+    db,
+    log,
+    baselineRef: process.env.BENCH_BASELINE_REF ?? null,
+  });
 }

@@ -3,6 +3,7 @@ import type { CallResults, RingToCancel } from './call-scenarios.js';
 import type { DbLimitResult } from './db-limit.js';
 import type { LoadResult } from './load.js';
 import type { CpuShares, PacedLatency, ProviderResults } from './provider-scenarios.js';
+import type { LateProviderResults } from './late-provider.js';
 import { boundRow, mib, ratioRow, type MachineInfo, type Row } from './report.js';
 import type { PumpingResults, PumpingRun } from './pumping.js';
 import type { WebhookResult } from './webhook-scenario.js';
@@ -187,6 +188,27 @@ function providerRows(p: ProviderResults | null): Row[] {
       h ? `pool size ${h.poolSize}` : '',
     ),
     latencyRow(`Receipt-to-webhook (UNDELIVERED → action.otp.failed) at ${rate}/s`, p?.receiptLatency ?? null, 'receipt'),
+    ...lateProviderRows(p?.lateProvider ?? null),
+  ];
+}
+
+/** An SMSC answering after PROVIDER_TIMEOUT_MS: copies per verification and wrongly FAILED, beside the baseline ref. */
+function lateProviderRows(l: LateProviderResults | null): Row[] {
+  if (!l?.ours) return [];
+  const { ours, baseline } = l;
+  const figure = `SMSC answering after the time-out (${l.submitDelayMs} ms, PROVIDER_TIMEOUT_MS ${l.providerTimeoutMs}) at ${l.rate} creates/s`;
+  const against = baseline
+    ? `${baseline.code}: ${baseline.copiesPerVerification.toFixed(3)} copies, ${baseline.wronglyFailed} of ${baseline.created} wrongly FAILED`
+    : 'no BENCH_BASELINE_REF';
+  return [
+    boundRow(
+      `${figure}: copies per verification`,
+      `${ours.copiesPerVerification.toFixed(3)} (${ours.submits} for ${ours.created})`,
+      '1.0 (≤ 1.01)',
+      ours.copiesPerVerification <= 1.01 && ours.created > 0,
+      against,
+    ),
+    boundRow(`${figure}: verifications wrongly FAILED`, `${ours.wronglyFailed} of ${ours.created}`, '0', ours.wronglyFailed === 0, against),
   ];
 }
 

@@ -61,6 +61,11 @@ export type CallbackResult =
 export interface Provider {
   /** The name in SMS_PROVIDER / CALL_PROVIDER. */
   readonly name: string;
+  /**
+   * The account or bind its message ids are unique within (SMPP `system_id@host:port`, a Twilio account SID);
+   * absent: one per provider. Receipts are matched to sends by provider, account and message id.
+   */
+  readonly account?: string;
   readonly channels: readonly Channel[];
   /** Opens long-lived connections (SMPP bind); resolves once ready to send or failed for a reason it logs. */
   start(): Promise<void>;
@@ -71,6 +76,7 @@ export interface Provider {
    * returns a transient result promptly.
    */
   send(message: Outgoing, signal: AbortSignal): Promise<SendResult>;
+
   /** Checks and reads an inbound callback by the provider's own signature scheme; absent when it sends none. */
   verifyCallback?(request: CallbackRequest): CallbackResult;
 }
@@ -78,13 +84,16 @@ export interface Provider {
 /** What a provider module gets from the service. */
 export interface ProviderContext {
   /**
-   * Receipts that arrive outside HTTP (SMPP deliver_sm): resolves once recorded, so the provider may acknowledge.
-   * 'unknown': no send has that message id (yet: a receipt can overtake the commit of its send), so the
-   * provider should ask for it again later (SMPP: a temporary error in deliver_sm_resp).
+   * Receipts that arrive outside HTTP (SMPP deliver_sm), with the provider's account (Provider.account):
+   * resolves once recorded, or kept durably for a send not known yet, so the provider may acknowledge.
+   * 'unknown': it could not be kept, so the provider should ask for it again later (SMPP: a temporary error in
+   * deliver_sm_resp); the service's own never answers it.
    */
-  readonly onReceipt: (provider: string, receipt: DeliveryReceipt) => Promise<'recorded' | 'unknown'>;
+  readonly onReceipt: (provider: string, receipt: DeliveryReceipt, account?: string) => Promise<'recorded' | 'unknown'>;
   /** `PUBLIC_BASE_URL/callbacks/<name>`, or null when PUBLIC_BASE_URL is unset (the start refuses providers that need it). */
   readonly callbackUrl: string | null;
+  /** PROVIDER_TIMEOUT_MS: how long a request to the provider is expected to take (SMPP: bind, enquire_link, unbind). */
+  readonly providerTimeoutMs?: number;
   /** CALL_RING_SECONDS: the longest a dropped call rings before it is hung up. */
   readonly callRingSeconds: number;
   /** Where the `log` provider keeps what it "sent", so a developer can read codes back. */

@@ -6,7 +6,7 @@ import type { Clock, Random } from './ports.js';
 import type { DeliveryReceipt, SendResult } from './send-result.js';
 import { dueAgain, type SendJob } from './send-job.js';
 import { effectiveStatus, type Verification } from './verification.js';
-import type { VerificationStore, VerificationTx } from './verification-store.js';
+import type { ParkedReceipt, SentWritten, VerificationStore, VerificationTx } from './verification-store.js';
 
 /** Told of every receipt that moved a send, with the time since the provider took it (metrics). */
 export interface ReceiptObserver {
@@ -36,8 +36,11 @@ interface ReceiptMove {
   readonly seconds: number | null;
 }
 
-/** What a receipt came to: recorded (or a repeat), or about no message any send of ours has. */
-export type ReceiptOutcome = 'recorded' | 'unknown';
+/**
+ * What a receipt came to: recorded (or a repeat), or kept (parked) because no send has its message id yet: its
+ * send's acceptance is not committed (a provider that reports at once or answered late), or it is not ours.
+ */
+export type ReceiptOutcome = 'recorded' | 'parked';
 
 /**
  * The state changes of delivering a code (contract 3.4 and 8), each one transaction script: a provider's answer
@@ -50,21 +53,26 @@ export class DeliveryService {
   /**
    * A provider answered a send (`result`), or the send was skipped (null: the verification was no longer
    * pending when its turn came; `provider` is then not used). Accepted: the code is SENT; refused or failed: retried, moved to the next
-   * provider, or, with none left, the verification is FAILED, UNDELIVERABLE.
+   * provider, or, with none left, the verification is FAILED, UNDELIVERABLE. `account`: the provider's account or
+   * bind the message id is unique within (Provider.account).
    */
-  async recordSendOutcome(job: SendJob, provider: string, result: SendResult | null): Promise<void> {
+  async recordSendOutcome(job: SendJob, provider: string, result: SendResult | null, account = ''): Promise<SentWritten> {
     const { store, clock } = this.deps;
     if (result?.kind === 'accepted') {
       // The common case, on the path of every code: it moves only the delivery and the job, so it needs no read
       // and no lock, and goes with concurrent ones in one statement.
-      await store.recordSent({
+      const written = await store.recordSent({
         verificationId: job.verificationId,
         provider,
+        account,
         messageId: result.messageId,
+        attempt: job.attempts,
         status: result.delivered === true ? 'DELIVERED' : 'SENT',
         at: clock.now(),
       });
-      return;
+      // Receipts that came before this acceptance was committed apply now, in the order they came.
+      if (written.parked) await this.applyParked(await store.parkedReceipts(100, { provider, account, messageId: result.messageId }));
+      return written;
     }
     const committed = await store.transaction(async (tx) => {
       const now = clock.now();
@@ -104,18 +112,41 @@ export class DeliveryService {
       }
     });
     dispatched(this.deps.afterCommit, committed);
+    return { tookIdFrom: null, parked: false };
   }
 
-  /** A provider's receipt for one of its messages. Idempotent: a repeat changes nothing. */
-  async recordReceipt(provider: string, receipt: DeliveryReceipt): Promise<ReceiptOutcome> {
+  /**
+   * Applies kept receipts whose send is known by now (the acceptance's own application may have lost a race with
+   * the receipt's parking, or its process died in between); true when `limit` were found (there may be more).
+   */
+  async applyParkedReceipts(limit: number): Promise<boolean> {
+    const parked = await this.deps.store.parkedReceipts(limit);
+    await this.applyParked(parked);
+    return parked.length === limit;
+  }
+
+  private async applyParked(parked: readonly ParkedReceipt[]): Promise<void> {
+    for (const p of parked) await this.recordReceipt(p.provider, p.receipt, p.account, p.id);
+  }
+
+  /**
+   * A provider's receipt for one of its messages (of `account`, the provider's account or bind). Idempotent: a
+   * repeat changes nothing.
+   */
+  async recordReceipt(provider: string, receipt: DeliveryReceipt, account = '', parkedId: string | null = null): Promise<ReceiptOutcome> {
     const { store, clock } = this.deps;
-    const unknown = { outcome: 'unknown', moved: null } as const;
+    const parked = { outcome: 'parked', moved: null } as const;
     const committed = await store.transaction(async (tx): Promise<{ outcome: ReceiptOutcome; moved: ReceiptMove | null }> => {
-      const id = await tx.findProviderMessage(provider, receipt.messageId);
-      if (!id) return unknown;
-      const current = await tx.findForUpdate(id);
-      if (!current) return unknown;
       const now = clock.now();
+      const id = await tx.findProviderMessage(provider, account, receipt.messageId);
+      if (!id) {
+        // Kept until its send's acceptance is committed (a receipt kept already stays as it is).
+        if (parkedId === null) tx.parkReceipt(provider, account, receipt, now);
+        return parked;
+      }
+      if (parkedId !== null) tx.unpark(parkedId);
+      const current = await tx.findForUpdate(id);
+      if (!current) return { outcome: 'recorded', moved: null };
       const channel = current.delivery.channel === 'CALL' ? 'call' : 'sms';
       const decision = decideReceipt(current, provider, receipt, this.deps.providerOrder(channel), now);
       if (decision.kind === 'ignore') return { outcome: 'recorded', moved: null };

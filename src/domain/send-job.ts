@@ -12,7 +12,10 @@ export interface SendJob {
   readonly status: SendJobStatus;
   /** Attempts so far, over every provider, the one under way included. */
   readonly attempts: number;
-  /** The provider of the next (or current) attempt; null: the first of the channel's list. */
+  /**
+   * The provider of the next (or current) attempt: only a worker that has it configured takes the job (null: a
+   * job written before jobs named it, the first of the channel's list).
+   */
   readonly provider: string | null;
   /** Transient failures in a row of `provider`. */
   readonly providerFailures: number;
@@ -41,4 +44,22 @@ export function dueAgain(job: SendJob, provider: string | null, now: Date, claim
     claimedUntil,
     attempts: claimedUntil ? job.attempts + 1 : job.attempts,
   };
+}
+
+/**
+ * Which jobs of a channel a worker takes: those meant for a provider it has configured. A job written before
+ * jobs named their provider (null) is taken only by a worker with a real provider of its channel: `log`, which
+ * sends nothing, never takes a job that may be meant for a real one.
+ */
+export interface JobOwnership {
+  readonly channel: Channel;
+  /** The providers of the channel this worker has, by name. */
+  readonly providers: readonly string[];
+  /** True: it takes the channel's jobs that name no provider too. */
+  readonly unassigned: boolean;
+}
+
+/** The jobs of `channel` a worker with these providers (by name, in failover order) takes. */
+export function jobOwnership(channel: Channel, providers: readonly string[]): JobOwnership {
+  return { channel, providers, unassigned: providers.some((name) => name !== 'log') };
 }

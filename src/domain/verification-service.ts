@@ -117,6 +117,11 @@ export interface VerificationServiceDeps {
   };
   /** A test number's code (create or resend) reaches no provider; it is recorded here, for the development inbox. */
   readonly testSends?: (v: Verification) => Promise<void>;
+  /**
+   * The provider a channel's sends go to first (the head of SMS_PROVIDER / CALL_PROVIDER), named on each job so
+   * that only a process with it configured takes the job; null (or absent): the job names none.
+   */
+  readonly firstProvider?: (channel: Channel) => string | null;
 }
 
 /**
@@ -255,7 +260,7 @@ export class VerificationService {
         sender: from.e164,
         status: 'pending',
         attempts: claimedUntil ? 1 : 0,
-        provider: null,
+        provider: this.deps.firstProvider?.(driver.channel) ?? null,
         providerFailures: 0,
         dueAt: now,
         claimedUntil,
@@ -347,7 +352,8 @@ export class VerificationService {
           const job = await tx.findSendJob(id);
           if (!job) throw new Error(`verification ${id} has no send job`);
           tx.update(decision.next);
-          tx.saveSendJob({ ...dueAgain(job, null, now, this.deps.afterCommit.claimUntil('send', now)), lastError: null }, decision.next, now);
+          const provider = this.deps.firstProvider?.(job.channel) ?? null;
+          tx.saveSendJob({ ...dueAgain(job, provider, now, this.deps.afterCommit.claimUntil('send', now)), lastError: null }, decision.next, now);
           return { kind: 'resent', verification: decision.next };
         }
       }

@@ -5,6 +5,7 @@ import type { ThrottledState } from './conversion.js';
 import type { PrefixState } from './prefix-velocity.js';
 import type { SendJob } from './send-job.js';
 import type { Verification } from './verification.js';
+import type { DeliveryReceipt } from './send-result.js';
 
 /** What a create reads before it decides: the number's history, the client's sends that day, its prefix. */
 export interface CreateHistory {
@@ -78,8 +79,8 @@ export interface VerificationTx {
   lockDue(now: Date, limit: number): Promise<Verification[]>;
   /** A verification's send job, locked until the transaction ends. */
   findSendJob(verificationId: string): Promise<SendJob | null>;
-  /** The verification a provider's message was for; null when no send has that id. */
-  findProviderMessage(provider: string, messageId: string): Promise<string | null>;
+  /** The verification a provider's message (of `account`) was for; null when no send has that id. */
+  findProviderMessage(provider: string, account: string, messageId: string): Promise<string | null>;
   insert(v: Verification): void;
   /** Writes a verification's new state (one read or locked by this transaction). */
   update(v: Verification): void;
@@ -88,8 +89,18 @@ export interface VerificationTx {
   enqueueSend(job: SendJob, verification: Verification): void;
   /** Writes a send job's new state (one read or claimed before); `verification` goes with it to the dispatcher. */
   saveSendJob(job: SendJob, verification: Verification | null, at: Date): void;
-  /** Remembers which verification a provider's message is for, so that its receipts find it. */
-  recordProviderMessage(provider: string, messageId: string, verificationId: string, at: Date): void;
+  /** Keeps a receipt whose send is not known yet (its acceptance not committed), written with the transaction. */
+  parkReceipt(provider: string, account: string, receipt: DeliveryReceipt, at: Date): void;
+  /** Forgets a kept receipt once applied, written with the transaction. */
+  unpark(id: string): void;
+}
+
+/** A receipt kept until the acceptance of its send is committed. */
+export interface ParkedReceipt {
+  readonly id: string;
+  readonly provider: string;
+  readonly account: string;
+  readonly receipt: DeliveryReceipt;
 }
 
 /** An optimistic transaction: nothing is locked; its one save is made only if nobody changed what was read. */
@@ -102,15 +113,29 @@ export interface OptimisticTx {
 
 /**
  * A provider took a code (DeliveryService.recordSendOutcome decided so): the latest send reads SENT with its
- * provider and message id, one more send is counted, the job is done, and the message id is kept for receipts.
+ * provider and message id, one more send is counted, the job is done, and the message id is kept for receipts:
+ * an id already kept for another send (an SMSC that numbers its messages again after a restart) is taken over by
+ * this one, the newest, so that receipts never reach an older verification.
  */
 export interface SentRecord {
   readonly verificationId: string;
   readonly provider: string;
+  /** The account or bind the message id is unique within (Provider.account; '' for none). */
+  readonly account: string;
   readonly messageId: string;
+  /** The send attempt that got the id (the job's attempt count). */
+  readonly attempt: number;
   /** SENT, or DELIVERED when the provider knew at once that it arrived. */
   readonly status: 'SENT' | 'DELIVERED';
   readonly at: Date;
+}
+
+/** What recording an acceptance found. */
+export interface SentWritten {
+  /** The verification the message id was kept for until now, when another send had it; else null. */
+  readonly tookIdFrom: string | null;
+  /** True when receipts for the message came before this acceptance and are kept (parked) for it. */
+  readonly parked: boolean;
 }
 
 /** What a transaction script returned, and what its transaction committed beside the state change. */
@@ -136,9 +161,13 @@ export interface VerificationStore {
    * Writes what a provider's acceptance changes (SentRecord), reading and locking nothing: it touches only the
    * delivery and the job, which nothing else moves while a send is under way. Concurrent ones share one statement.
    */
-  recordSent(sent: SentRecord): Promise<void>;
+  recordSent(sent: SentRecord): Promise<SentWritten>;
   /** A client's verification; another client's reads as null. Concurrent reads share one query. */
   find(clientId: string, id: string): Promise<Verification | null>;
   /** Any client's verification, for the workers. */
   findById(id: string): Promise<Verification | null>;
+  /**
+   * Kept receipts, oldest first: those of one message, or (no `message`) those whose send is known by now.
+   */
+  parkedReceipts(limit: number, message?: { readonly provider: string; readonly account: string; readonly messageId: string }): Promise<ParkedReceipt[]>;
 }

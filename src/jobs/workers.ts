@@ -21,6 +21,8 @@ export interface WorkerDeps {
   readonly flushCounters: () => Promise<void>;
   /** Reads conversion by country and provider, throttles what is under MIN_CONVERSION, reads the throttles. */
   readonly watchConversion: () => Promise<void>;
+  /** Applies kept receipts whose send is known by now (DeliveryService.applyParkedReceipts); true when more may be due. */
+  readonly applyParkedReceipts: () => Promise<boolean>;
   /** Prunes what is past keeping; true when a full round was pruned (more is due). */
   readonly housekeeping: () => Promise<boolean>;
   /** PostgreSQL: the pool and channel to LISTEN on, so commits in other processes wake the delivery worker. */
@@ -47,6 +49,8 @@ export class Workers {
       new PeriodicTask('expiry-sweep', 1_000, async () => (await deps.expireDue(500)) === 500, onError),
       new PeriodicTask('counters', 100, async () => (await deps.flushCounters(), false), onError),
       new PeriodicTask('housekeeping', 60_000, () => deps.housekeeping(), onError),
+      // A receipt kept while its send's acceptance was being committed elsewhere applies within a second of it.
+      new PeriodicTask('parked-receipts', 1_000, () => deps.applyParkedReceipts(), onError),
       // A create asks what this read last: a throttle started by any instance applies here within this period.
       new PeriodicTask('conversion', conversionRefreshMs, async () => (await deps.watchConversion(), false), onError),
     ];

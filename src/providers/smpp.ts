@@ -48,5 +48,6 @@ export const smppProvider: ProviderModule<typeof smppSettings> = {
   channels: ['sms'],
   settings: smppSettings,
   callbacks: false,
-  create: (values, context) => createSmppProvider(values, context),
+  // Its own requests (bind, enquire_link, unbind) wait PROVIDER_TIMEOUT_MS; a submit_sm as long as the send worker.
+  create: (values, context) => createSmppProvider(values, context, context.providerTimeoutMs === undefined ? {} : { responseTimeoutMs: context.providerTimeoutMs }),
 };

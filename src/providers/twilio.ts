@@ -60,6 +60,8 @@ export const twilio: ProviderModule<typeof settings> = {
 export class TwilioProvider implements Provider {
   readonly name = 'twilio';
   readonly channels = ['sms', 'call'] as const;
+  /** The account SID its messages and calls belong to. */
+  readonly account: string;
   private readonly api: TwilioAccountApi;
   private readonly messages: TwilioMessages;
   private readonly calls: TwilioCalls;
@@ -70,6 +72,7 @@ export class TwilioProvider implements Provider {
     context: ProviderContext,
     hangUpTiming: HangUpTiming = defaultHangUpTiming,
   ) {
+    this.account = values.TWILIO_ACCOUNT_SID;
     this.api = new TwilioAccountApi(values.TWILIO_ACCOUNT_SID, values.TWILIO_AUTH_TOKEN, values.TWILIO_BASE_URL);
     this.messages = new TwilioMessages(this.api, context, values.TWILIO_MESSAGING_SERVICE_SID);
     this.calls = new TwilioCalls(this.api, context, hangUpTiming);

@@ -286,6 +286,39 @@ const migrations: Record<string, Migration> = {
       `);
     },
   },
+  '0012_provider_message_accounts': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- A provider's message ids are unique only within the account or bind that sent them (an SMSC numbers its
+        -- messages again from the start after a restart): the mapping is keyed by the three, and the send attempt
+        -- that got the id is kept beside the verification.
+        ALTER TABLE provider_messages ADD COLUMN account text NOT NULL DEFAULT '';
+        ALTER TABLE provider_messages ADD COLUMN attempt integer NOT NULL DEFAULT 0;
+        ALTER TABLE provider_messages DROP CONSTRAINT provider_messages_pkey;
+        ALTER TABLE provider_messages ADD PRIMARY KEY (provider, account, message_id);
+      `);
+    },
+  },
+  '0013_parked_receipts': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- Receipts that came before the acceptance of their send was committed (a provider that reports at once,
+        -- or answers the send late): kept, and applied when the acceptance is recorded.
+        CREATE TABLE parked_receipts (
+          id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+          provider text NOT NULL,
+          account text NOT NULL,
+          message_id text NOT NULL,
+          status text NOT NULL,
+          detail text,
+          reported_at timestamptz,
+          received_at timestamptz NOT NULL
+        );
+        CREATE INDEX parked_receipts_message ON parked_receipts (provider, account, message_id);
+        CREATE INDEX parked_receipts_received ON parked_receipts (received_at);
+      `);
+    },
+  },
 };
 
 /** Runs DDL one statement at a time: PGlite's extended protocol takes one statement per query. */

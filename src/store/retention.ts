@@ -1,10 +1,10 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database } from './schema.js';
 
 /**
  * Deletes history older than `before`, at most `batch` rows of each kind per call so that no statement holds
  * locks for long: webhook events that were delivered or had nowhere to go (their attempts go with them),
- * stored messages, finished send jobs and number lookups (a lookup is a snapshot of the metadata of its day, not
+ * stored messages, finished send jobs, which verification each provider message id was for, receipts kept for a send never recorded, and number lookups (a lookup is a snapshot of the metadata of its day, not
  * worth keeping for good); prefix blocks and country throttles that ended, and clients' daily send counts of
  * days gone by. Verifications are records the clients read back and stay; failed events stay for the
  * operator to replay. Returns how many rows went.
@@ -36,6 +36,17 @@ export async function pruneHistory(db: Kysely<Database>, before: Date, batch = 5
         .limit(batch),
     )
     .executeTakeFirst();
+  // Which verification a provider's message id was for: receipts come within days, not weeks.
+  const providerMessages = await db
+    .deleteFrom('provider_messages')
+    .where(
+      sql<boolean>`(provider, account, message_id) IN (SELECT provider, account, message_id FROM provider_messages WHERE created_at < ${before} LIMIT ${batch})`,
+    )
+    .executeTakeFirst();
+  const parked = await db
+    .deleteFrom('parked_receipts')
+    .where('id', 'in', (qb) => qb.selectFrom('parked_receipts').select('id').where('received_at', '<', before).limit(batch))
+    .executeTakeFirst();
   const lookups = await db
     .deleteFrom('lookups')
     .where('id', 'in', (qb) => qb.selectFrom('lookups').select('id').where('created_at', '<', before).limit(batch))
@@ -44,5 +55,5 @@ export async function pruneHistory(db: Kysely<Database>, before: Date, batch = 5
   const blocks = await db.deleteFrom('prefix_blocks').where('blocked_until', '<', before).executeTakeFirst();
   const throttles = await db.deleteFrom('country_throttles').where('throttled_until', '<', before).executeTakeFirst();
   const dailySends = await db.deleteFrom('client_daily_sends').where('day', '<', before.toISOString().slice(0, 10)).executeTakeFirst();
-  return [events, messages, jobs, lookups, blocks, throttles, dailySends].reduce((n, r) => n + Number(r.numDeletedRows), 0);
+  return [events, messages, jobs, providerMessages, parked, lookups, blocks, throttles, dailySends].reduce((n, r) => n + Number(r.numDeletedRows), 0);
 }

@@ -76,9 +76,25 @@ export interface SendJobsTable {
 /** Which verification a provider's message is for (0004). */
 export interface ProviderMessagesTable {
   provider: string;
+  /** 0012: the account or bind the id is unique within ('' for a provider with one). */
+  account: Generated<string>;
   message_id: string;
+  /** 0012: the send attempt (the job's attempt count) that got the id. */
+  attempt: Generated<number>;
   verification_id: string;
   created_at: Timestamp;
+}
+
+/** 0013: receipts that came before their send's acceptance was committed. */
+export interface ParkedReceiptsTable {
+  id: Generated<string>;
+  provider: string;
+  account: string;
+  message_id: string;
+  status: string;
+  detail: string | null;
+  reported_at: Timestamp | null;
+  received_at: Timestamp;
 }
 
 export interface MessagesTable {
@@ -180,6 +196,7 @@ export interface Database {
   idempotency_keys: IdempotencyKeysTable;
   rate_counters: RateCountersTable;
   provider_messages: ProviderMessagesTable;
+  parked_receipts: ParkedReceiptsTable;
   lookups: LookupsTable;
   client_daily_sends: ClientDailySendsTable;
   prefix_blocks: PrefixBlocksTable;

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { SendJob } from '../domain/send-job.js';
+import type { JobOwnership, SendJob } from '../domain/send-job.js';
 import type { Database } from './schema.js';
 import { toSendJob } from './verification-rows.js';
 
@@ -7,9 +7,15 @@ import { toSendJob } from './verification-rows.js';
 export class SqlSendJobStore {
   constructor(private readonly db: Kysely<Database>) {}
 
-  /** Claims due jobs for `leaseMs`, skipping rows other workers hold; the claim counts as an attempt. */
-  async claimDue(now: Date, leaseMs: number, limit: number): Promise<SendJob[]> {
+  /**
+   * Claims due jobs for `leaseMs`, skipping rows other workers hold and jobs meant for a provider `takes` does not
+   * name; the claim counts as an attempt.
+   */
+  async claimDue(now: Date, leaseMs: number, limit: number, takes: readonly JobOwnership[]): Promise<SendJob[]> {
     const leaseEnd = new Date(now.getTime() + leaseMs);
+    // (channel, provider) pairs taken; '' stands for a job that names no provider.
+    const pairs = takes.flatMap((t) => [...t.providers, ...(t.unassigned ? [''] : [])].map((provider) => ({ channel: t.channel, provider })));
+    if (pairs.length === 0) return [];
     const rows = await this.db
       .updateTable('send_jobs')
       .set({ next_attempt_at: leaseEnd, attempts: sql`attempts + 1`, updated_at: now })
@@ -19,6 +25,9 @@ export class SqlSendJobStore {
           .select('verification_id')
           .where('status', '=', 'pending')
           .where('next_attempt_at', '<=', now)
+          .where(
+            sql<boolean>`(channel, coalesce(provider, '')) IN (SELECT * FROM unnest(${pairs.map((p) => p.channel)}::text[], ${pairs.map((p) => p.provider)}::text[]))`,
+          )
           .orderBy('next_attempt_at')
           .limit(limit)
           .forUpdate()

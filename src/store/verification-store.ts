@@ -2,7 +2,8 @@ import { sql, type Kysely } from 'kysely';
 import type { CommittedSend } from '../domain/after-commit.js';
 import type { OutboxEvent } from '../domain/events.js';
 import type { Verification } from '../domain/verification.js';
-import type { Committed, OptimisticTx, SentRecord, VerificationStore, VerificationTx } from '../domain/verification-store.js';
+import type { DeliveryReceipt } from '../domain/send-result.js';
+import type { Committed, OptimisticTx, ParkedReceipt, SentRecord, SentWritten, VerificationStore, VerificationTx } from '../domain/verification-store.js';
 import { Batcher } from './batcher.js';
 import { GroupCommit } from './group-commit.js';
 import { dueForWorkers, eventRow, webhookChannel } from './outbox-rows.js';
@@ -142,17 +143,23 @@ export class SqlVerificationStore implements VerificationStore {
   }
 
   /** Acceptances arriving together are written together (see writeSent). */
-  private readonly sent = new Batcher<SentRecord, void>((group) => this.writeSent(group));
+  private readonly sent = new Batcher<SentRecord, SentWritten>((group) => this.writeSent(group));
 
-  recordSent(sent: SentRecord): Promise<void> {
+  recordSent(sent: SentRecord): Promise<SentWritten> {
     return this.sent.add(sent);
   }
 
-  /** One statement, one round trip and one commit for a group of acceptances: the delivery, the job, the message id. */
-  private async writeSent(group: readonly SentRecord[]): Promise<void[]> {
-    const rows = group.map((s) => sql`(${s.verificationId}::uuid, ${s.provider}::text, ${s.messageId}::text, ${s.status}::text, ${s.at}::timestamptz)`);
-    await sql`
-      WITH s (verification_id, provider, message_id, status, at) AS (VALUES ${sql.join(rows)}),
+  /**
+   * One statement, one round trip and one commit for a group of acceptances: the delivery, the job, the message
+   * id (taken over from an older send that had it: the newest send with an id gets its receipts).
+   */
+  private async writeSent(group: readonly SentRecord[]): Promise<SentWritten[]> {
+    const rows = group.map(
+      (s) =>
+        sql`(${s.verificationId}::uuid, ${s.provider}::text, ${s.account}::text, ${s.messageId}::text, ${s.attempt}::int, ${s.status}::text, ${s.at}::timestamptz)`,
+    );
+    const result = await sql<{ verification_id: string; previous: string | null; parked: boolean }>`
+      WITH s (verification_id, provider, account, message_id, attempt, status, at) AS (VALUES ${sql.join(rows)}),
       delivered AS (
         UPDATE verifications v SET delivery_provider = s.provider, delivery_message_id = s.message_id,
           delivery_status = s.status, delivery_sends = v.delivery_sends + 1, delivery_updated_at = s.at
@@ -164,14 +171,29 @@ export class SqlVerificationStore implements VerificationStore {
         FROM s WHERE j.verification_id = s.verification_id
         RETURNING j.verification_id
       ),
+      -- What the ids were kept for before this statement (its snapshot), to say which were taken over.
+      previous AS (
+        SELECT s.verification_id, m.verification_id AS previous FROM s
+        JOIN provider_messages m ON m.provider = s.provider AND m.account = s.account AND m.message_id = s.message_id
+        WHERE m.verification_id <> s.verification_id
+      ),
       kept AS (
-        INSERT INTO provider_messages (provider, message_id, verification_id, created_at)
-        SELECT DISTINCT ON (s.provider, s.message_id) s.provider, s.message_id, s.verification_id, s.at FROM s
-        ON CONFLICT (provider, message_id) DO NOTHING
+        INSERT INTO provider_messages (provider, account, message_id, verification_id, attempt, created_at)
+        SELECT DISTINCT ON (s.provider, s.account, s.message_id) s.provider, s.account, s.message_id, s.verification_id, s.attempt, s.at
+        FROM s ORDER BY s.provider, s.account, s.message_id, s.at DESC
+        ON CONFLICT (provider, account, message_id) DO UPDATE
+          SET verification_id = excluded.verification_id, attempt = excluded.attempt, created_at = excluded.created_at
         RETURNING 1
       )
-      SELECT (SELECT count(*) FROM delivered) AS delivered, (SELECT count(*) FROM done) AS done, (SELECT count(*) FROM kept) AS kept`.execute(this.db);
-    return group.map(() => undefined);
+      -- The writing parts run to completion whether read or not. Receipts that came first are kept for the send.
+      SELECT s.verification_id::text, p.previous::text AS previous,
+        EXISTS (SELECT 1 FROM parked_receipts r WHERE r.provider = s.provider AND r.account = s.account AND r.message_id = s.message_id) AS parked
+      FROM s LEFT JOIN previous p ON p.verification_id = s.verification_id`.execute(this.db);
+    const byId = new Map(result.rows.map((r) => [r.verification_id, r]));
+    return group.map((s) => {
+      const row = byId.get(s.verificationId);
+      return { tookIdFrom: row?.previous ?? null, parked: row?.parked === true };
+    });
   }
 
   find(clientId: string, id: string): Promise<Verification | null> {
@@ -196,6 +218,36 @@ export class SqlVerificationStore implements VerificationStore {
     if (!isUuid(id)) return null;
     const row = await this.db.selectFrom('verifications').selectAll().where('id', '=', id).executeTakeFirst();
     return row ? toVerification(row) : null;
+  }
+
+  async parkedReceipts(
+    limit: number,
+    message?: { readonly provider: string; readonly account: string; readonly messageId: string },
+  ): Promise<ParkedReceipt[]> {
+    let query = this.db.selectFrom('parked_receipts as r').selectAll('r').orderBy('r.id').limit(limit);
+    query = message
+      ? query.where('r.provider', '=', message.provider).where('r.account', '=', message.account).where('r.message_id', '=', message.messageId)
+      : query.where(({ exists, selectFrom }) =>
+          exists(
+            selectFrom('provider_messages as m')
+              .select('m.verification_id')
+              .whereRef('m.provider', '=', 'r.provider')
+              .whereRef('m.account', '=', 'r.account')
+              .whereRef('m.message_id', '=', 'r.message_id'),
+          ),
+        );
+    const rows = await query.execute();
+    return rows.map((r) => ({
+      id: String(r.id),
+      provider: r.provider,
+      account: r.account,
+      receipt: {
+        messageId: r.message_id,
+        status: r.status as DeliveryReceipt['status'],
+        detail: r.detail,
+        at: r.reported_at === null ? null : new Date(r.reported_at),
+      },
+    }));
   }
 
   /** Forgets Idempotency-Keys recorded before `before`. */

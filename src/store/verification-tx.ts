@@ -4,6 +4,7 @@ import type { OutboxEvent } from '../domain/events.js';
 import type { ThrottledState } from '../domain/conversion.js';
 import type { PrefixState } from '../domain/prefix-velocity.js';
 import type { SendJob } from '../domain/send-job.js';
+import type { DeliveryReceipt } from '../domain/send-result.js';
 import type { Verification } from '../domain/verification.js';
 import type { CreateHistory, CreateHistoryQuery, IdempotencyClaim, VerificationTx } from '../domain/verification-store.js';
 import { dueForWorkers, eventRow, notifyWorkersSql } from './outbox-rows.js';
@@ -37,7 +38,7 @@ export class GroupTransaction {
   private rowLocks: Waiting<string, Selectable<VerificationsTable> | null>[] = [];
   /** Which script of the group locked each row. */
   private readonly rowHolders = new Map<string, object>();
-  private messages: Waiting<{ readonly provider: string; readonly messageId: string }, string | null>[] = [];
+  private messages: Waiting<{ readonly provider: string; readonly account: string; readonly messageId: string }, string | null>[] = [];
   private histories: Waiting<CreateHistoryQuery, CreateHistory>[] = [];
   /** Scripts running JavaScript now (not waiting for the database, not done). */
   private running: number;
@@ -64,8 +65,8 @@ export class GroupTransaction {
   }
 
   /** The verification a provider's message was for. */
-  providerMessage(provider: string, messageId: string): Promise<string | null> {
-    return this.enqueue(this.messages, { provider, messageId });
+  providerMessage(provider: string, account: string, messageId: string): Promise<string | null> {
+    return this.enqueue(this.messages, { provider, account, messageId });
   }
 
   /**
@@ -113,8 +114,26 @@ export class GroupTransaction {
     const events = members.flatMap((m) => m.events);
     const sends = members.flatMap((m) => m.sends);
     const savedJobs = members.flatMap((m) => m.savedJobs);
-    const messages = members.flatMap((m) => m.providerMessages);
     const blocks = new Map(members.flatMap((m) => m.prefixBlocks).map((b) => [b.prefix, b]));
+    const parked = members.flatMap((m) => m.parked);
+    const unparked = members.flatMap((m) => m.unparked);
+    if (parked.length > 0) {
+      await this.trx
+        .insertInto('parked_receipts')
+        .values(
+          parked.map((p) => ({
+            provider: p.provider,
+            account: p.account,
+            message_id: p.receipt.messageId,
+            status: p.receipt.status,
+            detail: p.receipt.detail,
+            reported_at: p.receipt.at,
+            received_at: p.at,
+          })),
+        )
+        .execute();
+    }
+    if (unparked.length > 0) await this.trx.deleteFrom('parked_receipts').where('id', 'in', unparked).execute();
     if (blocks.size > 0) {
       await this.trx
         .insertInto('prefix_blocks')
@@ -171,13 +190,6 @@ export class GroupTransaction {
         FROM (VALUES ${sql.join(rows)}) AS r (verification_id, status, channel, sender, attempts, provider, provider_failures,
           next_attempt_at, last_error, updated_at)
         WHERE j.verification_id = r.verification_id`.execute(this.trx);
-    }
-    if (messages.length > 0) {
-      await this.trx
-        .insertInto('provider_messages')
-        .values(messages.map((m) => ({ provider: m.provider, message_id: m.messageId, verification_id: m.verificationId, created_at: m.at })))
-        .onConflict((oc) => oc.columns(['provider', 'message_id']).doNothing())
-        .execute();
     }
     if (events.length > 0) {
       await this.trx.insertInto('events').values(events.map(eventRow)).execute();
@@ -288,11 +300,14 @@ export class GroupTransaction {
       await settle(messages, async () => {
         const rows = await this.trx
           .selectFrom('provider_messages')
-          .select(['provider', 'message_id', 'verification_id'])
-          .where(sql<boolean>`(provider, message_id) IN (SELECT * FROM unnest(${messages.map((m) => m.item.provider)}::text[], ${messages.map((m) => m.item.messageId)}::text[]))`)
+          .select(['provider', 'account', 'message_id', 'verification_id'])
+          .where(
+            sql<boolean>`(provider, account, message_id) IN (SELECT * FROM unnest(${messages.map((m) => m.item.provider)}::text[], ${messages.map((m) => m.item.account)}::text[], ${messages.map((m) => m.item.messageId)}::text[]))`,
+          )
           .execute();
-        const byKey = new Map(rows.map((r) => [`${r.provider}\u0000${r.message_id}`, r.verification_id]));
-        return messages.map(({ item }) => byKey.get(`${item.provider}\u0000${item.messageId}`) ?? null);
+        const key = (provider: string, account: string, messageId: string) => `${provider}\u0000${account}\u0000${messageId}`;
+        const byKey = new Map(rows.map((r) => [key(r.provider, r.account, r.message_id), r.verification_id]));
+        return messages.map(({ item }) => byKey.get(key(item.provider, item.account, item.messageId)) ?? null);
       });
     }
     if (locks.length > 0) {
@@ -343,8 +358,9 @@ export class SqlVerificationTx implements VerificationTx {
   readonly events: OutboxEvent[] = [];
   readonly sends: CommittedSend[] = [];
   readonly savedJobs: { readonly job: SendJob; readonly verification: Verification | null; readonly at: Date }[] = [];
-  readonly providerMessages: { readonly provider: string; readonly messageId: string; readonly verificationId: string; readonly at: Date }[] = [];
   readonly countedSends: { readonly clientId: string; readonly day: string }[] = [];
+  readonly parked: { readonly provider: string; readonly account: string; readonly receipt: DeliveryReceipt; readonly at: Date }[] = [];
+  readonly unparked: string[] = [];
   readonly prefixBlocks: { readonly prefix: string; readonly at: Date; readonly until: Date }[] = [];
 
   constructor(private readonly group: GroupTransaction) {}
@@ -439,20 +455,24 @@ export class SqlVerificationTx implements VerificationTx {
     return row ? toSendJob(row, null) : null;
   }
 
-  findProviderMessage(provider: string, messageId: string): Promise<string | null> {
-    return this.group.providerMessage(provider, messageId);
+  findProviderMessage(provider: string, account: string, messageId: string): Promise<string | null> {
+    return this.group.providerMessage(provider, account, messageId);
   }
 
   saveSendJob(job: SendJob, verification: Verification | null, at: Date): void {
     this.savedJobs.push({ job, verification, at });
   }
 
-  recordProviderMessage(provider: string, messageId: string, verificationId: string, at: Date): void {
-    this.providerMessages.push({ provider, messageId, verificationId, at });
-  }
-
   insert(v: Verification): void {
     this.inserts.push(v);
+  }
+
+  parkReceipt(provider: string, account: string, receipt: DeliveryReceipt, at: Date): void {
+    this.parked.push({ provider, account, receipt, at });
+  }
+
+  unpark(id: string): void {
+    this.unparked.push(id);
   }
 
   update(v: Verification): void {

@@ -38,7 +38,7 @@ forEachDatabase('sending on commit', (kind) => {
     // claimed by that process until the lease ends.
     await h.services.db.db
       .updateTable('send_jobs')
-      .set({ status: 'pending', provider: null, next_attempt_at: new Date(Date.parse(v.createdAt) + h.config.SEND_LEASE_MS) })
+      .set({ status: 'pending', provider: 'log', next_attempt_at: new Date(Date.parse(v.createdAt) + h.config.SEND_LEASE_MS) })
       .where('verification_id', '=', v.id)
       .execute();
     h.clock.advance(h.config.SEND_LEASE_MS - 1);

@@ -2,20 +2,24 @@
 # A small SMSC built on Debian's Net::SMPP (libnet-smpp-perl), so that the smpp provider is tested against
 # an SMPP implementation this project did not write.
 #
-# Usage: perl smsc.pl SYSTEM_ID PASSWORD
-# Listens on 127.0.0.1 on a free port and prints {"event":"listening","port":N}; then one JSON line per PDU it
+# Usage: perl smsc.pl SYSTEM_ID PASSWORD [PORT]
+# Listens on 127.0.0.1 on PORT (default: a free one; a second run on the same port is the SMSC restarted, its
+# message ids starting again at M1) and prints {"event":"listening","port":N}; then one JSON line per PDU it
 # receives. Answers bind_transceiver (ESME_RINVPASWD for wrong credentials), submit_sm (message ids M1, M2, ...)
 # and, when the submit_sm asks for one, sends a delivery receipt deliver_sm right after the submit_sm_resp:
 # for odd ids with the receipted_message_id TLV and the text, for even ids with the text only. A destination
-# ending in 99 gets stat:UNDELIV, every other stat:DELIVRD. Exits by itself after 60 seconds.
+# ending in 99 gets stat:UNDELIV, one ending in 98 no receipt at all, every other stat:DELIVRD. With
+# SMSC_SUBMIT_DELAY_MS set, each submit_sm_resp (and its receipt) goes out that long after the submit_sm came: an
+# SMSC that answers late. Exits by itself after 60 seconds.
 use strict;
 use warnings;
 use Net::SMPP;
 use JSON::PP;
 use IO::Handle;
 
-my ($system_id, $password) = @ARGV;
-die "usage: smsc.pl SYSTEM_ID PASSWORD\n" unless defined $password;
+my ($system_id, $password, $port) = @ARGV;
+die "usage: smsc.pl SYSTEM_ID PASSWORD [PORT]\n" unless defined $password;
+my $submit_delay = ($ENV{SMSC_SUBMIT_DELAY_MS} // 0) / 1000;
 STDOUT->autoflush(1);
 $SIG{ALRM} = sub { exit 0 };
 alarm 60;
@@ -23,7 +27,7 @@ alarm 60;
 my $json = JSON::PP->new->canonical;
 sub say_event { print $json->encode({@_}), "\n" }
 
-my $listener = Net::SMPP->new_listen('127.0.0.1', port => 0, smpp_version => 0x34)
+my $listener = Net::SMPP->new_listen('127.0.0.1', port => $port // 0, smpp_version => 0x34)
   or die "cannot listen: $!";
 say_event(event => 'listening', port => $listener->sockport);
 
@@ -45,8 +49,11 @@ while (1) {
         dest_addr_ton => $pdu->{dest_addr_ton}, dest_addr_npi => $pdu->{dest_addr_npi}, destination_addr => $pdu->{destination_addr},
         esm_class => $pdu->{esm_class}, data_coding => $pdu->{data_coding}, registered_delivery => $pdu->{registered_delivery},
         short_message_hex => unpack('H*', $pdu->{short_message}));
+      select(undef, undef, undef, $submit_delay) if $submit_delay > 0;
       $c->submit_sm_resp(message_id => $id, seq => $pdu->{seq});
+      say_event(event => 'submit_sm_resp', message_id => $id) if $submit_delay > 0;
       next unless $pdu->{registered_delivery} & 1;
+      next if $pdu->{destination_addr} =~ /98$/;
       my $stat = $pdu->{destination_addr} =~ /99$/ ? 'UNDELIV' : 'DELIVRD';
       my $err = $stat eq 'DELIVRD' ? '000' : '001';
       my $text = "id:$id sub:001 dlvrd:" . ($stat eq 'DELIVRD' ? '001' : '000')

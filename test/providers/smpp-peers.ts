@@ -45,7 +45,8 @@ export type SmscEvent = Record<string, unknown> & { readonly event: string };
 export interface PerlSmsc {
   readonly port: number;
   readonly events: SmscEvent[];
-  stop(): void;
+  /** Kills it; resolves once it has exited (its port is free again). */
+  stop(): Promise<void>;
 }
 
 /** Null when perl or Net::SMPP is missing (apt-get install libnet-smpp-perl, as .ci/run does). */
@@ -54,9 +55,12 @@ export function netSmppMissing(): string | null {
   return probe.status === 0 ? null : 'perl with Net::SMPP not found (Debian: libnet-smpp-perl)';
 }
 
-export async function startPerlSmsc(systemId: string, password: string): Promise<PerlSmsc> {
-  const child: ChildProcess = spawn('perl', [path.join(repoRoot, 'test/peers/smsc.pl'), systemId, password], {
+/** `port`: listen there (again, for an SMSC restarted); `submitDelayMs`: answer each submit_sm that late. */
+export async function startPerlSmsc(systemId: string, password: string, options: { port?: number; submitDelayMs?: number } = {}): Promise<PerlSmsc> {
+  const args = [path.join(repoRoot, 'test/peers/smsc.pl'), systemId, password, ...(options.port === undefined ? [] : [String(options.port)])];
+  const child: ChildProcess = spawn('perl', args, {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...(options.submitDelayMs === undefined ? {} : { SMSC_SUBMIT_DELAY_MS: String(options.submitDelayMs) }) },
   });
   const events: SmscEvent[] = [];
   let buffered = '';
@@ -75,7 +79,15 @@ export async function startPerlSmsc(systemId: string, password: string): Promise
     },
   );
   if (listening === 'exited') throw new Error(`smsc.pl exited: ${stderr}`);
-  return { port: Number(listening.port), events, stop: () => void child.kill() };
+  const exited = new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', () => resolve())));
+  return {
+    port: Number(listening.port),
+    events,
+    stop: () => {
+      child.kill();
+      return exited;
+    },
+  };
 }
 
 // ---- the smpp package's own server, for the fault cases ----

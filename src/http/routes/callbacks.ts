@@ -7,9 +7,12 @@ export interface CallbackRouteDeps {
   /** PUBLIC_BASE_URL without its trailing slash: providers sign the URL they called, which is this plus the path. */
   readonly publicBaseUrl: string | null;
   /** A configured provider by name. */
-  readonly provider: (name: string) => Pick<Provider, 'name' | 'verifyCallback'> | undefined;
-  /** The domain's receipt script (DeliveryService.recordReceipt): resolves once committed. */
-  readonly recordReceipt: (provider: string, receipt: DeliveryReceipt) => Promise<'recorded' | 'unknown'>;
+  readonly provider: (name: string) => Pick<Provider, 'name' | 'account' | 'verifyCallback'> | undefined;
+  /**
+   * The domain's receipt script (DeliveryService.recordReceipt), with the provider's account: resolves once
+   * committed, the receipt recorded or, for a send not known yet, kept (parked) until its acceptance is.
+   */
+  readonly recordReceipt: (provider: string, receipt: DeliveryReceipt, account: string) => Promise<'recorded' | 'parked'>;
 }
 
 const callbackSchema = {
@@ -17,7 +20,7 @@ const callbackSchema = {
   description:
     'Where a provider reports what became of a message or call (`{PUBLIC_BASE_URL}/callbacks/{provider}`, more path after it is allowed). ' +
     'Authenticated by the provider\'s own scheme (Twilio `X-Twilio-Signature`, Vonage signed requests, Termii `X-Termii-Signature`, ...), not by a bearer token: ' +
-    'a bad or missing signature is 403 and changes nothing. Answered 2xx only once what it says is committed; a repeat changes nothing twice; a receipt for an unknown message is 2xx and ignored. ' +
+    'a bad or missing signature is 403 and changes nothing. Answered 2xx only once what it says is committed; a repeat changes nothing twice; a receipt for a message not known yet is kept and applies once its send is recorded (one never sent is 2xx and, in the end, ignored). ' +
     'The body is whatever the provider sends.',
   tags: ['Provider callbacks'],
   params: {
@@ -60,11 +63,13 @@ export async function callbackRoutes(app: FastifyInstance, deps: CallbackRouteDe
       request.log.warn({ provider: provider.name, reason: result.reason }, 'provider callback malformed');
       return sendError(reply, 'VALIDATION_ERROR', { message: 'The callback body is not one the provider sends' });
     }
-    let unknown = 0;
+    let parked = 0;
     for (const receipt of result.receipts) {
-      if ((await deps.recordReceipt(provider.name, receipt)) === 'unknown') unknown += 1;
+      if ((await deps.recordReceipt(provider.name, receipt, provider.account ?? '')) === 'parked') parked += 1;
     }
-    if (unknown > 0) request.log.info({ provider: provider.name, unknown }, 'receipts for messages this service did not send; ignored');
+    // Its send's acceptance may not be committed yet (the provider reported at once, or answered the send late):
+    // kept, it applies when that commits. One for a message this service never sent is pruned unapplied.
+    if (parked > 0) request.log.info({ provider: provider.name, parked }, 'receipts for messages not known yet; kept for their send');
     return { status: true, message: 'Callback recorded' };
   };
   app.route({ method: ['POST', 'GET'], url: '/callbacks/:provider', schema: callbackSchema, handler });

@@ -34,8 +34,8 @@ export type InboundHandler = (request: PDU, answer: (commandStatus: number) => v
 
 interface Pending {
   readonly settle: (exchange: Exchange) => void;
-  /** When it is given up if unanswered (Date.now()). */
-  readonly deadline: number;
+  /** When it is given up if unanswered (Date.now()); with a caller's signal, responseTimeoutMs after it aborts. */
+  deadline: number;
 }
 
 /**
@@ -81,11 +81,14 @@ export class SmppLink {
     });
   }
 
-  /** Sends a request on the bound session and waits for its response. */
-  request(pdu: PDU): Promise<Exchange> {
+  /**
+   * Sends a request on the bound session and waits for its response: responseTimeoutMs, or with `signal` until
+   * it aborts (a submit_sm, whose late answer is still its send's outcome).
+   */
+  request(pdu: PDU, signal?: AbortSignal): Promise<Exchange> {
     const session = this.session;
     if (!session || !this.isBound) return Promise.resolve({ ok: false, reason: 'not bound to the SMSC' });
-    return this.exchange(session, pdu).then((answer) => this.prove(session, answer));
+    return this.exchange(session, pdu, signal).then((answer) => this.prove(session, answer));
   }
 
   /**
@@ -206,7 +209,7 @@ export class SmppLink {
     }
   }
 
-  private exchange(session: Session, pdu: PDU): Promise<Exchange> {
+  private exchange(session: Session, pdu: PDU, signal?: AbortSignal): Promise<Exchange> {
     const pending = this.pending.get(session);
     if (!pending) return Promise.resolve({ ok: false, reason: 'connection lost' });
     this.sweepSoon();
@@ -220,7 +223,16 @@ export class SmppLink {
       const written = session.send(pdu, (response) => settle({ ok: true, response }));
       seq = pdu.sequence_number;
       if (!written) settle({ ok: false, reason: 'connection lost' });
-      else pending.set(seq, { settle, deadline: Date.now() + this.timing.responseTimeoutMs });
+      else if (!signal) pending.set(seq, { settle, deadline: Date.now() + this.timing.responseTimeoutMs });
+      else {
+        // The SMSC still holds the request after the caller gave up: its window slot stays taken until the answer
+        // or the usual response time after the abort.
+        const entry: Pending = { settle, deadline: Number.POSITIVE_INFINITY };
+        const abort = () => (entry.deadline = Date.now() + this.timing.responseTimeoutMs);
+        pending.set(seq, entry);
+        if (signal.aborted) abort();
+        else signal.addEventListener('abort', abort, { once: true });
+      }
     });
   }
 

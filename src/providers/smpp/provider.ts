@@ -36,6 +36,8 @@ function sourceAddress(from: string): { ton: number; npi: number; addr: string }
 export class SmppProvider implements Provider {
   readonly name = 'smpp';
   readonly channels = ['sms'] as const;
+  /** An SMSC numbers its messages itself (and may start again after a restart): ids are its bind's. */
+  readonly account: string;
   private readonly link: SmppLink;
   private readonly router = new ReceiptRouter();
   private readonly window: Window;
@@ -51,6 +53,7 @@ export class SmppProvider implements Provider {
     private readonly context: ProviderContext,
   ) {
     this.window = new Window(options.window);
+    this.account = `${options.endpoint.systemId}@${options.endpoint.host}:${options.endpoint.port}`;
     this.reference = Math.floor(options.timing.random() * 256);
     this.link = new SmppLink(options.endpoint, options.systemType, options.timing, context.logger, (pdu, answer) =>
       void this.deliverSm(pdu, answer),
@@ -115,7 +118,9 @@ export class SmppProvider implements Provider {
       this.window.release();
       return transient('not bound to the SMSC');
     }
-    const exchange = this.link.request(pdu);
+    // Awaited as long as the caller waits (its signal), not the link's own response time: a late submit_sm_resp
+    // is still this send's outcome.
+    const exchange = this.link.request(pdu, signal);
     this.awaitingResponse.add(exchange);
     void exchange.finally(() => {
       this.awaitingResponse.delete(exchange);
@@ -161,7 +166,7 @@ export class SmppProvider implements Provider {
     const receipt = this.router.route(parsed);
     if (!receipt) return answer(STATUS.ESME_ROK);
     try {
-      const outcome = await this.context.onReceipt(this.name, receipt);
+      const outcome = await this.context.onReceipt(this.name, receipt, this.account);
       // Unknown to the service but submitted here lately: its send's result is not committed yet (the receipt
       // overtook it), so the SMSC is asked to send it again later. Unknown otherwise: not ours, acknowledged.
       if (outcome === 'recorded' || !this.router.submittedHere(parsed.smscId)) return answer(STATUS.ESME_ROK);
