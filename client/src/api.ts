@@ -150,7 +150,7 @@ export interface paths {
         };
         /**
          * Delivery receipt from a provider
-         * @description Where a provider reports what became of a message or call (`{PUBLIC_BASE_URL}/callbacks/{provider}`, more path after it is allowed). Authenticated by the provider's own scheme (Twilio `X-Twilio-Signature`, Vonage signed requests, Termii `X-Termii-Signature`, ...), not by a bearer token: a bad or missing signature is 403 and changes nothing. Answered 2xx only once what it says is committed; a repeat changes nothing twice; a receipt for an unknown message is 2xx and ignored. The body is whatever the provider sends.
+         * @description Where a provider reports what became of a message or call (`{PUBLIC_BASE_URL}/callbacks/{provider}`, more path after it is allowed). Authenticated by the provider's own scheme (Twilio `X-Twilio-Signature`, Vonage signed requests, Termii `X-Termii-Signature`, ...), not by a bearer token: a bad or missing signature is 403 and changes nothing. Answered 2xx only once what it says is committed; a repeat changes nothing twice; a receipt for a message not known yet is kept and applies once its send is recorded (one never sent is 2xx and, in the end, ignored). The body is whatever the provider sends.
          */
         get: {
             parameters: {
@@ -328,7 +328,7 @@ export interface paths {
         put?: never;
         /**
          * Delivery receipt from a provider
-         * @description Where a provider reports what became of a message or call (`{PUBLIC_BASE_URL}/callbacks/{provider}`, more path after it is allowed). Authenticated by the provider's own scheme (Twilio `X-Twilio-Signature`, Vonage signed requests, Termii `X-Termii-Signature`, ...), not by a bearer token: a bad or missing signature is 403 and changes nothing. Answered 2xx only once what it says is committed; a repeat changes nothing twice; a receipt for an unknown message is 2xx and ignored. The body is whatever the provider sends.
+         * @description Where a provider reports what became of a message or call (`{PUBLIC_BASE_URL}/callbacks/{provider}`, more path after it is allowed). Authenticated by the provider's own scheme (Twilio `X-Twilio-Signature`, Vonage signed requests, Termii `X-Termii-Signature`, ...), not by a bearer token: a bad or missing signature is 403 and changes nothing. Answered 2xx only once what it says is committed; a repeat changes nothing twice; a receipt for a message not known yet is kept and applies once its send is recorded (one never sent is 2xx and, in the end, ignored). The body is whatever the provider sends.
          */
         post: {
             parameters: {
@@ -672,7 +672,7 @@ export interface paths {
         };
         /**
          * The client's traffic by day and country
-         * @description The client's own verifications per UTC day of creation, country (region and calling code): the messages and calls asked for, those delivered and those verified, test numbers left out. Both days are included; by default the last 7 days, today (UTC) included; at most 366 days at once. A day that is not a calendar day, or `from` after `to`, is a 400 `VALIDATION_ERROR` naming the parameter.
+         * @description The client's own verifications per UTC day of creation, country (region and calling code): the messages and calls asked for, those delivered and those verified, test numbers left out. Both days are included; by default the last 7 days, today (UTC) included; at most 366 days at once. A day that is not a calendar day or is before 0001-01-01, or `from` after `to`, is a 400 `VALIDATION_ERROR` naming the parameter.
          *
          *     Scope: `otp:send` or `otp:verify`.
          */
@@ -828,7 +828,7 @@ export interface components {
             countryCode: string;
             /** @description Verify attempts so far. */
             counter: number;
-            /** @description The number the user is contacted from, in the local format of its country: the SMS sender, or for DROPPED_CALL the caller id whose last digits are the code. */
+            /** @description The number the user is contacted from: the SMS sender, or for DROPPED_CALL the caller id whose last digits are the code. In the local format of its country when the user's number has the same country calling code, else in E.164 (`+2349010001234`): a national format means nothing to a phone in another country. */
             pairedNumber: string;
             /**
              * @description `SMS` for a `SEND_SMS` request, `DROPPED_CALL` for `DROPPED_CALL`.
@@ -1360,10 +1360,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Optional, 1 to 255 visible ASCII characters. A repeat by the same client within 24 h returns the first response; with a different body it is a 409 `IDEMPOTENCY_KEY_REUSED`.
-                 * @example 5d0b6c1e-signup-7781
-                 */
+                /** @description Optional, 1 to 255 visible ASCII characters, e.g. a UUID made for this signup. A repeat by the same client within 24 h returns the first response; with a different body it is a 409 `IDEMPOTENCY_KEY_REUSED`. */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -1372,9 +1369,9 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description The country calling code, `+` and 1-3 digits. */
-                    countryCode: string;
-                    /** @description The number in local format, digits only; a national trunk prefix such as a leading 0 is allowed. */
+                    /** @description The country calling code, `+` and 1-3 digits; may be left out when `phoneNumber` is a whole E.164 number. */
+                    countryCode?: string;
+                    /** @description The number in local format, digits only (a national trunk prefix such as a leading 0 is allowed), or a whole E.164 number (`+` and digits), whose calling code must then agree with `countryCode` if one is given. */
                     phoneNumber: string;
                     /**
                      * @description How the code goes out; `SEND_SMS` when absent.
@@ -3106,9 +3103,9 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description The country calling code, `+` and 1-3 digits. */
-                    countryCode: string;
-                    /** @description The number in local format, digits only; a national trunk prefix such as a leading 0 is allowed. */
+                    /** @description The country calling code, `+` and 1-3 digits; may be left out when `phoneNumber` is a whole E.164 number. */
+                    countryCode?: string;
+                    /** @description The number in local format, digits only (a national trunk prefix such as a leading 0 is allowed), or a whole E.164 number (`+` and digits), whose calling code must then agree with `countryCode` if one is given. */
                     phoneNumber: string;
                 };
             };
@@ -3156,7 +3153,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `VALIDATION_ERROR`: Malformed JSON, or a missing or ill-typed field; `details` name each field. */
+            /**
+             * @description `VALIDATION_ERROR`: Malformed JSON, or a missing or ill-typed field; `details` name each field.
+             *
+             *     `INVALID_PHONE_NUMBER`: Not a valid number for that country code.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3169,7 +3170,7 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;

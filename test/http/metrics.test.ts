@@ -61,6 +61,7 @@ forEachDatabase('metrics', (kind) => {
       clock: new TestClock(Date.now()),
       env: {
         SMS_PROVIDER: 'http,log',
+        CALL_PROVIDER: 'log',
         HTTP_GATEWAY_URL: gateway.url,
         HTTP_GATEWAY_SECRET: secret,
         PUBLIC_BASE_URL: 'https://otp.example.test',
