@@ -335,7 +335,7 @@ export const settings = {
     default: undefined,
     parse: bool,
   },
-  SHUTDOWN_GRACE_MS: { doc: 'Time in-flight requests get on SIGTERM', default: '10000', parse: integer(0) },
+  SHUTDOWN_GRACE_MS: { doc: 'How long SIGTERM\'s stop may take in all: requests in flight get all but a fifth of it (at most 2 s), then the workers and providers stop; at its end the process exits whatever still waits (a send or webhook still waiting is taken again after its claim)', default: '10000', parse: integer(0) },
 } satisfies Record<string, Setting<unknown>>;
 
 type Settings = typeof settings;

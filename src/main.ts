@@ -1,6 +1,7 @@
 import { loadConfigOrReport, onlyLogProviders } from './config.js';
 import { processLogger } from './logger.js';
 import { startServer } from './server.js';
+import { stopWithin } from './shutdown-deadline.js';
 
 /** Composition root: config -> server (db, migrations, providers, services, app, workers) -> signals. */
 async function main(): Promise<void> {
@@ -19,13 +20,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down: finishing in-flight requests');
-    server.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        logger.error({ err }, 'error during shutdown');
-        process.exit(1);
-      },
-    );
+    stopWithin(config.SHUTDOWN_GRACE_MS, logger, () => server.close());
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));

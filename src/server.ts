@@ -182,7 +182,8 @@ export async function startServer(config: Config, options: ServerOptions): Promi
       services,
       url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
       close: async () => {
-        const grace = setTimeout(() => app.server.closeAllConnections(), config.SHUTDOWN_GRACE_MS);
+        // Requests get most of the grace; the rest is the workers' and providers' (main.ts ends it all at the grace).
+        const grace = setTimeout(() => app.server.closeAllConnections(), requestShareOfGrace(config.SHUTDOWN_GRACE_MS));
         await app.close();
         clearTimeout(grace);
         for (const close of closers) await close();
@@ -192,6 +193,11 @@ export async function startServer(config: Config, options: ServerOptions): Promi
     for (const close of closers) await close().catch(() => undefined);
     throw err;
   }
+}
+
+/** The part of SHUTDOWN_GRACE_MS requests in flight may take: all but a fifth, at most 2 s, left to the workers. */
+export function requestShareOfGrace(graceMs: number): number {
+  return graceMs - Math.min(2_000, Math.floor(graceMs / 5));
 }
 
 /** A process that runs only the background workers (`otp-service worker`): no HTTP. */

@@ -19,6 +19,7 @@ import {
   type AdminResult,
 } from '../admin/commands.js';
 import { sendAdminCommand } from '../admin/socket.js';
+import { stopWithin } from '../shutdown-deadline.js';
 import { formatResult, jsonLines } from './format.js';
 import { helpFor, isGroup, usage } from './help.js';
 import { runMessages, type MessagesOptions } from './messages.js';
@@ -246,8 +247,8 @@ async function runWorker(config: Config): Promise<number> {
     process.once('SIGINT', () => resolve('SIGINT'));
   });
   logger.info({ signal }, 'worker shutting down: finishing deliveries in flight');
-  await running.close();
-  return 0;
+  // The same one deadline as the server's: exits by SHUTDOWN_GRACE_MS whatever still waits (its claims hold it).
+  return new Promise<number>((resolve) => stopWithin(config.SHUTDOWN_GRACE_MS, logger, () => running.close(), resolve));
 }
 
 /** `otp-service messages`, until done or, following, until SIGINT or SIGTERM. */
