@@ -319,6 +319,17 @@ const migrations: Record<string, Migration> = {
       `);
     },
   },
+  '0014_send_jobs_due_by_provider': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- A worker claims only the jobs of its own providers (0012's jobs name theirs): due jobs are found by
+        -- channel and provider, so that jobs no process here can take (a provider another process has, or none
+        -- has any more) are never read by each claim.
+        DROP INDEX send_jobs_due;
+        CREATE INDEX send_jobs_due ON send_jobs (channel, (coalesce(provider, '')), next_attempt_at) WHERE status = 'pending';
+      `);
+    },
+  },
 };
 
 /** Runs DDL one statement at a time: PGlite's extended protocol takes one statement per query. */

@@ -25,8 +25,12 @@ export class SqlSendJobStore {
           .select('verification_id')
           .where('status', '=', 'pending')
           .where('next_attempt_at', '<=', now)
+          // One index range per pair (send_jobs_due): jobs of other providers are never read.
           .where(
-            sql<boolean>`(channel, coalesce(provider, '')) IN (SELECT * FROM unnest(${pairs.map((p) => p.channel)}::text[], ${pairs.map((p) => p.provider)}::text[]))`,
+            sql<boolean>`(${sql.join(
+              pairs.map((p) => sql`(channel = ${p.channel} AND coalesce(provider, '') = ${p.provider})`),
+              sql` OR `,
+            )})`,
           )
           .orderBy('next_attempt_at')
           .limit(limit)
