@@ -417,7 +417,7 @@ export function onlyLogProviders(providers: Config['providers']): boolean {
   return [...providers.sms, ...providers.call].every((p) => p.module.name === 'log');
 }
 
-/** Whether a bind address admits this machine only (127.0.0.0/8, ::1, localhost). */
+/** Whether an address or name is this machine only (127.0.0.0/8, ::1, localhost): a bind address, or a Host's. */
 export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
 }
@@ -473,10 +473,8 @@ function configuredProviders(
   const anyNamed = named.sms !== null || named.call !== null;
   // A channel nobody named: `log` while developing with no real provider anywhere; otherwise it is off, so that a
   // create of its type is refused rather than "sent" through `log` beside real providers.
-  const lists = {
-    sms: named.sms ?? (anyNamed || production ? [] : ['log']),
-    call: named.call ?? (anyNamed || production ? [] : ['log']),
-  };
+  const unnamed = anyNamed || production ? [] : ['log'];
+  const lists = { sms: named.sms ?? unnamed, call: named.call ?? unnamed };
   if (production) {
     if (!anyNamed) {
       problems.push('SMS_PROVIDER: NODE_ENV=production needs a real provider (SMS_PROVIDER and, for dropped calls, CALL_PROVIDER); nothing would leave this machine');

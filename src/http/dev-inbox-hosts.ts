@@ -1,4 +1,4 @@
-import { isIPv4 } from 'node:net';
+import { isLoopback } from '../config.js';
 
 /**
  * The hosts the development inbox answers on. It shows codes to anyone who can read it, and has no login: a web
@@ -26,7 +26,7 @@ export function inboxHostAllowed(hostHeader: string | undefined, hosts: readonly
   if (hostHeader === undefined) return false;
   const host = hostnameOf(hostHeader);
   if (host === null) return false;
-  return isLoopback(host) || hosts.includes(host);
+  return isLoopback(host.startsWith('[') ? host.slice(1, -1) : host) || hosts.includes(host);
 }
 
 /**
@@ -42,8 +42,4 @@ function hostnameOf(authority: string): string | null {
     return null;
   }
   return hostname.replace(/\.$/, '');
-}
-
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '[::1]' || (isIPv4(host) && host.startsWith('127.'));
 }
