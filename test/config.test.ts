@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.js';
+import { twilioSmsSettings } from './support/provider-settings.js';
 
 /** Issue 10, first start: the embedded development mode (and its printed client) is reachable from this machine only. */
 it('binds to loopback on the embedded database and to every interface with DATABASE_URL, unless HOST says otherwise', () => {
@@ -39,12 +40,7 @@ it('reads ALLOWED_COUNTRIES (all, or alpha-2 codes) and BLOCKED_LINE_TYPES (none
 });
 
 /** Issue 17: development parts never run silently beside real providers or in production. */
-const twilioSms = {
-  SMS_PROVIDER: 'twilio',
-  TWILIO_ACCOUNT_SID: `AC${'0'.repeat(32)}`,
-  TWILIO_AUTH_TOKEN: 'test-token',
-  PUBLIC_BASE_URL: 'https://otp.example.com',
-};
+const twilioSms = twilioSmsSettings;
 
 it('turns a channel nobody named off beside a real provider, rather than "sending" through log', () => {
   const names = (env: Record<string, string>) => {

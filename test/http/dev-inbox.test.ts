@@ -5,14 +5,10 @@ import type { InboxMessage, InboxState } from '../../src/inbox/inbox-message.js'
 import { createVerification, e164Of, expectV1Error, nextLocalNumber } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
+import { twilioSmsSettings } from '../support/provider-settings.js';
 import { openEventStream, type ReceivedEvent } from '../support/sse.js';
 
-const twilio = {
-  SMS_PROVIDER: 'twilio',
-  TWILIO_ACCOUNT_SID: `AC${'0'.repeat(32)}`,
-  TWILIO_AUTH_TOKEN: 'test-token',
-  PUBLIC_BASE_URL: 'https://otp.example.com',
-};
+const twilio = twilioSmsSettings;
 
 describe('DEV_INBOX: when the development inbox is on', () => {
   it('is on when every provider is log, off with a real one unless DEV_INBOX=true, off with DEV_INBOX=false', () => {
