@@ -248,6 +248,7 @@ export async function createServices(
     onReceipt: async (provider, receipt, account = '') => {
       await sendWorker.recorded(provider, account, receipt.messageId);
       await deliveries.recordReceipt(provider, receipt, account);
+      return 'recorded';
     },
   }));
   const sendWorker = new SendWorker({

@@ -32,6 +32,7 @@ export function recordingContext(receiptOutcome: () => Promise<void> = () => Pro
       order.push(`receipt ${receipt.messageId}`);
       await receiptOutcome();
       receipts.push(receipt);
+      return 'recorded';
     },
   };
   return { context, receipts, log, order };

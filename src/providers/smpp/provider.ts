@@ -142,6 +142,7 @@ export class SmppProvider implements Provider {
     if (status !== STATUS.ESME_ROK) return refusal(status);
     const id = outcome.response['message_id'];
     if (typeof id !== 'string' || id === '') return transient('SMSC accepted the message without a message_id');
+    this.router.accepted(id);
     if (group) this.router.addPart(group, id);
     return { kind: 'accepted', messageId: id };
   }
@@ -165,9 +166,15 @@ export class SmppProvider implements Provider {
     const receipt = this.router.route(parsed);
     if (!receipt) return answer(STATUS.ESME_ROK);
     try {
-      // Recorded, or kept for a send whose acceptance is not committed yet: either way the SMSC may forget it.
-      await this.context.onReceipt(this.name, receipt, this.account);
-      answer(STATUS.ESME_ROK);
+      const outcome = await this.context.onReceipt(this.name, receipt, this.account);
+      // Unknown to the service but submitted here lately: its send's result is not committed yet (the receipt
+      // overtook it), so the SMSC is asked to send it again later. Unknown otherwise: not ours, acknowledged.
+      if (outcome === 'recorded' || !this.router.submittedHere(parsed.smscId)) return answer(STATUS.ESME_ROK);
+      this.context.logger.info(
+        { provider: 'smpp', messageId: receipt.messageId },
+        `SMPP receipt for a message not known yet, answering ${describeStatus(RETRY_LATER)} so that the SMSC sends it again`,
+      );
+      answer(RETRY_LATER);
     } catch (error) {
       this.context.logger.error(
         { provider: 'smpp', messageId: receipt.messageId, error: error instanceof Error ? error.message : String(error) },
