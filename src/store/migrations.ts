@@ -330,6 +330,15 @@ const migrations: Record<string, Migration> = {
       `);
     },
   },
+  '0015_provider_message_taken_from': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- The send an id was taken over from (a provider that numbers its messages again): the acceptance's upsert
+        -- writes it from the row it replaces and returns it, instead of looking the id up a second time.
+        ALTER TABLE provider_messages ADD COLUMN taken_from uuid;
+      `);
+    },
+  },
 };
 
 /** Runs DDL one statement at a time: PGlite's extended protocol takes one statement per query. */
