@@ -34,7 +34,23 @@ export interface OutgoingCall {
   readonly callerId: string;
 }
 
-export type Outgoing = OutgoingSms | OutgoingCall;
+/** A WhatsApp message: the code in the business's approved authentication template, with its copy-code button. */
+export interface OutgoingWhatsApp {
+  readonly channel: 'whatsapp';
+  readonly sendId: string;
+  readonly verificationId: string;
+  /** E.164. */
+  readonly to: string;
+  /** E.164 business number it comes from (WHATSAPP_SENDER_NUMBER). */
+  readonly from: string;
+  readonly code: string;
+  /** BCP 47 locale of the template's language (the verification's, else the client's default); null: English. */
+  readonly locale: string | null;
+  /** What the phone shows: the authentication template's fixed text with the code, for the development inbox. */
+  readonly text: string;
+}
+
+export type Outgoing = OutgoingSms | OutgoingCall | OutgoingWhatsApp;
 
 export type { DeliveryReceipt, SendResult } from '../domain/send-result.js';
 
@@ -114,6 +130,8 @@ export interface ProviderSetting<T> {
   readonly default: string | undefined;
   /** Must be set when the provider is configured (the start names every missing one). */
   readonly required: boolean;
+  /** Must be set when the provider is configured for one of these channels (a setting only that channel uses). */
+  readonly requiredFor?: readonly Channel[];
   /** A credential: never printed, never logged. */
   readonly secret?: boolean;
   /** Throws an Error whose message says what is wrong with `raw`. */

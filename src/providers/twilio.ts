@@ -88,7 +88,9 @@ export class TwilioProvider implements Provider {
   }
 
   send(message: Outgoing, signal: AbortSignal): Promise<SendResult> {
-    return message.channel === 'sms' ? this.messages.send(message, signal) : this.calls.place(message, signal);
+    if (message.channel === 'call') return this.calls.place(message, signal);
+    if (message.channel === 'sms') return this.messages.send(message, signal);
+    return Promise.resolve({ kind: 'permanent', reason: 'the twilio provider is not configured for WhatsApp' });
   }
 
   /**
