@@ -95,6 +95,11 @@ export interface Provider {
 
   /** Checks and reads an inbound callback by the provider's own signature scheme; absent when it sends none. */
   verifyCallback?(request: CallbackRequest): CallbackResult;
+  /**
+   * Answers a GET subscription handshake on its callback route (Meta's `hub.challenge`): the text to send back
+   * as it is, or a refusal (403). Absent: GETs are callbacks like POSTs.
+   */
+  handshake?(request: CallbackRequest): { readonly kind: 'challenge'; readonly body: string } | { readonly kind: 'forbidden'; readonly reason: string };
 }
 
 /** What a provider module gets from the service. */

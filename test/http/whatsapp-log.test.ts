@@ -20,7 +20,7 @@ forEachDatabase('WHATSAPP through the log provider', (kind) => {
     const local = nextLocalNumber();
     const created = await createVerification(h, token, { phoneNumber: local, type: 'WHATSAPP' });
     assert.equal(created.type, 'WHATSAPP');
-    assert.equal(created.delivery.channel, 'WHATSAPP');
+    assert.equal((created as unknown as { delivery: { channel: string } }).delivery.channel, 'WHATSAPP');
     assert.equal(created.pairedNumber, '09010000777');
     assert.match(String(created.otp), /^\d{6}$/);
     await eventually(async () => (await h.services.inbox.latest(10, e164Of(local))).length === 1);
