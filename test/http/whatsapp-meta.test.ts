@@ -182,6 +182,26 @@ forEachDatabase('WhatsApp through Meta\'s Cloud API', (kind) => {
     assert.equal(sentTo(v).length, 2);
   });
 
+  it('a status that comes before its send is answered is kept and applies once the acceptance commits', async () => {
+    const token = await h.token();
+    const phoneNumber = '+2348031230004';
+    const answers: number[] = [];
+    meta.beforeAnswer = async (to, wamid) => {
+      if (to !== phoneNumber.slice(1)) return;
+      const body = statusNotification(wamid, 'delivered', to);
+      answers.push((await notify(body, { 'x-hub-signature-256': signed(body) })).statusCode);
+    };
+    try {
+      const v = await createVerification(h, token, { type: 'WHATSAPP', phoneNumber });
+      await h.services.sendWorker.idle();
+      assert.deepEqual(answers, [200], 'the status was posted, and answered, before the send');
+      await eventually(async () => (await record(token, v.id)).delivery.status === 'DELIVERED');
+      assert.equal((await record(token, v.id)).delivery.provider, 'meta');
+    } finally {
+      meta.beforeAnswer = null;
+    }
+  });
+
   it('a template missing in the verification\'s language (132001) is sent once more in en_US', async () => {
     const token = await h.token();
     const phoneNumber = '+2348031230003';

@@ -88,6 +88,8 @@ export interface MetaPeer {
   readonly requests: { readonly path: string; readonly headers: Readonly<Record<string, string | string[] | undefined>>; readonly body: string; readonly prismStatus: number }[];
   /** Answers for the next sends to a number (E.164 digits, as Meta's `to`), oldest first; then Prism's own. */
   script(to: string, answers: readonly MetaScriptedAnswer[]): void;
+  /** Called with a message's wamid before its send is answered (a status webhook that overtakes the answer). */
+  beforeAnswer: ((to: string, wamid: string) => Promise<void>) | null;
   output(): string;
   stop(): Promise<void>;
 }
@@ -128,6 +130,7 @@ export async function startMetaPeer(): Promise<MetaPeer> {
             wamidSeq += 1;
             json.messages[0].id = `wamid.HBgL${process.pid}${String(wamidSeq).padStart(6, '0')}AA`;
             text = JSON.stringify(json);
+            await peer.beforeAnswer?.(to, json.messages[0].id);
           }
         }
         res.writeHead(status, { 'content-type': 'application/json' }).end(text);
@@ -137,7 +140,8 @@ export async function startMetaPeer(): Promise<MetaPeer> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : 0;
-  return {
+  const peer: MetaPeer = {
+    beforeAnswer: null,
     url: `http://127.0.0.1:${port}`,
     requests,
     script: (to, answers) => scripts.set(to, [...answers]),
@@ -148,4 +152,5 @@ export async function startMetaPeer(): Promise<MetaPeer> {
       await prism.stop();
     },
   };
+  return peer;
 }
