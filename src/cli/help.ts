@@ -84,6 +84,19 @@ const commands: Readonly<Record<string, Readonly<Record<string, CommandHelp>>>> 
         '--json: one object a line, { at, channel, to, from, text | callerId, verificationId, provider, testNumber }.',
     },
   },
+  whatsapp: {
+    'template create': {
+      args: '[--language en_US] [--one-tap PACKAGE:SIGNATURE_HASH] [--json]',
+      about:
+        'Asks Meta to create the authentication template WHATSAPP_TEMPLATE (category AUTHENTICATION: the security line, a footer with the\n' +
+        'code lifetime from OTP_TTL_SECONDS, and a COPY_CODE button, or with --one-tap an Android ONE_TAP autofill button for that app) in the\n' +
+        "WhatsApp Business Account META_WABA_ID, and prints Meta's answer. Needs META_ACCESS_TOKEN and META_WABA_ID; no database.",
+    },
+    'template list': {
+      args: '[--json]',
+      about: "Lists the account's templates with their language, category and status (APPROVED, PENDING, REJECTED) as Meta answers.",
+    },
+  },
   worker: { '': { args: '', about: 'Runs the background workers (webhook delivery included), no HTTP, until SIGTERM or SIGINT.' } },
 };
 
