@@ -150,14 +150,14 @@ export interface paths {
         };
         /**
          * Delivery receipt from a provider
-         * @description Where a provider reports what became of a message or call (`{PUBLIC_BASE_URL}/callbacks/{provider}`, more path after it is allowed). Authenticated by the provider's own scheme (Twilio `X-Twilio-Signature`, Vonage signed requests, Termii `X-Termii-Signature`, ...), not by a bearer token: a bad or missing signature is 403 and changes nothing. Answered 2xx only once what it says is committed; a repeat changes nothing twice; a receipt for a message not known yet is kept and applies once its send is recorded (one never sent is 2xx and, in the end, ignored). The body is whatever the provider sends.
+         * @description Where a provider reports what became of a message or call (`{PUBLIC_BASE_URL}/callbacks/{provider}`, more path after it is allowed). Authenticated by the provider's own scheme (Twilio `X-Twilio-Signature`, Vonage signed requests, Termii `X-Termii-Signature`, ...), not by a bearer token: a bad or missing signature is 403 and changes nothing. Answered 2xx only once what it says is committed; a repeat changes nothing twice; a receipt for a message not known yet is kept and applies once its send is recorded (one never sent is 2xx and, in the end, ignored). The body is whatever the provider sends. Meta's subscription handshake (`GET /callbacks/meta?hub.mode=subscribe&hub.verify_token=T&hub.challenge=C`) is answered 200 with `C` as plain text when `T` is `META_WEBHOOK_VERIFY_TOKEN`, else 403.
          */
         get: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description A configured provider: `twilio`, `vonage`, `infobip`, `africastalking`, `termii`, `http`, ... */
+                    /** @description A configured provider: `twilio`, `vonage`, `infobip`, `africastalking`, `termii`, `http`, `meta`, ... */
                     provider: string;
                 };
                 cookie?: never;
@@ -328,14 +328,14 @@ export interface paths {
         put?: never;
         /**
          * Delivery receipt from a provider
-         * @description Where a provider reports what became of a message or call (`{PUBLIC_BASE_URL}/callbacks/{provider}`, more path after it is allowed). Authenticated by the provider's own scheme (Twilio `X-Twilio-Signature`, Vonage signed requests, Termii `X-Termii-Signature`, ...), not by a bearer token: a bad or missing signature is 403 and changes nothing. Answered 2xx only once what it says is committed; a repeat changes nothing twice; a receipt for a message not known yet is kept and applies once its send is recorded (one never sent is 2xx and, in the end, ignored). The body is whatever the provider sends.
+         * @description Where a provider reports what became of a message or call (`{PUBLIC_BASE_URL}/callbacks/{provider}`, more path after it is allowed). Authenticated by the provider's own scheme (Twilio `X-Twilio-Signature`, Vonage signed requests, Termii `X-Termii-Signature`, ...), not by a bearer token: a bad or missing signature is 403 and changes nothing. Answered 2xx only once what it says is committed; a repeat changes nothing twice; a receipt for a message not known yet is kept and applies once its send is recorded (one never sent is 2xx and, in the end, ignored). The body is whatever the provider sends. Meta's subscription handshake (`GET /callbacks/meta?hub.mode=subscribe&hub.verify_token=T&hub.challenge=C`) is answered 200 with `C` as plain text when `T` is `META_WEBHOOK_VERIFY_TOKEN`, else 403.
          */
         post: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description A configured provider: `twilio`, `vonage`, `infobip`, `africastalking`, `termii`, `http`, ... */
+                    /** @description A configured provider: `twilio`, `vonage`, `infobip`, `africastalking`, `termii`, `http`, `meta`, ... */
                     provider: string;
                 };
                 cookie?: never;

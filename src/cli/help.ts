@@ -79,7 +79,7 @@ const commands: Readonly<Record<string, Readonly<Record<string, CommandHelp>>>> 
     '': {
       args: '[--to NUMBER] [--limit N] [--follow] [--json]',
       about:
-        'Prints the SMS and dropped calls the log provider "sent" (the codes a developer needs), oldest of the latest N (default 20) first, with each verification\'s state.\n' +
+        'Prints the SMS, WhatsApp messages and dropped calls the log provider "sent" (the codes a developer needs), oldest of the latest N (default 20) first, with each verification\'s state.\n' +
         '--to: only those to this E.164 number; --follow: keep printing new ones until interrupted;\n' +
         '--json: one object a line, { at, channel, to, from, text | callerId, verificationId, provider, testNumber }.',
     },

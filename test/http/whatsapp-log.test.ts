@@ -36,6 +36,13 @@ forEachDatabase('WHATSAPP through the log provider', (kind) => {
     const fetched = await h.call('GET', `/v1/otp/${created.id}`, token);
     const record = (fetched.json() as { data: { delivery: { status: string; provider: string } } }).data;
     assert.deepEqual([record.delivery.status, record.delivery.provider], ['SENT', 'log']);
+    // A resend sends the same code again through the channel, after the cool-down.
+    h.clock.advance(31_000);
+    const resent = await h.call('POST', `/v1/otp/${created.id}/resend`, token);
+    assert.equal(resent.statusCode, 200, resent.body);
+    await eventually(async () => (await h.services.inbox.latest(10, e164Of(local))).length === 2);
+    const again = await h.services.inbox.latest(10, e164Of(local));
+    assert.deepEqual(again.map((m) => [m.channel, m.text]), [['whatsapp', message.text], ['whatsapp', message.text]]);
     const verified = await h.call('POST', '/v1/otp/verify', token, { id: created.id, otp: created.otp });
     assert.equal(verified.statusCode, 200, verified.body);
   });
