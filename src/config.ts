@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Channel } from './domain/channel-driver.js';
+import { channels, type Channel } from './domain/channel-driver.js';
 import { isLineType, lineTypes, type LineType } from './domain/line-type.js';
 import { parseCallerIdRanges, type CallerIdRange } from './providers/caller-id.js';
 import { parseHttpUrl } from './providers/http-provider.js';
@@ -94,6 +94,13 @@ const lineTypeList = (raw: string): readonly LineType[] => {
 function namesFor(channel: Channel): string {
   return providerModules.filter((m) => m.channels.includes(channel)).map((m) => m.name).join(', ');
 }
+/** The setting that names each channel's providers. */
+const providerSettingOf: Readonly<Record<Channel, string>> = {
+  sms: 'SMS_PROVIDER',
+  call: 'CALL_PROVIDER',
+  whatsapp: 'WHATSAPP_PROVIDER',
+};
+
 /** A comma-separated failover list of provider names, each known for the channel, none twice. */
 const providerList = (channel: Channel) => (raw: string): string[] => {
   const names = raw.split(',').map((n) => n.trim()).filter((n) => n.length > 0);
@@ -259,6 +266,11 @@ export const settings = {
     default: undefined,
     parse: providerList('call'),
   },
+  WHATSAPP_PROVIDER: {
+    doc: `WhatsApp providers, comma-separated in failover order: ${namesFor('whatsapp')}. When unset: log in development if no channel names a provider; otherwise WHATSAPP is not offered`,
+    default: undefined,
+    parse: providerList('whatsapp'),
+  },
   SEND_LEASE_MS: {
     doc: "How long a send job is held by the process sending it; a crashed process's sends are made again after it. Must exceed PROVIDER_TIMEOUT_MS",
     default: '60000',
@@ -272,6 +284,11 @@ export const settings = {
   SMS_SENDER_NUMBER: {
     doc: 'Number SMS codes are sent from (E.164); returned as pairedNumber, in local format to numbers of its own country and in E.164 to others',
     default: '+2349010000000',
+    parse: text,
+  },
+  WHATSAPP_SENDER_NUMBER: {
+    doc: 'The WhatsApp business number codes come from (E.164), shown as pairedNumber of a WHATSAPP verification; SMS_SENDER_NUMBER when unset',
+    default: undefined,
     parse: text,
   },
   CALLER_ID_RANGES: {
@@ -414,7 +431,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
 /** Whether every configured provider is the development `log` provider (nothing leaves the machine). */
 export function onlyLogProviders(providers: Config['providers']): boolean {
-  return [...providers.sms, ...providers.call].every((p) => p.module.name === 'log');
+  return Object.values(providers).every((list) => list.every((p) => p.module.name === 'log'));
 }
 
 /** Whether an address or name is this machine only (127.0.0.0/8, ::1, localhost): a bind address, or a Host's. */
@@ -445,9 +462,16 @@ function configuredProviders(
   problems: string[],
 ): Record<Channel, ConfiguredProvider[]> {
   const parsed = new Map<string, ConfiguredProvider>();
-  const configure = (name: string): ConfiguredProvider[] => {
+  const configure = (name: string, channel: Channel): ConfiguredProvider[] => {
     const module = providerModule(name);
     if (!module) return [];
+    // Settings only one channel of the provider uses (Twilio's WhatsApp sender) are required when it serves that one.
+    for (const [key, setting] of Object.entries(module.settings)) {
+      const given = env[key];
+      if (setting.requiredFor?.includes(channel) && (given === undefined || given === '') && setting.default === undefined) {
+        problems.push(`${key}: required by the ${name} provider for ${providerSettingOf[channel]}`);
+      }
+    }
     const known = parsed.get(name);
     if (known) return [known];
     const values: Record<string, unknown> = {};
@@ -468,22 +492,27 @@ function configuredProviders(
     parsed.set(name, configured);
     return [configured];
   };
-  const named = { sms: names(out.SMS_PROVIDER), call: names(out.CALL_PROVIDER) };
+  const named: Record<Channel, string[] | null> = {
+    sms: names(out.SMS_PROVIDER),
+    call: names(out.CALL_PROVIDER),
+    whatsapp: names(out.WHATSAPP_PROVIDER),
+  };
   const production = out.NODE_ENV === 'production';
-  const anyNamed = named.sms !== null || named.call !== null;
+  const anyNamed = Object.values(named).some((list) => list !== null);
   // A channel nobody named: `log` while developing with no real provider anywhere; otherwise it is off, so that a
   // create of its type is refused rather than "sent" through `log` beside real providers.
   const unnamed = anyNamed || production ? [] : ['log'];
-  const lists = { sms: named.sms ?? unnamed, call: named.call ?? unnamed };
+  const listOf = (channel: Channel): string[] => named[channel] ?? unnamed;
   if (production) {
     if (!anyNamed) {
       problems.push('SMS_PROVIDER: NODE_ENV=production needs a real provider (SMS_PROVIDER and, for dropped calls, CALL_PROVIDER); nothing would leave this machine');
     }
-    for (const [key, list] of [['SMS_PROVIDER', lists.sms], ['CALL_PROVIDER', lists.call]] as const) {
-      if (list.includes('log')) problems.push(`${key}: log sends nothing and is refused with NODE_ENV=production; name a real provider, or unset ${key} to turn its channel off`);
+    for (const channel of channels) {
+      const key = providerSettingOf[channel];
+      if (listOf(channel).includes('log')) problems.push(`${key}: log sends nothing and is refused with NODE_ENV=production; name a real provider, or unset ${key} to turn its channel off`);
     }
   }
-  const configured = { sms: lists.sms.flatMap(configure), call: lists.call.flatMap(configure) };
+  const configured = Object.fromEntries(channels.map((c) => [c, listOf(c).flatMap((name) => configure(name, c))])) as Record<Channel, ConfiguredProvider[]>;
   // Providers that call back need to be told where: their receipts come to PUBLIC_BASE_URL/callbacks/<name>.
   const callingBack = [...parsed.values()].filter((p) => p.module.callbacks).map((p) => p.module.name);
   if (callingBack.length > 0 && out.PUBLIC_BASE_URL === undefined) {

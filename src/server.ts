@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import type { FastifyInstance } from 'fastify';
+import { channels } from './domain/channel-driver.js';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { knownScopes } from './domain/scopes.js';
@@ -264,7 +265,7 @@ async function createServicesOrRelease(config: Config, options: ServerOptions, a
  */
 function prepareEmbedded(services: Services, admin: AdminSocket | null): void {
   const { config, logger } = services;
-  const logged = (['sms', 'call'] as const).filter((c) => config.providers[c].some((p) => p.module.name === 'log'));
+  const logged = channels.filter((c) => config.providers[c].some((p) => p.module.name === 'log'));
   if (logged.length > 0) {
     logger.warn(
       { channels: logged },

@@ -9,7 +9,7 @@ import { VerificationService } from './domain/verification-service.js';
 import { QuotaLimiter } from './domain/quota-limiter.js';
 import { WindowCounter } from './domain/window-counter.js';
 import { ChannelRegistry } from './channels/registry.js';
-import { channels as allChannels } from './domain/channel-driver.js';
+import { channels as allChannels, type Channel } from './domain/channel-driver.js';
 import type { AfterCommit } from './domain/after-commit.js';
 import { defaultClientSettings, type ClientSettings } from './domain/client-settings.js';
 import { CommitDispatcher } from './jobs/after-commit.js';
@@ -23,6 +23,7 @@ import { ClientService } from './oauth/client-service.js';
 import { TokenEndpoint } from './oauth/token-endpoint.js';
 import { TokenService } from './oauth/token-service.js';
 import type { LoggedMessage } from './channels/provider-port.js';
+import { loggedMessage } from './providers/log.js';
 import { Providers } from './providers/registry.js';
 import { SqlClientStore } from './store/client-store.js';
 import { openDatabase, type Db } from './store/database.js';
@@ -106,6 +107,8 @@ export async function createServices(
 ): Promise<Services> {
   const smsSender = parseE164(config.SMS_SENDER_NUMBER);
   if (!smsSender) throw new Error(`SMS_SENDER_NUMBER "${config.SMS_SENDER_NUMBER}" is not a valid E.164 number`);
+  const whatsappSender = config.WHATSAPP_SENDER_NUMBER === undefined ? smsSender : parseE164(config.WHATSAPP_SENDER_NUMBER);
+  if (!whatsappSender) throw new Error(`WHATSAPP_SENDER_NUMBER "${config.WHATSAPP_SENDER_NUMBER ?? ''}" is not a valid E.164 number`);
   const db = await openDatabase({
     databaseUrl: config.DATABASE_URL,
     dataDir: config.DATA_DIR,
@@ -133,6 +136,7 @@ export async function createServices(
     smsSender,
     codeLength: config.OTP_LENGTH,
     callerIdRanges: config.CALLER_ID_RANGES,
+    whatsappSender,
   });
   const verificationStore = new SqlVerificationStore(db.db, notifyOtherProcesses);
   // A client's settings come from the directory's cache: no database read per create or send.
@@ -179,7 +183,7 @@ export async function createServices(
     },
     clock,
     observer: metrics,
-    firstProviders: { sms: firstProviderName(config.providers.sms), call: firstProviderName(config.providers.call) },
+    firstProviders: Object.fromEntries(allChannels.map((c) => [c, firstProviderName(config.providers[c])])) as Record<Channel, string>,
     onThrottle: (t) =>
       conversionLog.warn(
         { regionCode: t.regionCode, countryCode: t.countryCode, provider: t.provider, sends: t.sends, verified: t.verified, until: t.throttledUntil },
@@ -212,16 +216,8 @@ export async function createServices(
     firstProvider: (channel) => config.providers[channel][0]?.module.name ?? null,
     // A test number's code reaches no provider; the development inbox still shows what would have gone out.
     testSends: async (v) => {
-      const channel = v.type === 'DROPPED_CALL' ? 'call' : 'sms';
-      const from = channel === 'call' ? (v.pairedE164 ?? smsSender.e164) : smsSender.e164;
-      const o = channels.forChannel(channel).outgoing(v, from, v.id, await settingsOf(v.clientId));
-      await messageLog.record({
-        verificationId: v.id,
-        channel,
-        recipient: o.to,
-        sender: o.channel === 'sms' ? o.from : o.callerId,
-        body: o.channel === 'sms' ? o.text : `dropped call from ${o.callerId}`,
-      });
+      const o = channels.forType(v.type).outgoing(v, v.pairedE164 ?? smsSender.e164, v.id, await settingsOf(v.clientId));
+      await messageLog.record(loggedMessage(o));
     },
   });
   const deliveries = new DeliveryService({

@@ -150,14 +150,14 @@ export interface paths {
         };
         /**
          * Delivery receipt from a provider
-         * @description Where a provider reports what became of a message or call (`{PUBLIC_BASE_URL}/callbacks/{provider}`, more path after it is allowed). Authenticated by the provider's own scheme (Twilio `X-Twilio-Signature`, Vonage signed requests, Termii `X-Termii-Signature`, ...), not by a bearer token: a bad or missing signature is 403 and changes nothing. Answered 2xx only once what it says is committed; a repeat changes nothing twice; a receipt for a message not known yet is kept and applies once its send is recorded (one never sent is 2xx and, in the end, ignored). The body is whatever the provider sends.
+         * @description Where a provider reports what became of a message or call (`{PUBLIC_BASE_URL}/callbacks/{provider}`, more path after it is allowed). Authenticated by the provider's own scheme (Twilio `X-Twilio-Signature`, Vonage signed requests, Termii `X-Termii-Signature`, ...), not by a bearer token: a bad or missing signature is 403 and changes nothing. Answered 2xx only once what it says is committed; a repeat changes nothing twice; a receipt for a message not known yet is kept and applies once its send is recorded (one never sent is 2xx and, in the end, ignored). The body is whatever the provider sends. Meta's subscription handshake (`GET /callbacks/meta?hub.mode=subscribe&hub.verify_token=T&hub.challenge=C`) is answered 200 with `C` as plain text when `T` is `META_WEBHOOK_VERIFY_TOKEN`, else 403.
          */
         get: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description A configured provider: `twilio`, `vonage`, `infobip`, `africastalking`, `termii`, `http`, ... */
+                    /** @description A configured provider: `twilio`, `vonage`, `infobip`, `africastalking`, `termii`, `http`, `meta`, ... */
                     provider: string;
                 };
                 cookie?: never;
@@ -328,14 +328,14 @@ export interface paths {
         put?: never;
         /**
          * Delivery receipt from a provider
-         * @description Where a provider reports what became of a message or call (`{PUBLIC_BASE_URL}/callbacks/{provider}`, more path after it is allowed). Authenticated by the provider's own scheme (Twilio `X-Twilio-Signature`, Vonage signed requests, Termii `X-Termii-Signature`, ...), not by a bearer token: a bad or missing signature is 403 and changes nothing. Answered 2xx only once what it says is committed; a repeat changes nothing twice; a receipt for a message not known yet is kept and applies once its send is recorded (one never sent is 2xx and, in the end, ignored). The body is whatever the provider sends.
+         * @description Where a provider reports what became of a message or call (`{PUBLIC_BASE_URL}/callbacks/{provider}`, more path after it is allowed). Authenticated by the provider's own scheme (Twilio `X-Twilio-Signature`, Vonage signed requests, Termii `X-Termii-Signature`, ...), not by a bearer token: a bad or missing signature is 403 and changes nothing. Answered 2xx only once what it says is committed; a repeat changes nothing twice; a receipt for a message not known yet is kept and applies once its send is recorded (one never sent is 2xx and, in the end, ignored). The body is whatever the provider sends. Meta's subscription handshake (`GET /callbacks/meta?hub.mode=subscribe&hub.verify_token=T&hub.challenge=C`) is answered 200 with `C` as plain text when `T` is `META_WEBHOOK_VERIFY_TOKEN`, else 403.
          */
         post: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description A configured provider: `twilio`, `vonage`, `infobip`, `africastalking`, `termii`, `http`, ... */
+                    /** @description A configured provider: `twilio`, `vonage`, `infobip`, `africastalking`, `termii`, `http`, `meta`, ... */
                     provider: string;
                 };
                 cookie?: never;
@@ -791,7 +791,7 @@ export interface components {
                 id: string;
                 otp: string | null;
                 /** @enum {string} */
-                type: "SMS" | "DROPPED_CALL";
+                type: "SMS" | "DROPPED_CALL" | "WHATSAPP";
                 /** @enum {string} */
                 status: "SUCCESS" | "FAILED" | "EXPIRED";
                 /** @description ISO 8601 UTC with milliseconds. */
@@ -828,13 +828,13 @@ export interface components {
             countryCode: string;
             /** @description Verify attempts so far. */
             counter: number;
-            /** @description The number the user is contacted from: the SMS sender, or for DROPPED_CALL the caller id whose last digits are the code. In the local format of its country when the user's number has the same country calling code, else in E.164 (`+2349010001234`): a national format means nothing to a phone in another country. */
+            /** @description The number the user is contacted from: the SMS sender (for WHATSAPP the WhatsApp business number), or for DROPPED_CALL the caller id whose last digits are the code. In the local format of its country when the user's number has the same country calling code, else in E.164 (`+2349010001234`): a national format means nothing to a phone in another country. */
             pairedNumber: string;
             /**
-             * @description `SMS` for a `SEND_SMS` request, `DROPPED_CALL` for `DROPPED_CALL`.
+             * @description `SMS` for a `SEND_SMS` request, otherwise the request's own word (`DROPPED_CALL`, `WHATSAPP`).
              * @enum {string}
              */
-            type: "SMS" | "DROPPED_CALL";
+            type: "SMS" | "DROPPED_CALL" | "WHATSAPP";
             /**
              * @description A verification whose time is up reads `EXPIRED` at once.
              * @enum {string}
@@ -855,7 +855,7 @@ export interface components {
                  * @description A dropped call that fell back to SMS reads `SMS`.
                  * @enum {string}
                  */
-                channel: "SMS" | "CALL";
+                channel: "SMS" | "CALL" | "WHATSAPP";
                 /** @description The provider that took it; null before the first attempt. */
                 provider: string | null;
                 /**
@@ -1377,7 +1377,7 @@ export interface operations {
                      * @description How the code goes out; `SEND_SMS` when absent.
                      * @enum {string}
                      */
-                    type?: "SEND_SMS" | "DROPPED_CALL";
+                    type?: "SEND_SMS" | "DROPPED_CALL" | "WHATSAPP";
                     /** @description Absolute http(s) URL without credentials that receives the state changes; the client's default when absent. */
                     webhookUrl?: string | null;
                     /** @description The caller's own reference, given back in the record and webhooks. */

@@ -34,7 +34,23 @@ export interface OutgoingCall {
   readonly callerId: string;
 }
 
-export type Outgoing = OutgoingSms | OutgoingCall;
+/** A WhatsApp message: the code in the business's approved authentication template, with its copy-code button. */
+export interface OutgoingWhatsApp {
+  readonly channel: 'whatsapp';
+  readonly sendId: string;
+  readonly verificationId: string;
+  /** E.164. */
+  readonly to: string;
+  /** E.164 business number it comes from (WHATSAPP_SENDER_NUMBER). */
+  readonly from: string;
+  readonly code: string;
+  /** BCP 47 locale of the template's language (the verification's, else the client's default); null: English. */
+  readonly locale: string | null;
+  /** What the phone shows: the authentication template's fixed text with the code, for the development inbox. */
+  readonly text: string;
+}
+
+export type Outgoing = OutgoingSms | OutgoingCall | OutgoingWhatsApp;
 
 export type { DeliveryReceipt, SendResult } from '../domain/send-result.js';
 
@@ -79,6 +95,11 @@ export interface Provider {
 
   /** Checks and reads an inbound callback by the provider's own signature scheme; absent when it sends none. */
   verifyCallback?(request: CallbackRequest): CallbackResult;
+  /**
+   * Answers a GET subscription handshake on its callback route (Meta's `hub.challenge`): the text to send back
+   * as it is, or a refusal (403). Absent: GETs are callbacks like POSTs.
+   */
+  handshake?(request: CallbackRequest): { readonly kind: 'challenge'; readonly body: string } | { readonly kind: 'forbidden'; readonly reason: string };
 }
 
 /** What a provider module gets from the service. */
@@ -114,6 +135,8 @@ export interface ProviderSetting<T> {
   readonly default: string | undefined;
   /** Must be set when the provider is configured (the start names every missing one). */
   readonly required: boolean;
+  /** Must be set when the provider is configured for one of these channels (a setting only that channel uses). */
+  readonly requiredFor?: readonly Channel[];
   /** A credential: never printed, never logged. */
   readonly secret?: boolean;
   /** Throws an Error whose message says what is wrong with `raw`. */

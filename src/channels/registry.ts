@@ -1,11 +1,12 @@
 import type { Channel, ChannelDriver } from '../domain/channel-driver.js';
 import type { ClientSettings } from '../domain/client-settings.js';
 import type { PhoneNumber } from '../domain/phone.js';
-import type { RequestType, Verification } from '../domain/verification.js';
+import type { RequestType, Verification, VerificationType } from '../domain/verification.js';
 import type { CallerIdRange } from '../providers/caller-id.js';
 import { DroppedCallDriver } from './dropped-call.js';
 import type { Outgoing } from './provider-port.js';
 import { SmsDriver } from './sms.js';
+import { WhatsAppDriver } from './whatsapp.js';
 
 /** What the send worker needs of a driver: the message or call its channel carries for a verification. */
 export interface SendingDriver {
@@ -18,6 +19,8 @@ export interface ChannelSettings {
   readonly smsSender: PhoneNumber;
   readonly codeLength: number;
   readonly callerIdRanges: readonly CallerIdRange[];
+  /** WHATSAPP_SENDER_NUMBER: the pairedNumber of a WhatsApp verification; smsSender when absent. */
+  readonly whatsappSender?: PhoneNumber;
 }
 
 /** One driver per verification type: a new channel is one driver and one line here. */
@@ -25,12 +28,21 @@ export class ChannelRegistry {
   private readonly drivers: readonly (ChannelDriver & SendingDriver)[];
 
   constructor(settings: ChannelSettings) {
-    this.drivers = [new SmsDriver(settings.smsSender, settings.codeLength), new DroppedCallDriver(settings.callerIdRanges)];
+    this.drivers = [
+      new SmsDriver(settings.smsSender, settings.codeLength),
+      new DroppedCallDriver(settings.callerIdRanges),
+      new WhatsAppDriver(settings.whatsappSender ?? settings.smsSender, settings.codeLength),
+    ];
   }
 
   /** The driver of a create request's type. */
   forRequest(type: RequestType): ChannelDriver {
     return this.find((d) => d.requestType === type, `request type ${type}`);
+  }
+
+  /** The driver of a record's type (its first channel: a dropped call that fell back to SMS is still DROPPED_CALL). */
+  forType(type: VerificationType): ChannelDriver & SendingDriver {
+    return this.find((d) => d.type === type, `type ${type}`);
   }
 
   /** The driver a stored send job's channel names; an unknown channel is an error, never another channel. */

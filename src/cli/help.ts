@@ -79,9 +79,22 @@ const commands: Readonly<Record<string, Readonly<Record<string, CommandHelp>>>> 
     '': {
       args: '[--to NUMBER] [--limit N] [--follow] [--json]',
       about:
-        'Prints the SMS and dropped calls the log provider "sent" (the codes a developer needs), oldest of the latest N (default 20) first, with each verification\'s state.\n' +
+        'Prints the SMS, WhatsApp messages and dropped calls the log provider "sent" (the codes a developer needs), oldest of the latest N (default 20) first, with each verification\'s state.\n' +
         '--to: only those to this E.164 number; --follow: keep printing new ones until interrupted;\n' +
         '--json: one object a line, { at, channel, to, from, text | callerId, verificationId, provider, testNumber }.',
+    },
+  },
+  whatsapp: {
+    'template create': {
+      args: '[--language en_US] [--one-tap PACKAGE:SIGNATURE_HASH] [--json]',
+      about:
+        'Asks Meta to create the authentication template WHATSAPP_TEMPLATE (category AUTHENTICATION: the security line, a footer with the\n' +
+        'code lifetime from OTP_TTL_SECONDS, and a COPY_CODE button, or with --one-tap an Android ONE_TAP autofill button for that app) in the\n' +
+        "WhatsApp Business Account META_WABA_ID, and prints Meta's answer. Needs META_ACCESS_TOKEN and META_WABA_ID; no database.",
+    },
+    'template list': {
+      args: '[--json]',
+      about: "Lists the account's templates with their language, category and status (APPROVED, PENDING, REJECTED) as Meta answers.",
     },
   },
   worker: { '': { args: '', about: 'Runs the background workers (webhook delivery included), no HTTP, until SIGTERM or SIGINT.' } },

@@ -24,6 +24,7 @@ import { formatResult, jsonLines } from './format.js';
 import { helpFor, isGroup, usage } from './help.js';
 import { runMessages, type MessagesOptions } from './messages.js';
 import { runDataCommand, type DataCommand } from './backup.js';
+import { parseWhatsAppCommand, runWhatsApp, type WhatsAppCommand } from './whatsapp.js';
 
 export class UsageError extends Error {}
 
@@ -32,7 +33,8 @@ export type ParsedCommand =
   | { readonly kind: 'messages'; readonly options: MessagesOptions }
   | { readonly kind: 'help'; readonly text: string }
   | { readonly kind: 'worker' }
-  | { readonly kind: 'data'; readonly command: DataCommand };
+  | { readonly kind: 'data'; readonly command: DataCommand }
+  | { readonly kind: 'whatsapp'; readonly command: WhatsAppCommand };
 
 const optionSpec = {
   name: { type: 'string' },
@@ -52,6 +54,8 @@ const optionSpec = {
   'default-locale': { type: 'string' },
   locale: { type: 'string' },
   code: { type: 'string' },
+  language: { type: 'string' },
+  'one-tap': { type: 'string' },
   follow: { type: 'boolean', default: false },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
@@ -75,6 +79,11 @@ export function parseCommand(argv: readonly string[]): ParsedCommand {
   if (group === 'worker' && positionals.length === 1) return { kind: 'worker' };
   if (group === 'messages' && positionals.length === 1) return { kind: 'messages', options: messagesOptions(values) };
   if (group === 'backup' || group === 'restore' || group === 'move-to-postgres') return { kind: 'data', command: dataCommand(group, positionals, values) };
+  if (group === 'whatsapp') {
+    const command = parseWhatsAppCommand(positionals, values.language, values['one-tap'], values.json);
+    if (typeof command === 'string') throw new UsageError(command);
+    return { kind: 'whatsapp', command };
+  }
   return { kind: 'admin', ...parseAdmin(positionals, values) };
 }
 
@@ -308,6 +317,10 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   const config = loadConfigOrReport();
   if (!config) return 2;
+  // Asks Meta, not the database.
+  if (parsed.kind === 'whatsapp') {
+    return runWhatsApp(parsed.command, process.env, config.OTP_TTL_SECONDS, (t) => process.stdout.write(t), (t) => process.stderr.write(t));
+  }
   // Which database a command works on is never left to guess: it is said on stderr (stdout stays the command's).
   const database = describeDatabase(config);
   // A restore makes its embedded database; a worker waits for the server to.

@@ -27,9 +27,9 @@ export const recordSchema = {
     pairedNumber: {
       type: 'string',
       description:
-        'The number the user is contacted from: the SMS sender, or for DROPPED_CALL the caller id whose last digits are the code. In the local format of its country when the user\'s number has the same country calling code, else in E.164 (`+2349010001234`): a national format means nothing to a phone in another country.',
+        'The number the user is contacted from: the SMS sender (for WHATSAPP the WhatsApp business number), or for DROPPED_CALL the caller id whose last digits are the code. In the local format of its country when the user\'s number has the same country calling code, else in E.164 (`+2349010001234`): a national format means nothing to a phone in another country.',
     },
-    type: { type: 'string', enum: ['SMS', 'DROPPED_CALL'], description: '`SMS` for a `SEND_SMS` request, `DROPPED_CALL` for `DROPPED_CALL`.' },
+    type: { type: 'string', enum: ['SMS', 'DROPPED_CALL', 'WHATSAPP'], description: '`SMS` for a `SEND_SMS` request, otherwise the request\'s own word (`DROPPED_CALL`, `WHATSAPP`).' },
     status: {
       type: 'string',
       enum: ['PENDING', 'SUCCESS', 'FAILED', 'EXPIRED'],
@@ -47,7 +47,7 @@ export const recordSchema = {
       description: 'The latest send of the code.',
       required: ['channel', 'provider', 'status', 'sends', 'updatedAt'],
       properties: {
-        channel: { type: 'string', enum: ['SMS', 'CALL'], description: 'A dropped call that fell back to SMS reads `SMS`.' },
+        channel: { type: 'string', enum: ['SMS', 'CALL', 'WHATSAPP'], description: 'A dropped call that fell back to SMS reads `SMS`.' },
         provider: { ...nullableString, description: 'The provider that took it; null before the first attempt.' },
         status: {
           type: 'string',

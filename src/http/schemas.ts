@@ -48,7 +48,7 @@ export const createBodySchema = {
       description:
         'The number in local format, digits only (a national trunk prefix such as a leading 0 is allowed), or a whole E.164 number (`+` and digits), whose calling code must then agree with `countryCode` if one is given.',
     },
-    type: { type: 'string', enum: ['SEND_SMS', 'DROPPED_CALL'], description: 'How the code goes out; `SEND_SMS` when absent.' },
+    type: { type: 'string', enum: ['SEND_SMS', 'DROPPED_CALL', 'WHATSAPP'], description: 'How the code goes out; `SEND_SMS` when absent.' },
     webhookUrl: {
       type: ['string', 'null'],
       maxLength: 2048,

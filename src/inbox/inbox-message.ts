@@ -23,9 +23,9 @@ export interface InboxMessage {
   readonly channel: Channel;
   /** E.164. */
   readonly to: string;
-  /** The SMS sender, or the number the call came from. */
+  /** The SMS or WhatsApp sender, or the number the call came from. */
   readonly from: string;
-  /** The SMS text; null for a call. */
+  /** The SMS or WhatsApp text; null for a call. */
   readonly text: string | null;
   /** The number the call came from (its last digits are the code); null for an SMS. */
   readonly callerId: string | null;

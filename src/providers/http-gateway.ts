@@ -163,15 +163,15 @@ class HttpGatewayProvider implements Provider {
 /** The JSON body of one send. */
 function requestBody(message: Outgoing, callbackUrl: string): Record<string, string> {
   const common = { id: message.sendId, verificationId: message.verificationId, channel: message.channel, to: message.to };
-  return message.channel === 'sms'
-    ? { ...common, from: message.from, text: message.text, callbackUrl }
-    : { ...common, callerId: message.callerId, callbackUrl };
+  return message.channel === 'call'
+    ? { ...common, callerId: message.callerId, callbackUrl }
+    : { ...common, from: message.from, text: message.text, callbackUrl };
 }
 
 /** What must never reach a log through the gateway's own words: the code, the text, the caller id that spells it. */
 function hiddenIn(message: Outgoing): string[] {
-  if (message.channel === 'sms') return [message.text, message.code];
-  return [message.callerId, message.callerId.replace(/^\+/, '')];
+  if (message.channel === 'call') return [message.callerId, message.callerId.replace(/^\+/, '')];
+  return [message.text, message.code];
 }
 
 /** One receipt or an array of them, or what is wrong with the body. */

@@ -68,6 +68,7 @@ interface CreateBody {
 const channelNotOffered: Readonly<Record<Channel, string>> = {
   sms: 'SEND_SMS is not offered by this service: it has no SMS provider (SMS_PROVIDER)',
   call: 'DROPPED_CALL is not offered by this service: it has no call provider (CALL_PROVIDER)',
+  whatsapp: 'WHATSAPP is not offered by this service: it has no WhatsApp provider (WHATSAPP_PROVIDER)',
 };
 
 /** POST /v1/otp/request, GET /v1/otp/:id, POST /v1/otp/verify. */
