@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Channel } from './domain/channel-driver.js';
 import { isLineType, lineTypes, type LineType } from './domain/line-type.js';
+import { parseE164 } from './domain/phone.js';
 import { parseCallerIdRanges, type CallerIdRange } from './providers/caller-id.js';
 import { parseHttpUrl } from './providers/http-provider.js';
 import { providerModule, providerModules, type ConfiguredProvider } from './providers/registry.js';
@@ -259,6 +260,11 @@ export const settings = {
     default: undefined,
     parse: providerList('call'),
   },
+  VOICE_PROVIDER: {
+    doc: `Voice-call providers (the code read aloud), comma-separated in failover order: ${namesFor('voice')}. When unset: log in development if no channel names a provider; otherwise VOICE_CALL is not offered`,
+    default: undefined,
+    parse: providerList('voice'),
+  },
   SEND_LEASE_MS: {
     doc: "How long a send job is held by the process sending it; a crashed process's sends are made again after it. Must exceed PROVIDER_TIMEOUT_MS",
     default: '60000',
@@ -274,6 +280,15 @@ export const settings = {
     default: '+2349010000000',
     parse: text,
   },
+  VOICE_CALLER_NUMBER: {
+    doc: 'Number voice calls come from (E.164; the call\'s From, returned as pairedNumber); unset: SMS_SENDER_NUMBER',
+    default: undefined,
+    parse: (raw: string): string => {
+      if (parseE164(raw.trim()) === null) throw new Error(`expected a valid E.164 number (+2349010000000), got "${raw}"`);
+      return raw.trim();
+    },
+  },
+  VOICE_REPEAT: { doc: 'How many times a voice call reads the whole code, digit by digit', default: '3', parse: integer(1, 5) },
   CALLER_ID_RANGES: {
     doc: 'Comma-separated E.164 ranges (start-end) that dropped calls come from; the last 4 digits are the code',
     default: '+2349010000000-+2349010009999',
@@ -392,7 +407,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const providers = problems.length === 0 ? configuredProviders(out, env, problems) : null;
   // A call rings before its provider answers; `log` answers at once, so only a real call provider needs the room.
-  const placesRealCalls = providers?.call.some((p) => p.module.name !== 'log') ?? false;
+  const placesRealCalls = [...(providers?.call ?? []), ...(providers?.voice ?? [])].some((p) => p.module.name !== 'log');
   if (placesRealCalls && Number(out.SEND_LEASE_MS) <= callTimeoutMs(Number(out.CALL_RING_SECONDS))) {
     problems.push(`SEND_LEASE_MS: must be longer than a call may take, CALL_RING_SECONDS + 5 s (${callTimeoutMs(Number(out.CALL_RING_SECONDS))} ms)`);
   }
@@ -414,7 +429,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
 /** Whether every configured provider is the development `log` provider (nothing leaves the machine). */
 export function onlyLogProviders(providers: Config['providers']): boolean {
-  return [...providers.sms, ...providers.call].every((p) => p.module.name === 'log');
+  return [...providers.sms, ...providers.call, ...providers.voice].every((p) => p.module.name === 'log');
 }
 
 /** Whether an address or name is this machine only (127.0.0.0/8, ::1, localhost): a bind address, or a Host's. */
@@ -468,22 +483,22 @@ function configuredProviders(
     parsed.set(name, configured);
     return [configured];
   };
-  const named = { sms: names(out.SMS_PROVIDER), call: names(out.CALL_PROVIDER) };
+  const named = { sms: names(out.SMS_PROVIDER), call: names(out.CALL_PROVIDER), voice: names(out.VOICE_PROVIDER) };
   const production = out.NODE_ENV === 'production';
-  const anyNamed = named.sms !== null || named.call !== null;
+  const anyNamed = Object.values(named).some((list) => list !== null);
   // A channel nobody named: `log` while developing with no real provider anywhere; otherwise it is off, so that a
   // create of its type is refused rather than "sent" through `log` beside real providers.
   const unnamed = anyNamed || production ? [] : ['log'];
-  const lists = { sms: named.sms ?? unnamed, call: named.call ?? unnamed };
+  const lists = { sms: named.sms ?? unnamed, call: named.call ?? unnamed, voice: named.voice ?? unnamed };
   if (production) {
     if (!anyNamed) {
       problems.push('SMS_PROVIDER: NODE_ENV=production needs a real provider (SMS_PROVIDER and, for dropped calls, CALL_PROVIDER); nothing would leave this machine');
     }
-    for (const [key, list] of [['SMS_PROVIDER', lists.sms], ['CALL_PROVIDER', lists.call]] as const) {
+    for (const [key, list] of [['SMS_PROVIDER', lists.sms], ['CALL_PROVIDER', lists.call], ['VOICE_PROVIDER', lists.voice]] as const) {
       if (list.includes('log')) problems.push(`${key}: log sends nothing and is refused with NODE_ENV=production; name a real provider, or unset ${key} to turn its channel off`);
     }
   }
-  const configured = { sms: lists.sms.flatMap(configure), call: lists.call.flatMap(configure) };
+  const configured = { sms: lists.sms.flatMap(configure), call: lists.call.flatMap(configure), voice: lists.voice.flatMap(configure) };
   // Providers that call back need to be told where: their receipts come to PUBLIC_BASE_URL/callbacks/<name>.
   const callingBack = [...parsed.values()].filter((p) => p.module.callbacks).map((p) => p.module.name);
   if (callingBack.length > 0 && out.PUBLIC_BASE_URL === undefined) {

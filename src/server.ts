@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { knownScopes } from './domain/scopes.js';
+import { channels as allChannels } from './domain/channel-driver.js';
 import { systemClock, type Clock, type Random } from './domain/ports.js';
 import { cryptoRandom } from './domain/random.js';
 import { parseAdminCommand, runAdminCommand, type AdminDeps } from './admin/commands.js';
@@ -257,7 +258,7 @@ async function createServicesOrRelease(config: Config, options: ServerOptions, a
  */
 function prepareEmbedded(services: Services, admin: AdminSocket | null): void {
   const { config, logger } = services;
-  const logged = (['sms', 'call'] as const).filter((c) => config.providers[c].some((p) => p.module.name === 'log'));
+  const logged = allChannels.filter((c) => config.providers[c].some((p) => p.module.name === 'log'));
   if (logged.length > 0) {
     logger.warn(
       { channels: logged },

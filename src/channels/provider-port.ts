@@ -34,7 +34,26 @@ export interface OutgoingCall {
   readonly callerId: string;
 }
 
-export type Outgoing = OutgoingSms | OutgoingCall;
+/** A call that reads the code aloud once answered (contract 13, VOICE_CALL). */
+export interface OutgoingVoice {
+  readonly channel: 'voice';
+  readonly sendId: string;
+  readonly verificationId: string;
+  /** E.164. */
+  readonly to: string;
+  /** E.164 number the call comes from (VOICE_CALLER_NUMBER). */
+  readonly from: string;
+  /** The code, for providers that speak it themselves (SIP plays its own audio of each digit). */
+  readonly code: string;
+  /** BCP 47 language to speak in (`en`, `fr-CA`): the verification's locale, else the client's default, else `en`. */
+  readonly language: string;
+  /** One reading of the code in that language, digits one by one: "Your code is 4, 1, 2, 9, 0, 7." */
+  readonly sentence: string;
+  /** How many times the sentence is read (VOICE_REPEAT). */
+  readonly repeat: number;
+}
+
+export type Outgoing = OutgoingSms | OutgoingCall | OutgoingVoice;
 
 export type { DeliveryReceipt, SendResult } from '../domain/send-result.js';
 

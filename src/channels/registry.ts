@@ -6,6 +6,7 @@ import type { CallerIdRange } from '../providers/caller-id.js';
 import { DroppedCallDriver } from './dropped-call.js';
 import type { Outgoing } from './provider-port.js';
 import { SmsDriver } from './sms.js';
+import { VoiceDriver } from './voice.js';
 
 /** What the send worker needs of a driver: the message or call its channel carries for a verification. */
 export interface SendingDriver {
@@ -18,6 +19,10 @@ export interface ChannelSettings {
   readonly smsSender: PhoneNumber;
   readonly codeLength: number;
   readonly callerIdRanges: readonly CallerIdRange[];
+  /** VOICE_CALLER_NUMBER: the number voice calls come from; absent: the SMS sender (its default). */
+  readonly voiceCaller?: PhoneNumber;
+  /** VOICE_REPEAT: how many times a voice call reads the code; absent: 3 (its default). */
+  readonly voiceRepeat?: number;
 }
 
 /** One driver per verification type: a new channel is one driver and one line here. */
@@ -25,7 +30,11 @@ export class ChannelRegistry {
   private readonly drivers: readonly (ChannelDriver & SendingDriver)[];
 
   constructor(settings: ChannelSettings) {
-    this.drivers = [new SmsDriver(settings.smsSender, settings.codeLength), new DroppedCallDriver(settings.callerIdRanges)];
+    this.drivers = [
+      new SmsDriver(settings.smsSender, settings.codeLength),
+      new DroppedCallDriver(settings.callerIdRanges),
+      new VoiceDriver(settings.voiceCaller ?? settings.smsSender, settings.codeLength, settings.voiceRepeat ?? 3),
+    ];
   }
 
   /** The driver of a create request's type. */

@@ -88,6 +88,7 @@ export class TwilioProvider implements Provider {
   }
 
   send(message: Outgoing, signal: AbortSignal): Promise<SendResult> {
+    if (message.channel === 'voice') return Promise.resolve({ kind: 'permanent', reason: 'not yet' });
     return message.channel === 'sms' ? this.messages.send(message, signal) : this.calls.place(message, signal);
   }
 

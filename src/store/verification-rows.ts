@@ -4,6 +4,7 @@ import type { PhoneHistory } from '../domain/limits.js';
 import type { SendJob, SendJobStatus } from '../domain/send-job.js';
 import type {
   Delivery,
+  DeliveryChannel,
   FailureReason,
   SendStatus,
   Verification,
@@ -47,10 +48,11 @@ export function verificationRow(v: Verification): Insertable<VerificationsTable>
 
 const failureReasons: readonly FailureReason[] = ['MAX_ATTEMPTS', 'UNDELIVERABLE', 'CANCELED'];
 const sendStatuses: readonly SendStatus[] = ['QUEUED', 'SENT', 'DELIVERED', 'UNDELIVERED', 'FAILED'];
+const deliveryChannels: readonly DeliveryChannel[] = ['SMS', 'CALL', 'VOICE'];
 
 export function toVerification(row: Selectable<VerificationsTable>): Verification {
   const delivery: Delivery = {
-    channel: row.delivery_channel === 'CALL' ? 'CALL' : 'SMS',
+    channel: deliveryChannels.find((c) => c === row.delivery_channel) ?? 'SMS',
     provider: row.delivery_provider,
     messageId: row.delivery_message_id,
     status: sendStatuses.find((s) => s === row.delivery_status) ?? 'QUEUED',
