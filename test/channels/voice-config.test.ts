@@ -10,6 +10,7 @@ it('offers VOICE_CALL through log in development, and not beside a real provider
   assert.deepEqual(voice({}), ['log']);
   assert.deepEqual(voice(twilioSmsSettings), [], 'a channel nobody named is off beside a real provider');
   assert.deepEqual(voice({ ...twilioSmsSettings, VOICE_PROVIDER: 'log' }), ['log']);
+  assert.deepEqual(voice({ ...twilioSmsSettings, VOICE_PROVIDER: 'twilio' }), ['twilio']);
   assert.throws(() => loadConfig({ DATA_DIR: 'memory://', VOICE_PROVIDER: 'smpp' }), /VOICE_PROVIDER: unknown provider "smpp"; expected one of log/);
   assert.equal(loadConfig({ DATA_DIR: 'memory://', ...twilioSmsSettings, VOICE_PROVIDER: 'log' }).devInbox, false, 'the inbox stays off beside twilio');
 });
