@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Channel } from './domain/channel-driver.js';
+import { channels as allChannels, type Channel } from './domain/channel-driver.js';
 import { isLineType, lineTypes, type LineType } from './domain/line-type.js';
 import { parseE164 } from './domain/phone.js';
 import { parseCallerIdRanges, type CallerIdRange } from './providers/caller-id.js';
@@ -460,7 +460,7 @@ function configuredProviders(
   problems: string[],
 ): Record<Channel, ConfiguredProvider[]> {
   const parsed = new Map<string, ConfiguredProvider>();
-  const configure = (name: string): ConfiguredProvider[] => {
+  const configure = (name: string, channels: readonly Channel[]): ConfiguredProvider[] => {
     const module = providerModule(name);
     if (!module) return [];
     const known = parsed.get(name);
@@ -470,7 +470,9 @@ function configuredProviders(
       const given = env[key];
       const raw = given === undefined || given === '' ? setting.default : given;
       if (raw === undefined) {
+        const neededFor = setting.requiredFor?.filter((c) => channels.includes(c)) ?? [];
         if (setting.required) problems.push(`${key}: required by the ${name} provider`);
+        else if (neededFor.length > 0) problems.push(`${key}: required by the ${name} provider for ${neededFor.join(', ')}`);
         continue;
       }
       try {
@@ -498,7 +500,10 @@ function configuredProviders(
       if (list.includes('log')) problems.push(`${key}: log sends nothing and is refused with NODE_ENV=production; name a real provider, or unset ${key} to turn its channel off`);
     }
   }
-  const configured = { sms: lists.sms.flatMap(configure), call: lists.call.flatMap(configure), voice: lists.voice.flatMap(configure) };
+  // The channels each provider is named for: a setting may be needed for some of them only.
+  const channelsOf = (name: string): Channel[] => allChannels.filter((c) => lists[c].includes(name));
+  const configureFor = (name: string) => configure(name, channelsOf(name));
+  const configured = { sms: lists.sms.flatMap(configureFor), call: lists.call.flatMap(configureFor), voice: lists.voice.flatMap(configureFor) };
   // Providers that call back need to be told where: their receipts come to PUBLIC_BASE_URL/callbacks/<name>.
   const callingBack = [...parsed.values()].filter((p) => p.module.callbacks).map((p) => p.module.name);
   if (callingBack.length > 0 && out.PUBLIC_BASE_URL === undefined) {

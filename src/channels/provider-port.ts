@@ -133,6 +133,11 @@ export interface ProviderSetting<T> {
   readonly default: string | undefined;
   /** Must be set when the provider is configured (the start names every missing one). */
   readonly required: boolean;
+  /**
+   * With `required` false: must be set when the provider is named for one of these channels (a provider of several
+   * channels whose settings only one of them uses, e.g. Vonage's voice application).
+   */
+  readonly requiredFor?: readonly Channel[];
   /** A credential: never printed, never logged. */
   readonly secret?: boolean;
   /** Throws an Error whose message says what is wrong with `raw`. */

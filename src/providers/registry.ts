@@ -8,13 +8,13 @@ import { sipProvider } from './sip.js';
 import { smppProvider } from './smpp.js';
 import { termiiSms } from './termii-sms.js';
 import { twilio } from './twilio.js';
-import { vonageSms } from './vonage-sms.js';
+import { vonage } from './vonage.js';
 
 /** Every provider the service knows, by the name SMS_PROVIDER and CALL_PROVIDER use: one line each. */
 export const providerModules: readonly ProviderModule[] = [
   logProvider,
   twilio,
-  vonageSms,
+  vonage,
   infobipSms,
   africastalkingSms,
   termiiSms,

@@ -1,4 +1,5 @@
 import type { DeliveryReceipt, OutgoingVoice, ProviderContext, SendResult } from '../channels/provider-port.js';
+import { speechLanguage } from './speech-language.js';
 import { decideTwilioAnswer, type TwilioAccountApi, type TwilioRequestKind } from './twilio-api.js';
 
 /**
@@ -31,27 +32,8 @@ const receiptStatuses: Readonly<Record<string, DeliveryReceipt['status']>> = {
   canceled: 'UNDELIVERED',
 };
 
-/**
- * The languages Twilio's `<Say>` speaks (https://www.twilio.com/docs/voice/twiml/say#attributes-language), for
- * the languages the sentence is written in; a locale with another region speaks its language's first region.
- */
-const sayLanguages: Readonly<Record<string, readonly string[]>> = {
-  en: ['en-US', 'en-GB', 'en-AU', 'en-CA', 'en-IN'],
-  fr: ['fr-FR', 'fr-CA'],
-  es: ['es-ES', 'es-MX', 'es-US'],
-  pt: ['pt-BR', 'pt-PT'],
-  de: ['de-DE'],
-  it: ['it-IT'],
-  nl: ['nl-NL'],
-};
-
-/** Twilio's `language` for a BCP 47 tag the voice driver chose (`fr-CA` -> `fr-CA`, `fr` -> `fr-FR`). */
-export function twilioSayLanguage(language: string): string {
-  const [base = 'en', region] = language.split('-');
-  const choices = sayLanguages[base.toLowerCase()] ?? sayLanguages.en ?? ['en-US'];
-  const exact = region === undefined ? undefined : choices.find((c) => c.toLowerCase() === `${base}-${region}`.toLowerCase());
-  return exact ?? choices[0] ?? 'en-US';
-}
+/** Twilio's `language` for a BCP 47 tag the voice driver chose (https://www.twilio.com/docs/voice/twiml/say). */
+export const twilioSayLanguage = speechLanguage;
 
 const escapeXml = (text: string): string =>
   text.replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c] ?? c);
