@@ -288,6 +288,11 @@ export const settings = {
       return raw.trim();
     },
   },
+  VOICE_PROMPTS_DIR: {
+    doc: 'Folder of recorded prompts for SIP voice calls: <locale>/0.wav ... 9.wav and optionally intro.wav ("Your code is"), 16-bit PCM mono WAV at any rate; a locale without them (fr-CA, then fr) is synthesised with espeak-ng',
+    default: undefined,
+    parse: text,
+  },
   VOICE_REPEAT: { doc: 'How many times a voice call reads the whole code, digit by digit', default: '3', parse: integer(1, 5) },
   CALLER_ID_RANGES: {
     doc: 'Comma-separated E.164 ranges (start-end) that dropped calls come from; the last 4 digits are the code',

@@ -242,6 +242,7 @@ export async function createServices(
   const providers = new Providers(config.providers, (name) => ({
     messageLog,
     callRingSeconds: config.CALL_RING_SECONDS,
+    voicePromptsDir: config.VOICE_PROMPTS_DIR ?? null,
     providerTimeoutMs: config.PROVIDER_TIMEOUT_MS,
     logger: providerLog.child({ provider: name }),
     callbackUrl: config.PUBLIC_BASE_URL ? `${config.PUBLIC_BASE_URL}/callbacks/${name}` : null,

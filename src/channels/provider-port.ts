@@ -115,6 +115,8 @@ export interface ProviderContext {
   readonly providerTimeoutMs?: number;
   /** CALL_RING_SECONDS: the longest a dropped call rings before it is hung up. */
   readonly callRingSeconds: number;
+  /** VOICE_PROMPTS_DIR: the operator's recordings of the digits per locale, for providers that play audio (sip). */
+  readonly voicePromptsDir?: string | null;
   /** Where the `log` provider keeps what it "sent", so a developer can read codes back. */
   readonly messageLog: MessageLog;
   /** pino-compatible; never give it a code, a secret or a full message text. */
