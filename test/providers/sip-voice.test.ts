@@ -121,6 +121,30 @@ describe('sip voice calls against SIPp', { skip: missing ?? false }, () => {
     });
   }
 
+  it('the callee hangs up while the code plays: its BYE is answered, the audio stops, and no BYE of ours follows', async () => {
+    const voice = voiceOf('412907', 3);
+    const receiver = await rtpReceiver();
+    const sipp = await startSipp('voice-hangup.xml', 'udp', { FROM_RE: identityWords.FROM_RE, RTP_IP: '127.0.0.1', RTP_PORT: String(receiver.port) }, { timeoutSeconds: 30 });
+    const { provider } = sipProviderFor(sipp.port, 5);
+    try {
+      await provider.start();
+      const result = await provider.send(voice, AbortSignal.timeout(20_000));
+      assert.equal(result.kind, 'accepted', JSON.stringify(result));
+      assert.equal(await sippEnded(sipp.exited, 20_000), 0, `SIPp's BYE was not answered 200: ${sipp.errors()}`);
+      const stopped = receiver.packets.length;
+      await new Promise((r) => setTimeout(r, 500));
+      assert.equal(receiver.packets.length, stopped, 'no audio after the callee hung up');
+      await provider.stop();
+      const full = Math.ceil((await prompts.audio(voice.language, voice.code, voice.repeat)).length / 160);
+      assert.ok(stopped > 0 && stopped < full / 2, `${stopped} of ${full} packets played`);
+      const received = sipp.messages().split(/^-{20,} /m).filter((block) => /message received/.test(block));
+      assert.ok(!received.some((block) => /^\s*BYE sip:/m.test(block)), 'we sent no BYE');
+    } finally {
+      sipp.stop();
+      receiver.close();
+    }
+  });
+
   it('busy (486): permanent, nothing played', async () => {
     const receiver = await rtpReceiver();
     const sipp = await startSipp('final.xml', 'udp', { ...identityWords, STATUS: '486', PHRASE: 'Busy Here' });
