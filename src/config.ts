@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { channels, type Channel } from './domain/channel-driver.js';
 import { isLineType, lineTypes, type LineType } from './domain/line-type.js';
+import { parseE164 } from './domain/phone.js';
 import { parseCallerIdRanges, type CallerIdRange } from './providers/caller-id.js';
 import { parseHttpUrl } from './providers/http-provider.js';
 import { providerModule, providerModules, type ConfiguredProvider } from './providers/registry.js';
@@ -99,6 +100,7 @@ const providerSettingOf: Readonly<Record<Channel, string>> = {
   sms: 'SMS_PROVIDER',
   call: 'CALL_PROVIDER',
   whatsapp: 'WHATSAPP_PROVIDER',
+  voice: 'VOICE_PROVIDER',
 };
 
 /** A comma-separated failover list of provider names, each known for the channel, none twice. */
@@ -271,6 +273,11 @@ export const settings = {
     default: undefined,
     parse: providerList('whatsapp'),
   },
+  VOICE_PROVIDER: {
+    doc: `Voice-call providers (the code read aloud), comma-separated in failover order: ${namesFor('voice')}. When unset: log in development if no channel names a provider; otherwise VOICE_CALL is not offered`,
+    default: undefined,
+    parse: providerList('voice'),
+  },
   SEND_LEASE_MS: {
     doc: "How long a send job is held by the process sending it; a crashed process's sends are made again after it. Must exceed PROVIDER_TIMEOUT_MS",
     default: '60000',
@@ -291,6 +298,20 @@ export const settings = {
     default: undefined,
     parse: text,
   },
+  VOICE_CALLER_NUMBER: {
+    doc: 'Number voice calls come from (E.164; the call\'s From, returned as pairedNumber); unset: SMS_SENDER_NUMBER',
+    default: undefined,
+    parse: (raw: string): string => {
+      if (parseE164(raw.trim()) === null) throw new Error(`expected a valid E.164 number (+2349010000000), got "${raw}"`);
+      return raw.trim();
+    },
+  },
+  VOICE_PROMPTS_DIR: {
+    doc: 'Folder of recorded prompts for SIP voice calls: <locale>/0.wav ... 9.wav and optionally intro.wav ("Your code is"), 16-bit PCM mono WAV at any rate; a locale without them (fr-CA, then fr) is synthesised with espeak-ng',
+    default: undefined,
+    parse: text,
+  },
+  VOICE_REPEAT: { doc: 'How many times a voice call reads the whole code, digit by digit', default: '3', parse: integer(1, 5) },
   CALLER_ID_RANGES: {
     doc: 'Comma-separated E.164 ranges (start-end) that dropped calls come from; the last 4 digits are the code',
     default: '+2349010000000-+2349010009999',
@@ -409,7 +430,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const providers = problems.length === 0 ? configuredProviders(out, env, problems) : null;
   // A call rings before its provider answers; `log` answers at once, so only a real call provider needs the room.
-  const placesRealCalls = providers?.call.some((p) => p.module.name !== 'log') ?? false;
+  const placesRealCalls = [...(providers?.call ?? []), ...(providers?.voice ?? [])].some((p) => p.module.name !== 'log');
   if (placesRealCalls && Number(out.SEND_LEASE_MS) <= callTimeoutMs(Number(out.CALL_RING_SECONDS))) {
     problems.push(`SEND_LEASE_MS: must be longer than a call may take, CALL_RING_SECONDS + 5 s (${callTimeoutMs(Number(out.CALL_RING_SECONDS))} ms)`);
   }
@@ -462,16 +483,9 @@ function configuredProviders(
   problems: string[],
 ): Record<Channel, ConfiguredProvider[]> {
   const parsed = new Map<string, ConfiguredProvider>();
-  const configure = (name: string, channel: Channel): ConfiguredProvider[] => {
+  const configure = (name: string, forChannels: readonly Channel[]): ConfiguredProvider[] => {
     const module = providerModule(name);
     if (!module) return [];
-    // Settings only one channel of the provider uses (Twilio's WhatsApp sender) are required when it serves that one.
-    for (const [key, setting] of Object.entries(module.settings)) {
-      const given = env[key];
-      if (setting.requiredFor?.includes(channel) && (given === undefined || given === '') && setting.default === undefined) {
-        problems.push(`${key}: required by the ${name} provider for ${providerSettingOf[channel]}`);
-      }
-    }
     const known = parsed.get(name);
     if (known) return [known];
     const values: Record<string, unknown> = {};
@@ -479,7 +493,11 @@ function configuredProviders(
       const given = env[key];
       const raw = given === undefined || given === '' ? setting.default : given;
       if (raw === undefined) {
+        // Settings only some channels of the provider use (Twilio's WhatsApp sender, Vonage's voice application)
+        // are required when it serves one of those.
+        const neededFor = setting.requiredFor?.filter((c) => forChannels.includes(c)) ?? [];
         if (setting.required) problems.push(`${key}: required by the ${name} provider`);
+        else if (neededFor.length > 0) problems.push(`${key}: required by the ${name} provider for ${neededFor.map((c) => providerSettingOf[c]).join(', ')}`);
         continue;
       }
       try {
@@ -496,6 +514,7 @@ function configuredProviders(
     sms: names(out.SMS_PROVIDER),
     call: names(out.CALL_PROVIDER),
     whatsapp: names(out.WHATSAPP_PROVIDER),
+    voice: names(out.VOICE_PROVIDER),
   };
   const production = out.NODE_ENV === 'production';
   const anyNamed = Object.values(named).some((list) => list !== null);
@@ -512,7 +531,9 @@ function configuredProviders(
       if (listOf(channel).includes('log')) problems.push(`${key}: log sends nothing and is refused with NODE_ENV=production; name a real provider, or unset ${key} to turn its channel off`);
     }
   }
-  const configured = Object.fromEntries(channels.map((c) => [c, listOf(c).flatMap((name) => configure(name, c))])) as Record<Channel, ConfiguredProvider[]>;
+  // The channels each provider is named for: a setting may be needed for some of them only.
+  const channelsOf = (name: string): Channel[] => channels.filter((c) => listOf(c).includes(name));
+  const configured = Object.fromEntries(channels.map((c) => [c, listOf(c).flatMap((name) => configure(name, channelsOf(name)))])) as Record<Channel, ConfiguredProvider[]>;
   // Providers that call back need to be told where: their receipts come to PUBLIC_BASE_URL/callbacks/<name>.
   const callingBack = [...parsed.values()].filter((p) => p.module.callbacks).map((p) => p.module.name);
   if (callingBack.length > 0 && out.PUBLIC_BASE_URL === undefined) {

@@ -4,6 +4,7 @@ import { channels } from './domain/channel-driver.js';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { knownScopes } from './domain/scopes.js';
+import { channels as allChannels } from './domain/channel-driver.js';
 import { systemClock, type Clock, type Random } from './domain/ports.js';
 import { cryptoRandom } from './domain/random.js';
 import { parseAdminCommand, runAdminCommand, type AdminDeps } from './admin/commands.js';
@@ -265,7 +266,7 @@ async function createServicesOrRelease(config: Config, options: ServerOptions, a
  */
 function prepareEmbedded(services: Services, admin: AdminSocket | null): void {
   const { config, logger } = services;
-  const logged = channels.filter((c) => config.providers[c].some((p) => p.module.name === 'log'));
+  const logged = allChannels.filter((c) => config.providers[c].some((p) => p.module.name === 'log'));
   if (logged.length > 0) {
     logger.warn(
       { channels: logged },

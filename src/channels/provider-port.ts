@@ -50,7 +50,26 @@ export interface OutgoingWhatsApp {
   readonly text: string;
 }
 
-export type Outgoing = OutgoingSms | OutgoingCall | OutgoingWhatsApp;
+/** A call that reads the code aloud once answered (contract 13, VOICE_CALL). */
+export interface OutgoingVoice {
+  readonly channel: 'voice';
+  readonly sendId: string;
+  readonly verificationId: string;
+  /** E.164. */
+  readonly to: string;
+  /** E.164 number the call comes from (VOICE_CALLER_NUMBER). */
+  readonly from: string;
+  /** The code, for providers that speak it themselves (SIP plays its own audio of each digit). */
+  readonly code: string;
+  /** BCP 47 language to speak in (`en`, `fr-CA`): the verification's locale, else the client's default, else `en`. */
+  readonly language: string;
+  /** One reading of the code in that language, digits one by one: "Your code is 4, 1, 2, 9, 0, 7." */
+  readonly sentence: string;
+  /** How many times the sentence is read (VOICE_REPEAT). */
+  readonly repeat: number;
+}
+
+export type Outgoing = OutgoingSms | OutgoingCall | OutgoingWhatsApp | OutgoingVoice;
 
 export type { DeliveryReceipt, SendResult } from '../domain/send-result.js';
 
@@ -117,6 +136,8 @@ export interface ProviderContext {
   readonly providerTimeoutMs?: number;
   /** CALL_RING_SECONDS: the longest a dropped call rings before it is hung up. */
   readonly callRingSeconds: number;
+  /** VOICE_PROMPTS_DIR: the operator's recordings of the digits per locale, for providers that play audio (sip). */
+  readonly voicePromptsDir?: string | null;
   /** Where the `log` provider keeps what it "sent", so a developer can read codes back. */
   readonly messageLog: MessageLog;
   /** pino-compatible; never give it a code, a secret or a full message text. */
@@ -135,7 +156,10 @@ export interface ProviderSetting<T> {
   readonly default: string | undefined;
   /** Must be set when the provider is configured (the start names every missing one). */
   readonly required: boolean;
-  /** Must be set when the provider is configured for one of these channels (a setting only that channel uses). */
+  /**
+   * With `required` false: must be set when the provider is named for one of these channels (a provider of several
+   * channels whose settings only one of them uses, e.g. Vonage's voice application, Twilio's WhatsApp sender).
+   */
   readonly requiredFor?: readonly Channel[];
   /** A credential: never printed, never logged. */
   readonly secret?: boolean;

@@ -7,6 +7,7 @@ import { DroppedCallDriver } from './dropped-call.js';
 import type { Outgoing } from './provider-port.js';
 import { SmsDriver } from './sms.js';
 import { WhatsAppDriver } from './whatsapp.js';
+import { VoiceDriver } from './voice.js';
 
 /** What the send worker needs of a driver: the message or call its channel carries for a verification. */
 export interface SendingDriver {
@@ -21,6 +22,10 @@ export interface ChannelSettings {
   readonly callerIdRanges: readonly CallerIdRange[];
   /** WHATSAPP_SENDER_NUMBER: the pairedNumber of a WhatsApp verification; smsSender when absent. */
   readonly whatsappSender?: PhoneNumber;
+  /** VOICE_CALLER_NUMBER: the number voice calls come from; absent: the SMS sender (its default). */
+  readonly voiceCaller?: PhoneNumber;
+  /** VOICE_REPEAT: how many times a voice call reads the code; absent: 3 (its default). */
+  readonly voiceRepeat?: number;
 }
 
 /** One driver per verification type: a new channel is one driver and one line here. */
@@ -32,6 +37,7 @@ export class ChannelRegistry {
       new SmsDriver(settings.smsSender, settings.codeLength),
       new DroppedCallDriver(settings.callerIdRanges),
       new WhatsAppDriver(settings.whatsappSender ?? settings.smsSender, settings.codeLength),
+      new VoiceDriver(settings.voiceCaller ?? settings.smsSender, settings.codeLength, settings.voiceRepeat ?? 3),
     ];
   }
 

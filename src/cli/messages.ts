@@ -127,6 +127,8 @@ export function formatMessage(m: InboxMessage, json: boolean): string {
   const what =
     m.channel === 'call'
       ? `CALL  to ${m.to} from ${m.callerId ?? m.from} (code ${m.code ?? '?'}: the last digits)`
-      : `${m.channel === 'whatsapp' ? 'WHATSAPP' : 'SMS  '} to ${m.to} from ${m.from}: ${(m.text ?? '').replace(/\n/g, ' ')}`;
+      : m.channel === 'voice'
+        ? `VOICE to ${m.to} from ${m.from}: "${m.text ?? ''}"`
+        : `${m.channel === 'whatsapp' ? 'WHATSAPP' : 'SMS  '} to ${m.to} from ${m.from}: ${(m.text ?? '').replace(/\n/g, ' ')}`;
   return `${m.at}  ${what}  [${state}]  verification ${m.verificationId}\n`;
 }

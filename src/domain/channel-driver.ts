@@ -3,17 +3,18 @@ import type { Random } from './ports.js';
 import type { RequestType, VerificationType } from './verification.js';
 
 /** A channel a code goes out on. */
-export type Channel = 'sms' | 'call' | 'whatsapp';
+export type Channel = 'sms' | 'call' | 'whatsapp' | 'voice';
 
-export const channels: readonly Channel[] = ['sms', 'call', 'whatsapp'];
+export const channels: readonly Channel[] = ['sms', 'call', 'whatsapp', 'voice'];
 
 /** How the record names a channel (contract 3.4 and 13 `delivery.channel`). */
-export type DeliveryChannel = 'SMS' | 'CALL' | 'WHATSAPP';
+export type DeliveryChannel = 'SMS' | 'CALL' | 'WHATSAPP' | 'VOICE';
 
 const deliveryChannels: Readonly<Record<Channel, DeliveryChannel>> = {
   sms: 'SMS',
   call: 'CALL',
   whatsapp: 'WHATSAPP',
+  voice: 'VOICE',
 };
 
 /** How the record names a channel (contract 3.4 `delivery.channel`). */

@@ -2,9 +2,9 @@ import { timingSafeEqual, createHash } from 'node:crypto';
 import type { DeliveryChannel } from './channel-driver.js';
 
 /** Channel asked for in a create request (seed 4.2). */
-export type RequestType = 'SEND_SMS' | 'DROPPED_CALL' | 'WHATSAPP';
+export type RequestType = 'SEND_SMS' | 'DROPPED_CALL' | 'WHATSAPP' | 'VOICE_CALL';
 /** Type shown on a record (contract 3.4). */
-export type VerificationType = 'SMS' | 'DROPPED_CALL' | 'WHATSAPP';
+export type VerificationType = 'SMS' | 'DROPPED_CALL' | 'WHATSAPP' | 'VOICE_CALL';
 export type VerificationStatus = 'PENDING' | 'SUCCESS' | 'FAILED' | 'EXPIRED';
 /** Why a verification is FAILED (contract 3.4). */
 export type FailureReason = 'MAX_ATTEMPTS' | 'UNDELIVERABLE' | 'CANCELED';

@@ -1,4 +1,32 @@
 import type { LoggedMessage, Outgoing, ProviderModule, SendResult } from '../channels/provider-port.js';
+import { spokenText } from '../channels/voice.js';
+
+/** What the inbox keeps of one message or call: an SMS's or WhatsApp message's text, a dropped call's caller id, what a voice call says. */
+export function loggedMessage(message: Outgoing): LoggedMessage {
+  const base = { verificationId: message.verificationId, channel: message.channel, recipient: message.to };
+  switch (message.channel) {
+    case 'sms':
+    case 'whatsapp':
+      return { ...base, sender: message.from, body: message.text };
+    case 'call':
+      return { ...base, sender: message.callerId, body: `dropped call from ${message.callerId}` };
+    case 'voice':
+      return { ...base, sender: message.from, body: spokenText(message) };
+  }
+}
+
+/** What the log line shows of a message: never the code. */
+function logFields(message: Outgoing): object {
+  switch (message.channel) {
+    case 'sms':
+    case 'whatsapp':
+      return { to: message.to, from: message.from, body: message.text.split(message.code).join('******') };
+    case 'call':
+      return { to: message.to, callerId: `${message.callerId.slice(0, -4)}****` };
+    case 'voice':
+      return { to: message.to, from: message.from, language: message.language, repeat: message.repeat };
+  }
+}
 
 /**
  * The development provider of every channel: it keeps each message or call in the database (where
@@ -7,37 +35,20 @@ import type { LoggedMessage, Outgoing, ProviderModule, SendResult } from '../cha
  */
 export const logProvider: ProviderModule = {
   name: 'log',
-  channels: ['sms', 'call', 'whatsapp'],
+  channels: ['sms', 'call', 'whatsapp', 'voice'],
   settings: {},
   callbacks: false,
   create(_values, context) {
     return {
       name: 'log',
-      channels: ['sms', 'call', 'whatsapp'],
+      channels: ['sms', 'call', 'whatsapp', 'voice'],
       start: async () => undefined,
       stop: async () => undefined,
       async send(message: Outgoing): Promise<SendResult> {
         await context.messageLog.record(loggedMessage(message));
-        if (message.channel === 'call') {
-          context.logger.info(
-            { provider: 'log', channel: 'call', to: message.to, callerId: `${message.callerId.slice(0, -4)}****` },
-            'call stored by the log provider',
-          );
-        } else {
-          context.logger.info(
-            { provider: 'log', channel: message.channel, to: message.to, from: message.from, body: message.text.split(message.code).join('******') },
-            `${message.channel} message stored by the log provider`,
-          );
-        }
+        context.logger.info({ provider: 'log', channel: message.channel, ...logFields(message) }, `${message.channel} stored by the log provider`);
         return { kind: 'accepted', messageId: `log-${message.channel}-${message.sendId}` };
       },
     };
   },
 };
-
-/** A message or call as the log keeps it: what the phone shows (a call: the number it comes from). */
-export function loggedMessage(message: Outgoing): LoggedMessage {
-  const base = { verificationId: message.verificationId, channel: message.channel, recipient: message.to };
-  if (message.channel === 'call') return { ...base, sender: message.callerId, body: `dropped call from ${message.callerId}` };
-  return { ...base, sender: message.from, body: message.text };
-}

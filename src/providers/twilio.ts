@@ -13,6 +13,7 @@ import { mediaType, parseBaseUrl, parseMatching, parseSecret } from './http-prov
 import { TwilioAccountApi } from './twilio-api.js';
 import { isTwilioSignatureValid } from './twilio-signature.js';
 import { TwilioMessages, type TwilioWhatsApp } from './twilio-sms.js';
+import { TwilioSpokenCalls, voiceCallbackPath } from './twilio-spoken-code.js';
 import { defaultHangUpTiming, TwilioCalls, type HangUpTiming } from './twilio-voice.js';
 
 const settings = {
@@ -60,12 +61,13 @@ const settings = {
 export type TwilioSettings = SettingValues<typeof settings>;
 
 /**
- * Twilio: SMS and WhatsApp through Programmable Messaging and dropped calls through Programmable Voice, one
- * instance for every channel (one connection pool, one callback route /callbacks/twilio) with signed status callbacks.
+ * Twilio: SMS and WhatsApp through Programmable Messaging, dropped calls and calls that read the code through
+ * Programmable Voice, one instance for every channel (one connection pool, one callback route /callbacks/twilio,
+ * voice calls' under /callbacks/twilio/voice) with signed status callbacks.
  */
 export const twilio: ProviderModule<typeof settings> = {
   name: 'twilio',
-  channels: ['sms', 'call', 'whatsapp'],
+  channels: ['sms', 'call', 'whatsapp', 'voice'],
   settings,
   callbacks: true,
   create: (values, context) => new TwilioProvider(values, context),
@@ -80,12 +82,13 @@ function whatsappSettings(values: TwilioSettings): TwilioWhatsApp | null {
 
 export class TwilioProvider implements Provider {
   readonly name = 'twilio';
-  readonly channels = ['sms', 'call', 'whatsapp'] as const;
+  readonly channels = ['sms', 'call', 'whatsapp', 'voice'] as const;
   /** The account SID its messages and calls belong to. */
   readonly account: string;
   private readonly api: TwilioAccountApi;
   private readonly messages: TwilioMessages;
   private readonly calls: TwilioCalls;
+  private readonly spoken: TwilioSpokenCalls;
 
   /** `hangUpTiming` is the service's default; tests shorten it. */
   constructor(
@@ -97,6 +100,7 @@ export class TwilioProvider implements Provider {
     this.api = new TwilioAccountApi(values.TWILIO_ACCOUNT_SID, values.TWILIO_AUTH_TOKEN, values.TWILIO_BASE_URL);
     this.messages = new TwilioMessages(this.api, context, values.TWILIO_MESSAGING_SERVICE_SID, whatsappSettings(values));
     this.calls = new TwilioCalls(this.api, context, hangUpTiming);
+    this.spoken = new TwilioSpokenCalls(this.api, context);
   }
 
   /** Nothing to open: connections are made on the first send. */
@@ -109,14 +113,22 @@ export class TwilioProvider implements Provider {
   }
 
   send(message: Outgoing, signal: AbortSignal): Promise<SendResult> {
-    if (message.channel === 'call') return this.calls.place(message, signal);
-    if (message.channel === 'sms') return this.messages.send(message, signal);
-    return this.messages.sendWhatsApp(message, signal);
+    switch (message.channel) {
+      case 'sms':
+        return this.messages.send(message, signal);
+      case 'whatsapp':
+        return this.messages.sendWhatsApp(message, signal);
+      case 'call':
+        return this.calls.place(message, signal);
+      case 'voice':
+        return this.spoken.place(message, signal);
+    }
   }
 
   /**
-   * One route for both kinds of status callback, told apart by what they carry: a call's has CallSid and
-   * CallStatus, a message's MessageSid and MessageStatus. Both are signed the same way.
+   * One route for every kind of status callback, told apart by what they carry: a call's has CallSid and
+   * CallStatus, a message's MessageSid and MessageStatus; a voice call's comes to the `/voice` path. All are signed
+   * the same way, over the whole URL.
    */
   verifyCallback(request: CallbackRequest): CallbackResult {
     if (request.method.toUpperCase() !== 'POST') return { kind: 'forbidden', reason: 'Twilio callbacks are POSTs' };
@@ -130,7 +142,11 @@ export class TwilioProvider implements Provider {
     if (!isTwilioSignatureValid(this.values.TWILIO_AUTH_TOKEN, signature, request.url, form)) {
       return { kind: 'forbidden', reason: 'X-Twilio-Signature does not match' };
     }
-    const receipts = form.has('CallStatus') ? this.calls.statusCallback(form) : this.messages.receipts(form);
+    const receipts = !form.has('CallStatus')
+      ? this.messages.receipts(form)
+      : (request.url.split('?')[0] ?? '').endsWith(voiceCallbackPath)
+        ? this.spoken.statusCallback(form)
+        : this.calls.statusCallback(form);
     return { kind: 'receipts', receipts };
   }
 }

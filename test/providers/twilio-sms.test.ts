@@ -221,7 +221,7 @@ describe('twilio provider against a local server playing faults', () => {
 describe('twilio settings', () => {
   const { settings } = twilioModule;
   it('names, defaults and secrecy', () => {
-    assertModuleDeclares(twilioModule, { name: 'twilio', channels: ['sms', 'call', 'whatsapp'], callbacks: true });
+    assertModuleDeclares(twilioModule, { name: 'twilio', channels: ['sms', 'call', 'whatsapp', 'voice'], callbacks: true });
     assert.equal(settings.TWILIO_BASE_URL.default, 'https://api.twilio.com');
     assert.equal(settings.TWILIO_AUTH_TOKEN.secret, true);
     assert.equal(settings.TWILIO_ACCOUNT_SID.required && settings.TWILIO_AUTH_TOKEN.required, true);
