@@ -12,7 +12,9 @@ import type { ParkedReceipt, SentWritten, VerificationStore, VerificationTx } fr
 
 /** Told of every receipt that moved a send, with the time since the provider took it (metrics). */
 export interface ReceiptObserver {
-  receipt(provider: string, status: DeliveryReceipt['status'], secondsSinceSent: number | null): void;
+  receipt(channel: Channel, provider: string, status: DeliveryReceipt['status'], secondsSinceSent: number | null): void;
+  /** A workflow step taken (contract 13): the channel it sends through, and whether a failure or the clock moved it. */
+  step?(channel: Channel, reason: 'failure' | 'time'): void;
 }
 
 export interface DeliveryServiceDeps {
@@ -41,6 +43,7 @@ export interface DeliveryServiceDeps {
 
 /** A receipt that moved a send: its status, and the seconds since the provider took the code (when it was SENT). */
 interface ReceiptMove {
+  readonly channel?: Channel;
   readonly status: DeliveryReceipt['status'];
   readonly seconds: number | null;
 }
@@ -118,11 +121,12 @@ export class DeliveryService {
           this.sendThrough(tx, { ...done, lastError: result.reason }, decision.provider, ended, now);
           return;
         case 'give-up':
-          this.exhausted(tx, { ...done, lastError: result.reason }, ended, now);
-          return;
+          return this.exhausted(tx, { ...done, lastError: result.reason }, ended, now);
       }
     });
-    dispatched(this.deps.afterCommit, committed);
+    const stepped = dispatched(this.deps.afterCommit, committed);
+    // Told once committed: a script may run more than once.
+    if (stepped) this.deps.observer?.step?.(stepped, 'failure');
     return { tookIdFrom: null, parked: false };
   }
 
@@ -147,7 +151,7 @@ export class DeliveryService {
   async recordReceipt(provider: string, receipt: DeliveryReceipt, account = '', parkedId: string | null = null): Promise<ReceiptOutcome> {
     const { store, clock } = this.deps;
     const parked = { outcome: 'parked', moved: null } as const;
-    const committed = await store.transaction(async (tx): Promise<{ outcome: ReceiptOutcome; moved: ReceiptMove | null }> => {
+    const committed = await store.transaction(async (tx): Promise<{ outcome: ReceiptOutcome; moved: ReceiptMove | null; stepped?: Channel | null }> => {
       const now = clock.now();
       const id = await tx.findProviderMessage(provider, account, receipt.messageId);
       if (!id) {
@@ -165,6 +169,7 @@ export class DeliveryService {
       const moved = { status: receipt.status, seconds: sentAt === null ? null : Math.max(0, now.getTime() - sentAt) / 1000 };
       const next = { ...current, delivery: decision.delivery, deliveries: withLatestAttempt(current.deliveries, provider, receipt.status) };
       const lastError = `undelivered: ${receipt.detail ?? 'no detail'}`;
+      let stepped: Channel | null = null;
       switch (decision.kind) {
         case 'update':
           tx.update(next);
@@ -180,16 +185,17 @@ export class DeliveryService {
           // own); anything else just fails.
           const sendsOn = (channel === 'call' && this.deps.callFallback) || fallbackLeft(next).length > 0;
           const job = sendsOn ? await tx.findSendJob(id) : null;
-          if (job) this.exhausted(tx, { ...job, lastError }, next, now);
+          if (job) stepped = this.exhausted(tx, { ...job, lastError }, next, now);
           else this.fail(tx, next, now);
           break;
         }
       }
-      return { outcome: 'recorded', moved };
+      return { outcome: 'recorded', moved: moved && { ...moved, channel }, stepped };
     });
-    const { outcome, moved } = dispatched(this.deps.afterCommit, committed);
+    const { outcome, moved, stepped } = dispatched(this.deps.afterCommit, committed);
     // Told once committed: a script may run more than once.
-    if (moved) this.deps.observer?.receipt(provider, moved.status, moved.seconds);
+    if (moved) this.deps.observer?.receipt(moved.channel ?? 'sms', provider, moved.status, moved.seconds);
+    if (stepped) this.deps.observer?.step?.(stepped, 'failure');
     return outcome;
   }
 
@@ -204,32 +210,36 @@ export class DeliveryService {
     const committed = await store.transaction(async (tx) => {
       const now = clock.now();
       const due = await tx.lockDueSteps(now, limit);
+      const stepped: Channel[] = [];
       for (const { verification: v, job } of due) {
-        if (job && stepDue(v, now)) this.step(tx, { ...job, lastError: null }, v, now);
+        const channel = job && stepDue(v, now) ? this.step(tx, { ...job, lastError: null }, v, now) : null;
+        if (channel) stepped.push(channel);
         // Nothing to send it with (no job) or nothing left: its clock stops.
         else tx.update({ ...v, nextStepAt: null });
       }
-      return due.length;
+      return { looked: due.length, stepped };
     });
-    return dispatched(this.deps.afterCommit, committed);
+    const { looked, stepped } = dispatched(this.deps.afterCommit, committed);
+    for (const channel of stepped) this.deps.observer?.step?.(channel, 'time');
+    return looked;
   }
 
   /**
    * Moves `v` to its workflow's next step, if one is left: the same code through the step's channel, at once
-   * (its first provider; the job's attempts start again). False when no step is left.
+   * (its first provider; the job's attempts start again). Returns the step's channel; null when no step is left.
    */
-  private step(tx: VerificationTx, job: SendJob, v: Verification, now: Date): boolean {
+  private step(tx: VerificationTx, job: SendJob, v: Verification, now: Date): Channel | null {
     const [type] = fallbackLeft(v);
-    if (type === undefined) return false;
+    if (type === undefined) return null;
     const target = this.deps.steps(type);
     const moved = nextStep(v, deliveryChannelOf(target.channel), now);
-    if (!moved) return false;
+    if (!moved) return null;
     tx.update(moved.next);
     // A step is a send wherever sends count (CLIENT_DAILY_SEND_LIMIT), though not against OTP_MAX_SENDS.
     if (this.deps.countSends && !v.testNumber) tx.countSend(v.clientId, utcDay(now));
     const stepJob: SendJob = { ...job, channel: target.channel, sender: target.sender(v), attempts: 0 };
     this.sendThrough(tx, stepJob, this.deps.providerOrder(target.channel)[0] ?? null, moved.next, now);
-    return true;
+    return target.channel;
   }
 
   /** Writes the job due at once through `provider`, claimed for this process when it sends them itself. */
@@ -240,9 +250,9 @@ export class DeliveryService {
   /**
    * No provider of the job's channel is left. A dropped call falls back to SMS when configured (the record keeps
    * its type; `delivery.channel` reads SMS); then the workflow's next step, if one is left; only when the last
-   * step failed is the verification FAILED, UNDELIVERABLE.
+   * step failed is the verification FAILED, UNDELIVERABLE. Returns the channel of a workflow step it took, if any.
    */
-  private exhausted(tx: VerificationTx, job: SendJob, v: Verification, now: Date): void {
+  private exhausted(tx: VerificationTx, job: SendJob, v: Verification, now: Date): Channel | null {
     const { callFallback } = this.deps;
     const firstSms = this.deps.providerOrder('sms')[0];
     if (job.channel === 'call' && callFallback && firstSms) {
@@ -252,12 +262,14 @@ export class DeliveryService {
       };
       tx.update(moved);
       this.sendThrough(tx, { ...job, channel: 'sms', sender: callFallback.sender }, firstSms, moved, now);
-      return;
+      return null;
     }
     // A workflow's next step, failure-driven: at once, the same code (contract 13).
-    if (this.step(tx, job, v, now)) return;
+    const stepped = this.step(tx, job, v, now);
+    if (stepped) return stepped;
     this.fail(tx, v, now);
     tx.saveSendJob({ ...job, status: 'failed', claimedUntil: null }, v, now);
+    return null;
   }
 
   private fail(tx: VerificationTx, v: Verification, now: Date): void {

@@ -114,6 +114,7 @@ forEachDatabase('the fallback workflow', (kind) => {
         { channel: 'SMS', provider: 'log', status: 'SENT', sends: 1 },
       );
       assert.deepEqual(shape(r.deliveries), ['CALL http FAILED', 'SMS log SENT']);
+      assert.match(await metricsText(h), /otp_fallback_steps_total\{channel="sms",reason="failure"\} [1-9]/);
       assert.ok(r.deliveries.every((a) => !Number.isNaN(Date.parse(a.at))));
       const [sms, ...more] = await smsOf(h, v.id);
       assert.equal(more.length, 0);
@@ -145,6 +146,8 @@ forEachDatabase('the fallback workflow', (kind) => {
       assert.equal(r.delivery.channel, 'SMS');
       assert.equal(r.delivery.sends, 3, 'the call, its resend and the step');
       assert.deepEqual(shape(r.deliveries), ['CALL http DELIVERED', 'CALL http SENT', 'SMS log SENT']);
+      assert.match(await metricsText(h), /otp_fallback_steps_total\{channel="sms",reason="time"\} [1-9]/);
+      assert.match(await metricsText(h), /otp_receipts_total\{channel="call",provider="http",status="DELIVERED"\} [1-9]/);
       const sms = await smsOf(h, v.id);
       assert.equal(sms.length, 1);
       assert.ok(sms[0]?.body.includes(v.otp), 'the same code');
@@ -236,6 +239,10 @@ forEachDatabase('the fallback workflow', (kind) => {
       }
     });
   });
+
+  async function metricsText(harness: Harness): Promise<string> {
+    return (await harness.services.metrics.render()).body;
+  }
 
   /** The gateway's id of a verification's latest accepted send, as kept for its receipts. */
   async function messageIdOf(harness: Harness, verificationId: string): Promise<string> {
