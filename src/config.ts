@@ -327,6 +327,11 @@ export const settings = {
     default: 'false',
     parse: bool,
   },
+  FALLBACK_AFTER_SECONDS: {
+    doc: "Seconds after a step's code was sent without a successful verify before the workflow's next step (create `fallback`) sends it through the next channel; a client setting may change it",
+    default: '60',
+    parse: integer(1, 86_400),
+  },
   SEND_RETRY_DELAYS: {
     doc: 'Seconds between retries of a failed SMS or call before the verification is FAILED',
     default: '2,10,30,60',

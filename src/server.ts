@@ -94,6 +94,7 @@ export function workerDeps(services: Services, deliverWebhooks: boolean): Worker
     sendWorker: services.sendWorker,
     webhookWorker: deliverWebhooks ? services.webhookWorker : null,
     expireDue: (limit) => services.verifications.expireDue(limit),
+    takeDueSteps: (limit) => services.deliveries.takeDueSteps(limit),
     watchConversion: () => services.conversion.refresh(),
     applyParkedReceipts: () => services.deliveries.applyParkedReceipts(100),
     flushCounters: async () => {
@@ -143,7 +144,11 @@ export function adminDeps(services: Services): AdminDeps {
       },
     },
     stats: services.stats,
-    textPolicy: { codeLength: services.config.OTP_LENGTH, ttlSeconds: services.config.OTP_TTL_SECONDS },
+    textPolicy: {
+      codeLength: services.config.OTP_LENGTH,
+      ttlSeconds: services.config.OTP_TTL_SECONDS,
+      fallbackTypes: services.channels.fallbackTypes(),
+    },
     snapshot: async (file) => {
       const dump = Buffer.from(await (await services.db.dumpDataDir()).arrayBuffer());
       // It holds what the database holds (secrets' hashes, signing keys): its owner's only, never overwriting.

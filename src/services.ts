@@ -66,6 +66,8 @@ export interface Services {
   readonly verifications: VerificationService;
   /** Provider answers and receipts. */
   readonly deliveries: DeliveryService;
+  /** One driver per verification type (contract 8 and 13). */
+  readonly channels: ChannelRegistry;
   /** Number lookups (contract 11). */
   readonly lookups: LookupService;
   /** Traffic per day and country (GET /v1/stats, `otp-service stats`). */
@@ -142,6 +144,8 @@ export async function createServices(
     voiceCaller,
     voiceRepeat: config.VOICE_REPEAT,
   });
+  // The channels with a provider here: a create (or a workflow's step) of another channel is refused.
+  const offered = new Set(allChannels.filter((c) => config.providers[c].length > 0));
   const verificationStore = new SqlVerificationStore(db.db, notifyOtherProcesses);
   // A client's settings come from the directory's cache: no database read per create or send.
   const settingsOf = async (clientId: string): Promise<ClientSettings> => (await clientDirectory.get(clientId))?.settings ?? defaultClientSettings;
@@ -208,7 +212,9 @@ export async function createServices(
       destinations: { allowedCountries: config.ALLOWED_COUNTRIES, blockedLineTypes: config.BLOCKED_LINE_TYPES },
       clientDailySends: config.CLIENT_DAILY_SEND_LIMIT,
       prefix: { count: config.PREFIX_LIMIT_COUNT, windowSeconds: config.PREFIX_LIMIT_WINDOW_SECONDS, blockSeconds: config.PREFIX_BLOCK_SECONDS },
-      offered: new Set(allChannels.filter((c) => config.providers[c].length > 0)),
+      offered,
+      fallbackTypes: channels.fallbackTypes().filter((t) => offered.has(channels.forRequest(t).channel)),
+      fallbackAfterSeconds: config.FALLBACK_AFTER_SECONDS,
     },
     channels: (type) => channels.forRequest(type),
     afterCommit,
@@ -235,6 +241,12 @@ export async function createServices(
     clock,
     random,
     observer: metrics,
+    steps: (type) => {
+      const driver = channels.forRequest(type);
+      // The step's sender for the verification's own code (a fixed code keeps it: the same code on every step).
+      return { channel: driver.channel, sender: (v) => driver.newCode(random, v.otp).from.e164 };
+    },
+    countSends: config.CLIENT_DAILY_SEND_LIMIT > 0,
   });
   const lookups = new LookupService({ store: new SqlLookupStore(db.db), metadata: new GoogleNumberMetadata(), clock, random });
   const providerLog = logger.child({ component: 'provider' });
@@ -307,6 +319,7 @@ export async function createServices(
     verificationStore,
     verifications,
     deliveries,
+    channels,
     lookups,
     stats: new StatsService({ store: new SqlStatsStore(db.db), clock }),
     messages,

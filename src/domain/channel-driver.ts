@@ -48,6 +48,11 @@ export interface ChannelDriver {
   readonly type: VerificationType;
   readonly channel: Channel;
   /**
+   * False: the type may not be a later step of a workflow (create `fallback`, contract 13), as a dropped call may
+   * not (its code is the caller id); absent: it may.
+   */
+  readonly fallbackStep?: boolean;
+  /**
    * A fresh code, or `fixedCode` (a test number's, contract 9), and the number it is sent from: for a dropped call
    * the caller id ends with the code, the fixed one included.
    */
