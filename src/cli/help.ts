@@ -98,6 +98,31 @@ const commands: Readonly<Record<string, Readonly<Record<string, CommandHelp>>>> 
     },
   },
   worker: { '': { args: '', about: 'Runs the background workers (webhook delivery included), no HTTP, until SIGTERM or SIGINT.' } },
+  backup: {
+    '': {
+      args: '--to FILE [--json]',
+      about:
+        'Writes every client, verification, webhook event, send job and token signing key to FILE (gzip, readable by its owner only: keep it as you keep\n' +
+        'the database), from one consistent snapshot, while the server runs and serves. Never overwrites a file.',
+    },
+  },
+  restore: {
+    '': {
+      args: '--from FILE [--json]',
+      about:
+        'Writes a backup into an empty database (the embedded one in a new DATA_DIR, or DATABASE_URL), all of it or nothing: clients keep their secrets,\n' +
+        'tokens signed before still verify, pending webhooks and sends carry on when the server starts. A backup of an older version is brought up to date.',
+    },
+  },
+  'move-to-postgres': {
+    '': {
+      args: 'DATABASE_URL [--json]',
+      about:
+        'Copies the embedded database (DATA_DIR) into an empty PostgreSQL database, as a backup and restore would, while the server runs;\n' +
+        'then stop the server, set DATABASE_URL and start it: the same clients, secrets and verifications carry on. Verifications made between\n' +
+        'the copy and the stop are not in it: stop the server first for a move that misses nothing.',
+    },
+  },
 };
 
 function line(group: string, action: string, help: CommandHelp): string {
