@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { channels, type Channel } from './domain/channel-driver.js';
+import { channels, perChannel, type Channel } from './domain/channel-driver.js';
 import { isLineType, lineTypes, type LineType } from './domain/line-type.js';
 import { parseCallerIdRanges, type CallerIdRange } from './providers/caller-id.js';
 import { parseHttpUrl } from './providers/http-provider.js';
@@ -512,7 +512,7 @@ function configuredProviders(
       if (listOf(channel).includes('log')) problems.push(`${key}: log sends nothing and is refused with NODE_ENV=production; name a real provider, or unset ${key} to turn its channel off`);
     }
   }
-  const configured = Object.fromEntries(channels.map((c) => [c, listOf(c).flatMap((name) => configure(name, c))])) as Record<Channel, ConfiguredProvider[]>;
+  const configured = perChannel((c) => listOf(c).flatMap((name) => configure(name, c)));
   // Providers that call back need to be told where: their receipts come to PUBLIC_BASE_URL/callbacks/<name>.
   const callingBack = [...parsed.values()].filter((p) => p.module.callbacks).map((p) => p.module.name);
   if (callingBack.length > 0 && out.PUBLIC_BASE_URL === undefined) {
