@@ -9,7 +9,7 @@ import { VerificationService } from './domain/verification-service.js';
 import { QuotaLimiter } from './domain/quota-limiter.js';
 import { WindowCounter } from './domain/window-counter.js';
 import { ChannelRegistry } from './channels/registry.js';
-import { channelOfDelivery, channels as allChannels, type Channel } from './domain/channel-driver.js';
+import { channelOfDelivery, channels as allChannels, perChannel } from './domain/channel-driver.js';
 import type { AfterCommit } from './domain/after-commit.js';
 import { defaultClientSettings, type ClientSettings } from './domain/client-settings.js';
 import { CommitDispatcher } from './jobs/after-commit.js';
@@ -191,7 +191,7 @@ export async function createServices(
     },
     clock,
     observer: metrics,
-    firstProviders: Object.fromEntries(allChannels.map((c) => [c, firstProviderName(config.providers[c])])) as Record<Channel, string>,
+    firstProviders: perChannel((c) => firstProviderName(config.providers[c])),
     onThrottle: (t) =>
       conversionLog.warn(
         { regionCode: t.regionCode, countryCode: t.countryCode, provider: t.provider, sends: t.sends, verified: t.verified, until: t.throttledUntil },

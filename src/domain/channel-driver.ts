@@ -7,6 +7,11 @@ export type Channel = 'sms' | 'call' | 'whatsapp' | 'voice';
 
 export const channels: readonly Channel[] = ['sms', 'call', 'whatsapp', 'voice'];
 
+/** One value per channel, made by `f`: a new channel is a compile error here until it has its line. */
+export function perChannel<T>(f: (channel: Channel) => T): Record<Channel, T> {
+  return { sms: f('sms'), call: f('call'), whatsapp: f('whatsapp'), voice: f('voice') };
+}
+
 /** How the record names a channel (contract 3.4 and 13 `delivery.channel`). */
 export type DeliveryChannel = 'SMS' | 'CALL' | 'WHATSAPP' | 'VOICE';
 
