@@ -6,6 +6,7 @@ import { isLineType, lineTypes, type LineType } from './domain/line-type.js';
 import { parseCallerIdRanges, type CallerIdRange } from './providers/caller-id.js';
 import { parseHttpUrl } from './providers/http-provider.js';
 import { providerModule, providerModules, type ConfiguredProvider } from './providers/registry.js';
+import { parseDatabaseUrl } from './store/database-url.js';
 
 /** A setting the operator can give through the environment. */
 interface Setting<T> {
@@ -69,6 +70,8 @@ const trustProxy = (raw: string): false | number | string => {
 };
 const databaseUrl = (raw: string): string => {
   if (!/^postgres(ql)?:\/\//.test(raw)) throw new Error('expected a postgres:// or postgresql:// URL');
+  // Several hosts, libpq's way, are read here too, so that a wrong list is said at start.
+  parseDatabaseUrl(raw);
   return raw;
 };
 
@@ -153,7 +156,7 @@ export const settings = {
     parse: oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'),
   },
   DATABASE_URL: {
-    doc: 'PostgreSQL connection URL; when unset the embedded database (PGlite) in DATA_DIR is used',
+    doc: 'PostgreSQL connection URL; when unset the embedded database (PGlite) in DATA_DIR is used. Several hosts as libpq names them (postgres://u:p@h1:5432,h2:5432/db?target_session_attrs=read-write): connections go to whichever is the writable primary, found again after a failover',
     default: undefined,
     parse: databaseUrl,
   },
