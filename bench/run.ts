@@ -26,6 +26,7 @@ import {
 import { runLoad, warmUp, type LoadResult } from './lib/load.js';
 import { packageVersion } from './lib/package-version.js';
 import { benchCalls, emptyCallResults, type CallBenchSettings } from './lib/call-scenarios.js';
+import { benchFailover, emptyFailoverResults, type FailoverSettings } from './lib/failover-scenario.js';
 import { benchProviders, emptyProviderResults, type ProviderBenchSettings } from './lib/provider-scenarios.js';
 import { checkPhoneSequence, PhoneSequence } from './lib/phones.js';
 import { scatteredNumbers, sequentialWalk, simulatePumping, type PumpingResults, type PumpingSettings } from './lib/pumping.js';
@@ -84,7 +85,12 @@ const callSettings: CallBenchSettings = {
   warmUpSeconds: envInt('BENCH_CALL_WARMUP_SECONDS', 2),
   connections: s.connections,
 };
-const allSections = ['ceiling', 'token', 'create', 'fetch', 'verify', 'webhooks', 'pglite', 'memory', 'providers', 'calls', 'pumping'];
+const failoverSettings: FailoverSettings = {
+  runs: envInt('BENCH_FAILOVER_RUNS', 5),
+  connections: s.connections,
+  databaseTimeoutMs: 3_000,
+};
+const allSections = ['ceiling', 'token', 'create', 'fetch', 'verify', 'webhooks', 'pglite', 'memory', 'providers', 'calls', 'pumping', 'failover'];
 const sections = new Set((process.env.BENCH_SECTIONS ?? 'all').split(',').map((x) => x.trim()));
 const on = (name: string) => sections.has('all') || sections.has(name);
 
@@ -178,6 +184,7 @@ function newResults(): Results {
       providerSeconds: providerSettings.seconds,
       providerWarmUpSeconds: providerSettings.warmUpSeconds,
       smppSeconds: providerSettings.smppSeconds,
+      failoverRuns: failoverSettings.runs,
       sections: [...sections].join(','),
     },
     machine: null,
@@ -189,6 +196,7 @@ function newResults(): Results {
     providers: null,
     calls: null,
     pumping: null,
+    failover: null,
     rows: [],
     sectionSeconds: {},
     sectionLoadAverage: {},
@@ -485,6 +493,21 @@ async function main(): Promise<void> {
       out.runs.push(run);
       log(`pumping (${attack.name}): ${JSON.stringify(run)}`);
     }
+  });
+
+  await section('failover', async () => {
+    const out = emptyFailoverResults(failoverSettings);
+    results.failover = out;
+    await benchFailover({
+      settings: failoverSettings,
+      startService: async (env) => {
+        const child = await startChild('serve-service.ts', { ...serviceEnv(tempDir('failover'), null, ''), ...env }, parseService, 180_000);
+        onCleanup(() => child.stop());
+        return { ...child.info, stop: () => child.stop() };
+      },
+      log,
+      out,
+    });
   });
 
   await cleanUp(log);
