@@ -92,6 +92,17 @@ describe('the pool connects only to a writable server (PostgreSQL)', { skip: pos
     assert.equal(await db.ping(), true);
   });
 
+  it('answers a write refused as read-only (25006, a primary just demoted) as unavailable, not as a failure', async () => {
+    // One host, no target_session_attrs: the pool takes the server as it is, as before; the write then fails.
+    const url = new URL(database.env.DATABASE_URL as string);
+    const db = await openDatabase({ databaseUrl: `postgres://${role}@${url.host}${url.pathname}`, dataDir: 'unused', poolSize: 2, timeoutMs: 2_000 });
+    handles.push(db);
+    await assert.rejects(
+      sql`CREATE TABLE read_only_probe (x int)`.execute(db.db),
+      (err: unknown) => err instanceof UnavailableError && (err.cause as { code?: string }).code === '25006',
+    );
+  });
+
   it('never uses a read-only server, and says so as unavailable within the time-out', async () => {
     // The same server, reached as a role whose sessions are read-only: what a standby looks like to the pool.
     const url = hostsUrl(role);
