@@ -30,6 +30,7 @@ describe('a pg_auto_failover primary that fails under load', { skip }, () => {
   let server: ServerProcess;
   let token = '';
   let firstNumber = 10_000_000;
+  let env: Record<string, string>;
 
   before(async () => {
     cluster = await startFailoverCluster();
@@ -38,7 +39,7 @@ describe('a pg_auto_failover primary that fails under load', { skip }, () => {
       const { id } = JSON.parse(req.body) as { id: string };
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ messageId: `gw-${id}` }));
     });
-    const env = {
+    env = {
       DATABASE_URL: cluster.url,
       DATABASE_TIMEOUT_MS: String(databaseTimeoutMs),
       DATABASE_POOL_SIZE: '10',
@@ -142,5 +143,26 @@ describe('a pg_auto_failover primary that fails under load', { skip }, () => {
     const result = await drill('kill');
     const seen = await check('SIGKILL', result);
     process.stdout.write(`# kill: ${JSON.stringify(seen)}\n`);
+  });
+
+  it('after the failovers, a client change made by the CLI reaches the server within 2 s: its LISTEN connection found the new primary', async () => {
+    const created = await runCli(['clients', 'create', '--name', 'changed', '--scopes', 'otp:send', '--json'], env);
+    assert.equal(created.code, 0, created.stderr);
+    const other = JSON.parse(created.stdout) as { clientId: string; clientSecret: string };
+    const res = await fetch(`${server.url}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ grant_type: 'client_credentials', client_id: other.clientId, client_secret: other.clientSecret }),
+    });
+    assert.equal(res.status, 200, await res.clone().text());
+    const bearer = ((await res.json()) as { accessToken: string }).accessToken;
+    const fetchUnknown = async () =>
+      (await fetch(`${server.url}/v1/otp/00000000-0000-4000-8000-000000000000`, { headers: { authorization: `Bearer ${bearer}` } })).status;
+    // Read by the server first, so that what it holds is the client before the change.
+    assert.equal(await fetchUnknown(), 404);
+    const disabled = await runCli(['clients', 'disable', other.clientId], env);
+    assert.equal(disabled.code, 0, disabled.stderr);
+    // Without notifications the server would see it only at its 60 s refresh.
+    await waitFor('the disabled client\'s token to be refused', async () => (await fetchUnknown()) === 401, 2_000);
   });
 });
