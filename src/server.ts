@@ -1,7 +1,10 @@
+import fs from 'node:fs';
 import type { FastifyInstance } from 'fastify';
+import { channels } from './domain/channel-driver.js';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { knownScopes } from './domain/scopes.js';
+import { channels as allChannels } from './domain/channel-driver.js';
 import { systemClock, type Clock, type Random } from './domain/ports.js';
 import { cryptoRandom } from './domain/random.js';
 import { parseAdminCommand, runAdminCommand, type AdminDeps } from './admin/commands.js';
@@ -91,6 +94,7 @@ export function workerDeps(services: Services, deliverWebhooks: boolean): Worker
     sendWorker: services.sendWorker,
     webhookWorker: deliverWebhooks ? services.webhookWorker : null,
     expireDue: (limit) => services.verifications.expireDue(limit),
+    takeDueSteps: (limit) => services.deliveries.takeDueSteps(limit),
     watchConversion: () => services.conversion.refresh(),
     applyParkedReceipts: () => services.deliveries.applyParkedReceipts(100),
     flushCounters: async () => {
@@ -140,7 +144,17 @@ export function adminDeps(services: Services): AdminDeps {
       },
     },
     stats: services.stats,
-    textPolicy: { codeLength: services.config.OTP_LENGTH, ttlSeconds: services.config.OTP_TTL_SECONDS },
+    textPolicy: {
+      codeLength: services.config.OTP_LENGTH,
+      ttlSeconds: services.config.OTP_TTL_SECONDS,
+      fallbackTypes: services.channels.fallbackTypes(),
+    },
+    snapshot: async (file) => {
+      const dump = Buffer.from(await (await services.db.dumpDataDir()).arrayBuffer());
+      // It holds what the database holds (secrets' hashes, signing keys): its owner's only, never overwriting.
+      await fs.promises.writeFile(file, dump, { mode: 0o600, flag: 'wx' });
+      return dump.length;
+    },
   };
 }
 
@@ -257,7 +271,7 @@ async function createServicesOrRelease(config: Config, options: ServerOptions, a
  */
 function prepareEmbedded(services: Services, admin: AdminSocket | null): void {
   const { config, logger } = services;
-  const logged = (['sms', 'call'] as const).filter((c) => config.providers[c].some((p) => p.module.name === 'log'));
+  const logged = allChannels.filter((c) => config.providers[c].some((p) => p.module.name === 'log'));
   if (logged.length > 0) {
     logger.warn(
       { channels: logged },

@@ -20,7 +20,7 @@ const createSchema = {
   operationId: 'createVerification',
   summary: 'Create a verification and send its code',
   description:
-    'Creates a verification for a phone number and sends its code through the channel of `type`: an SMS, or a dropped call whose caller id ends with the code. ' +
+    'Creates a verification for a phone number and sends its code through the channel of `type`: an SMS, a dropped call whose caller id ends with the code, or a call that reads the code aloud. ' +
     'The message is sent after the record is committed; a provider outage never loses the request (it is retried; a permanent failure turns it `FAILED`). ' +
     'An `Idempotency-Key` repeated by the same client within 24 h returns the first response and sends nothing new.',
   tags,
@@ -62,12 +62,15 @@ interface CreateBody {
   webhookUrl?: string | null;
   reference?: string | null;
   locale?: string | null;
+  fallback?: string[];
 }
 
 /** Why a create's type is refused when its channel has no provider here. */
 const channelNotOffered: Readonly<Record<Channel, string>> = {
   sms: 'SEND_SMS is not offered by this service: it has no SMS provider (SMS_PROVIDER)',
   call: 'DROPPED_CALL is not offered by this service: it has no call provider (CALL_PROVIDER)',
+  whatsapp: 'WHATSAPP is not offered by this service: it has no WhatsApp provider (WHATSAPP_PROVIDER)',
+  voice: 'VOICE_CALL is not offered by this service: it has no voice provider (VOICE_PROVIDER)',
 };
 
 /** POST /v1/otp/request, GET /v1/otp/:id, POST /v1/otp/verify. */
@@ -102,6 +105,7 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
         webhookUrl,
         reference: body.reference ?? null,
         locale,
+        fallback: body.fallback ?? null,
       } as const;
       const outcome = await verifications.create({
         ...input,
@@ -115,6 +119,8 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
         case 'created':
         case 'replayed':
           return { status: true, message: 'OTP sent', data: publicRecord(outcome.verification) };
+        case 'invalid-fallback':
+          return sendError(reply, 'VALIDATION_ERROR', { details: [{ field: 'fallback', issue: outcome.issue }] });
         case 'invalid-phone':
           return sendError(reply, 'INVALID_PHONE_NUMBER', {
             details: [{ field: 'phoneNumber', issue: `is not a valid number for country code ${number.countryCode}` }],
