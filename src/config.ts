@@ -7,6 +7,7 @@ import { parseE164 } from './domain/phone.js';
 import { parseCallerIdRanges, type CallerIdRange } from './providers/caller-id.js';
 import { parseHttpUrl } from './providers/http-provider.js';
 import { providerModule, providerModules, type ConfiguredProvider } from './providers/registry.js';
+import { parseDatabaseUrl } from './store/database-url.js';
 
 /** A setting the operator can give through the environment. */
 interface Setting<T> {
@@ -70,6 +71,8 @@ const trustProxy = (raw: string): false | number | string => {
 };
 const databaseUrl = (raw: string): string => {
   if (!/^postgres(ql)?:\/\//.test(raw)) throw new Error('expected a postgres:// or postgresql:// URL');
+  // Several hosts, libpq's way, are read here too, so that a wrong list is said at start.
+  parseDatabaseUrl(raw);
   return raw;
 };
 
@@ -162,7 +165,7 @@ export const settings = {
     parse: oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'),
   },
   DATABASE_URL: {
-    doc: 'PostgreSQL connection URL; when unset the embedded database (PGlite) in DATA_DIR is used',
+    doc: 'PostgreSQL connection URL; when unset the embedded database (PGlite) in DATA_DIR is used. Several hosts as libpq names them (postgres://u:p@h1:5432,h2:5432/db?target_session_attrs=read-write): connections go to whichever is the writable primary, found again after a failover',
     default: undefined,
     parse: databaseUrl,
   },

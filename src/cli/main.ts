@@ -25,6 +25,7 @@ import { helpFor, isGroup, usage } from './help.js';
 import { runMessages, type MessagesOptions } from './messages.js';
 import { runDataCommand, type DataCommand } from './backup.js';
 import { parseWhatsAppCommand, runWhatsApp, type WhatsAppCommand } from './whatsapp.js';
+import { describeDatabaseUrl } from '../store/database-url.js';
 
 export class UsageError extends Error {}
 
@@ -255,9 +256,7 @@ function settingsListCommand(group: 'templates' | 'test-numbers', args: readonly
 /** What the command's database is, as an operator would name it (never the password); `missing`: no such folder. */
 export function describeDatabase(config: Config): { readonly text: string; readonly missing: boolean } {
   if (config.DATABASE_URL) {
-    const url = new URL(config.DATABASE_URL);
-    const user = url.username ? `${decodeURIComponent(url.username)}@` : '';
-    return { text: `database: PostgreSQL ${user}${url.host}${url.pathname}`, missing: false };
+    return { text: `database: PostgreSQL ${describeDatabaseUrl(config.DATABASE_URL)}`, missing: false };
   }
   if (config.DATA_DIR === 'memory://') return { text: 'database: embedded, in memory', missing: false };
   return { text: `database: embedded, in ${config.DATA_DIR}`, missing: !fs.existsSync(config.DATA_DIR) };
