@@ -6,9 +6,9 @@ import { createVerification, e164Of, eventKinds, expectV1Error, nextLocalNumber,
 import { forEachDatabase } from '../support/each-database.js';
 import { gatewayReceipt } from '../support/gateway.js';
 import { createHarness, type Harness } from '../support/harness.js';
-import { startReceiver, type Receiver } from '../webhooks/helpers.js';
+import { startReceiver, waitFor, type Receiver } from '../webhooks/helpers.js';
 
-type Answer = { status: number; body?: unknown };
+type Answer = { status: number; body?: unknown; after?: Promise<void> };
 
 interface Attempt {
   channel: string;
@@ -38,16 +38,19 @@ forEachDatabase('the fallback workflow', (kind) => {
   let gateway: Receiver;
   /** Scripted answers by channel and destination number; unscripted sends are accepted. */
   const answers = new Map<string, Answer[]>();
-  const answer = (req: { body: string }, res: http.ServerResponse) => {
+  const answer = async (req: { body: string }, res: http.ServerResponse) => {
     const { verificationId, to, channel } = JSON.parse(req.body) as { verificationId: string; to: string; channel: string };
-    const next = answers.get(`${channel} ${to}`)?.shift() ?? { status: 200, body: { messageId: `gw-${channel}-${verificationId}-${Math.random()}` } };
+    const accepted = { status: 200, body: { messageId: `gw-${channel}-${verificationId}-${Math.random()}` } };
+    const scripted = answers.get(`${channel} ${to}`)?.shift();
+    await scripted?.after;
+    const next = scripted && scripted.status !== 200 ? scripted : accepted;
     res.writeHead(next.status, { 'content-type': 'application/json' }).end(next.body === undefined ? '' : JSON.stringify(next.body));
   };
   let h: Harness;
   let bothThroughGateway: Harness;
   const after45 = 45;
   before(async () => {
-    gateway = await startReceiver((req, res) => answer(req, res));
+    gateway = await startReceiver(async (req, res) => answer(req, res));
     const env = (extra: Record<string, string>) => ({
       CALL_PROVIDER: 'http',
       SMS_PROVIDER: 'log',
@@ -155,6 +158,35 @@ forEachDatabase('the fallback workflow', (kind) => {
       await stepsAfter(h, after45 * 2);
       assert.equal((await smsOf(h, v.id)).length, 1);
       assert.equal(gatewayRequests(v.id).length, 2);
+    });
+
+    it('keeps a step that falls due while a resend of the step before is in flight', async () => {
+      const token = await h.token();
+      let release = (): void => undefined;
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      // The call is accepted at once; the resend's call is answered (accepted) only once released.
+      const v = await callThenSms(h, token, [{ status: 200 }, { status: 200, after: held }]);
+      await record(h, token, v.id);
+      h.clock.advance(31_000);
+      const resent = await h.call('POST', `/v1/otp/${v.id}/resend`, token);
+      assert.equal(resent.statusCode, 200, resent.body);
+      await waitFor('the resend to reach the gateway', () => gatewayRequests(v.id).length === 2);
+      // Not stepsAfter: the resend is held in flight, so the sends are not all idle until it is released.
+      h.clock.advance((after45 - 31) * 1000);
+      await h.services.deliveries.takeDueSteps();
+      await waitFor('the step to go out', async () => (await smsOf(h, v.id)).length === 1);
+      release();
+      const r = await record(h, token, v.id);
+      // The late acceptance of the call is the step before's: the step's delivery and job stay the SMS's.
+      assert.deepEqual(
+        { channel: r.delivery.channel, provider: r.delivery.provider, status: r.delivery.status },
+        { channel: 'SMS', provider: 'log', status: 'SENT' },
+      );
+      assert.deepEqual(shape(r.deliveries), ['CALL http SENT', 'SMS log SENT']);
+      const job = await h.services.db.db.selectFrom('send_jobs').select(['channel', 'status']).where('verification_id', '=', v.id).executeTakeFirstOrThrow();
+      assert.deepEqual(job, { channel: 'sms', status: 'sent' });
     });
 
     it('resends through the current step\'s channel after a step', async () => {
