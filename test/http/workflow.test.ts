@@ -48,6 +48,7 @@ forEachDatabase('the fallback workflow', (kind) => {
   };
   let h: Harness;
   let bothThroughGateway: Harness;
+  let quota: Harness;
   const after45 = 45;
   before(async () => {
     gateway = await startReceiver(async (req, res) => answer(req, res));
@@ -63,10 +64,12 @@ forEachDatabase('the fallback workflow', (kind) => {
     });
     h = await createHarness(kind, { env: env({}) });
     bothThroughGateway = await createHarness(kind, { env: env({ SMS_PROVIDER: 'http' }) });
+    quota = await createHarness(kind, { env: env({ CLIENT_DAILY_SEND_LIMIT: '2' }) });
   });
   after(async () => {
     await h.close();
     await bothThroughGateway.close();
+    await quota.close();
     await gateway.close();
   });
 
@@ -150,6 +153,13 @@ forEachDatabase('the fallback workflow', (kind) => {
       assert.equal(r.delivery.sends, 3, 'the call, its resend and the step');
       assert.deepEqual(shape(r.deliveries), ['CALL http DELIVERED', 'CALL http SENT', 'SMS log SENT']);
       assert.match(await metricsText(h), /otp_fallback_steps_total\{channel="sms",reason="time"\} [1-9]/);
+      // The step is a send in the client's figures, under the channel its workflow ended on.
+      const stats = await h.call('GET', '/v1/stats', token);
+      assert.equal(stats.statusCode, 200, stats.body);
+      assert.deepEqual(
+        (stats.json() as { data: { channel: string; sends: number }[] }).data.map((row) => [row.channel, row.sends]),
+        [['SMS', 3]],
+      );
       assert.match(await metricsText(h), /otp_receipts_total\{channel="call",provider="http",status="DELIVERED"\} [1-9]/);
       const sms = await smsOf(h, v.id);
       assert.equal(sms.length, 1);
@@ -230,6 +240,15 @@ forEachDatabase('the fallback workflow', (kind) => {
       assert.deepEqual(await smsOf(h, v.id), []);
       assert.equal(gatewayRequests(v.id).length, 1);
       assert.deepEqual((await record(h, token, v.id)).fallback, ['SEND_SMS'], 'the step never came');
+    });
+
+    it('counts a step against the client\'s daily send quota, as a resend is', async () => {
+      const token = await quota.token();
+      const v = await callThenSms(quota, token, [{ status: 422, body: { error: 'barred' } }]);
+      assert.equal((await record(quota, token, v.id)).delivery.channel, 'SMS');
+      // The call and its step are the 2 sends CLIENT_DAILY_SEND_LIMIT allows.
+      const refused = await quota.call('POST', '/v1/otp/request', token, { countryCode: '+234', phoneNumber: nextLocalNumber() });
+      expectV1Error(refused, 429, 'RATE_LIMITED');
     });
 
     it('cancel stops the clock', async () => {
