@@ -170,6 +170,18 @@ forEachDatabase('the fallback workflow', (kind) => {
       assert.equal(gatewayRequests(v.id).length, 2);
     });
 
+    it('sends the step at once when the last call provider reports the call undelivered', async () => {
+      const token = await h.token();
+      const v = await callThenSms(h, token);
+      await record(h, token, v.id);
+      const res = await gatewayReceipt(h, { messageId: await messageIdOf(h, v.id), status: 'UNDELIVERED', detail: 'busy' }, secret);
+      assert.equal(res.statusCode, 200, res.body);
+      const r = await record(h, token, v.id);
+      assert.deepEqual({ status: r.status, channel: r.delivery.channel, fallback: r.fallback }, { status: 'PENDING', channel: 'SMS', fallback: [] });
+      assert.deepEqual(shape(r.deliveries), ['CALL http UNDELIVERED', 'SMS log SENT']);
+      assert.equal((await smsOf(h, v.id)).length, 1);
+    });
+
     it('keeps a step that falls due while a resend of the step before is in flight', async () => {
       const token = await h.token();
       let release = (): void => undefined;
