@@ -4,7 +4,8 @@ import type { PhoneHistory } from './limits.js';
 import type { ThrottledState } from './conversion.js';
 import type { PrefixState } from './prefix-velocity.js';
 import type { SendJob } from './send-job.js';
-import type { Verification } from './verification.js';
+import type { Channel } from './channel-driver.js';
+import type { Delivery, Verification } from './verification.js';
 import type { DeliveryReceipt } from './send-result.js';
 
 /** What a create reads before it decides: the number's history, the client's sends that day, its prefix. */
@@ -124,6 +125,13 @@ export interface OptimisticTx {
  */
 export interface SentRecord {
   readonly verificationId: string;
+  /**
+   * The channel the job sent through, and how the record names it: an acceptance of a send made before a
+   * workflow step moved the verification to another channel (a resend or failover in flight then) is kept for
+   * its receipts, but moves neither the new step's delivery nor its job.
+   */
+  readonly channel: Channel;
+  readonly deliveryChannel: Delivery['channel'];
   readonly provider: string;
   /** The account or bind the message id is unique within (Provider.account; '' for none). */
   readonly account: string;
