@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { callTimeoutMs, type Config } from './config.js';
+import { callTimeoutMs, signalPolicy, type Config } from './config.js';
 import type { Clock, Random } from './domain/ports.js';
 import { parseE164 } from './domain/phone.js';
 import { DeliveryService } from './domain/delivery-service.js';
@@ -200,6 +200,7 @@ export async function createServices(
       destinations: { allowedCountries: config.ALLOWED_COUNTRIES, blockedLineTypes: config.BLOCKED_LINE_TYPES },
       clientDailySends: config.CLIENT_DAILY_SEND_LIMIT,
       prefix: { count: config.PREFIX_LIMIT_COUNT, windowSeconds: config.PREFIX_LIMIT_WINDOW_SECONDS, blockSeconds: config.PREFIX_BLOCK_SECONDS },
+      signals: signalPolicy(config),
       offered: new Set(allChannels.filter((c) => config.providers[c].length > 0)),
     },
     channels: (type) => channels.forRequest(type),

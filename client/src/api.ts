@@ -1384,6 +1384,17 @@ export interface operations {
                     reference?: string | null;
                     /** @description BCP 47 language tag (`fr`, `pt-BR`) of the SMS text: the client's template for it (or its language), else the client's default locale, else English. */
                     locale?: string | null;
+                    /** @description The end user as your own backend saw them, for the fraud limits (IP_LIMIT_COUNT, IP_PREFIX_LIMIT_COUNT, DEVICE_LIMIT_COUNT): never shown in an answer or webhook, kept only RETENTION_DAYS. */
+                    signals?: {
+                        /** @description The end user's address, IPv4 or IPv6 text (`::ffff:a.b.c.d` counts as `a.b.c.d`). */
+                        ip?: string;
+                        /** @description A stable id of the end user's device or browser, as your app knows it. */
+                        deviceId?: string;
+                        userAgent?: string;
+                        appVersion?: string;
+                        /** @enum {string} */
+                        platform?: "ios" | "android" | "web" | "other";
+                    };
                 };
             };
         };

@@ -12,4 +12,6 @@ export const lockKeys = {
   prefix: (prefix: string): string => `prefix|${prefix}`,
   /** Creates towards a throttled country, whatever the provider: its creates are counted together (conversion). */
   country: (c: { readonly regionCode: string; readonly countryCode: string }): string => `country|${c.regionCode}|${c.countryCode}`,
+  /** A client's creates from one address, network or device (the signal limits, contract 14). */
+  signal: (clientId: string, kind: string, value: string): string => `signal|${kind}|${clientId}|${value}`,
 } as const;

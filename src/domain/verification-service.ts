@@ -11,6 +11,7 @@ import type { ClientSettings } from './client-settings.js';
 import { nonGeographicRegion, parsePhone, shownTo } from './phone.js';
 import { decidePrefix, prefixOf, type PrefixPolicy } from './prefix-velocity.js';
 import type { Clock, Random } from './ports.js';
+import { decideSignals, signalKeys, type SignalKind, type SignalPolicy, type Signals } from './signals.js';
 import { dueAgain } from './send-job.js';
 import {
   asOf,
@@ -36,6 +37,8 @@ export interface VerificationPolicy {
   readonly clientDailySends: number;
   /** Creates towards one prefix, across all clients (contract 10). */
   readonly prefix: PrefixPolicy;
+  /** Creates per end user's address, network and device, per client (contract 14). */
+  readonly signals: SignalPolicy;
   /** The channels with a provider configured: a create of another channel's type is refused, never "sent". */
   readonly offered: ReadonlySet<Channel>;
 }
@@ -54,6 +57,8 @@ export interface CreateRequest {
   readonly locale: string | null;
   /** The Idempotency-Key and a fingerprint of the request body, when the client sent a key. */
   readonly idempotency: { readonly key: string; readonly fingerprint: string } | null;
+  /** The end user as the client's backend saw them (contract 14); null when not given. */
+  readonly signals?: Signals | null;
 }
 
 export type CreateOutcome =
@@ -69,11 +74,14 @@ export type CreateOutcome =
    * `phone`: the number's own limits; `daily-quota`: the client's CLIENT_DAILY_SEND_LIMIT; `conversion`: the
    * country is throttled to the prefix limit for its low conversion (contract 10).
    */
-  | { readonly kind: 'rate-limited'; readonly reason: 'phone' | 'daily-quota' | 'conversion'; readonly retryAfterSeconds: number }
+  | { readonly kind: 'rate-limited'; readonly reason: 'phone' | 'daily-quota' | 'conversion' | SignalKind; readonly retryAfterSeconds: number }
   | { readonly kind: 'idempotency-key-reused' };
 
-/** Which limit refused a create: `destination` a country or line type, `prefix` a blocked prefix. */
-export type CreateRefusal = 'destination' | 'prefix' | 'phone' | 'daily-quota' | 'conversion';
+/**
+ * Which limit refused a create: `destination` a country or line type, `prefix` a blocked prefix, `ip` the end
+ * user's address or its network, `device` their device (contract 14).
+ */
+export type CreateRefusal = 'destination' | 'prefix' | 'phone' | 'daily-quota' | 'conversion' | 'ip' | 'device';
 
 export type VerifyOutcome =
   | { readonly kind: 'success'; readonly verification: Verification }
@@ -182,7 +190,10 @@ export class VerificationService {
     const prefix = policy.prefix.count > 0 && !verification.testNumber ? prefixOf(phone.e164) : null;
     // Throttled to the prefix limit: with prefix velocity off there is none to throttle to.
     const throttle = prefix !== null ? this.throttleOn(verification, driver.channel, now) : null;
+    const signals = request.signals ?? null;
+    const counted = verification.testNumber ? [] : signalKeys(signals, policy.signals);
     const locks = [
+      ...counted.map((k) => lockKeys.signal(request.clientId, k.kind, k.value)),
       lockKeys.phone(request.clientId, phone.e164),
       ...(quotaDay !== null ? [lockKeys.clientSends(request.clientId)] : []),
       ...(prefix !== null ? [lockKeys.prefix(prefix)] : []),
@@ -205,7 +216,7 @@ export class VerificationService {
       }
       if (verification.testNumber) {
         // Counts toward no limit, and sends nothing.
-        tx.insert(verification);
+        tx.insert(verification, signals);
         return { kind: 'created', verification };
       }
       const history = await tx.phoneHistory({
@@ -221,6 +232,7 @@ export class VerificationService {
           countryCode: throttle.countryCode,
           since: latest(secondsBefore(now, policy.prefix.windowSeconds), throttle.throttledAt),
         },
+        signals: { keys: counted, since: secondsBefore(now, policy.signals.windowSeconds) },
       });
       if (prefix !== null && history.prefix !== null) {
         const decision = decidePrefix(history.prefix, now, policy.prefix);
@@ -238,7 +250,10 @@ export class VerificationService {
       const throttled = history.throttled ? decideThrottled(history.throttled, now, policy.prefix) : { allowed: true as const };
       const phoneLimit = decidePhoneLimit(history.phone, now, policy.phoneLimit);
       const quota = decideDailyQuota(history.clientSendsToday, policy.clientDailySends, now);
-      const refusal = !throttled.allowed
+      const signalled = decideSignals(counted, history.signals, now, policy.signals.windowSeconds);
+      const refusal = !signalled.allowed
+        ? { reason: signalled.kind, retryAfterSeconds: signalled.retryAfterSeconds }
+        : !throttled.allowed
         ? { reason: 'conversion' as const, retryAfterSeconds: throttled.retryAfterSeconds }
         : !phoneLimit.allowed
         ? { reason: 'phone' as const, retryAfterSeconds: phoneLimit.retryAfterSeconds }
@@ -250,7 +265,7 @@ export class VerificationService {
         if (idempotency) await tx.releaseIdempotencyKey(request.clientId, idempotency.key);
         return { kind: 'rate-limited', ...refusal };
       }
-      tx.insert(verification);
+      tx.insert(verification, signals);
       if (quotaDay !== null) tx.countSend(request.clientId, quotaDay);
       const claimedUntil = this.deps.afterCommit.claimUntil('send', now);
       // A claimed job's first attempt is under way as it is written.
@@ -272,7 +287,7 @@ export class VerificationService {
     }, serializeOn);
     const outcome = dispatched(this.deps.afterCommit, committed);
     if (outcome.kind === 'not-allowed') this.deps.observer?.createRefused(outcome.rule);
-    if (outcome.kind === 'rate-limited') this.deps.observer?.createRefused(outcome.reason);
+    if (outcome.kind === 'rate-limited') this.deps.observer?.createRefused(outcome.reason === 'network' ? 'ip' : outcome.reason);
     if (outcome.kind === 'created') {
       this.deps.observer?.verificationCreated(outcome.verification.type, outcome.verification.countryCode);
       if (outcome.verification.testNumber) await this.deps.testSends?.(outcome.verification);

@@ -4,6 +4,7 @@ import type { PhoneHistory } from './limits.js';
 import type { ThrottledState } from './conversion.js';
 import type { PrefixState } from './prefix-velocity.js';
 import type { SendJob } from './send-job.js';
+import type { SignalKind, Signals, SignalState } from './signals.js';
 import type { Verification } from './verification.js';
 import type { DeliveryReceipt } from './send-result.js';
 
@@ -15,6 +16,8 @@ export interface CreateHistory {
   readonly prefix: PrefixState | null;
   /** A throttled country's creates; null when not asked. */
   readonly throttled: ThrottledState | null;
+  /** Each asked signal's creates by the client still holding their place, in the order asked. */
+  readonly signals: readonly SignalState[];
 }
 
 /** What a create asks for its history: the prefix read goes out with the others, in the same group flush. */
@@ -29,6 +32,11 @@ export interface CreateHistoryQuery {
   readonly prefix: { readonly prefix: string; readonly since: Date; readonly now: Date } | null;
   /** A throttled country (conversion, contract 10) whose creates since `since` are read too; null: none. */
   readonly throttled: { readonly regionCode: string; readonly countryCode: string; readonly since: Date } | null;
+  /**
+   * Signals (contract 14) whose creates by the client since `since`, verified ones and test numbers aside, are
+   * read too; empty: none.
+   */
+  readonly signals: { readonly keys: readonly { readonly kind: SignalKind; readonly value: string }[]; readonly since: Date };
 }
 
 /** What claiming an Idempotency-Key found. */
@@ -81,7 +89,8 @@ export interface VerificationTx {
   findSendJob(verificationId: string): Promise<SendJob | null>;
   /** The verification a provider's message (of `account`) was for; null when no send has that id. */
   findProviderMessage(provider: string, account: string, messageId: string): Promise<string | null>;
-  insert(v: Verification): void;
+  /** Writes a new verification, with the signals its create came with (kept beside it, never shown). */
+  insert(v: Verification, signals?: Signals | null): void;
   /** Writes a verification's new state (one read or locked by this transaction). */
   update(v: Verification): void;
   record(events: readonly OutboxEvent[]): void;

@@ -330,6 +330,24 @@ const migrations: Record<string, Migration> = {
       `);
     },
   },
+  '0020_signals': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- The end user as the client's backend saw them (contract 14), kept beside the verification for
+        -- RETENTION_DAYS and never shown. The address, its /24 or /48 and the device are what the signal limits
+        -- count, client by client over the window: each has a partial index, so rows without them cost nothing.
+        ALTER TABLE verifications ADD COLUMN signal_ip text;
+        ALTER TABLE verifications ADD COLUMN signal_network text;
+        ALTER TABLE verifications ADD COLUMN signal_device text;
+        ALTER TABLE verifications ADD COLUMN signals jsonb;
+        CREATE INDEX verifications_signal_ip ON verifications (client_id, signal_ip, created_at) WHERE signal_ip IS NOT NULL;
+        CREATE INDEX verifications_signal_network ON verifications (client_id, signal_network, created_at) WHERE signal_network IS NOT NULL;
+        CREATE INDEX verifications_signal_device ON verifications (client_id, signal_device, created_at) WHERE signal_device IS NOT NULL;
+        -- The retention job finds what it must forget without reading every verification.
+        CREATE INDEX verifications_signals_kept ON verifications (created_at) WHERE signals IS NOT NULL;
+      `);
+    },
+  },
 };
 
 /** Runs DDL one statement at a time: PGlite's extended protocol takes one statement per query. */

@@ -56,6 +56,12 @@ export interface VerificationsTable {
   delivery_status: Generated<string>;
   delivery_sends: Generated<number>;
   delivery_updated_at: Timestamp | null;
+  /** 0020: the signals of the create (contract 14), null once RETENTION_DAYS have passed. */
+  signal_ip: string | null;
+  signal_network: string | null;
+  signal_device: string | null;
+  /** `{ ip, deviceId, userAgent, appVersion, platform }` as given (ip canonical); null when none, or forgotten. */
+  signals: string | null;
 }
 
 export interface SendJobsTable {

@@ -4,13 +4,14 @@ import type { OutboxEvent } from '../domain/events.js';
 import type { ThrottledState } from '../domain/conversion.js';
 import type { PrefixState } from '../domain/prefix-velocity.js';
 import type { SendJob } from '../domain/send-job.js';
+import type { SignalKind, Signals, SignalState } from '../domain/signals.js';
 import type { DeliveryReceipt } from '../domain/send-result.js';
 import type { Verification } from '../domain/verification.js';
 import type { CreateHistory, CreateHistoryQuery, IdempotencyClaim, VerificationTx } from '../domain/verification-store.js';
 import { dueForWorkers, eventRow, notifyWorkersSql } from './outbox-rows.js';
 import type { Database, VerificationsTable } from './schema.js';
 import { isUuid } from './uuid.js';
-import { historyOf, sendJobRow, toSendJob, toVerification, verificationRow } from './verification-rows.js';
+import { historyOf, sendJobRow, signalColumns, toSendJob, toVerification, verificationRow } from './verification-rows.js';
 
 /** What createStates read, by key: `client|phone`, `client|day`, the prefix, `region|calling code`. */
 interface CreateStates {
@@ -18,7 +19,12 @@ interface CreateStates {
   readonly sends: Map<string, number>;
   readonly prefixes: Map<string, PrefixState>;
   readonly countries: Map<string, ThrottledState>;
+  /** By `kind|client|value`. */
+  readonly signals: Map<string, SignalState>;
 }
+
+/** The column each signal kind is kept in. */
+const signalColumn: Readonly<Record<SignalKind, string>> = { ip: 'signal_ip', network: 'signal_network', device: 'signal_device' };
 
 interface Waiting<I, R> {
   readonly item: I;
@@ -155,7 +161,7 @@ export class GroupTransaction {
         .execute();
     }
     // New verifications and their send jobs go in one statement: a create's two inserts, one round trip.
-    const newRows = inserts.map(verificationRow);
+    const newRows = inserts.map(({ verification, signals }) => ({ ...verificationRow(verification), ...signalColumns(signals) }));
     const newJobs = sends.map((s) => sendJobRow(s.job));
     if (newRows.length > 0 && newJobs.length > 0) {
       await this.trx.with('inserted', (db) => db.insertInto('verifications').values(newRows)).insertInto('send_jobs').values(newJobs).execute();
@@ -252,11 +258,24 @@ export class GroupTransaction {
     const since = prefixes.reduce((min, p) => (p.since < min ? p.since : min), prefixes[0]?.since ?? new Date(0));
     const now = prefixes.reduce((max, p) => (p.now > max ? p.now : max), prefixes[0]?.now ?? new Date(0));
     const throttled = [...countries.values()];
+    // One part per kind of signal, so that each keeps its own partial index.
+    const signalParts = (['ip', 'network', 'device'] as const).map((kind) => {
+      const asks = asked.flatMap((h) => h.signals.keys.filter((k) => k.kind === kind).map((k) => ({ clientId: h.clientId, value: k.value, since: h.signals.since })));
+      const column = sql.ref(`v.${signalColumn[kind]}`);
+      return sql`
+      UNION ALL
+      SELECT ${kind}::text, s.client::text || '|' || s.value, count(v.id)::int, NULL, min(v.created_at)
+        FROM unnest(${asks.map((a) => a.clientId)}::uuid[], ${asks.map((a) => a.value)}::text[],
+            ${asks.map((a) => a.since.toISOString())}::timestamptz[]) AS s (client, value, since)
+          LEFT JOIN verifications v ON v.client_id = s.client AND ${column} = s.value AND v.created_at > s.since
+            AND v.status <> 'SUCCESS' AND NOT v.test_number
+        GROUP BY s.client, s.value`;
+    });
     // Each part keeps its own index: phone history the one on (client_id, phone_number, created_at), prefix
     // counts the partial one on (left(phone_number, -3), created_at), country counts the one on (client_id,
     // created_at), client by client over the window. A prefix block that is over (served, or lifted) starts its
     // count afresh.
-    const { rows } = await sql<{ kind: 'phone' | 'sends' | 'prefix' | 'country'; key: string; n: number; until: Date | null; oldest: Date | null }>`
+    const { rows } = await sql<{ kind: 'phone' | 'sends' | 'prefix' | 'country' | SignalKind; key: string; n: number; until: Date | null; oldest: Date | null }>`
       SELECT 'phone' AS kind, v.client_id::text || '|' || v.phone_number AS key, 0 AS n, NULL::timestamptz AS until,
           v.created_at AS oldest
         FROM verifications v
@@ -279,14 +298,16 @@ export class GroupTransaction {
             ${throttled.map((c) => c.since.toISOString())}::timestamptz[]) AS c (region, cc, since)
           LEFT JOIN verifications v ON v.client_id = ANY(ARRAY(SELECT id FROM clients)) AND v.created_at > c.since
             AND v.region_code = c.region AND v.country_code = c.cc AND NOT v.test_number
-        GROUP BY c.region, c.cc`.execute(this.trx);
-    const states: CreateStates = { phones: new Map(), sends: new Map(), prefixes: new Map(), countries: new Map() };
+        GROUP BY c.region, c.cc
+      ${sql.join(signalParts, sql``)}`.execute(this.trx);
+    const states: CreateStates = { phones: new Map(), sends: new Map(), prefixes: new Map(), countries: new Map(), signals: new Map() };
     for (const r of rows) {
       const until = r.until === null ? null : new Date(r.until);
       if (r.kind === 'phone') states.phones.set(r.key, [...(states.phones.get(r.key) ?? []), new Date(r.oldest as Date)]);
       else if (r.kind === 'sends') states.sends.set(r.key, Number(r.n));
       else if (r.kind === 'prefix') states.prefixes.set(r.key, { recentCreates: Number(r.n), blockedUntil: until !== null && until > now ? until : null });
-      else states.countries.set(r.key, { recentCreates: Number(r.n), oldest: r.oldest === null ? null : new Date(r.oldest) });
+      else if (r.kind === 'country') states.countries.set(r.key, { recentCreates: Number(r.n), oldest: r.oldest === null ? null : new Date(r.oldest) });
+      else states.signals.set(`${r.kind}|${r.key}`, { recentCreates: Number(r.n), oldest: r.oldest === null ? null : new Date(r.oldest) });
     }
     return states;
   }
@@ -335,6 +356,7 @@ export class GroupTransaction {
           throttled: item.throttled && (states.countries.get(`${item.throttled.regionCode}|${item.throttled.countryCode}`) ?? { recentCreates: 0, oldest: null }),
           phone: historyOf(states.phones.get(`${item.clientId}|${item.phoneNumber}`) ?? [], item.lookBackFrom, item.windowFrom),
           clientSendsToday: item.day === null ? 0 : (states.sends.get(`${item.clientId}|${item.day}`) ?? 0),
+          signals: item.signals.keys.map((k) => states.signals.get(`${k.kind}|${item.clientId}|${k.value}`) ?? { recentCreates: 0, oldest: null }),
         }));
       });
     }
@@ -353,7 +375,7 @@ async function settle<I, R>(waiting: readonly Waiting<I, R>[], run: () => Promis
 
 /** One script's view of its group's transaction: reads and locks go through the group, writes wait for the end. */
 export class SqlVerificationTx implements VerificationTx {
-  readonly inserts: Verification[] = [];
+  readonly inserts: { readonly verification: Verification; readonly signals: Signals | null }[] = [];
   readonly updates: Verification[] = [];
   readonly events: OutboxEvent[] = [];
   readonly sends: CommittedSend[] = [];
@@ -463,8 +485,8 @@ export class SqlVerificationTx implements VerificationTx {
     this.savedJobs.push({ job, verification, at });
   }
 
-  insert(v: Verification): void {
-    this.inserts.push(v);
+  insert(v: Verification, signals: Signals | null = null): void {
+    this.inserts.push({ verification: v, signals });
   }
 
   parkReceipt(provider: string, account: string, receipt: DeliveryReceipt, at: Date): void {

@@ -5,6 +5,8 @@ import { canonicalLocale } from '../../domain/client-settings.js';
 import { webhookUrlProblem } from '../../domain/webhook-url.js';
 import type { FieldProblem } from '../../domain/error-catalogue.js';
 import type { RequestType } from '../../domain/verification.js';
+import { canonicalAddress } from '../../domain/ip-address.js';
+import type { Signals } from '../../domain/signals.js';
 import type { VerificationService } from '../../domain/verification-service.js';
 import { grantOf } from '../auth-hook.js';
 import { publicRecord, sendError, sendNotPending, sendVerificationNotFound } from '../envelope.js';
@@ -62,6 +64,15 @@ interface CreateBody {
   webhookUrl?: string | null;
   reference?: string | null;
   locale?: string | null;
+  signals?: SignalsBody;
+}
+
+interface SignalsBody {
+  ip?: string;
+  deviceId?: string;
+  userAgent?: string;
+  appVersion?: string;
+  platform?: Signals['platform'];
 }
 
 /** Why a create's type is refused when its channel has no provider here. */
@@ -92,6 +103,7 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
       if (idempotencyKey !== undefined && !/^[\x21-\x7e]{1,255}$/.test(String(idempotencyKey))) {
         problems.push({ field: 'Idempotency-Key', issue: 'must be 1 to 255 visible ASCII characters' });
       }
+      const signals = body.signals ? signalsOf(body.signals, problems) : null;
       if (problems.length > 0) return sendError(reply, 'VALIDATION_ERROR', { details: problems });
       const number = numberOf(body, reply);
       if (!number) return reply;
@@ -106,6 +118,8 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
       const outcome = await verifications.create({
         ...input,
         clientId: grantOf(request).clientId,
+        // Not part of the fingerprint: the same request repeated from another address is still the same request.
+        signals,
         idempotency:
           typeof idempotencyKey === 'string'
             ? { key: idempotencyKey, fingerprint: createHash('sha256').update(JSON.stringify(input)).digest('hex') }
@@ -163,6 +177,20 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
       }
     },
   );
+}
+
+/** A create's signals as the service keeps them, its address canonical; each problem is added to `problems`. */
+function signalsOf(body: SignalsBody, problems: FieldProblem[]): Signals {
+  const ip = body.ip === undefined ? null : canonicalAddress(body.ip);
+  if (body.ip !== undefined && ip === null) problems.push({ field: 'signals.ip', issue: 'must be an IPv4 or IPv6 address' });
+  const text = (field: 'deviceId' | 'userAgent' | 'appVersion'): string | null => {
+    const value = body[field];
+    if (value === undefined) return null;
+    const issue = referenceProblem(value);
+    if (issue) problems.push({ field: `signals.${field}`, issue });
+    return value;
+  };
+  return { ip, deviceId: text('deviceId'), userAgent: text('userAgent'), appVersion: text('appVersion'), platform: body.platform ?? null };
 }
 
 /**
