@@ -13,6 +13,7 @@ import { housekeeping } from './jobs/housekeeping.js';
 import { Workers, type WorkerDeps } from './jobs/workers.js';
 import { createServices, devInboxLimit, type Services } from './services.js';
 import { clientsChannel } from './store/client-store.js';
+import { numberListsChannel } from './store/number-list-store.js';
 import { webhookChannel } from './store/outbox-rows.js';
 import { pruneHistory } from './store/retention.js';
 
@@ -109,6 +110,7 @@ export function workerDeps(services: Services, deliverWebhooks: boolean): Worker
       channel: clientsChannel,
       forget: (id) => (id === null ? services.clientDirectory.forgetAll() : services.clientDirectory.forget(id)),
     },
+    listChanges: { channel: numberListsChannel, refresh: () => services.listsInForce.refresh() },
   };
 }
 
@@ -140,6 +142,7 @@ export function adminDeps(services: Services): AdminDeps {
       },
     },
     stats: services.stats,
+    lists: { store: services.numberLists, changed: () => services.listsInForce.refresh() },
     textPolicy: { codeLength: services.config.OTP_LENGTH, ttlSeconds: services.config.OTP_TTL_SECONDS },
   };
 }

@@ -30,6 +30,8 @@ import { SqlLookupStore } from './store/lookup-store.js';
 import { SqlInboxStore } from './store/inbox-store.js';
 import { SqlPrefixBlockStore } from './store/prefix-block-store.js';
 import { SqlConversionStore } from './store/conversion-store.js';
+import { SqlNumberListStore } from './store/number-list-store.js';
+import { ListsInForce } from './domain/number-lists.js';
 import { ConversionWatch } from './domain/conversion-watch.js';
 import { conversionWindowSeconds } from './domain/conversion.js';
 import { SqlMessageStore } from './store/message-store.js';
@@ -78,6 +80,9 @@ export interface Services {
   readonly conversionStore: SqlConversionStore;
   /** Prefixes blocked by prefix velocity (`otp-service blocks`). */
   readonly prefixBlocks: SqlPrefixBlockStore;
+  /** Block and allow lists (`otp-service lists`): where they are kept, and what this process holds of them. */
+  readonly numberLists: SqlNumberListStore;
+  readonly listsInForce: ListsInForce;
   /** New messages and state changes for open inbox pages; null when the inbox is off (config.devInbox). */
   readonly inboxFeed: InboxFeed | null;
   /** The webhook outbox: delivery log and operator replay. */
@@ -166,6 +171,10 @@ export async function createServices(
     },
   };
   const conversionStore = new SqlConversionStore(db.db);
+  // Read whole before the first create; a change is announced (PostgreSQL) in the transaction that makes it.
+  const numberLists = new SqlNumberListStore(db.db, db.kind === 'postgres');
+  const listsInForce = new ListsInForce(numberLists);
+  await listsInForce.refresh();
   const metrics = new ServiceMetrics();
   const conversionLog = logger.child({ component: 'conversion' });
   const conversion = new ConversionWatch({
@@ -210,6 +219,7 @@ export async function createServices(
     observer: metrics,
     clientSettings: settingsOf,
     conversion,
+    lists: () => listsInForce.current(),
     firstProvider: (channel) => config.providers[channel][0]?.module.name ?? null,
     // A test number's code reaches no provider; the development inbox still shows what would have gone out.
     testSends: async (v) => {
@@ -310,6 +320,8 @@ export async function createServices(
     messages,
     inbox,
     prefixBlocks: new SqlPrefixBlockStore(db.db),
+    numberLists,
+    listsInForce,
     conversion,
     conversionStore,
     inboxFeed,

@@ -195,6 +195,10 @@ export interface paths {
                                 details?: {
                                     field?: string;
                                     issue?: string;
+                                    /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                    rule?: string;
+                                    /** @description What the rule refused, e.g. the listed number or prefix. */
+                                    value?: string;
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -219,6 +223,10 @@ export interface paths {
                                 details?: {
                                     field?: string;
                                     issue?: string;
+                                    /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                    rule?: string;
+                                    /** @description What the rule refused, e.g. the listed number or prefix. */
+                                    value?: string;
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -243,6 +251,10 @@ export interface paths {
                                 details?: {
                                     field?: string;
                                     issue?: string;
+                                    /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                    rule?: string;
+                                    /** @description What the rule refused, e.g. the listed number or prefix. */
+                                    value?: string;
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -267,6 +279,10 @@ export interface paths {
                                 details?: {
                                     field?: string;
                                     issue?: string;
+                                    /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                    rule?: string;
+                                    /** @description What the rule refused, e.g. the listed number or prefix. */
+                                    value?: string;
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -291,6 +307,10 @@ export interface paths {
                                 details?: {
                                     field?: string;
                                     issue?: string;
+                                    /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                    rule?: string;
+                                    /** @description What the rule refused, e.g. the listed number or prefix. */
+                                    value?: string;
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -317,6 +337,10 @@ export interface paths {
                                 details?: {
                                     field?: string;
                                     issue?: string;
+                                    /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                    rule?: string;
+                                    /** @description What the rule refused, e.g. the listed number or prefix. */
+                                    value?: string;
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -373,6 +397,10 @@ export interface paths {
                                 details?: {
                                     field?: string;
                                     issue?: string;
+                                    /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                    rule?: string;
+                                    /** @description What the rule refused, e.g. the listed number or prefix. */
+                                    value?: string;
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -397,6 +425,10 @@ export interface paths {
                                 details?: {
                                     field?: string;
                                     issue?: string;
+                                    /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                    rule?: string;
+                                    /** @description What the rule refused, e.g. the listed number or prefix. */
+                                    value?: string;
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -421,6 +453,10 @@ export interface paths {
                                 details?: {
                                     field?: string;
                                     issue?: string;
+                                    /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                    rule?: string;
+                                    /** @description What the rule refused, e.g. the listed number or prefix. */
+                                    value?: string;
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -445,6 +481,10 @@ export interface paths {
                                 details?: {
                                     field?: string;
                                     issue?: string;
+                                    /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                    rule?: string;
+                                    /** @description What the rule refused, e.g. the listed number or prefix. */
+                                    value?: string;
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -469,6 +509,10 @@ export interface paths {
                                 details?: {
                                     field?: string;
                                     issue?: string;
+                                    /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                    rule?: string;
+                                    /** @description What the rule refused, e.g. the listed number or prefix. */
+                                    value?: string;
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -495,6 +539,10 @@ export interface paths {
                                 details?: {
                                     field?: string;
                                     issue?: string;
+                                    /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                    rule?: string;
+                                    /** @description What the rule refused, e.g. the listed number or prefix. */
+                                    value?: string;
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -1348,6 +1396,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1436,6 +1488,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1462,6 +1518,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1471,7 +1531,7 @@ export interface operations {
             /**
              * @description `INSUFFICIENT_SCOPE`: The token lacks the scope (`WWW-Authenticate: Bearer error="insufficient_scope", scope="..."`).
              *
-             *     `NUMBER_NOT_ALLOWED`: The destination is refused: its country is not among the allowed ones (ALLOWED_COUNTRIES, or the client's own list), or its line type is blocked (BLOCKED_LINE_TYPES), or its prefix is blocked for too many verifications towards it (PREFIX_LIMIT_COUNT, until PREFIX_BLOCK_SECONDS pass or the operator lifts it); `details` name the rule and the value refused.
+             *     `NUMBER_NOT_ALLOWED`: The destination is refused: its country is not among the allowed ones (ALLOWED_COUNTRIES, or the client's own list), or its line type is blocked (BLOCKED_LINE_TYPES), or its prefix is blocked for too many verifications towards it (PREFIX_LIMIT_COUNT, until PREFIX_BLOCK_SECONDS pass or the operator lifts it), or it is on a block list (`details: [{ rule: "blocked", value }]`); `details` name the rule and the value refused.
              */
             403: {
                 headers: {
@@ -1492,6 +1552,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1516,6 +1580,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1540,6 +1608,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1564,6 +1636,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1588,6 +1664,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1614,6 +1694,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1638,6 +1722,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1662,6 +1750,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1688,6 +1780,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1712,6 +1808,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1736,6 +1836,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1789,6 +1893,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1815,6 +1923,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1841,6 +1953,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1865,6 +1981,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1889,6 +2009,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1915,6 +2039,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1939,6 +2067,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1963,6 +2095,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1989,6 +2125,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2013,6 +2153,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2037,6 +2181,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2102,6 +2250,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2128,6 +2280,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2154,6 +2310,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2178,6 +2338,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2202,6 +2366,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2226,6 +2394,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2250,6 +2422,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2274,6 +2450,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2298,6 +2478,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2324,6 +2508,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2348,6 +2536,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2372,6 +2564,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2398,6 +2594,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2422,6 +2622,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2446,6 +2650,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2499,6 +2707,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2525,6 +2737,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2551,6 +2767,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2575,6 +2795,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2599,6 +2823,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2623,6 +2851,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2649,6 +2881,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2673,6 +2909,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2697,6 +2937,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2723,6 +2967,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2747,6 +2995,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2771,6 +3023,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2824,6 +3080,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2850,6 +3110,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2876,6 +3140,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2900,6 +3168,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2924,6 +3196,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2948,6 +3224,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2974,6 +3254,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2998,6 +3282,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3022,6 +3310,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3048,6 +3340,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3072,6 +3368,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3096,6 +3396,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3186,6 +3490,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3212,6 +3520,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3238,6 +3550,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3262,6 +3578,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3286,6 +3606,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3310,6 +3634,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3336,6 +3664,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3360,6 +3692,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3384,6 +3720,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3410,6 +3750,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3434,6 +3778,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3458,6 +3806,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3538,6 +3890,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3564,6 +3920,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3590,6 +3950,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3614,6 +3978,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3638,6 +4006,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3664,6 +4036,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3688,6 +4064,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3712,6 +4092,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3738,6 +4122,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3762,6 +4150,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3786,6 +4178,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3861,6 +4257,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3887,6 +4287,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3913,6 +4317,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3937,6 +4345,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3963,6 +4375,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3987,6 +4403,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4011,6 +4431,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4037,6 +4461,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4061,6 +4489,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4085,6 +4517,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4167,6 +4603,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4193,6 +4633,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4219,6 +4663,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4243,6 +4691,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4267,6 +4719,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4293,6 +4749,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4317,6 +4777,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4341,6 +4805,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4367,6 +4835,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4391,6 +4863,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4415,6 +4891,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];

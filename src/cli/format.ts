@@ -43,6 +43,20 @@ export function formatResult(command: AdminCommand, value: unknown): string {
     }
     case 'stats':
       return formatStats(value, command.clientId === null);
+    case 'lists.show': {
+      type Entry = { value: string; clientId: string | null; note: string | null; createdAt: string };
+      const { blocks, allows } = value as { blocks: Entry[]; allows: Entry[] };
+      if (blocks.length + allows.length === 0) return 'no number is blocked or allowed\n';
+      const row = (kind: string) => (e: Entry) => `${kind}\t${e.value}\t${e.clientId ?? 'every client'}\t${e.createdAt}\t${e.note ?? ''}`;
+      return `LIST\tVALUE\tCLIENT\tADDED\tNOTE\n${[...blocks.map(row('block')), ...allows.map(row('allow'))].join('\n')}\n`;
+    }
+    case 'lists.add':
+    case 'lists.remove': {
+      const v = value as { added?: string; updated?: string; removed?: string; kind: string; clientId: string | null };
+      const scope = v.clientId === null ? 'every client' : `client ${v.clientId}`;
+      if (v.removed !== undefined) return `removed ${v.removed} from the ${v.kind} list of ${scope}\n`;
+      return `${v.added !== undefined ? 'added' : 'updated'} ${v.added ?? v.updated ?? ''} on the ${v.kind} list of ${scope}\n`;
+    }
     case 'blocks.lift':
       return `lifted the block on ${(value as { lifted: string }).lifted}\n`;
     case 'clients.templates.list':

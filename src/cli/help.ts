@@ -66,6 +66,23 @@ const commands: Readonly<Record<string, Readonly<Record<string, CommandHelp>>>> 
         "Ends a prefix's block (+2348031234) or a country's throttle (NG, every provider) now; creates towards it, and a country's conversion, count afresh from now.",
     },
   },
+  lists: {
+    'block add': {
+      args: 'VALUE [--client CLIENT_ID] [--note TEXT] [--json]',
+      about:
+        'Blocks a number (+2348030000001) or every number starting with those digits (+2348030): creates towards it are refused with 403 NUMBER_NOT_ALLOWED\n' +
+        '(rule blocked). Service-wide without --client. Running servers see the change within 2 s on PostgreSQL.',
+    },
+    'block remove': { args: 'VALUE [--client CLIENT_ID] [--json]', about: 'Undoes a block (the same value and client).' },
+    'allow add': {
+      args: 'VALUE [--client CLIENT_ID] [--note TEXT] [--json]',
+      about:
+        'Lets a number (or the numbers a prefix starts) past the per-number limits and cool-down, prefix velocity, the signal limits and conversion throttling;\n' +
+        'never past the daily quota, the CAPTCHA, countries, number types or blocks. Service-wide without --client.',
+    },
+    'allow remove': { args: 'VALUE [--client CLIENT_ID] [--json]', about: 'Undoes an allow entry (the same value and client).' },
+    show: { args: '[--json]', about: 'Every block and allow entry; --json: { blocks: [{ value, clientId, note, createdAt }], allows: [...] }.' },
+  },
   stats: {
     '': {
       args: '[--client CLIENT_ID] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--json]',

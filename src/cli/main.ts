@@ -50,6 +50,7 @@ const optionSpec = {
   'default-locale': { type: 'string' },
   locale: { type: 'string' },
   code: { type: 'string' },
+  note: { type: 'string' },
   follow: { type: 'boolean', default: false },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
@@ -127,6 +128,16 @@ function parseAdmin(positionals: readonly string[], values: Values): { command: 
         if (!id) throw new UsageError('blocks lift needs a PREFIX (+2348031234) or a COUNTRY (NG); see otp-service blocks lift --help');
         return { command: { name: 'blocks.lift', prefix: id }, json };
     }
+  }
+  if (group === 'lists') {
+    if (action === 'show' && positionals.length === 2) return { command: { name: 'lists.show' }, json };
+    const [, kind, change, value] = positionals;
+    if ((kind === 'block' || kind === 'allow') && (change === 'add' || change === 'remove') && positionals.length === 4 && value !== undefined) {
+      const clientId = values.client ?? null;
+      if (change === 'remove') return { command: { name: 'lists.remove', kind, value, clientId }, json };
+      return { command: { name: 'lists.add', kind, value, clientId, note: values.note ?? null }, json };
+    }
+    throw new UsageError('lists takes show, or block|allow add|remove VALUE (+2348030); see otp-service lists --help');
   }
   if (group === 'clients') {
     switch (action) {

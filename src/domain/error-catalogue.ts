@@ -51,3 +51,9 @@ export interface FieldProblem {
   readonly field: string;
   readonly issue: string;
 }
+
+/** A rule that refused a request and the value it refused (a block list entry: contract 14). */
+export interface RuleProblem {
+  readonly rule: string;
+  readonly value: string;
+}

@@ -8,6 +8,7 @@ import { decidePhoneLimit, phoneLookBackSeconds, type PhoneLimitPolicy } from '.
 import { lockKeys } from './lock-keys.js';
 import { eventsFor } from './outbox-events.js';
 import type { ClientSettings } from './client-settings.js';
+import type { NumberLists } from './number-lists.js';
 import { nonGeographicRegion, parsePhone, shownTo } from './phone.js';
 import { decidePrefix, prefixOf, type PrefixPolicy } from './prefix-velocity.js';
 import type { Clock, Random } from './ports.js';
@@ -70,6 +71,8 @@ export type CreateOutcome =
   | { readonly kind: 'channel-not-offered'; readonly channel: Channel }
   /** The destination is refused (contract 10): `detail` says which rule and what it refused. */
   | { readonly kind: 'not-allowed'; readonly rule: 'destination' | 'prefix'; readonly detail: string }
+  /** The number is on a block list (contract 14): `value` is the listed number or prefix it falls under. */
+  | { readonly kind: 'blocked'; readonly value: string }
   /**
    * `phone`: the number's own limits; `daily-quota`: the client's CLIENT_DAILY_SEND_LIMIT; `conversion`: the
    * country is throttled to the prefix limit for its low conversion (contract 10).
@@ -79,9 +82,9 @@ export type CreateOutcome =
 
 /**
  * Which limit refused a create: `destination` a country or line type, `prefix` a blocked prefix, `ip` the end
- * user's address or its network, `device` their device (contract 14).
+ * user's address or its network, `device` their device, `blocked` a block list (contract 14).
  */
-export type CreateRefusal = 'destination' | 'prefix' | 'phone' | 'daily-quota' | 'conversion' | 'ip' | 'device';
+export type CreateRefusal = 'destination' | 'prefix' | 'blocked' | 'phone' | 'daily-quota' | 'conversion' | 'ip' | 'device';
 
 export type VerifyOutcome =
   | { readonly kind: 'success'; readonly verification: Verification }
@@ -123,6 +126,8 @@ export interface VerificationServiceDeps {
     throttleOn(route: Route, now: Date): Throttle | null;
     firstProvider(channel: Channel): string;
   };
+  /** The block and allow lists in force (contract 14), as this process last read them. */
+  readonly lists?: () => NumberLists;
   /** A test number's code (create or resend) reaches no provider; it is recorded here, for the development inbox. */
   readonly testSends?: (v: Verification) => Promise<void>;
   /**
@@ -153,6 +158,14 @@ export class VerificationService {
       this.deps.observer?.createRefused('destination');
       return { kind: 'not-allowed', rule: 'destination', detail: refused };
     }
+    const lists = this.deps.lists?.();
+    const blocked = lists?.blockedBy(phone.e164, request.clientId) ?? null;
+    if (blocked !== null) {
+      this.deps.observer?.createRefused('blocked');
+      return { kind: 'blocked', value: blocked };
+    }
+    // An allowed number skips the per-number, prefix, signal and conversion limits; not the daily quota.
+    const allowed = lists?.allows(phone.e164, request.clientId) ?? false;
     const testCode = settings.testNumbers[phone.e164] ?? null;
     const now = clock.now();
     const { otp, from } = driver.newCode(random, testCode);
@@ -187,11 +200,11 @@ export class VerificationService {
     };
     const { idempotency } = request;
     const quotaDay = policy.clientDailySends > 0 && !verification.testNumber ? utcDay(now) : null;
-    const prefix = policy.prefix.count > 0 && !verification.testNumber ? prefixOf(phone.e164) : null;
+    const prefix = policy.prefix.count > 0 && !verification.testNumber && !allowed ? prefixOf(phone.e164) : null;
     // Throttled to the prefix limit: with prefix velocity off there is none to throttle to.
     const throttle = prefix !== null ? this.throttleOn(verification, driver.channel, now) : null;
     const signals = request.signals ?? null;
-    const counted = verification.testNumber ? [] : signalKeys(signals, policy.signals);
+    const counted = verification.testNumber || allowed ? [] : signalKeys(signals, policy.signals);
     const locks = [
       ...counted.map((k) => lockKeys.signal(request.clientId, k.kind, k.value)),
       lockKeys.phone(request.clientId, phone.e164),
@@ -248,7 +261,7 @@ export class VerificationService {
         }
       }
       const throttled = history.throttled ? decideThrottled(history.throttled, now, policy.prefix) : { allowed: true as const };
-      const phoneLimit = decidePhoneLimit(history.phone, now, policy.phoneLimit);
+      const phoneLimit = allowed ? { allowed: true as const } : decidePhoneLimit(history.phone, now, policy.phoneLimit);
       const quota = decideDailyQuota(history.clientSendsToday, policy.clientDailySends, now);
       const signalled = decideSignals(counted, history.signals, now, policy.signals.windowSeconds);
       const refusal = !signalled.allowed

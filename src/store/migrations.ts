@@ -348,6 +348,23 @@ const migrations: Record<string, Migration> = {
       `);
     },
   },
+  '0021_number_lists': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- Block and allow lists (contract 14): numbers or prefixes, service-wide (client_id null) or per client.
+        -- Every instance holds them in memory; they are few, and read whole when a change is announced.
+        CREATE TABLE number_lists (
+          id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+          kind text NOT NULL CHECK (kind IN ('block', 'allow')),
+          value text NOT NULL,
+          client_id uuid,
+          note text,
+          created_at timestamptz NOT NULL
+        );
+        CREATE UNIQUE INDEX number_lists_entry ON number_lists (kind, value, (coalesce(client_id::text, '')));
+      `);
+    },
+  },
 };
 
 /** Runs DDL one statement at a time: PGlite's extended protocol takes one statement per query. */

@@ -207,6 +207,17 @@ export interface Database {
   client_daily_sends: ClientDailySendsTable;
   prefix_blocks: PrefixBlocksTable;
   country_throttles: CountryThrottlesTable;
+  number_lists: NumberListsTable;
+}
+
+/** 0021: block and allow lists (contract 14); `client_id` null: service-wide. */
+export interface NumberListsTable {
+  id: Generated<number>;
+  kind: string;
+  value: string;
+  client_id: string | null;
+  note: string | null;
+  created_at: Date;
 }
 
 /** 0010: countries throttled for their conversion through a provider (contract 10). */

@@ -146,6 +146,11 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
           });
         case 'not-allowed':
           return sendError(reply, 'NUMBER_NOT_ALLOWED', { details: [{ field: 'phoneNumber', issue: outcome.detail }] });
+        case 'blocked':
+          return sendError(reply, 'NUMBER_NOT_ALLOWED', {
+            message: 'This number is blocked by the operator',
+            details: [{ rule: 'blocked', value: outcome.value }],
+          });
       }
     },
   );
