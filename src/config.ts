@@ -44,6 +44,12 @@ const oneOf = <T extends string>(...values: T[]) => (raw: string): T => {
   if (!(values as string[]).includes(raw)) throw new Error(`expected one of ${values.join(', ')}, got "${raw}"`);
   return raw as T;
 };
+/** A CAPTCHA provider's verify address: http(s), no credentials. */
+const verifyUrl = (raw: string): string => {
+  const url = parseHttpUrl(raw, 'https://challenges.cloudflare.com/turnstile/v0/siteverify');
+  if (url.username || url.password) throw new Error('must not hold credentials');
+  return raw;
+};
 const baseUrl = (raw: string): string => {
   const url = parseHttpUrl(raw, 'https://otp.example.com');
   if (url.search || url.hash) throw new Error('must not have a query or fragment');
@@ -245,6 +251,26 @@ export const settings = {
     parse: integer(0),
   },
   SIGNAL_WINDOW_SECONDS: { doc: 'Window of IP_LIMIT_COUNT, IP_PREFIX_LIMIT_COUNT and DEVICE_LIMIT_COUNT', default: '3600', parse: integer(1) },
+  TURNSTILE_VERIFY_URL: {
+    doc: "Cloudflare Turnstile's siteverify address, where the CAPTCHA tokens of clients set to `--captcha turnstile` are checked",
+    default: 'https://challenges.cloudflare.com/turnstile/v0/siteverify',
+    parse: verifyUrl,
+  },
+  HCAPTCHA_VERIFY_URL: {
+    doc: "hCaptcha's siteverify address (clients set to `--captcha hcaptcha`)",
+    default: 'https://api.hcaptcha.com/siteverify',
+    parse: verifyUrl,
+  },
+  RECAPTCHA_VERIFY_URL: {
+    doc: "Google reCAPTCHA's siteverify address (clients set to `--captcha recaptcha`; v3 scores are held to the client's --captcha-min-score)",
+    default: 'https://www.google.com/recaptcha/api/siteverify',
+    parse: verifyUrl,
+  },
+  CAPTCHA_FAIL_OPEN: {
+    doc: "A CAPTCHA provider that does not answer within 5 s (a reset, a 5xx, a body that is not JSON) lets the create through when true; by default the create is 503 UNAVAILABLE",
+    default: 'false',
+    parse: bool,
+  },
   MIN_CONVERSION: {
     doc: 'Share of codes verified, per country and provider over the last hour, under which the country is throttled to the prefix limit (PREFIX_LIMIT_COUNT creates per PREFIX_LIMIT_WINDOW_SECONDS towards the whole country, across clients; past it 429 RATE_LIMITED) for PREFIX_BLOCK_SECONDS (`otp-service blocks lift NG` ends it sooner). Test numbers never count. 0 turns it off, as does PREFIX_LIMIT_COUNT=0',
     default: '0.2',

@@ -101,6 +101,7 @@ export function workerDeps(services: Services, deliverWebhooks: boolean): Worker
       housekeeping({
         counters: services.counters,
         idempotencyKeys: services.verificationStore,
+        captchaTokens: services.captchaTokens,
         history: (before, batch) => pruneHistory(db.db, before, batch),
         clock: services.clock,
         retentionDays: config.RETENTION_DAYS,

@@ -31,6 +31,8 @@ import { SqlInboxStore } from './store/inbox-store.js';
 import { SqlPrefixBlockStore } from './store/prefix-block-store.js';
 import { SqlConversionStore } from './store/conversion-store.js';
 import { SqlNumberListStore } from './store/number-list-store.js';
+import { SqlCaptchaTokenStore } from './store/captcha-token-store.js';
+import { SiteVerify } from './captcha/siteverify.js';
 import { ListsInForce } from './domain/number-lists.js';
 import { ConversionWatch } from './domain/conversion-watch.js';
 import { conversionWindowSeconds } from './domain/conversion.js';
@@ -83,6 +85,8 @@ export interface Services {
   /** Block and allow lists (`otp-service lists`): where they are kept, and what this process holds of them. */
   readonly numberLists: SqlNumberListStore;
   readonly listsInForce: ListsInForce;
+  /** CAPTCHA tokens accepted in the last 10 minutes (pruned by housekeeping). */
+  readonly captchaTokens: SqlCaptchaTokenStore;
   /** New messages and state changes for open inbox pages; null when the inbox is off (config.devInbox). */
   readonly inboxFeed: InboxFeed | null;
   /** The webhook outbox: delivery log and operator replay. */
@@ -174,6 +178,7 @@ export async function createServices(
   // Read whole before the first create; a change is announced (PostgreSQL) in the transaction that makes it.
   const numberLists = new SqlNumberListStore(db.db, db.kind === 'postgres');
   const listsInForce = new ListsInForce(numberLists);
+  const captchaTokens = new SqlCaptchaTokenStore(db.db);
   await listsInForce.refresh();
   const metrics = new ServiceMetrics();
   const conversionLog = logger.child({ component: 'conversion' });
@@ -220,6 +225,11 @@ export async function createServices(
     clientSettings: settingsOf,
     conversion,
     lists: () => listsInForce.current(),
+    captcha: {
+      verifier: new SiteVerify({ turnstile: config.TURNSTILE_VERIFY_URL, hcaptcha: config.HCAPTCHA_VERIFY_URL, recaptcha: config.RECAPTCHA_VERIFY_URL }),
+      tokens: captchaTokens,
+      failOpen: config.CAPTCHA_FAIL_OPEN,
+    },
     firstProvider: (channel) => config.providers[channel][0]?.module.name ?? null,
     // A test number's code reaches no provider; the development inbox still shows what would have gone out.
     testSends: async (v) => {
@@ -322,6 +332,7 @@ export async function createServices(
     prefixBlocks: new SqlPrefixBlockStore(db.db),
     numberLists,
     listsInForce,
+    captchaTokens,
     conversion,
     conversionStore,
     inboxFeed,

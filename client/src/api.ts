@@ -317,7 +317,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description `UNAVAILABLE`: The database did not answer in time; nothing was half done. `Retry-After` says when to come back. */
+                /** @description `UNAVAILABLE`: The database, or the client's CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
                 503: {
                     headers: {
                         /** @description Seconds to wait. */
@@ -519,7 +519,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description `UNAVAILABLE`: The database did not answer in time; nothing was half done. `Retry-After` says when to come back. */
+                /** @description `UNAVAILABLE`: The database, or the client's CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
                 503: {
                     headers: {
                         /** @description Seconds to wait. */
@@ -1436,6 +1436,8 @@ export interface operations {
                     reference?: string | null;
                     /** @description BCP 47 language tag (`fr`, `pt-BR`) of the SMS text: the client's template for it (or its language), else the client's default locale, else English. */
                     locale?: string | null;
+                    /** @description The token of the client's CAPTCHA widget (Turnstile, hCaptcha or reCAPTCHA v3), required when the client has one (403 CAPTCHA_REQUIRED without it); checked server-side, each token once. */
+                    captchaToken?: string;
                     /** @description The end user as your own backend saw them, for the fraud limits (IP_LIMIT_COUNT, IP_PREFIX_LIMIT_COUNT, DEVICE_LIMIT_COUNT): never shown in an answer or webhook, kept only RETENTION_DAYS. */
                     signals?: {
                         /** @description The end user's address, IPv4 or IPv6 text (`::ffff:a.b.c.d` counts as `a.b.c.d`). */
@@ -1531,6 +1533,10 @@ export interface operations {
             /**
              * @description `INSUFFICIENT_SCOPE`: The token lacks the scope (`WWW-Authenticate: Bearer error="insufficient_scope", scope="..."`).
              *
+             *     `CAPTCHA_REQUIRED`: The client has a CAPTCHA (`clients update --captcha`) and the create carried no `captchaToken`: show the widget and send its token.
+             *
+             *     `CAPTCHA_FAILED`: The CAPTCHA provider refused the token, its score was under the client's minimum, or the token was used before: show the widget again.
+             *
              *     `NUMBER_NOT_ALLOWED`: The destination is refused: its country is not among the allowed ones (ALLOWED_COUNTRIES, or the client's own list), or its line type is blocked (BLOCKED_LINE_TYPES), or its prefix is blocked for too many verifications towards it (PREFIX_LIMIT_COUNT, until PREFIX_BLOCK_SECONDS pass or the operator lifts it), or it is on a block list (`details: [{ rule: "blocked", value }]`); `details` name the rule and the value refused.
              */
             403: {
@@ -1547,7 +1553,7 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "INSUFFICIENT_SCOPE" | "NUMBER_NOT_ALLOWED";
+                            code: "INSUFFICIENT_SCOPE" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "NUMBER_NOT_ALLOWED";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
@@ -1760,7 +1766,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: The database did not answer in time; nothing was half done. `Retry-After` says when to come back. */
+            /** @description `UNAVAILABLE`: The database, or the client's CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
             503: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -1803,7 +1809,7 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
@@ -1831,7 +1837,7 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
@@ -2105,7 +2111,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: The database did not answer in time; nothing was half done. `Retry-After` says when to come back. */
+            /** @description `UNAVAILABLE`: The database, or the client's CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
             503: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -2148,7 +2154,7 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
@@ -2176,7 +2182,7 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
@@ -2574,7 +2580,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: The database did not answer in time; nothing was half done. `Retry-After` says when to come back. */
+            /** @description `UNAVAILABLE`: The database, or the client's CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
             503: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -2617,7 +2623,7 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
@@ -2645,7 +2651,7 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
@@ -2947,7 +2953,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: The database did not answer in time; nothing was half done. `Retry-After` says when to come back. */
+            /** @description `UNAVAILABLE`: The database, or the client's CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
             503: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -2990,7 +2996,7 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
@@ -3018,7 +3024,7 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
@@ -3320,7 +3326,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: The database did not answer in time; nothing was half done. `Retry-After` says when to come back. */
+            /** @description `UNAVAILABLE`: The database, or the client's CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
             503: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -3363,7 +3369,7 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
@@ -3391,7 +3397,7 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
@@ -3730,7 +3736,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: The database did not answer in time; nothing was half done. `Retry-After` says when to come back. */
+            /** @description `UNAVAILABLE`: The database, or the client's CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
             503: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -3773,7 +3779,7 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
@@ -3801,7 +3807,7 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
@@ -4102,7 +4108,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: The database did not answer in time; nothing was half done. `Retry-After` says when to come back. */
+            /** @description `UNAVAILABLE`: The database, or the client's CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
             503: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -4145,7 +4151,7 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
@@ -4173,7 +4179,7 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
@@ -4441,7 +4447,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: The database did not answer in time; nothing was half done. `Retry-After` says when to come back. */
+            /** @description `UNAVAILABLE`: The database, or the client's CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
             503: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -4484,7 +4490,7 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
@@ -4512,7 +4518,7 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
@@ -4815,7 +4821,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: The database did not answer in time; nothing was half done. `Retry-After` says when to come back. */
+            /** @description `UNAVAILABLE`: The database, or the client's CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
             503: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -4858,7 +4864,7 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
@@ -4886,7 +4892,7 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;

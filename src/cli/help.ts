@@ -20,11 +20,13 @@ const commands: Readonly<Record<string, Readonly<Record<string, CommandHelp>>>> 
     show: { args: 'CLIENT_ID [--json]', about: 'One client and its settings (never a secret).' },
     update: {
       args:
-        'CLIENT_ID [--reveal-code true|false] [--default-webhook URL|none] [--allowed-countries NG,GH|all] [--app-name NAME|none] [--webotp-domain DOMAIN|none] [--android-app-hash HASH|none] [--default-locale LOCALE|none] [--json]',
+        'CLIENT_ID [--reveal-code true|false] [--default-webhook URL|none] [--allowed-countries NG,GH|all] [--app-name NAME|none] [--webotp-domain DOMAIN|none] [--android-app-hash HASH|none] [--default-locale LOCALE|none] [--captcha turnstile|hcaptcha|recaptcha|none --captcha-secret SECRET [--captcha-min-score 0.5]] [--json]',
       about:
         "Changes a client's settings: whether answers and webhooks show the code (--reveal-code false: otp reads null), the webhook used when a create names none,\n" +
         'the countries it may verify numbers of, the app name ({app} and the default text), the WebOTP domain (adds the line "@domain #code"),\n' +
-        'the Android SMS Retriever hash and the default locale of its texts. `none` clears a setting. Every instance sees the change within 2 s on PostgreSQL.',
+        'the Android SMS Retriever hash and the default locale of its texts, and its CAPTCHA: creates then need a captchaToken the provider accepts\n' +
+        '(the secret is stored for the checks, never logged, and shown only by its first characters; the minimum score applies where the answer has one).\n' +
+        '`none` clears a setting. Every instance sees the change within 2 s on PostgreSQL.',
     },
     templates: {
       args: 'set CLIENT_ID --locale fr "Votre code {app} : {code}" | list CLIENT_ID | remove CLIENT_ID --locale fr',

@@ -51,6 +51,9 @@ const optionSpec = {
   locale: { type: 'string' },
   code: { type: 'string' },
   note: { type: 'string' },
+  captcha: { type: 'string' },
+  'captcha-secret': { type: 'string' },
+  'captcha-min-score': { type: 'string' },
   follow: { type: 'boolean', default: false },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
@@ -186,6 +189,21 @@ function settingsChange(values: Values): SettingsChange {
   for (const [option, key] of texts) {
     const value = cleared(values[option]);
     if (value !== undefined) change[key] = value;
+  }
+  const provider = values.captcha;
+  const secret = values['captcha-secret'];
+  const score = values['captcha-min-score'];
+  if (provider !== undefined || secret !== undefined || score !== undefined) {
+    if (provider !== undefined && !['turnstile', 'hcaptcha', 'recaptcha', 'none'].includes(provider)) {
+      throw new UsageError('--captcha takes turnstile, hcaptcha, recaptcha or none');
+    }
+    const minScore = score === undefined ? undefined : Number(score);
+    if (minScore !== undefined && !(score !== '' && Number.isFinite(minScore))) throw new UsageError('--captcha-min-score takes a number from 0 to 1');
+    change.captcha = {
+      ...(provider !== undefined && { provider: provider as 'turnstile' | 'hcaptcha' | 'recaptcha' | 'none' }),
+      ...(secret !== undefined && { secret }),
+      ...(minScore !== undefined && { minScore }),
+    };
   }
   if (Object.keys(change).length === 0) throw new UsageError('clients update needs at least one option; see otp-service clients update --help');
   return change;

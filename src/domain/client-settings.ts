@@ -1,3 +1,4 @@
+import { captchaProviders, defaultMinScore, type CaptchaProvider, type CaptchaSetting } from './captcha.js';
 import { smsParts } from './gsm7.js';
 import { webhookUrlProblem } from './webhook-url.js';
 import { forbiddenCharacter } from './text-characters.js';
@@ -25,6 +26,8 @@ export interface ClientSettings {
   readonly templates: Readonly<Record<string, string>>;
   /** Test numbers (E.164) and their fixed codes: no provider, no limit, no quota. */
   readonly testNumbers: Readonly<Record<string, string>>;
+  /** Contract 14: creates need a `captchaToken` this provider accepts; null: no CAPTCHA. */
+  readonly captcha: CaptchaSetting | null;
 }
 
 export const defaultClientSettings: ClientSettings = {
@@ -37,6 +40,7 @@ export const defaultClientSettings: ClientSettings = {
   defaultLocale: null,
   templates: {},
   testNumbers: {},
+  captcha: null,
 };
 
 /** What a template may hold: `{code}` (required), `{minutes}`, `{app}`. */
@@ -189,6 +193,11 @@ export interface SettingsChange {
   readonly webotpDomain?: string | null;
   readonly androidAppHash?: string | null;
   readonly defaultLocale?: string | null;
+  /**
+   * `--captcha PROVIDER|none`, `--captcha-secret S`, `--captcha-min-score N`: a provider needs a secret (the
+   * one it has is kept when the provider stays); the minimum score alone changes the one in force.
+   */
+  readonly captcha?: { readonly provider?: CaptchaProvider | 'none'; readonly secret?: string; readonly minScore?: number };
 }
 
 /** What template checks need to know of the service: the longest code and the lifetime the text says. */
@@ -224,9 +233,11 @@ export function applySettingsChange(current: ClientSettings, change: SettingsCha
     if (bad.length > 0) problems.push(`--allowed-countries takes ISO 3166 alpha-2 codes such as NG,GH (or all); not ${bad.join(', ')}`);
     allowedCountries = [...new Set(regions.filter((r): r is string => r !== null))].sort();
   }
+  const captcha = change.captcha === undefined ? undefined : captchaChange(current.captcha, change.captcha, problems);
   if (problems.length > 0) return problems.join('; ');
   const next: ClientSettings = {
     ...current,
+    ...(captcha !== undefined && { captcha }),
     ...(change.revealCode !== undefined && { revealCode: change.revealCode }),
     ...(change.defaultWebhookUrl !== undefined && { defaultWebhookUrl: change.defaultWebhookUrl }),
     ...(allowedCountries !== undefined && { allowedCountries }),
@@ -240,6 +251,27 @@ export function applySettingsChange(current: ClientSettings, change: SettingsCha
     if (!checked.ok) return `with this change the ${locale} template would no longer pass: ${checked.problem}`;
   }
   return next;
+}
+
+/** The CAPTCHA setting a change makes; each problem is added to `problems`. */
+function captchaChange(
+  current: CaptchaSetting | null,
+  change: NonNullable<SettingsChange['captcha']>,
+  problems: string[],
+): CaptchaSetting | null {
+  if (change.provider === 'none') return null;
+  const provider = change.provider ?? current?.provider;
+  if (provider === undefined) {
+    problems.push('--captcha-min-score needs a CAPTCHA: set --captcha turnstile|hcaptcha|recaptcha with --captcha-secret');
+    return null;
+  }
+  if (!(captchaProviders as readonly string[]).includes(provider)) problems.push(`--captcha takes ${captchaProviders.join(', ')} or none`);
+  const secret = change.secret ?? (current?.provider === provider ? current.secret : undefined);
+  if (secret === undefined) problems.push(`--captcha ${provider} needs --captcha-secret (the secret key ${provider} gave you)`);
+  else if (!/^[\x21-\x7e]{1,512}$/.test(secret)) problems.push('--captcha-secret must be 1 to 512 visible ASCII characters');
+  const minScore = change.minScore ?? current?.minScore ?? defaultMinScore;
+  if (!(Number.isFinite(minScore) && minScore >= 0 && minScore <= 1)) problems.push('--captcha-min-score must be a number from 0 to 1');
+  return { provider, secret: secret ?? '', minScore };
 }
 
 /** Sets the template of a locale, checked; says how it went out (encoding, parts, a sample). */

@@ -9,6 +9,7 @@ import { lockKeys } from './lock-keys.js';
 import { eventsFor } from './outbox-events.js';
 import type { ClientSettings } from './client-settings.js';
 import type { NumberLists } from './number-lists.js';
+import { captchaTokenSeconds, judgeCaptcha, type CaptchaSetting, type CaptchaTokenStore, type CaptchaVerifier } from './captcha.js';
 import { nonGeographicRegion, parsePhone, shownTo } from './phone.js';
 import { decidePrefix, prefixOf, type PrefixPolicy } from './prefix-velocity.js';
 import type { Clock, Random } from './ports.js';
@@ -60,6 +61,8 @@ export interface CreateRequest {
   readonly idempotency: { readonly key: string; readonly fingerprint: string } | null;
   /** The end user as the client's backend saw them (contract 14); null when not given. */
   readonly signals?: Signals | null;
+  /** The CAPTCHA widget's token (contract 14), for a client that has a CAPTCHA; null when not given. */
+  readonly captchaToken?: string | null;
 }
 
 export type CreateOutcome =
@@ -78,13 +81,15 @@ export type CreateOutcome =
    * country is throttled to the prefix limit for its low conversion (contract 10).
    */
   | { readonly kind: 'rate-limited'; readonly reason: 'phone' | 'daily-quota' | 'conversion' | SignalKind; readonly retryAfterSeconds: number }
-  | { readonly kind: 'idempotency-key-reused' };
+  | { readonly kind: 'idempotency-key-reused' }
+  /** The client has a CAPTCHA: `required` no token came, `failed` it was refused or used before, `unavailable` its provider did not answer. */
+  | { readonly kind: 'captcha'; readonly outcome: 'required' | 'failed' | 'unavailable' };
 
 /**
  * Which limit refused a create: `destination` a country or line type, `prefix` a blocked prefix, `ip` the end
  * user's address or its network, `device` their device, `blocked` a block list (contract 14).
  */
-export type CreateRefusal = 'destination' | 'prefix' | 'blocked' | 'phone' | 'daily-quota' | 'conversion' | 'ip' | 'device';
+export type CreateRefusal = 'captcha' | 'destination' | 'prefix' | 'blocked' | 'phone' | 'daily-quota' | 'conversion' | 'ip' | 'device';
 
 export type VerifyOutcome =
   | { readonly kind: 'success'; readonly verification: Verification }
@@ -126,6 +131,8 @@ export interface VerificationServiceDeps {
     throttleOn(route: Route, now: Date): Throttle | null;
     firstProvider(channel: Channel): string;
   };
+  /** Checks CAPTCHA tokens with their providers and remembers those accepted (contract 14). */
+  readonly captcha?: { readonly verifier: CaptchaVerifier; readonly tokens: CaptchaTokenStore; readonly failOpen: boolean };
   /** The block and allow lists in force (contract 14), as this process last read them. */
   readonly lists?: () => NumberLists;
   /** A test number's code (create or resend) reaches no provider; it is recorded here, for the development inbox. */
@@ -153,6 +160,14 @@ export class VerificationService {
     const driver = this.deps.channels(request.type);
     if (!policy.offered.has(driver.channel)) return { kind: 'channel-not-offered', channel: driver.channel };
     const settings = await this.deps.clientSettings(request.clientId);
+    // The CAPTCHA before anything else is read, written or counted: a create without a human refuses nothing else.
+    if (settings.captcha) {
+      const captcha = await this.checkCaptcha(settings.captcha, request.captchaToken ?? null, request.signals?.ip?.address ?? null);
+      if (captcha !== 'passed') {
+        if (captcha !== 'unavailable') this.deps.observer?.createRefused('captcha');
+        return { kind: 'captcha', outcome: captcha };
+      }
+    }
     const refused = destinationRefused(phone, policy.destinations, settings.allowedCountries);
     if (refused) {
       this.deps.observer?.createRefused('destination');
@@ -306,6 +321,21 @@ export class VerificationService {
       if (outcome.verification.testNumber) await this.deps.testSends?.(outcome.verification);
     }
     return outcome;
+  }
+
+  /**
+   * A token checked with the client's provider, then taken for good (across instances): a token the provider
+   * accepted but this service already took is a repeat. A provider that does not answer lets the create through
+   * only with CAPTCHA_FAIL_OPEN.
+   */
+  private async checkCaptcha(setting: CaptchaSetting, token: string | null, remoteIp: string | null): Promise<'passed' | 'required' | 'failed' | 'unavailable'> {
+    const { captcha, clock } = this.deps;
+    if (token === null) return 'required';
+    if (!captcha) return 'unavailable';
+    const judged = judgeCaptcha(await captcha.verifier.verify(setting.provider, setting.secret, token, remoteIp), setting.minScore);
+    if (judged === 'failed' || (judged === 'unavailable' && !captcha.failOpen)) return judged;
+    const now = clock.now();
+    return (await captcha.tokens.claim(token, now, secondsBefore(now, captchaTokenSeconds))) ? 'passed' : 'failed';
   }
 
   /** The throttle on the route a new verification's first send takes, if its country is throttled. */

@@ -57,9 +57,11 @@ const whenAnswered: Record<ErrorCode, string> = {
   UNSUPPORTED_MEDIA_TYPE: 'The body is not `application/json`.',
   HEADERS_TOO_LARGE: 'The request headers are over the server\'s limit.',
   OTP_MISMATCH: 'Wrong code; `data` is the record, `FAILED` (`MAX_ATTEMPTS`) after the last allowed attempt.',
+  CAPTCHA_REQUIRED: 'The client has a CAPTCHA (`clients update --captcha`) and the create carried no `captchaToken`: show the widget and send its token.',
+  CAPTCHA_FAILED: 'The CAPTCHA provider refused the token, its score was under the client\'s minimum, or the token was used before: show the widget again.',
   RATE_LIMITED: 'A limit was hit; `Retry-After` says when to come back, in seconds.',
   INTERNAL_ERROR: 'Anything unexpected (logged with the request id, `x-request-id`).',
-  UNAVAILABLE: 'The database did not answer in time; nothing was half done. `Retry-After` says when to come back.',
+  UNAVAILABLE: 'The database, or the client\'s CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back.',
 };
 
 /** What an example of each code carries beyond the catalogue's text, as the routes send it. */

@@ -60,6 +60,13 @@ export const createBodySchema = {
       maxLength: 35,
       description: "BCP 47 language tag (`fr`, `pt-BR`) of the SMS text: the client's template for it (or its language), else the client's default locale, else English.",
     },
+    captchaToken: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 4096,
+      description:
+        "The token of the client's CAPTCHA widget (Turnstile, hCaptcha or reCAPTCHA v3), required when the client has one (403 CAPTCHA_REQUIRED without it); checked server-side, each token once.",
+    },
     signals: {
       type: 'object',
       description:

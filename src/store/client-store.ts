@@ -1,3 +1,4 @@
+import { captchaProviders, defaultMinScore, type CaptchaProvider, type CaptchaSetting } from '../domain/captcha.js';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { defaultClientSettings, type ClientSettings } from '../domain/client-settings.js';
 import type { Client, ClientStore } from '../oauth/client.js';
@@ -119,5 +120,14 @@ export function parseClientSettings(raw: unknown): ClientSettings {
     defaultLocale: text(obj.defaultLocale) ?? d.defaultLocale,
     templates: strings(obj.templates),
     testNumbers: strings(obj.testNumbers),
+    captcha: captchaOf(obj.captcha),
   };
+}
+
+/** A stored CAPTCHA setting; anything not of its shape reads as none. */
+function captchaOf(raw: unknown): CaptchaSetting | null {
+  if (typeof raw !== 'object' || raw === null) return null;
+  const { provider, secret, minScore } = raw as Record<string, unknown>;
+  if (!(captchaProviders as readonly unknown[]).includes(provider) || typeof secret !== 'string') return null;
+  return { provider: provider as CaptchaProvider, secret, minScore: typeof minScore === 'number' ? minScore : defaultMinScore };
 }

@@ -365,6 +365,19 @@ const migrations: Record<string, Migration> = {
       `);
     },
   },
+  '0022_captcha_tokens': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- CAPTCHA tokens the service accepted (contract 14), remembered 10 minutes so that no token serves twice,
+        -- whichever instance it comes to. Kept as a hash: a token is a credential while it lives.
+        CREATE TABLE captcha_tokens (
+          token_hash text PRIMARY KEY,
+          used_at timestamptz NOT NULL
+        );
+        CREATE INDEX captcha_tokens_used ON captcha_tokens (used_at);
+      `);
+    },
+  },
 };
 
 /** Runs DDL one statement at a time: PGlite's extended protocol takes one statement per query. */

@@ -208,6 +208,13 @@ export interface Database {
   prefix_blocks: PrefixBlocksTable;
   country_throttles: CountryThrottlesTable;
   number_lists: NumberListsTable;
+  captcha_tokens: CaptchaTokensTable;
+}
+
+/** 0022: CAPTCHA tokens accepted in the last 10 minutes, by SHA-256 (contract 14). */
+export interface CaptchaTokensTable {
+  token_hash: string;
+  used_at: Date;
 }
 
 /** 0021: block and allow lists (contract 14); `client_id` null: service-wide. */

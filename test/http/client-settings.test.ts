@@ -262,6 +262,7 @@ forEachDatabase('client settings', (kind) => {
             defaultLocale: 'fr',
             templates: { fr: 'Votre code {app} : {code}' },
             testNumbers: { '+2348000000001': '123456' },
+            captcha: null,
           },
         );
         const bad = await runCliFromSource(['clients', 'update', id, '--reveal-code', 'maybe'], env);

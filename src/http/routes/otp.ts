@@ -28,7 +28,7 @@ const createSchema = {
   tags,
   headers: idempotencyHeaderSchema,
   body: createBodySchema,
-  response: v1Answers(envelopeOf('OTP sent', examples.pending), ['INVALID_PHONE_NUMBER', 'NUMBER_NOT_ALLOWED', 'RATE_LIMITED', 'IDEMPOTENCY_KEY_REUSED'], {
+  response: v1Answers(envelopeOf('OTP sent', examples.pending), ['INVALID_PHONE_NUMBER', 'CAPTCHA_REQUIRED', 'CAPTCHA_FAILED', 'NUMBER_NOT_ALLOWED', 'RATE_LIMITED', 'IDEMPOTENCY_KEY_REUSED', 'UNAVAILABLE'], {
     jsonBody: true,
   }),
 } as const;
@@ -65,6 +65,7 @@ interface CreateBody {
   reference?: string | null;
   locale?: string | null;
   signals?: SignalsBody;
+  captchaToken?: string;
 }
 
 interface SignalsBody {
@@ -120,6 +121,7 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
         clientId: grantOf(request).clientId,
         // Not part of the fingerprint: the same request repeated from another address is still the same request.
         signals,
+        captchaToken: body.captchaToken ?? null,
         idempotency:
           typeof idempotencyKey === 'string'
             ? { key: idempotencyKey, fingerprint: createHash('sha256').update(JSON.stringify(input)).digest('hex') }
@@ -146,6 +148,11 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
           });
         case 'not-allowed':
           return sendError(reply, 'NUMBER_NOT_ALLOWED', { details: [{ field: 'phoneNumber', issue: outcome.detail }] });
+        case 'captcha':
+          if (outcome.outcome === 'unavailable') {
+            return sendError(reply, 'UNAVAILABLE', { message: "The client's CAPTCHA provider did not answer in time; try again later", retryAfterSeconds: 5 });
+          }
+          return sendError(reply, outcome.outcome === 'required' ? 'CAPTCHA_REQUIRED' : 'CAPTCHA_FAILED');
         case 'blocked':
           return sendError(reply, 'NUMBER_NOT_ALLOWED', {
             message: 'This number is blocked by the operator',
