@@ -7,10 +7,11 @@ export class SqlConversionStore implements ConversionStore {
   constructor(private readonly db: Kysely<Database>) {}
 
   async traffic(since: Date): Promise<RouteTraffic[]> {
-    // Through the (client_id, created_at) index, client by client, the last hour only. Rows made before migration
+    // Resends count wherever sends count (contract 14): each send a provider took is one, so a pumped number sent
+    // its code three times weighs three. Through the (client_id, created_at) index, client by client, the last hour only. Rows made before migration
     // 0010 have no region and are long past the hour.
     const { rows } = await sql<{ region_code: string; country_code: string; provider: string; sends: number; delivered: number; verified: number }>`
-      SELECT v.region_code, v.country_code, v.delivery_provider AS provider, count(*)::int AS sends,
+      SELECT v.region_code, v.country_code, v.delivery_provider AS provider, sum(greatest(v.delivery_sends, 1))::int AS sends,
           (count(*) FILTER (WHERE v.delivery_status = 'DELIVERED'))::int AS delivered,
           (count(*) FILTER (WHERE v.status = 'SUCCESS'))::int AS verified
         FROM verifications v

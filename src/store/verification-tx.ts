@@ -271,6 +271,8 @@ export class GroupTransaction {
             AND v.status <> 'SUCCESS' AND NOT v.test_number
         GROUP BY s.client, s.value`;
     });
+    // Resends count wherever sends count (contract 14): a prefix's and a throttled country's creates are counted
+    // by the sends asked for them (1 at create, 1 more per resend).
     // Each part keeps its own index: phone history the one on (client_id, phone_number, created_at), prefix
     // counts the partial one on (left(phone_number, -3), created_at), country counts the one on (client_id,
     // created_at), client by client over the window. A prefix block that is over (served, or lifted) starts its
@@ -287,13 +289,13 @@ export class GroupTransaction {
         WHERE (s.client_id, s.day) IN (SELECT * FROM unnest(${quotas.map((q) => q.clientId)}::uuid[], ${quotas.map((q) => q.day)}::date[]))
       UNION ALL
       SELECT 'prefix', p.prefix,
-          (SELECT count(*)::int FROM verifications v
+          (SELECT coalesce(sum(v.send_requests), 0)::int FROM verifications v
             WHERE left(v.phone_number, -3) = p.prefix AND NOT v.test_number
               AND v.created_at > greatest(${since}::timestamptz, b.blocked_until)),
           b.blocked_until, NULL
         FROM unnest(${[...new Set(prefixes.map((p) => p.prefix))]}::text[]) AS p (prefix) LEFT JOIN prefix_blocks b ON b.prefix = p.prefix
       UNION ALL
-      SELECT 'country', c.region || '|' || c.cc, count(v.id)::int, NULL, min(v.created_at)
+      SELECT 'country', c.region || '|' || c.cc, coalesce(sum(v.send_requests), 0)::int, NULL, min(v.created_at)
         FROM unnest(${throttled.map((c) => c.regionCode)}::text[], ${throttled.map((c) => c.countryCode)}::text[],
             ${throttled.map((c) => c.since.toISOString())}::timestamptz[]) AS c (region, cc, since)
           LEFT JOIN verifications v ON v.client_id = ANY(ARRAY(SELECT id FROM clients)) AND v.created_at > c.since
