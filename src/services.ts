@@ -199,6 +199,11 @@ export async function createServices(
         { regionCode: t.regionCode, countryCode: t.countryCode, provider: t.provider, sends: t.sends, verified: t.verified, until: t.throttledUntil },
         'country throttled to the prefix limit: few of its codes are verified (MIN_CONVERSION)',
       ),
+    onClientThrottle: (t) =>
+      conversionLog.warn(
+        { clientId: t.clientId, sends: t.sends, verified: t.verified, until: t.throttledUntil },
+        'client throttled to the prefix limit: few of its codes are verified, across all countries (MIN_CONVERSION)',
+      ),
   });
   const verifications = new VerificationService({
     store: verificationStore,

@@ -1,4 +1,14 @@
-import { Throttles, underConverting, type ConversionPolicy, type Route, type RouteTraffic, type Throttle } from './conversion.js';
+import {
+  Throttles,
+  underConverting,
+  underConvertingClients,
+  type ClientThrottle,
+  type ClientTraffic,
+  type ConversionPolicy,
+  type Route,
+  type RouteTraffic,
+  type Throttle,
+} from './conversion.js';
 import type { Clock } from './ports.js';
 
 /** Where conversion is read and throttles kept (port; src/store/conversion-store.ts). */
@@ -12,6 +22,12 @@ export interface ConversionStore {
   throttle(routes: readonly RouteTraffic[], at: Date, until: Date): Promise<Throttle[]>;
   /** Throttles in force at `now`. */
   active(now: Date): Promise<Throttle[]>;
+  /** Each client's sends since `since` across all countries, as `traffic` counts them (a throttle served starts afresh). */
+  clientTraffic(since: Date): Promise<ClientTraffic[]>;
+  /** Throttles these clients from `at` to `until`, unless one is in force already; answers the ones it started. */
+  throttleClients(clients: readonly ClientTraffic[], at: Date, until: Date): Promise<ClientThrottle[]>;
+  /** Client throttles in force at `now`. */
+  activeClients(now: Date): Promise<ClientThrottle[]>;
 }
 
 /** Told of the throttles in force each time they are read (metrics). */
@@ -27,6 +43,8 @@ export interface ConversionWatchDeps {
   readonly firstProviders: { readonly sms: string; readonly call: string };
   /** Told of each throttle this process started (the log). */
   readonly onThrottle?: (t: Throttle) => void;
+  /** Told of each client throttle this process started (the log). */
+  readonly onClientThrottle?: (t: ClientThrottle) => void;
   readonly observer?: ConversionObserver;
 }
 
@@ -37,6 +55,7 @@ export interface ConversionWatchDeps {
  */
 export class ConversionWatch {
   private current = new Throttles([]);
+  private clients: ReadonlyMap<string, ClientThrottle> = new Map();
 
   constructor(private readonly deps: ConversionWatchDeps) {}
 
@@ -50,6 +69,13 @@ export class ConversionWatch {
       const started = await store.throttle(under, now, new Date(now.getTime() + policy.throttleSeconds * 1000));
       for (const t of started) this.deps.onThrottle?.(t);
     }
+    const since = new Date(now.getTime() - policy.windowSeconds * 1000);
+    const underClients = underConvertingClients(await store.clientTraffic(since), policy);
+    if (underClients.length > 0) {
+      const started = await store.throttleClients(underClients, now, new Date(now.getTime() + policy.throttleSeconds * 1000));
+      for (const t of started) this.deps.onClientThrottle?.(t);
+    }
+    this.clients = new Map((await store.activeClients(now)).map((t) => [t.clientId, t]));
     const active = await store.active(now);
     this.current = new Throttles(active);
     this.deps.observer?.throttlesRead(active);
@@ -57,6 +83,12 @@ export class ConversionWatch {
 
   throttleOn(route: Route, now: Date): Throttle | null {
     return this.current.on(route, now);
+  }
+
+  /** The throttle on a client for its conversion across all countries, if one is in force at `now`. */
+  clientThrottleOn(clientId: string, now: Date): ClientThrottle | null {
+    const t = this.clients.get(clientId);
+    return t && t.throttledUntil > now ? t : null;
   }
 
   firstProvider(channel: 'sms' | 'call'): string {

@@ -1,7 +1,7 @@
 import { dispatched, type AfterCommit } from './after-commit.js';
 import { decideDailyQuota, utcDay } from './daily-quota.js';
 import { deliveryChannelOf, type Channel, type ChannelDriver } from './channel-driver.js';
-import { decideThrottled, type Route, type Throttle } from './conversion.js';
+import { decideThrottled, type ClientThrottle, type Route, type Throttle } from './conversion.js';
 import { destinationRefused, type DestinationPolicy } from './destination-rules.js';
 import type { OutboxEvent } from './events.js';
 import { decidePhoneLimit, phoneLookBackSeconds, type PhoneLimitPolicy } from './limits.js';
@@ -129,6 +129,8 @@ export interface VerificationServiceDeps {
   /** Countries throttled for their conversion (contract 10), and the provider a channel's first send goes to. */
   readonly conversion?: {
     throttleOn(route: Route, now: Date): Throttle | null;
+    /** The throttle on a client for its conversion across all countries (contract 14). */
+    clientThrottleOn?(clientId: string, now: Date): ClientThrottle | null;
     firstProvider(channel: Channel): string;
   };
   /** Checks CAPTCHA tokens with their providers and remembers those accepted (contract 14). */
@@ -218,6 +220,8 @@ export class VerificationService {
     const prefix = policy.prefix.count > 0 && !verification.testNumber && !allowed ? prefixOf(phone.e164) : null;
     // Throttled to the prefix limit: with prefix velocity off there is none to throttle to.
     const throttle = prefix !== null ? this.throttleOn(verification, driver.channel, now) : null;
+    // Capped at the prefix limit too, as a throttled country is: with prefix velocity off there is none.
+    const clientThrottle = prefix !== null ? (this.deps.conversion?.clientThrottleOn?.(request.clientId, now) ?? null) : null;
     const signals = request.signals ?? null;
     const counted = verification.testNumber || allowed ? [] : signalKeys(signals, policy.signals);
     const locks = [
@@ -226,6 +230,7 @@ export class VerificationService {
       ...(quotaDay !== null ? [lockKeys.clientSends(request.clientId)] : []),
       ...(prefix !== null ? [lockKeys.prefix(prefix)] : []),
       ...(throttle !== null ? [lockKeys.country(throttle)] : []),
+      ...(clientThrottle !== null ? [lockKeys.clientThrottle(request.clientId)] : []),
     ];
     const serializeOn = [...locks, ...(idempotency ? [`key|${request.clientId}|${idempotency.key}`] : [])];
     const committed = await store.transaction(async (tx): Promise<CreateOutcome> => {
@@ -260,6 +265,7 @@ export class VerificationService {
           countryCode: throttle.countryCode,
           since: latest(secondsBefore(now, policy.prefix.windowSeconds), throttle.throttledAt),
         },
+        clientThrottled: clientThrottle && { since: latest(secondsBefore(now, policy.prefix.windowSeconds), clientThrottle.throttledAt) },
         signals: { keys: counted, since: secondsBefore(now, policy.signals.windowSeconds) },
       });
       if (prefix !== null && history.prefix !== null) {
@@ -275,7 +281,12 @@ export class VerificationService {
           };
         }
       }
-      const throttled = history.throttled ? decideThrottled(history.throttled, now, policy.prefix) : { allowed: true as const };
+      const countryThrottled = history.throttled ? decideThrottled(history.throttled, now, policy.prefix) : { allowed: true as const };
+      const throttled = !countryThrottled.allowed
+        ? countryThrottled
+        : history.clientThrottled
+          ? decideThrottled(history.clientThrottled, now, policy.prefix)
+          : countryThrottled;
       const phoneLimit = allowed ? { allowed: true as const } : decidePhoneLimit(history.phone, now, policy.phoneLimit);
       const quota = decideDailyQuota(history.clientSendsToday, policy.clientDailySends, now);
       const signalled = decideSignals(counted, history.signals, now, policy.signals.windowSeconds);

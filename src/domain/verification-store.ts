@@ -16,6 +16,8 @@ export interface CreateHistory {
   readonly prefix: PrefixState | null;
   /** A throttled country's creates; null when not asked. */
   readonly throttled: ThrottledState | null;
+  /** The client's sends under its conversion throttle (contract 14); null when not asked. */
+  readonly clientThrottled: ThrottledState | null;
   /** Each asked signal's creates by the client still holding their place, in the order asked. */
   readonly signals: readonly SignalState[];
 }
@@ -32,6 +34,8 @@ export interface CreateHistoryQuery {
   readonly prefix: { readonly prefix: string; readonly since: Date; readonly now: Date } | null;
   /** A throttled country (conversion, contract 10) whose creates since `since` are read too; null: none. */
   readonly throttled: { readonly regionCode: string; readonly countryCode: string; readonly since: Date } | null;
+  /** The client is throttled for its conversion across all countries: its sends since `since` are read too. */
+  readonly clientThrottled: { readonly since: Date } | null;
   /**
    * Signals (contract 14) whose creates by the client since `since`, verified ones and test numbers aside, are
    * read too; empty: none.

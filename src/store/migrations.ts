@@ -378,6 +378,21 @@ const migrations: Record<string, Migration> = {
       `);
     },
   },
+  '0023_client_throttles': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- A client whose sends across all countries convert too seldom (contract 14: an attack spread thin over
+        -- many countries): one row per client, its throttle's span and the figures that started it.
+        CREATE TABLE client_throttles (
+          client_id uuid PRIMARY KEY,
+          throttled_at timestamptz NOT NULL,
+          throttled_until timestamptz NOT NULL,
+          sends integer NOT NULL,
+          verified integer NOT NULL
+        );
+      `);
+    },
+  },
 };
 
 /** Runs DDL one statement at a time: PGlite's extended protocol takes one statement per query. */

@@ -209,6 +209,16 @@ export interface Database {
   country_throttles: CountryThrottlesTable;
   number_lists: NumberListsTable;
   captcha_tokens: CaptchaTokensTable;
+  client_throttles: ClientThrottlesTable;
+}
+
+/** 0023: clients throttled for their conversion across all countries (contract 14). */
+export interface ClientThrottlesTable {
+  client_id: string;
+  throttled_at: Date;
+  throttled_until: Date;
+  sends: number;
+  verified: number;
 }
 
 /** 0022: CAPTCHA tokens accepted in the last 10 minutes, by SHA-256 (contract 14). */

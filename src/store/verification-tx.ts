@@ -21,6 +21,8 @@ interface CreateStates {
   readonly countries: Map<string, ThrottledState>;
   /** By `kind|client|value`. */
   readonly signals: Map<string, SignalState>;
+  /** Throttled clients' sends, by client id. */
+  readonly clients: Map<string, ThrottledState>;
 }
 
 /** The column each signal kind is kept in. */
@@ -258,6 +260,12 @@ export class GroupTransaction {
     const since = prefixes.reduce((min, p) => (p.since < min ? p.since : min), prefixes[0]?.since ?? new Date(0));
     const now = prefixes.reduce((max, p) => (p.now > max ? p.now : max), prefixes[0]?.now ?? new Date(0));
     const throttled = [...countries.values()];
+    const throttledClients = new Map<string, Date>();
+    for (const h of asked) {
+      if (!h.clientThrottled) continue;
+      const seen = throttledClients.get(h.clientId);
+      if (!seen || h.clientThrottled.since < seen) throttledClients.set(h.clientId, h.clientThrottled.since);
+    }
     // One part per kind of signal, so that each keeps its own partial index.
     const signalParts = (['ip', 'network', 'device'] as const).map((kind) => {
       const asks = asked.flatMap((h) => h.signals.keys.filter((k) => k.kind === kind).map((k) => ({ clientId: h.clientId, value: k.value, since: h.signals.since })));
@@ -277,7 +285,7 @@ export class GroupTransaction {
     // counts the partial one on (left(phone_number, -3), created_at), country counts the one on (client_id,
     // created_at), client by client over the window. A prefix block that is over (served, or lifted) starts its
     // count afresh.
-    const { rows } = await sql<{ kind: 'phone' | 'sends' | 'prefix' | 'country' | SignalKind; key: string; n: number; until: Date | null; oldest: Date | null }>`
+    const { rows } = await sql<{ kind: 'phone' | 'sends' | 'prefix' | 'country' | 'client' | SignalKind; key: string; n: number; until: Date | null; oldest: Date | null }>`
       SELECT 'phone' AS kind, v.client_id::text || '|' || v.phone_number AS key, 0 AS n, NULL::timestamptz AS until,
           v.created_at AS oldest
         FROM verifications v
@@ -301,13 +309,19 @@ export class GroupTransaction {
           LEFT JOIN verifications v ON v.client_id = ANY(ARRAY(SELECT id FROM clients)) AND v.created_at > c.since
             AND v.region_code = c.region AND v.country_code = c.cc AND NOT v.test_number
         GROUP BY c.region, c.cc
+      UNION ALL
+      SELECT 'client', c.client::text, coalesce(sum(v.send_requests), 0)::int, NULL, min(v.created_at)
+        FROM unnest(${[...throttledClients.keys()]}::uuid[], ${[...throttledClients.values()].map((d) => d.toISOString())}::timestamptz[]) AS c (client, since)
+          LEFT JOIN verifications v ON v.client_id = c.client AND v.created_at > c.since AND NOT v.test_number
+        GROUP BY c.client
       ${sql.join(signalParts, sql``)}`.execute(this.trx);
-    const states: CreateStates = { phones: new Map(), sends: new Map(), prefixes: new Map(), countries: new Map(), signals: new Map() };
+    const states: CreateStates = { phones: new Map(), sends: new Map(), prefixes: new Map(), countries: new Map(), signals: new Map(), clients: new Map() };
     for (const r of rows) {
       const until = r.until === null ? null : new Date(r.until);
       if (r.kind === 'phone') states.phones.set(r.key, [...(states.phones.get(r.key) ?? []), new Date(r.oldest as Date)]);
       else if (r.kind === 'sends') states.sends.set(r.key, Number(r.n));
       else if (r.kind === 'prefix') states.prefixes.set(r.key, { recentCreates: Number(r.n), blockedUntil: until !== null && until > now ? until : null });
+      else if (r.kind === 'client') states.clients.set(r.key, { recentCreates: Number(r.n), oldest: r.oldest === null ? null : new Date(r.oldest) });
       else if (r.kind === 'country') states.countries.set(r.key, { recentCreates: Number(r.n), oldest: r.oldest === null ? null : new Date(r.oldest) });
       else states.signals.set(`${r.kind}|${r.key}`, { recentCreates: Number(r.n), oldest: r.oldest === null ? null : new Date(r.oldest) });
     }
@@ -358,6 +372,7 @@ export class GroupTransaction {
           throttled: item.throttled && (states.countries.get(`${item.throttled.regionCode}|${item.throttled.countryCode}`) ?? { recentCreates: 0, oldest: null }),
           phone: historyOf(states.phones.get(`${item.clientId}|${item.phoneNumber}`) ?? [], item.lookBackFrom, item.windowFrom),
           clientSendsToday: item.day === null ? 0 : (states.sends.get(`${item.clientId}|${item.day}`) ?? 0),
+          clientThrottled: item.clientThrottled && (states.clients.get(item.clientId) ?? { recentCreates: 0, oldest: null }),
           signals: item.signals.keys.map((k) => states.signals.get(`${k.kind}|${item.clientId}|${k.value}`) ?? { recentCreates: 0, oldest: null }),
         }));
       });
