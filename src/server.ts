@@ -141,6 +141,19 @@ export function adminDeps(services: Services): AdminDeps {
         await services.conversion.refresh();
         return lifted;
       },
+      listClients: async (now) =>
+        (await services.conversionStore.activeClients(now)).map((t) => ({
+          clientId: t.clientId,
+          blockedAt: t.throttledAt.toISOString(),
+          blockedUntil: t.throttledUntil.toISOString(),
+          sends: t.sends,
+          verified: t.verified,
+        })),
+      liftClient: async (clientId, now) => {
+        const lifted = await services.conversionStore.liftClient(clientId, now);
+        await services.conversion.refresh();
+        return lifted;
+      },
     },
     stats: services.stats,
     lists: { store: services.numberLists, changed: () => services.listsInForce.refresh() },

@@ -15,6 +15,7 @@ import type { Clock } from '../domain/ports.js';
 import type { InboxSource } from '../inbox/inbox-message.js';
 import type { CountryThrottles, PrefixBlocks } from './prefix-blocks.js';
 import type { StatsService } from '../domain/stats-service.js';
+import { isUuid } from '../store/uuid.js';
 import { isListCommandName, parseListCommand, runListCommand, type ListCommand, type ListDeps } from './list-commands.js';
 
 /** What the operator commands use. */
@@ -202,10 +203,18 @@ export async function runAdminCommand(deps: AdminDeps, command: AdminCommand): P
     }
     case 'blocks.list': {
       const now = clock.now();
-      return { ok: true, value: [...(await deps.prefixBlocks.list(now)), ...(await deps.countryThrottles.list(now))] };
+      return {
+        ok: true,
+        value: [...(await deps.prefixBlocks.list(now)), ...(await deps.countryThrottles.list(now)), ...(await deps.countryThrottles.listClients(now))],
+      };
     }
     case 'blocks.lift': {
       const prefix = command.prefix.trim();
+      if (isUuid(prefix)) {
+        return (await deps.countryThrottles.liftClient(prefix, clock.now()))
+          ? { ok: true, value: { lifted: prefix } }
+          : { ok: false, error: `no throttle in force on client ${prefix}` };
+      }
       if (/^([A-Za-z]{2}|001)$/.test(prefix)) {
         const country = prefix.toUpperCase();
         return (await deps.countryThrottles.lift(country, clock.now())) > 0

@@ -1,5 +1,5 @@
 import type { AdminCommand } from '../admin/commands.js';
-import type { CountryThrottle, PrefixBlock } from '../admin/prefix-blocks.js';
+import type { ClientThrottleView, CountryThrottle, PrefixBlock } from '../admin/prefix-blocks.js';
 
 /** The --json output: the value on one line; `stats`, one object a line, one per row. */
 export function jsonLines(command: AdminCommand, value: unknown): string {
@@ -32,12 +32,14 @@ export function formatResult(command: AdminCommand, value: unknown): string {
       return `saved the ${t.locale} template: ${t.encoding}, ${t.parts} SMS part${t.parts === 1 ? '' : 's'} at most. A user reads:\n\n${t.sample}\n`;
     }
     case 'blocks.list': {
-      const blocks = value as (PrefixBlock | CountryThrottle)[];
+      const blocks = value as (PrefixBlock | CountryThrottle | ClientThrottleView)[];
       if (blocks.length === 0) return 'no prefix is blocked, no country throttled\n';
       const rows = blocks.map((b) =>
         'prefix' in b
           ? `${b.prefix}\t${b.blockedAt}\t${b.blockedUntil}\tprefix velocity (PREFIX_LIMIT_COUNT)`
-          : `${b.country} (${b.countryCode}) via ${b.provider}\t${b.blockedAt}\t${b.blockedUntil}\tconversion ${b.verified}/${b.sends} verified (MIN_CONVERSION), throttled to the prefix limit`,
+          : 'clientId' in b
+            ? `client ${b.clientId}\t${b.blockedAt}\t${b.blockedUntil}\tconversion across all countries ${b.verified}/${b.sends} verified (MIN_CONVERSION), throttled to the prefix limit`
+            : `${b.country} (${b.countryCode}) via ${b.provider}\t${b.blockedAt}\t${b.blockedUntil}\tconversion ${b.verified}/${b.sends} verified (MIN_CONVERSION), throttled to the prefix limit`,
       );
       return `BLOCKED\tSINCE\tUNTIL\tWHY\n${rows.join('\n')}\n`;
     }

@@ -60,12 +60,12 @@ const commands: Readonly<Record<string, Readonly<Record<string, CommandHelp>>>> 
     list: {
       args: '[--json]',
       about:
-        'Lists the prefixes (a number less its last 3 digits) blocked by prefix velocity (PREFIX_LIMIT_COUNT), and the countries throttled to the prefix limit for their low conversion through a provider (MIN_CONVERSION), with when each ends.',
+        'Lists the prefixes (a number less its last 3 digits) blocked by prefix velocity (PREFIX_LIMIT_COUNT), the countries throttled to the prefix limit for their low conversion through a provider, and the clients throttled for theirs across all countries (MIN_CONVERSION), with when each ends.',
     },
     lift: {
-      args: 'PREFIX|COUNTRY [--json]',
+      args: 'PREFIX|COUNTRY|CLIENT_ID [--json]',
       about:
-        "Ends a prefix's block (+2348031234) or a country's throttle (NG, every provider) now; creates towards it, and a country's conversion, count afresh from now.",
+        "Ends a prefix's block (+2348031234), a country's throttle (NG, every provider) or a client's (its id) now; creates towards it, and a country's or client's conversion, count afresh from now.",
     },
   },
   lists: {

@@ -94,6 +94,17 @@ export class SqlConversionStore implements ConversionStore {
     return rows.map(toClientThrottle);
   }
 
+  /** Ends a client's throttle now; false when none was in force. */
+  async liftClient(clientId: string, now: Date): Promise<boolean> {
+    const result = await this.db
+      .updateTable('client_throttles')
+      .set({ throttled_until: now })
+      .where('client_id', '=', clientId)
+      .where('throttled_until', '>', now)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
   async active(now: Date): Promise<Throttle[]> {
     const rows = await this.db.selectFrom('country_throttles').selectAll().where('throttled_until', '>', now).orderBy('throttled_at', 'desc').execute();
     return rows.map(toThrottle);

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
+import { runAdminCommand } from '../../src/admin/commands.js';
+import { adminDeps } from '../../src/server.js';
 import { expectV1Error, type RecordBody } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
@@ -43,6 +45,13 @@ forEachDatabase('client conversion across countries', (kind) => {
     const refused = expectV1Error(await create(attacker, spread(1)[3] ?? {}), 429, 'RATE_LIMITED');
     assert.match(refused.message, /MIN_CONVERSION/);
     for (const body of spread(2)) assert.equal((await create(other, body)).statusCode, 200, 'another client goes on');
+    // The operator sees it (blocks list) and lifts it (blocks lift CLIENT_ID).
+    const { client_id: clientId } = await h.services.db.db.selectFrom('verifications').select('client_id').where('phone_number', '=', '+2348051000321').executeTakeFirstOrThrow();
+    const listed = await runAdminCommand(adminDeps(h.services), { name: 'blocks.list' });
+    assert.ok(listed.ok && (listed.value as { clientId?: string }[]).some((b) => b.clientId === clientId));
+    assert.deepEqual(await runAdminCommand(adminDeps(h.services), { name: 'blocks.lift', prefix: clientId }), { ok: true, value: { lifted: clientId } });
+    h.clock.advance(1000);
+    assert.equal((await create(attacker, spread(1)[3] ?? {})).statusCode, 200, 'counted afresh after the lift');
   });
 
   it('leaves a client whose codes are verified alone', async () => {
