@@ -2,6 +2,7 @@ import {
   Throttles,
   underConverting,
   underConvertingClients,
+  clientSettleSeconds,
   type ClientThrottle,
   type ClientTraffic,
   type ConversionPolicy,
@@ -22,8 +23,11 @@ export interface ConversionStore {
   throttle(routes: readonly RouteTraffic[], at: Date, until: Date): Promise<Throttle[]>;
   /** Throttles in force at `now`. */
   active(now: Date): Promise<Throttle[]>;
-  /** Each client's sends since `since` across all countries, as `traffic` counts them (a throttle served starts afresh). */
-  clientTraffic(since: Date): Promise<ClientTraffic[]>;
+  /**
+   * Each client's sends across all countries of the verifications created between `since` and `settledBefore`,
+   * as `traffic` counts them (a throttle served starts afresh).
+   */
+  clientTraffic(since: Date, settledBefore: Date): Promise<ClientTraffic[]>;
   /** Throttles these clients from `at` to `until`, unless one is in force already; answers the ones it started. */
   throttleClients(clients: readonly ClientTraffic[], at: Date, until: Date): Promise<ClientThrottle[]>;
   /** Client throttles in force at `now`. */
@@ -70,7 +74,8 @@ export class ConversionWatch {
       for (const t of started) this.deps.onThrottle?.(t);
     }
     const since = new Date(now.getTime() - policy.windowSeconds * 1000);
-    const underClients = underConvertingClients(await store.clientTraffic(since), policy);
+    const settledBefore = new Date(now.getTime() - clientSettleSeconds * 1000);
+    const underClients = underConvertingClients(await store.clientTraffic(since, settledBefore), policy);
     if (underClients.length > 0) {
       const started = await store.throttleClients(underClients, now, new Date(now.getTime() + policy.throttleSeconds * 1000));
       for (const t of started) this.deps.onClientThrottle?.(t);

@@ -62,13 +62,13 @@ export class SqlConversionStore implements ConversionStore {
     return rows.map(toThrottle);
   }
 
-  async clientTraffic(since: Date): Promise<ClientTraffic[]> {
+  async clientTraffic(since: Date, settledBefore: Date): Promise<ClientTraffic[]> {
     const { rows } = await sql<{ client_id: string; sends: number; verified: number }>`
       SELECT v.client_id, sum(greatest(v.delivery_sends, 1))::int AS sends, (count(*) FILTER (WHERE v.status = 'SUCCESS'))::int AS verified
         FROM verifications v
           LEFT JOIN client_throttles t ON t.client_id = v.client_id
-        WHERE v.client_id = ANY(ARRAY(SELECT id FROM clients)) AND v.created_at > ${since} AND NOT v.test_number
-          AND v.delivery_provider IS NOT NULL
+        WHERE v.client_id = ANY(ARRAY(SELECT id FROM clients)) AND v.created_at > ${since} AND v.created_at <= ${settledBefore}
+          AND NOT v.test_number AND v.delivery_provider IS NOT NULL
           AND (t.throttled_until IS NULL OR v.created_at > t.throttled_until)
         GROUP BY v.client_id`.execute(this.db);
     return rows.map((r) => ({ clientId: r.client_id, sends: Number(r.sends), verified: Number(r.verified) }));
