@@ -24,12 +24,16 @@ forEachDatabase('token to verified', (kind) => {
     await h.services.sendWorker.idle();
     const fetched = await h.call('GET', `/v1/otp/${body.data.id}`, token);
     assert.equal(fetched.statusCode, 200);
-    // Only the delivery has moved since the create's answer: the code went out right after the commit.
-    const { delivery: sentDelivery, ...fetchedRest } = fetched.json().data as Record<string, unknown> & { delivery: { status: string } };
-    const { delivery: queued, ...createdRest } = body.data as Record<string, unknown> & { delivery: { status: string } };
+    // Only the delivery, and the list of sends it heads, have moved since the create's answer: the code went out
+    // right after the commit.
+    type Sends = Record<string, unknown> & { delivery: { status: string }; deliveries: { status: string }[] };
+    const { delivery: sentDelivery, deliveries: sent, ...fetchedRest } = fetched.json().data as Sends;
+    const { delivery: queued, deliveries: none, ...createdRest } = body.data as Sends;
     assert.deepEqual(fetchedRest, createdRest);
     assert.equal(queued.status, 'QUEUED');
+    assert.deepEqual(none, []);
     assert.equal(sentDelivery.status, 'SENT');
+    assert.deepEqual(sent.map((d) => d.status), ['SENT']);
     const verified = await h.call('POST', '/v1/otp/verify', token, { id: body.data.id, otp: body.data.otp });
     assert.equal(verified.statusCode, 200, verified.body);
     assert.equal(verified.json().data.status, 'SUCCESS');
