@@ -145,6 +145,35 @@ describe('sip voice calls against SIPp', { skip: missing ?? false }, () => {
     }
   });
 
+  it('a call still playing when the provider stops is ended with a BYE', async () => {
+    const receiver = await rtpReceiver();
+    const sipp = await startSipp('voice-answer.xml', 'udp', { ...identityWords, RTP_IP: '127.0.0.1', RTP_PORT: String(receiver.port), PT: '0', CODEC: 'PCMU' }, { timeoutSeconds: 15 });
+    const context = { ...recordingContext(null), callRingSeconds: 5 };
+    const provider = createSipProvider(
+      {
+        SIP_TRUNK_URI: parseTrunkUri(`sip:${sippAddress}:${sipp.port}`),
+        SIP_USERNAME: undefined,
+        SIP_PASSWORD: undefined,
+        SIP_LOCAL_ADDRESS: '127.0.0.1',
+        SIP_LOCAL_PORT: 0,
+        SIP_FROM_HOST: undefined,
+        SIP_NUMBER_FORMAT: 'e164',
+      },
+      context,
+      { ...fast, stopGraceMs: 300 },
+    );
+    try {
+      await provider.start();
+      const result = await provider.send(voiceOf('412907', 3), AbortSignal.timeout(20_000));
+      assert.equal(result.kind, 'accepted', JSON.stringify(result));
+      await provider.stop();
+      assert.equal(await sippEnded(sipp.exited, 12_000), 0, `SIPp never had our BYE: ${sipp.errors()}`);
+    } finally {
+      sipp.stop();
+      receiver.close();
+    }
+  });
+
   it('busy (486): permanent, nothing played', async () => {
     const receiver = await rtpReceiver();
     const sipp = await startSipp('final.xml', 'udp', { ...identityWords, STATUS: '486', PHRASE: 'Busy Here' });
