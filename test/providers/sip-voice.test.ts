@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
 import { after, before, describe, it } from 'node:test';
 import type { OutgoingVoice, SendResult } from '../../src/channels/provider-port.js';
-import { voiceIntroduction, voiceSentence } from '../../src/domain/spoken-code.js';
+import { defaultWords, voiceIntroduction, voiceSentence } from '../../src/domain/spoken-code.js';
 import { createSipProvider, type SipTuning } from '../../src/providers/sip.js';
 import { encodeG711, type G711Codec } from '../../src/providers/sip/g711.js';
 import { parseTrunkUri } from '../../src/providers/sip/settings.js';
@@ -27,7 +27,7 @@ const identityWords = {
 };
 
 function voiceOf(code: string, repeat: number, language = 'en'): OutgoingVoice {
-  return { channel: 'voice', sendId: 's-1', verificationId: 'v-1', to: '+2348012345678', from: caller, code, language, sentence: voiceSentence(language, code), repeat };
+  return { channel: 'voice', sendId: 's-1', verificationId: 'v-1', to: '+2348012345678', from: caller, code, language, sentence: voiceSentence(language, code), words: defaultWords(language), repeat };
 }
 
 function sipProviderFor(port: number, ringSeconds: number) {
