@@ -26,6 +26,7 @@ import {
 import { runLoad, warmUp, type LoadResult } from './lib/load.js';
 import { packageVersion } from './lib/package-version.js';
 import { benchCalls, emptyCallResults, type CallBenchSettings } from './lib/call-scenarios.js';
+import { benchFallback, emptyFallbackResults, type FallbackBenchSettings } from './lib/fallback-scenario.js';
 import { benchProviders, emptyProviderResults, type ProviderBenchSettings } from './lib/provider-scenarios.js';
 import { checkPhoneSequence, PhoneSequence } from './lib/phones.js';
 import { scatteredNumbers, sequentialWalk, simulatePumping, type PumpingResults, type PumpingSettings } from './lib/pumping.js';
@@ -44,6 +45,7 @@ import {
 } from './lib/service-scenarios.js';
 import { standingNotes, summaryRows, type Results } from './lib/summary.js';
 import { benchWebhooks } from './lib/webhook-scenario.js';
+import { runBackupCli } from './lib/backup-scenario.js';
 import { startWebhookReceiver } from './lib/webhook-receiver.js';
 
 const envInt = (name: string, fallback: number): number => {
@@ -78,13 +80,19 @@ const pumpingSettings: PumpingSettings = {
   ordinaryVerifyShare: 0.85,
   attackPerSecond: envInt('BENCH_PUMPING_ATTACK_RATE', 4),
 };
+const fallbackSettings: FallbackBenchSettings = {
+  count: envInt('BENCH_FALLBACK_COUNT', 10_000),
+  rate: envInt('BENCH_FALLBACK_RATE', 500),
+  afterSeconds: envInt('BENCH_FALLBACK_AFTER_SECONDS', 30),
+  connections: s.connections,
+};
 const callSettings: CallBenchSettings = {
   rate: envInt('BENCH_CALL_RATE', 200),
   seconds: envInt('BENCH_CALL_SECONDS', 10),
   warmUpSeconds: envInt('BENCH_CALL_WARMUP_SECONDS', 2),
   connections: s.connections,
 };
-const allSections = ['ceiling', 'token', 'create', 'fetch', 'verify', 'webhooks', 'pglite', 'memory', 'providers', 'calls', 'pumping'];
+const allSections = ['ceiling', 'token', 'create', 'fetch', 'verify', 'webhooks', 'pglite', 'memory', 'backup', 'providers', 'calls', 'fallback', 'pumping'];
 const sections = new Set((process.env.BENCH_SECTIONS ?? 'all').split(',').map((x) => x.trim()));
 const on = (name: string) => sections.has('all') || sections.has(name);
 
@@ -188,7 +196,9 @@ function newResults(): Results {
     createRss: null,
     providers: null,
     calls: null,
+    fallback: null,
     pumping: null,
+    backup: null,
     rows: [],
     sectionSeconds: {},
     sectionLoadAverage: {},
@@ -220,6 +230,8 @@ async function main(): Promise<void> {
   if (on('providers')) await admin.query('CREATE DATABASE otp_providers');
   const callsUrl = postgres.url.replace(/\/postgres$/, '/otp_calls');
   if (on('calls')) await admin.query('CREATE DATABASE otp_calls');
+  const fallbackUrl = postgres.url.replace(/\/postgres$/, '/otp_fallback');
+  if (on('fallback')) await admin.query('CREATE DATABASE otp_fallback');
   /** Flushes what the previous run left in PostgreSQL, so it is not paid for by the next one. */
   const settle = async () => {
     await admin.query('CHECKPOINT');
@@ -285,7 +297,7 @@ async function main(): Promise<void> {
     await child.stop();
   });
 
-  const needService = ['token', 'create', 'fetch', 'verify', 'webhooks', 'memory'].some(on);
+  const needService = ['token', 'create', 'fetch', 'verify', 'webhooks', 'memory', 'backup'].some(on);
   if (needService) {
     const { child, target } = await startService(tempDir('pg'), serviceUrl);
     const db = new pg.Pool({ connectionString: serviceUrl, max: 4 });
@@ -452,6 +464,38 @@ async function main(): Promise<void> {
       log(`memory: ${mib(before)} -> ${mib(after)}`);
     });
     results.memory = { ...(results.memory ?? {}), timeline: rss };
+    await section('backup', async () => {
+      const { rows: counted } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM verifications');
+      const have = counted[0]?.n ?? 0;
+      if (have < memoryRows) {
+        await seedVerifications(db, { clientId: target.clientId, series: 'k', count: memoryRows - have });
+        await db.query('ANALYZE verifications');
+      }
+      const { rows: total } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM verifications');
+      await settle();
+      const createAlone = (await benchCreate(target, new PhoneSequence(60_000_000), s)).result;
+      log(`create, no backup: ${short(createAlone)}`);
+      await awaitSendQueue(db);
+      await settle();
+      const file = path.join(tempDir('backup'), 'backup.gz');
+      const backup = runBackupCli(path.resolve(benchDir, '..'), serviceUrl, file);
+      const createBeside = (await benchCreate(target, new PhoneSequence(70_000_000), s)).result;
+      const overlappedWholeRun = backup.running();
+      const { seconds, bytes } = await backup.done;
+      log(`create beside a backup: ${short(createBeside)}; backup of ${total[0]?.n} verifications: ${seconds.toFixed(1)} s, ${mib(bytes)}`);
+      results.backup = {
+        method:
+          '`otp-service backup` (its own process) against the PostgreSQL the service runs on, with the bench\'s seeded verifications; ' +
+          'creates through HTTP for the same time without it, then while it runs',
+        verifications: total[0]?.n ?? 0,
+        seconds,
+        bytes,
+        createAlone,
+        createBeside,
+        overlappedWholeRun,
+      };
+      fs.rmSync(file, { force: true });
+    });
     await child.stop();
     await closeDb();
   } else {
@@ -474,6 +518,12 @@ async function main(): Promise<void> {
     const out = emptyCallResults(callSettings);
     results.calls = out;
     await benchCalls({ settings: callSettings, serviceEnv: () => serviceEnv(tempDir('calls'), callsUrl, ''), log, out });
+  });
+
+  await section('fallback', async () => {
+    const out = emptyFallbackResults(fallbackSettings);
+    results.fallback = out;
+    await benchFallback({ settings: fallbackSettings, serviceEnv: () => serviceEnv(tempDir('fallback'), fallbackUrl, ''), log, out });
   });
 
   await section('pumping', async () => {

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { channels as allChannels, type Channel } from './domain/channel-driver.js';
+import { channels, perChannel, type Channel } from './domain/channel-driver.js';
 import { isLineType, lineTypes, type LineType } from './domain/line-type.js';
 import { parseE164 } from './domain/phone.js';
 import { parseCallerIdRanges, type CallerIdRange } from './providers/caller-id.js';
@@ -95,6 +95,14 @@ const lineTypeList = (raw: string): readonly LineType[] => {
 function namesFor(channel: Channel): string {
   return providerModules.filter((m) => m.channels.includes(channel)).map((m) => m.name).join(', ');
 }
+/** The setting that names each channel's providers. */
+const providerSettingOf: Readonly<Record<Channel, string>> = {
+  sms: 'SMS_PROVIDER',
+  call: 'CALL_PROVIDER',
+  whatsapp: 'WHATSAPP_PROVIDER',
+  voice: 'VOICE_PROVIDER',
+};
+
 /** A comma-separated failover list of provider names, each known for the channel, none twice. */
 const providerList = (channel: Channel) => (raw: string): string[] => {
   const names = raw.split(',').map((n) => n.trim()).filter((n) => n.length > 0);
@@ -260,6 +268,11 @@ export const settings = {
     default: undefined,
     parse: providerList('call'),
   },
+  WHATSAPP_PROVIDER: {
+    doc: `WhatsApp providers, comma-separated in failover order: ${namesFor('whatsapp')}. When unset: log in development if no channel names a provider; otherwise WHATSAPP is not offered`,
+    default: undefined,
+    parse: providerList('whatsapp'),
+  },
   VOICE_PROVIDER: {
     doc: `Voice-call providers (the code read aloud), comma-separated in failover order: ${namesFor('voice')}. When unset: log in development if no channel names a provider; otherwise VOICE_CALL is not offered`,
     default: undefined,
@@ -278,6 +291,11 @@ export const settings = {
   SMS_SENDER_NUMBER: {
     doc: 'Number SMS codes are sent from (E.164); returned as pairedNumber, in local format to numbers of its own country and in E.164 to others',
     default: '+2349010000000',
+    parse: text,
+  },
+  WHATSAPP_SENDER_NUMBER: {
+    doc: 'The WhatsApp business number codes come from (E.164), shown as pairedNumber of a WHATSAPP verification; SMS_SENDER_NUMBER when unset',
+    default: undefined,
     parse: text,
   },
   VOICE_CALLER_NUMBER: {
@@ -308,6 +326,11 @@ export const settings = {
     doc: 'When no call provider can place a dropped call, send the same code by SMS (delivery.channel reads SMS)',
     default: 'false',
     parse: bool,
+  },
+  FALLBACK_AFTER_SECONDS: {
+    doc: "Seconds after a step's code was sent without a successful verify before the workflow's next step (create `fallback`) sends it through the next channel; a client setting may change it",
+    default: '60',
+    parse: integer(1, 86_400),
   },
   SEND_RETRY_DELAYS: {
     doc: 'Seconds between retries of a failed SMS or call before the verification is FAILED',
@@ -434,7 +457,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
 /** Whether every configured provider is the development `log` provider (nothing leaves the machine). */
 export function onlyLogProviders(providers: Config['providers']): boolean {
-  return [...providers.sms, ...providers.call, ...providers.voice].every((p) => p.module.name === 'log');
+  return Object.values(providers).every((list) => list.every((p) => p.module.name === 'log'));
 }
 
 /** Whether an address or name is this machine only (127.0.0.0/8, ::1, localhost): a bind address, or a Host's. */
@@ -465,7 +488,7 @@ function configuredProviders(
   problems: string[],
 ): Record<Channel, ConfiguredProvider[]> {
   const parsed = new Map<string, ConfiguredProvider>();
-  const configure = (name: string, channels: readonly Channel[]): ConfiguredProvider[] => {
+  const configure = (name: string, forChannels: readonly Channel[]): ConfiguredProvider[] => {
     const module = providerModule(name);
     if (!module) return [];
     const known = parsed.get(name);
@@ -475,9 +498,11 @@ function configuredProviders(
       const given = env[key];
       const raw = given === undefined || given === '' ? setting.default : given;
       if (raw === undefined) {
-        const neededFor = setting.requiredFor?.filter((c) => channels.includes(c)) ?? [];
+        // Settings only some channels of the provider use (Twilio's WhatsApp sender, Vonage's voice application)
+        // are required when it serves one of those.
+        const neededFor = setting.requiredFor?.filter((c) => forChannels.includes(c)) ?? [];
         if (setting.required) problems.push(`${key}: required by the ${name} provider`);
-        else if (neededFor.length > 0) problems.push(`${key}: required by the ${name} provider for ${neededFor.join(', ')}`);
+        else if (neededFor.length > 0) problems.push(`${key}: required by the ${name} provider for ${neededFor.map((c) => providerSettingOf[c]).join(', ')}`);
         continue;
       }
       try {
@@ -490,25 +515,30 @@ function configuredProviders(
     parsed.set(name, configured);
     return [configured];
   };
-  const named = { sms: names(out.SMS_PROVIDER), call: names(out.CALL_PROVIDER), voice: names(out.VOICE_PROVIDER) };
+  const named: Record<Channel, string[] | null> = {
+    sms: names(out.SMS_PROVIDER),
+    call: names(out.CALL_PROVIDER),
+    whatsapp: names(out.WHATSAPP_PROVIDER),
+    voice: names(out.VOICE_PROVIDER),
+  };
   const production = out.NODE_ENV === 'production';
   const anyNamed = Object.values(named).some((list) => list !== null);
   // A channel nobody named: `log` while developing with no real provider anywhere; otherwise it is off, so that a
   // create of its type is refused rather than "sent" through `log` beside real providers.
   const unnamed = anyNamed || production ? [] : ['log'];
-  const lists = { sms: named.sms ?? unnamed, call: named.call ?? unnamed, voice: named.voice ?? unnamed };
+  const listOf = (channel: Channel): string[] => named[channel] ?? unnamed;
   if (production) {
     if (!anyNamed) {
       problems.push('SMS_PROVIDER: NODE_ENV=production needs a real provider (SMS_PROVIDER and, for dropped calls, CALL_PROVIDER); nothing would leave this machine');
     }
-    for (const [key, list] of [['SMS_PROVIDER', lists.sms], ['CALL_PROVIDER', lists.call], ['VOICE_PROVIDER', lists.voice]] as const) {
-      if (list.includes('log')) problems.push(`${key}: log sends nothing and is refused with NODE_ENV=production; name a real provider, or unset ${key} to turn its channel off`);
+    for (const channel of channels) {
+      const key = providerSettingOf[channel];
+      if (listOf(channel).includes('log')) problems.push(`${key}: log sends nothing and is refused with NODE_ENV=production; name a real provider, or unset ${key} to turn its channel off`);
     }
   }
   // The channels each provider is named for: a setting may be needed for some of them only.
-  const channelsOf = (name: string): Channel[] => allChannels.filter((c) => lists[c].includes(name));
-  const configureFor = (name: string) => configure(name, channelsOf(name));
-  const configured = { sms: lists.sms.flatMap(configureFor), call: lists.call.flatMap(configureFor), voice: lists.voice.flatMap(configureFor) };
+  const channelsOf = (name: string): Channel[] => channels.filter((c) => listOf(c).includes(name));
+  const configured = perChannel((c) => listOf(c).flatMap((name) => configure(name, channelsOf(name))));
   // Providers that call back need to be told where: their receipts come to PUBLIC_BASE_URL/callbacks/<name>.
   const callingBack = [...parsed.values()].filter((p) => p.module.callbacks).map((p) => p.module.name);
   if (callingBack.length > 0 && out.PUBLIC_BASE_URL === undefined) {

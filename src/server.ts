@@ -1,4 +1,6 @@
+import fs from 'node:fs';
 import type { FastifyInstance } from 'fastify';
+import { channels } from './domain/channel-driver.js';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { knownScopes } from './domain/scopes.js';
@@ -92,6 +94,7 @@ export function workerDeps(services: Services, deliverWebhooks: boolean): Worker
     sendWorker: services.sendWorker,
     webhookWorker: deliverWebhooks ? services.webhookWorker : null,
     expireDue: (limit) => services.verifications.expireDue(limit),
+    takeDueSteps: (limit) => services.deliveries.takeDueSteps(limit),
     watchConversion: () => services.conversion.refresh(),
     applyParkedReceipts: () => services.deliveries.applyParkedReceipts(100),
     flushCounters: async () => {
@@ -141,7 +144,17 @@ export function adminDeps(services: Services): AdminDeps {
       },
     },
     stats: services.stats,
-    textPolicy: { codeLength: services.config.OTP_LENGTH, ttlSeconds: services.config.OTP_TTL_SECONDS },
+    textPolicy: {
+      codeLength: services.config.OTP_LENGTH,
+      ttlSeconds: services.config.OTP_TTL_SECONDS,
+      fallbackTypes: services.channels.fallbackTypes(),
+    },
+    snapshot: async (file) => {
+      const dump = Buffer.from(await (await services.db.dumpDataDir()).arrayBuffer());
+      // It holds what the database holds (secrets' hashes, signing keys): its owner's only, never overwriting.
+      await fs.promises.writeFile(file, dump, { mode: 0o600, flag: 'wx' });
+      return dump.length;
+    },
   };
 }
 

@@ -9,7 +9,7 @@ import { VerificationService } from './domain/verification-service.js';
 import { QuotaLimiter } from './domain/quota-limiter.js';
 import { WindowCounter } from './domain/window-counter.js';
 import { ChannelRegistry } from './channels/registry.js';
-import { channelOfDelivery, channels as allChannels } from './domain/channel-driver.js';
+import { channelOfDelivery, channels as allChannels, perChannel } from './domain/channel-driver.js';
 import type { AfterCommit } from './domain/after-commit.js';
 import { defaultClientSettings, type ClientSettings } from './domain/client-settings.js';
 import { CommitDispatcher } from './jobs/after-commit.js';
@@ -66,6 +66,8 @@ export interface Services {
   readonly verifications: VerificationService;
   /** Provider answers and receipts. */
   readonly deliveries: DeliveryService;
+  /** One driver per verification type (contract 8 and 13). */
+  readonly channels: ChannelRegistry;
   /** Number lookups (contract 11). */
   readonly lookups: LookupService;
   /** Traffic per day and country (GET /v1/stats, `otp-service stats`). */
@@ -107,6 +109,8 @@ export async function createServices(
 ): Promise<Services> {
   const smsSender = parseE164(config.SMS_SENDER_NUMBER);
   if (!smsSender) throw new Error(`SMS_SENDER_NUMBER "${config.SMS_SENDER_NUMBER}" is not a valid E.164 number`);
+  const whatsappSender = config.WHATSAPP_SENDER_NUMBER === undefined ? smsSender : parseE164(config.WHATSAPP_SENDER_NUMBER);
+  if (!whatsappSender) throw new Error(`WHATSAPP_SENDER_NUMBER "${config.WHATSAPP_SENDER_NUMBER ?? ''}" is not a valid E.164 number`);
   const voiceCaller = config.VOICE_CALLER_NUMBER === undefined ? smsSender : parseE164(config.VOICE_CALLER_NUMBER);
   if (!voiceCaller) throw new Error(`VOICE_CALLER_NUMBER "${config.VOICE_CALLER_NUMBER ?? ''}" is not a valid E.164 number`);
   const db = await openDatabase({
@@ -136,9 +140,12 @@ export async function createServices(
     smsSender,
     codeLength: config.OTP_LENGTH,
     callerIdRanges: config.CALLER_ID_RANGES,
+    whatsappSender,
     voiceCaller,
     voiceRepeat: config.VOICE_REPEAT,
   });
+  // The channels with a provider here: a create (or a workflow's step) of another channel is refused.
+  const offered = new Set(allChannels.filter((c) => config.providers[c].length > 0));
   const verificationStore = new SqlVerificationStore(db.db, notifyOtherProcesses);
   // A client's settings come from the directory's cache: no database read per create or send.
   const settingsOf = async (clientId: string): Promise<ClientSettings> => (await clientDirectory.get(clientId))?.settings ?? defaultClientSettings;
@@ -184,11 +191,7 @@ export async function createServices(
     },
     clock,
     observer: metrics,
-    firstProviders: {
-      sms: firstProviderName(config.providers.sms),
-      call: firstProviderName(config.providers.call),
-      voice: firstProviderName(config.providers.voice),
-    },
+    firstProviders: perChannel((c) => firstProviderName(config.providers[c])),
     onThrottle: (t) =>
       conversionLog.warn(
         { regionCode: t.regionCode, countryCode: t.countryCode, provider: t.provider, sends: t.sends, verified: t.verified, until: t.throttledUntil },
@@ -209,7 +212,9 @@ export async function createServices(
       destinations: { allowedCountries: config.ALLOWED_COUNTRIES, blockedLineTypes: config.BLOCKED_LINE_TYPES },
       clientDailySends: config.CLIENT_DAILY_SEND_LIMIT,
       prefix: { count: config.PREFIX_LIMIT_COUNT, windowSeconds: config.PREFIX_LIMIT_WINDOW_SECONDS, blockSeconds: config.PREFIX_BLOCK_SECONDS },
-      offered: new Set(allChannels.filter((c) => config.providers[c].length > 0)),
+      offered,
+      fallbackTypes: channels.fallbackTypes().filter((t) => offered.has(channels.forRequest(t).channel)),
+      fallbackAfterSeconds: config.FALLBACK_AFTER_SECONDS,
     },
     channels: (type) => channels.forRequest(type),
     afterCommit,
@@ -236,6 +241,12 @@ export async function createServices(
     clock,
     random,
     observer: metrics,
+    steps: (type) => {
+      const driver = channels.forRequest(type);
+      // The step's sender for the verification's own code (a fixed code keeps it: the same code on every step).
+      return { channel: driver.channel, sender: (v) => driver.newCode(random, v.otp).from.e164 };
+    },
+    countSends: config.CLIENT_DAILY_SEND_LIMIT > 0,
   });
   const lookups = new LookupService({ store: new SqlLookupStore(db.db), metadata: new GoogleNumberMetadata(), clock, random });
   const providerLog = logger.child({ component: 'provider' });
@@ -308,6 +319,7 @@ export async function createServices(
     verificationStore,
     verifications,
     deliveries,
+    channels,
     lookups,
     stats: new StatsService({ store: new SqlStatsStore(db.db), clock }),
     messages,

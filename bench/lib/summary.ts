@@ -1,5 +1,6 @@
 import os from 'node:os';
 import type { CallResults, RingToCancel } from './call-scenarios.js';
+import type { FallbackResults } from './fallback-scenario.js';
 import type { DbLimitResult } from './db-limit.js';
 import type { LoadResult } from './load.js';
 import type { CpuShares, PacedLatency, ProviderResults } from './provider-scenarios.js';
@@ -7,6 +8,7 @@ import type { LateProviderResults } from './late-provider.js';
 import { boundRow, mib, ratioRow, type MachineInfo, type Row } from './report.js';
 import type { PumpingResults, PumpingRun } from './pumping.js';
 import type { WebhookResult } from './webhook-scenario.js';
+import type { BackupResult } from './backup-scenario.js';
 
 /** Everything measured, as written to bench/results.json. */
 export interface Results {
@@ -24,8 +26,12 @@ export interface Results {
   providers: ProviderResults | null;
   /** The calls section (bench/lib/call-scenarios.ts). */
   calls: CallResults | null;
+  /** The fallback section (bench/lib/fallback-scenario.ts). */
+  fallback?: FallbackResults | null;
   /** The pumping simulation (bench/lib/pumping.ts). */
   pumping: PumpingResults | null;
+  /** `otp-service backup` beside creates (bench/lib/backup-scenario.ts). */
+  backup: BackupResult | null;
   rows: Row[];
   sectionSeconds: Record<string, number>;
   /** 1-minute load average when each section started: other work on the machine shows up here. */
@@ -125,6 +131,7 @@ export function summaryRows(r: Results): Row[] {
   }
   rows.push(...providerRows(r.providers));
   rows.push(...callRows(r.calls));
+  rows.push(...fallbackRows(r.fallback ?? null));
   rows.push(...pumpingRows(r.pumping));
   if (r.createRss) {
     rows.push(
@@ -149,7 +156,23 @@ export function summaryRows(r: Results): Row[] {
   } else {
     rows.push(boundRow('Service RSS flat', 'not measured', 'flat', null));
   }
+  rows.push(...backupRows(r.backup));
   return rows;
+}
+
+/** The backup section's rows: its time and size, and creates beside it against creates alone. */
+function backupRows(b: BackupResult | null): Row[] {
+  if (!b) return [boundRow('Backup (PG) of the seeded verifications', 'not measured', '', null)];
+  const beside = b.overlappedWholeRun ? '' : ' (the backup ended before the create run)';
+  return [
+    boundRow(
+      `Backup (PG) of ${b.verifications.toLocaleString('en-US')} verifications, creates running beside it`,
+      `${b.seconds.toFixed(1)} s, ${mib(b.bytes)}`,
+      '',
+      null,
+    ),
+    ratioRow(`Create beside a backup vs alone${beside}`, b.createBeside.okRps, 'req/s', 'alone', b.createAlone.okRps, 0.8),
+  ];
 }
 
 /** The providers section's rows: SMPP throughput against the bare package, and three paced latencies. */
@@ -242,6 +265,22 @@ function pumpingRows(p: PumpingResults | null): Row[] {
       ),
     ];
   });
+}
+
+/** The fallback section's row: how late a time-driven workflow step went out, with many waiting. */
+function fallbackRows(f: FallbackResults | null): Row[] {
+  if (!f) return [];
+  const s = f.settings;
+  const complete = f.matched === f.created && f.created === s.count && f.duplicates === 0;
+  return [
+    boundRow(
+      `Workflow step after its time, ${f.maxWaiting} verifications waiting (${s.count} DROPPED_CALL with fallback SEND_SMS at ${s.rate}/s, FALLBACK_AFTER_SECONDS=${s.afterSeconds})`,
+      `p50 ${f.p50.toFixed(0)} ms, p99 ${f.p99.toFixed(0)} ms, max ${f.max.toFixed(0)} ms (${f.matched} of ${f.created}; ${f.duplicates} sent twice)`,
+      'p99 < 1 s',
+      f.matched > 0 ? f.p99 < 1000 && complete : null,
+      'step lateness: the step\'s SMS at the gateway less (its call at the gateway + the wait)',
+    ),
+  ];
 }
 
 /** The calls section's rows: create-to-INVITE beside create-to-gateway, and 180-to-CANCEL beside a bare client. */

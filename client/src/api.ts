@@ -150,14 +150,14 @@ export interface paths {
         };
         /**
          * Delivery receipt from a provider
-         * @description Where a provider reports what became of a message or call (`{PUBLIC_BASE_URL}/callbacks/{provider}`, more path after it is allowed). Authenticated by the provider's own scheme (Twilio `X-Twilio-Signature`, Vonage signed requests, Termii `X-Termii-Signature`, ...), not by a bearer token: a bad or missing signature is 403 and changes nothing. Answered 2xx only once what it says is committed; a repeat changes nothing twice; a receipt for a message not known yet is kept and applies once its send is recorded (one never sent is 2xx and, in the end, ignored). The body is whatever the provider sends.
+         * @description Where a provider reports what became of a message or call (`{PUBLIC_BASE_URL}/callbacks/{provider}`, more path after it is allowed). Authenticated by the provider's own scheme (Twilio `X-Twilio-Signature`, Vonage signed requests, Termii `X-Termii-Signature`, ...), not by a bearer token: a bad or missing signature is 403 and changes nothing. Answered 2xx only once what it says is committed; a repeat changes nothing twice; a receipt for a message not known yet is kept and applies once its send is recorded (one never sent is 2xx and, in the end, ignored). The body is whatever the provider sends. Meta's subscription handshake (`GET /callbacks/meta?hub.mode=subscribe&hub.verify_token=T&hub.challenge=C`) is answered 200 with `C` as plain text when `T` is `META_WEBHOOK_VERIFY_TOKEN`, else 403.
          */
         get: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description A configured provider: `twilio`, `vonage`, `infobip`, `africastalking`, `termii`, `http`, ... */
+                    /** @description A configured provider: `twilio`, `vonage`, `infobip`, `africastalking`, `termii`, `http`, `meta`, ... */
                     provider: string;
                 };
                 cookie?: never;
@@ -328,14 +328,14 @@ export interface paths {
         put?: never;
         /**
          * Delivery receipt from a provider
-         * @description Where a provider reports what became of a message or call (`{PUBLIC_BASE_URL}/callbacks/{provider}`, more path after it is allowed). Authenticated by the provider's own scheme (Twilio `X-Twilio-Signature`, Vonage signed requests, Termii `X-Termii-Signature`, ...), not by a bearer token: a bad or missing signature is 403 and changes nothing. Answered 2xx only once what it says is committed; a repeat changes nothing twice; a receipt for a message not known yet is kept and applies once its send is recorded (one never sent is 2xx and, in the end, ignored). The body is whatever the provider sends.
+         * @description Where a provider reports what became of a message or call (`{PUBLIC_BASE_URL}/callbacks/{provider}`, more path after it is allowed). Authenticated by the provider's own scheme (Twilio `X-Twilio-Signature`, Vonage signed requests, Termii `X-Termii-Signature`, ...), not by a bearer token: a bad or missing signature is 403 and changes nothing. Answered 2xx only once what it says is committed; a repeat changes nothing twice; a receipt for a message not known yet is kept and applies once its send is recorded (one never sent is 2xx and, in the end, ignored). The body is whatever the provider sends. Meta's subscription handshake (`GET /callbacks/meta?hub.mode=subscribe&hub.verify_token=T&hub.challenge=C`) is answered 200 with `C` as plain text when `T` is `META_WEBHOOK_VERIFY_TOKEN`, else 403.
          */
         post: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description A configured provider: `twilio`, `vonage`, `infobip`, `africastalking`, `termii`, `http`, ... */
+                    /** @description A configured provider: `twilio`, `vonage`, `infobip`, `africastalking`, `termii`, `http`, `meta`, ... */
                     provider: string;
                 };
                 cookie?: never;
@@ -791,7 +791,7 @@ export interface components {
                 id: string;
                 otp: string | null;
                 /** @enum {string} */
-                type: "SMS" | "DROPPED_CALL" | "VOICE_CALL";
+                type: "SMS" | "DROPPED_CALL" | "WHATSAPP" | "VOICE_CALL";
                 /** @enum {string} */
                 status: "SUCCESS" | "FAILED" | "EXPIRED";
                 /** @description ISO 8601 UTC with milliseconds. */
@@ -818,7 +818,7 @@ export interface components {
             updatedAt: string;
             /** @description When the code stops working (OTP_TTL_SECONDS after creation). ISO 8601 UTC with milliseconds. */
             expiresAt: string;
-            /** @description The code: random digits (OTP_LENGTH, default 6) for SMS and VOICE_CALL; for DROPPED_CALL the last 4 digits of the caller id; null when the client withholds codes (`clients update --reveal-code false`). */
+            /** @description The code: random digits (OTP_LENGTH, default 6) for SMS, WHATSAPP and VOICE_CALL; for DROPPED_CALL the last 4 digits of the caller id; null when the client withholds codes (`clients update --reveal-code false`). */
             otp: string | null;
             /** @description The number verified, in E.164. */
             phoneNumber: string;
@@ -828,13 +828,13 @@ export interface components {
             countryCode: string;
             /** @description Verify attempts so far. */
             counter: number;
-            /** @description The number the user is contacted from: the SMS sender, for DROPPED_CALL the caller id whose last digits are the code, for VOICE_CALL the number the call comes from (VOICE_CALLER_NUMBER). In the local format of its country when the user's number has the same country calling code, else in E.164 (`+2349010001234`): a national format means nothing to a phone in another country. */
+            /** @description The number the user is contacted from: the SMS sender (for WHATSAPP the WhatsApp business number), for DROPPED_CALL the caller id whose last digits are the code, for VOICE_CALL the number the call comes from (VOICE_CALLER_NUMBER). In the local format of its country when the user's number has the same country calling code, else in E.164 (`+2349010001234`): a national format means nothing to a phone in another country. */
             pairedNumber: string;
             /**
-             * @description `SMS` for a `SEND_SMS` request, `DROPPED_CALL` for `DROPPED_CALL`, `VOICE_CALL` for `VOICE_CALL`.
+             * @description `SMS` for a `SEND_SMS` request, otherwise the request's own word (`DROPPED_CALL`, `WHATSAPP`, `VOICE_CALL`).
              * @enum {string}
              */
-            type: "SMS" | "DROPPED_CALL" | "VOICE_CALL";
+            type: "SMS" | "DROPPED_CALL" | "WHATSAPP" | "VOICE_CALL";
             /**
              * @description A verification whose time is up reads `EXPIRED` at once.
              * @enum {string}
@@ -855,7 +855,7 @@ export interface components {
                  * @description `CALL` for a dropped call, `VOICE` for a call that reads the code; a dropped call that fell back to SMS reads `SMS`.
                  * @enum {string}
                  */
-                channel: "SMS" | "CALL" | "VOICE";
+                channel: "SMS" | "CALL" | "WHATSAPP" | "VOICE";
                 /** @description The provider that took it; null before the first attempt. */
                 provider: string | null;
                 /**
@@ -868,6 +868,22 @@ export interface components {
                 /** @description ISO 8601 UTC with milliseconds. */
                 updatedAt: string;
             };
+            /** @description The workflow's request types still to come, in order (contract 13); `[]` when none is left or none was asked. */
+            fallback: string[];
+            /** @description Every send attempt of the code, oldest first: a failover between two providers makes two; the latest is `delivery` as it stands. */
+            deliveries: {
+                /** @description The channel of the attempt, as `delivery.channel`. */
+                channel: string;
+                /** @description The provider tried (`test` for a test number). */
+                provider: string;
+                /**
+                 * @description `SENT`/`DELIVERED` once taken, then as its receipts say; `FAILED` when refused.
+                 * @enum {string}
+                 */
+                status: "QUEUED" | "SENT" | "DELIVERED" | "UNDELIVERED" | "FAILED";
+                /** @description When the attempt was made. ISO 8601 UTC with milliseconds. */
+                at: string;
+            }[];
         };
     };
     responses: never;
@@ -1374,10 +1390,12 @@ export interface operations {
                     /** @description The number in local format, digits only (a national trunk prefix such as a leading 0 is allowed), or a whole E.164 number (`+` and digits), whose calling code must then agree with `countryCode` if one is given. */
                     phoneNumber: string;
                     /**
-                     * @description How the code goes out: an SMS, a dropped call whose caller id ends with the code, or a call that reads the code aloud (`VOICE_CALL`); `SEND_SMS` when absent.
+                     * @description How the code goes out: an SMS, a dropped call whose caller id ends with the code, a WhatsApp message (`WHATSAPP`), or a call that reads the code aloud (`VOICE_CALL`); `SEND_SMS` when absent.
                      * @enum {string}
                      */
-                    type?: "SEND_SMS" | "DROPPED_CALL" | "VOICE_CALL";
+                    type?: "SEND_SMS" | "DROPPED_CALL" | "WHATSAPP" | "VOICE_CALL";
+                    /** @description The workflow's later steps (contract 13): up to 2 more request types, in order, from `SEND_SMS`, `WHATSAPP` and `VOICE_CALL` where this service has their channel (never `DROPPED_CALL`, none equal to `type`, none twice). The next step sends the same code through its channel at once when the current step fails with no provider left, or when `FALLBACK_AFTER_SECONDS` (default 60; the client may set its own) pass after its code was sent without a successful verify. The client's default when absent. */
+                    fallback?: string[];
                     /** @description Absolute http(s) URL without credentials that receives the state changes; the client's default when absent. */
                     webhookUrl?: string | null;
                     /** @description The caller's own reference, given back in the record and webhooks. */
@@ -3822,7 +3840,9 @@ export interface operations {
                             regionCode: string | null;
                             /** @description The country calling code, `+NNN`. */
                             countryCode: string;
-                            /** @description Messages and calls asked for: 1 per verification created, 1 more per resend. */
+                            /** @description The channel of the verifications' latest send, as `delivery.channel` (`SMS`, `CALL`, ...): a verification counts, all its sends included, under the channel its workflow ended on. */
+                            channel: string;
+                            /** @description Messages and calls asked for: 1 per verification created, 1 more per resend and per workflow step. */
                             sends: number;
                             /** @description Verifications whose latest send a delivery receipt marked `DELIVERED`. */
                             delivered: number;

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import {
   isClientSettingsCommand,
   isClientSettingsCommandName,
@@ -33,6 +34,8 @@ export interface AdminDeps {
   readonly countryThrottles: CountryThrottles;
   /** Traffic per day and country (`otp-service stats`). */
   readonly stats: Pick<StatsService, 'forClient' | 'forAllClients'>;
+  /** The embedded database's data folder as a crash would leave it, written to a file (`otp-service backup`). */
+  readonly snapshot: (file: string) => Promise<number>;
 }
 
 /** An operator command, as the CLI parsed it; run in the CLI or, on the embedded database, in the server. */
@@ -57,6 +60,8 @@ export type AdminCommand =
   | { readonly name: 'blocks.lift'; readonly prefix: string }
   /** Traffic per day and country of one client, or of every client (null); days null: the defaults of GET /v1/stats. */
   | { readonly name: 'stats'; readonly clientId: string | null; readonly from: string | null; readonly to: string | null }
+  /** A copy of the embedded database's data folder, for `otp-service backup` while the server runs. */
+  | { readonly name: 'database.snapshot'; readonly path: string }
   /** The newest messages, newest first. */
   | { readonly name: 'messages.latest'; readonly to: string | null; readonly limit: number }
   /** Messages after a reader's place (InboxSource.recent), oldest first. */
@@ -113,6 +118,9 @@ export function parseAdminCommand(input: unknown): AdminCommand | string {
       const or = (v: unknown) => (typeof v === 'string' ? v : null);
       return { name: c.name, clientId: or(c.clientId), from: or(c.from), to: or(c.to) };
     }
+    case 'database.snapshot':
+      if (typeof c.path !== 'string' || !path.isAbsolute(c.path)) return 'database.snapshot needs an absolute path';
+      return { name: c.name, path: c.path };
     case 'webhooks.show':
     case 'webhooks.replay':
       if (typeof c.id !== 'string') return `${c.name} needs an event id`;
@@ -210,6 +218,8 @@ export async function runAdminCommand(deps: AdminDeps, command: AdminCommand): P
     }
     case 'stats':
       return stats(deps, command);
+    case 'database.snapshot':
+      return { ok: true, value: { bytes: await deps.snapshot(command.path) } };
     case 'messages.latest':
       return { ok: true, value: await deps.inbox.latest(command.limit, command.to) };
     case 'messages.recent':

@@ -35,6 +35,22 @@ export interface OutgoingCall {
   readonly callerId: string;
 }
 
+/** A WhatsApp message: the code in the business's approved authentication template, with its copy-code button. */
+export interface OutgoingWhatsApp {
+  readonly channel: 'whatsapp';
+  readonly sendId: string;
+  readonly verificationId: string;
+  /** E.164. */
+  readonly to: string;
+  /** E.164 business number it comes from (WHATSAPP_SENDER_NUMBER). */
+  readonly from: string;
+  readonly code: string;
+  /** BCP 47 locale of the template's language (the verification's, else the client's default); null: English. */
+  readonly locale: string | null;
+  /** What the phone shows: the authentication template's fixed text with the code, for the development inbox. */
+  readonly text: string;
+}
+
 /** A call that reads the code aloud once answered (contract 13, VOICE_CALL). */
 export interface OutgoingVoice {
   readonly channel: 'voice';
@@ -56,7 +72,7 @@ export interface OutgoingVoice {
   readonly repeat: number;
 }
 
-export type Outgoing = OutgoingSms | OutgoingCall | OutgoingVoice;
+export type Outgoing = OutgoingSms | OutgoingCall | OutgoingWhatsApp | OutgoingVoice;
 
 export type { DeliveryReceipt, SendResult } from '../domain/send-result.js';
 
@@ -101,6 +117,11 @@ export interface Provider {
 
   /** Checks and reads an inbound callback by the provider's own signature scheme; absent when it sends none. */
   verifyCallback?(request: CallbackRequest): CallbackResult;
+  /**
+   * Answers a GET subscription handshake on its callback route (Meta's `hub.challenge`): the text to send back
+   * as it is, or a refusal (403). Absent: GETs are callbacks like POSTs.
+   */
+  handshake?(request: CallbackRequest): { readonly kind: 'challenge'; readonly body: string } | { readonly kind: 'forbidden'; readonly reason: string };
 }
 
 /** What a provider module gets from the service. */
@@ -140,7 +161,7 @@ export interface ProviderSetting<T> {
   readonly required: boolean;
   /**
    * With `required` false: must be set when the provider is named for one of these channels (a provider of several
-   * channels whose settings only one of them uses, e.g. Vonage's voice application).
+   * channels whose settings only one of them uses, e.g. Vonage's voice application, Twilio's WhatsApp sender).
    */
   readonly requiredFor?: readonly Channel[];
   /** A credential: never printed, never logged. */

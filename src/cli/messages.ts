@@ -125,10 +125,10 @@ export function formatMessage(m: InboxMessage, json: boolean): string {
   }
   const state = m.state ? `${m.state.status} (${m.state.deliveryStatus})` : 'verification gone';
   const what =
-    m.channel === 'sms'
-      ? `SMS   to ${m.to} from ${m.from}: ${m.text ?? ''}`
+    m.channel === 'call'
+      ? `CALL  to ${m.to} from ${m.callerId ?? m.from} (code ${m.code ?? '?'}: the last digits)`
       : m.channel === 'voice'
         ? `VOICE to ${m.to} from ${m.from}: "${m.text ?? ''}"`
-        : `CALL  to ${m.to} from ${m.callerId ?? m.from} (code ${m.code ?? '?'}: the last digits)`;
+        : `${m.channel === 'whatsapp' ? 'WHATSAPP' : 'SMS  '} to ${m.to} from ${m.from}: ${(m.text ?? '').replace(/\n/g, ' ')}`;
   return `${m.at}  ${what}  [${state}]  verification ${m.verificationId}\n`;
 }

@@ -1,16 +1,24 @@
 import type { PhoneNumber } from './phone.js';
 import type { Random } from './ports.js';
-import type { DeliveryChannel, RequestType, VerificationType } from './verification.js';
+import type { RequestType, VerificationType } from './verification.js';
 
 /** A channel a code goes out on. */
-export type Channel = 'sms' | 'call' | 'voice';
+export type Channel = 'sms' | 'call' | 'whatsapp' | 'voice';
 
-export const channels: readonly Channel[] = ['sms', 'call', 'voice'];
+export const channels: readonly Channel[] = ['sms', 'call', 'whatsapp', 'voice'];
 
-/** How the record names each channel (contract 3.4 and 13 `delivery.channel`). */
+/** One value per channel, made by `f`: a new channel is a compile error here until it has its line. */
+export function perChannel<T>(f: (channel: Channel) => T): Record<Channel, T> {
+  return { sms: f('sms'), call: f('call'), whatsapp: f('whatsapp'), voice: f('voice') };
+}
+
+/** How the record names a channel (contract 3.4 and 13 `delivery.channel`). */
+export type DeliveryChannel = 'SMS' | 'CALL' | 'WHATSAPP' | 'VOICE';
+
 const deliveryChannels: Readonly<Record<Channel, DeliveryChannel>> = {
   sms: 'SMS',
   call: 'CALL',
+  whatsapp: 'WHATSAPP',
   voice: 'VOICE',
 };
 
@@ -22,6 +30,11 @@ export function deliveryChannelOf(channel: Channel): DeliveryChannel {
 /** The channel a record's `delivery.channel` names. */
 export function channelOfDelivery(delivery: DeliveryChannel): Channel {
   return channels.find((c) => deliveryChannels[c] === delivery) ?? 'sms';
+}
+
+/** A stored `delivery.channel`; null for a word no channel has. */
+export function parseDeliveryChannel(raw: string | null): DeliveryChannel | null {
+  return channels.map(deliveryChannelOf).find((d) => d === raw) ?? null;
 }
 
 /** A channel by its stored name; null for a name no driver knows (a stored job with it is an error, never SMS). */
@@ -39,6 +52,11 @@ export interface ChannelDriver {
   /** The `type` of the record (contract 3.4). */
   readonly type: VerificationType;
   readonly channel: Channel;
+  /**
+   * False: the type may not be a later step of a workflow (create `fallback`, contract 13), as a dropped call may
+   * not (its code is the caller id); absent: it may.
+   */
+  readonly fallbackStep?: boolean;
   /**
    * A fresh code, or `fixedCode` (a test number's, contract 9), and the number it is sent from: for a dropped call
    * the caller id ends with the code, the fixed one included.

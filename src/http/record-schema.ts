@@ -8,7 +8,8 @@ export const recordSchema = {
   description: 'A verification (seed 2.2 plus the contract\'s fields).',
   required: [
     'id', 'createdAt', 'updatedAt', 'expiresAt', 'otp', 'phoneNumber', 'country', 'countryCode', 'counter',
-    'pairedNumber', 'type', 'status', 'webhookUrl', 'reference', 'failureReason', 'delivery',
+    'pairedNumber', 'type', 'status', 'webhookUrl', 'reference', 'failureReason', 'delivery', 'fallback',
+    'deliveries',
   ],
   properties: {
     id: { type: 'string', description: 'The verification id (a UUID).' },
@@ -18,7 +19,7 @@ export const recordSchema = {
     otp: {
       type: ['string', 'null'],
       description:
-        'The code: random digits (OTP_LENGTH, default 6) for SMS and VOICE_CALL; for DROPPED_CALL the last 4 digits of the caller id; null when the client withholds codes (`clients update --reveal-code false`).',
+        'The code: random digits (OTP_LENGTH, default 6) for SMS, WHATSAPP and VOICE_CALL; for DROPPED_CALL the last 4 digits of the caller id; null when the client withholds codes (`clients update --reveal-code false`).',
     },
     phoneNumber: { type: 'string', description: 'The number verified, in E.164.' },
     country: { type: 'string', description: 'The country calling code, `+NNN` (the same as countryCode).' },
@@ -27,12 +28,12 @@ export const recordSchema = {
     pairedNumber: {
       type: 'string',
       description:
-        'The number the user is contacted from: the SMS sender, for DROPPED_CALL the caller id whose last digits are the code, for VOICE_CALL the number the call comes from (VOICE_CALLER_NUMBER). In the local format of its country when the user\'s number has the same country calling code, else in E.164 (`+2349010001234`): a national format means nothing to a phone in another country.',
+        'The number the user is contacted from: the SMS sender (for WHATSAPP the WhatsApp business number), for DROPPED_CALL the caller id whose last digits are the code, for VOICE_CALL the number the call comes from (VOICE_CALLER_NUMBER). In the local format of its country when the user\'s number has the same country calling code, else in E.164 (`+2349010001234`): a national format means nothing to a phone in another country.',
     },
     type: {
       type: 'string',
-      enum: ['SMS', 'DROPPED_CALL', 'VOICE_CALL'],
-      description: '`SMS` for a `SEND_SMS` request, `DROPPED_CALL` for `DROPPED_CALL`, `VOICE_CALL` for `VOICE_CALL`.',
+      enum: ['SMS', 'DROPPED_CALL', 'WHATSAPP', 'VOICE_CALL'],
+      description: '`SMS` for a `SEND_SMS` request, otherwise the request\'s own word (`DROPPED_CALL`, `WHATSAPP`, `VOICE_CALL`).',
     },
     status: {
       type: 'string',
@@ -53,7 +54,7 @@ export const recordSchema = {
       properties: {
         channel: {
           type: 'string',
-          enum: ['SMS', 'CALL', 'VOICE'],
+          enum: ['SMS', 'CALL', 'WHATSAPP', 'VOICE'],
           description: '`CALL` for a dropped call, `VOICE` for a call that reads the code; a dropped call that fell back to SMS reads `SMS`.',
         },
         provider: { ...nullableString, description: 'The provider that took it; null before the first attempt.' },
@@ -64,6 +65,29 @@ export const recordSchema = {
         },
         sends: { type: 'integer', description: 'How many times the code was sent, resends included.' },
         updatedAt: { type: 'string', description: timestamp },
+      },
+    },
+    fallback: {
+      type: 'array',
+      items: { type: 'string' },
+      description: "The workflow's request types still to come, in order (contract 13); `[]` when none is left or none was asked.",
+    },
+    deliveries: {
+      type: 'array',
+      description: 'Every send attempt of the code, oldest first: a failover between two providers makes two; the latest is `delivery` as it stands.',
+      items: {
+        type: 'object',
+        required: ['channel', 'provider', 'status', 'at'],
+        properties: {
+          channel: { type: 'string', description: 'The channel of the attempt, as `delivery.channel`.' },
+          provider: { type: 'string', description: 'The provider tried (`test` for a test number).' },
+          status: {
+            type: 'string',
+            enum: ['QUEUED', 'SENT', 'DELIVERED', 'UNDELIVERED', 'FAILED'],
+            description: '`SENT`/`DELIVERED` once taken, then as its receipts say; `FAILED` when refused.',
+          },
+          at: { type: 'string', description: `When the attempt was made. ${timestamp}` },
+        },
       },
     },
   },

@@ -23,9 +23,9 @@ export interface InboxMessage {
   readonly channel: Channel;
   /** E.164. */
   readonly to: string;
-  /** The SMS sender, or the number the call came from (VOICE_CALLER_NUMBER for a voice call). */
+  /** The SMS or WhatsApp sender, or the number the call came from (VOICE_CALLER_NUMBER for a voice call). */
   readonly from: string;
-  /** The SMS text, or what a voice call says; null for a dropped call. */
+  /** The SMS or WhatsApp text, or what a voice call says; null for a dropped call. */
   readonly text: string | null;
   /** The number a dropped call came from (its last digits are the code); null for an SMS or a voice call. */
   readonly callerId: string | null;

@@ -119,7 +119,7 @@ class HttpGatewayProvider implements Provider {
   }
 
   async send(message: Outgoing, signal: AbortSignal): Promise<SendResult> {
-    if (message.channel === 'voice') return { kind: 'permanent', reason: 'the http gateway sends SMS and dropped calls only' };
+    if (message.channel === 'voice' || message.channel === 'whatsapp') return { kind: 'permanent', reason: 'the http gateway sends SMS and dropped calls only' };
     const body = JSON.stringify(requestBody(message, this.callbackUrl));
     const headers = {
       'content-type': 'application/json',
@@ -166,9 +166,9 @@ class HttpGatewayProvider implements Provider {
 /** The JSON body of one send. */
 function requestBody(message: OutgoingSms | OutgoingCall, callbackUrl: string): Record<string, string> {
   const common = { id: message.sendId, verificationId: message.verificationId, channel: message.channel, to: message.to };
-  return message.channel === 'sms'
-    ? { ...common, from: message.from, text: message.text, callbackUrl }
-    : { ...common, callerId: message.callerId, callbackUrl };
+  return message.channel === 'call'
+    ? { ...common, callerId: message.callerId, callbackUrl }
+    : { ...common, from: message.from, text: message.text, callbackUrl };
 }
 
 /** What must never reach a log through the gateway's own words: the code, the text, the caller id that spells it. */

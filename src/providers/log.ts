@@ -1,11 +1,12 @@
 import type { LoggedMessage, Outgoing, ProviderModule, SendResult } from '../channels/provider-port.js';
 import { spokenText } from '../channels/voice.js';
 
-/** What the inbox keeps of one message or call: an SMS's text, a dropped call's caller id, what a voice call says. */
+/** What the inbox keeps of one message or call: an SMS's or WhatsApp message's text, a dropped call's caller id, what a voice call says. */
 export function loggedMessage(message: Outgoing): LoggedMessage {
   const base = { verificationId: message.verificationId, channel: message.channel, recipient: message.to };
   switch (message.channel) {
     case 'sms':
+    case 'whatsapp':
       return { ...base, sender: message.from, body: message.text };
     case 'call':
       return { ...base, sender: message.callerId, body: `dropped call from ${message.callerId}` };
@@ -18,6 +19,7 @@ export function loggedMessage(message: Outgoing): LoggedMessage {
 function logFields(message: Outgoing): object {
   switch (message.channel) {
     case 'sms':
+    case 'whatsapp':
       return { to: message.to, from: message.from, body: message.text.split(message.code).join('******') };
     case 'call':
       return { to: message.to, callerId: `${message.callerId.slice(0, -4)}****` };
@@ -33,13 +35,13 @@ function logFields(message: Outgoing): object {
  */
 export const logProvider: ProviderModule = {
   name: 'log',
-  channels: ['sms', 'call', 'voice'],
+  channels: ['sms', 'call', 'whatsapp', 'voice'],
   settings: {},
   callbacks: false,
   create(_values, context) {
     return {
       name: 'log',
-      channels: ['sms', 'call', 'voice'],
+      channels: ['sms', 'call', 'whatsapp', 'voice'],
       start: async () => undefined,
       stop: async () => undefined,
       async send(message: Outgoing): Promise<SendResult> {

@@ -120,5 +120,7 @@ export function parseClientSettings(raw: unknown): ClientSettings {
     templates: strings(obj.templates),
     voiceTemplates: strings(obj.voiceTemplates),
     testNumbers: strings(obj.testNumbers),
+    fallback: Array.isArray(obj.fallback) ? obj.fallback.filter((t): t is string => typeof t === 'string') : d.fallback,
+    fallbackAfterSeconds: typeof obj.fallbackAfterSeconds === 'number' ? obj.fallbackAfterSeconds : d.fallbackAfterSeconds,
   };
 }

@@ -194,7 +194,7 @@ describe('vonage settings for voice', () => {
     assert.deepEqual(loadConfig({ ...base, SMS_PROVIDER: 'vonage' }).providers.voice, []);
     assert.throws(
       () => loadConfig({ ...base, VOICE_PROVIDER: 'vonage' }),
-      (err: Error) => /VONAGE_APPLICATION_ID: required by the vonage provider for voice/.test(err.message) && /VONAGE_PRIVATE_KEY: required/.test(err.message),
+      (err: Error) => /VONAGE_APPLICATION_ID: required by the vonage provider for VOICE_PROVIDER/.test(err.message) && /VONAGE_PRIVATE_KEY: required/.test(err.message),
     );
     const c = loadConfig({ ...base, VOICE_PROVIDER: 'vonage', VONAGE_APPLICATION_ID: applicationId, VONAGE_PRIVATE_KEY: privatePem.replace(/\n/g, '\\n') });
     assert.deepEqual(c.providers.voice.map((p) => p.module.name), ['vonage']);

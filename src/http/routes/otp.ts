@@ -62,12 +62,14 @@ interface CreateBody {
   webhookUrl?: string | null;
   reference?: string | null;
   locale?: string | null;
+  fallback?: string[];
 }
 
 /** Why a create's type is refused when its channel has no provider here. */
 const channelNotOffered: Readonly<Record<Channel, string>> = {
   sms: 'SEND_SMS is not offered by this service: it has no SMS provider (SMS_PROVIDER)',
   call: 'DROPPED_CALL is not offered by this service: it has no call provider (CALL_PROVIDER)',
+  whatsapp: 'WHATSAPP is not offered by this service: it has no WhatsApp provider (WHATSAPP_PROVIDER)',
   voice: 'VOICE_CALL is not offered by this service: it has no voice provider (VOICE_PROVIDER)',
 };
 
@@ -103,6 +105,7 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
         webhookUrl,
         reference: body.reference ?? null,
         locale,
+        fallback: body.fallback ?? null,
       } as const;
       const outcome = await verifications.create({
         ...input,
@@ -116,6 +119,8 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
         case 'created':
         case 'replayed':
           return { status: true, message: 'OTP sent', data: publicRecord(outcome.verification) };
+        case 'invalid-fallback':
+          return sendError(reply, 'VALIDATION_ERROR', { details: [{ field: 'fallback', issue: outcome.issue }] });
         case 'invalid-phone':
           return sendError(reply, 'INVALID_PHONE_NUMBER', {
             details: [{ field: 'phoneNumber', issue: `is not a valid number for country code ${number.countryCode}` }],
