@@ -26,6 +26,7 @@ import {
 import { runLoad, warmUp, type LoadResult } from './lib/load.js';
 import { packageVersion } from './lib/package-version.js';
 import { benchCalls, emptyCallResults, type CallBenchSettings } from './lib/call-scenarios.js';
+import { benchFailover, emptyFailoverResults, type FailoverSettings } from './lib/failover-scenario.js';
 import { benchFallback, emptyFallbackResults, type FallbackBenchSettings } from './lib/fallback-scenario.js';
 import { benchProviders, emptyProviderResults, type ProviderBenchSettings } from './lib/provider-scenarios.js';
 import { checkPhoneSequence, PhoneSequence } from './lib/phones.js';
@@ -92,7 +93,12 @@ const callSettings: CallBenchSettings = {
   warmUpSeconds: envInt('BENCH_CALL_WARMUP_SECONDS', 2),
   connections: s.connections,
 };
-const allSections = ['ceiling', 'token', 'create', 'fetch', 'verify', 'webhooks', 'pglite', 'memory', 'backup', 'providers', 'calls', 'fallback', 'pumping'];
+const failoverSettings: FailoverSettings = {
+  runs: envInt('BENCH_FAILOVER_RUNS', 5),
+  connections: s.connections,
+  databaseTimeoutMs: 3_000,
+};
+const allSections = ['ceiling', 'token', 'create', 'fetch', 'verify', 'webhooks', 'pglite', 'memory', 'backup', 'providers', 'calls', 'fallback', 'pumping', 'failover'];
 const sections = new Set((process.env.BENCH_SECTIONS ?? 'all').split(',').map((x) => x.trim()));
 const on = (name: string) => sections.has('all') || sections.has(name);
 
@@ -186,6 +192,7 @@ function newResults(): Results {
       providerSeconds: providerSettings.seconds,
       providerWarmUpSeconds: providerSettings.warmUpSeconds,
       smppSeconds: providerSettings.smppSeconds,
+      failoverRuns: failoverSettings.runs,
       sections: [...sections].join(','),
     },
     machine: null,
@@ -199,6 +206,7 @@ function newResults(): Results {
     fallback: null,
     pumping: null,
     backup: null,
+    failover: null,
     rows: [],
     sectionSeconds: {},
     sectionLoadAverage: {},
@@ -535,6 +543,21 @@ async function main(): Promise<void> {
       out.runs.push(run);
       log(`pumping (${attack.name}): ${JSON.stringify(run)}`);
     }
+  });
+
+  await section('failover', async () => {
+    const out = emptyFailoverResults(failoverSettings);
+    results.failover = out;
+    await benchFailover({
+      settings: failoverSettings,
+      startService: async (env) => {
+        const child = await startChild('serve-service.ts', { ...serviceEnv(tempDir('failover'), null, ''), ...env }, parseService, 180_000);
+        onCleanup(() => child.stop());
+        return { ...child.info, stop: () => child.stop() };
+      },
+      log,
+      out,
+    });
   });
 
   await cleanUp(log);

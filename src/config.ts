@@ -7,6 +7,7 @@ import { parseE164 } from './domain/phone.js';
 import { parseCallerIdRanges, type CallerIdRange } from './providers/caller-id.js';
 import { parseHttpUrl } from './providers/http-provider.js';
 import { providerModule, providerModules, type ConfiguredProvider } from './providers/registry.js';
+import { parseDatabaseUrl } from './store/database-url.js';
 
 /** A setting the operator can give through the environment. */
 interface Setting<T> {
@@ -45,6 +46,12 @@ const oneOf = <T extends string>(...values: T[]) => (raw: string): T => {
   if (!(values as string[]).includes(raw)) throw new Error(`expected one of ${values.join(', ')}, got "${raw}"`);
   return raw as T;
 };
+/** A CAPTCHA provider's verify address: http(s), no credentials. */
+const verifyUrl = (raw: string): string => {
+  const url = parseHttpUrl(raw, 'https://challenges.cloudflare.com/turnstile/v0/siteverify');
+  if (url.username || url.password) throw new Error('must not hold credentials');
+  return raw;
+};
 const baseUrl = (raw: string): string => {
   const url = parseHttpUrl(raw, 'https://otp.example.com');
   if (url.search || url.hash) throw new Error('must not have a query or fragment');
@@ -70,6 +77,8 @@ const trustProxy = (raw: string): false | number | string => {
 };
 const databaseUrl = (raw: string): string => {
   if (!/^postgres(ql)?:\/\//.test(raw)) throw new Error('expected a postgres:// or postgresql:// URL');
+  // Several hosts, libpq's way, are read here too, so that a wrong list is said at start.
+  parseDatabaseUrl(raw);
   return raw;
 };
 
@@ -162,7 +171,7 @@ export const settings = {
     parse: oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'),
   },
   DATABASE_URL: {
-    doc: 'PostgreSQL connection URL; when unset the embedded database (PGlite) in DATA_DIR is used',
+    doc: 'PostgreSQL connection URL; when unset the embedded database (PGlite) in DATA_DIR is used. Several hosts as libpq names them (postgres://u:p@h1:5432,h2:5432/db?target_session_attrs=read-write): connections go to whichever is the writable primary, found again after a failover',
     default: undefined,
     parse: databaseUrl,
   },
@@ -237,6 +246,42 @@ export const settings = {
     doc: 'How long a prefix past PREFIX_LIMIT_COUNT stays blocked (`otp-service blocks lift PREFIX` ends it sooner)',
     default: '86400',
     parse: integer(1),
+  },
+  IP_LIMIT_COUNT: {
+    doc: 'Creates per end-user address (`signals.ip` on create; `::ffff:a.b.c.d` is `a.b.c.d`, every IPv6 spelling one address), per client, within SIGNAL_WINDOW_SECONDS, exact across instances; past it 429 RATE_LIMITED. A verified create frees its place; a create without `signals.ip` is not counted. 0 turns it off',
+    default: '10',
+    parse: integer(0),
+  },
+  IP_PREFIX_LIMIT_COUNT: {
+    doc: 'Creates per network of the end-user address (its /24 for IPv4, /48 for IPv6), per client, within SIGNAL_WINDOW_SECONDS, as IP_LIMIT_COUNT. 0 turns it off',
+    default: '50',
+    parse: integer(0),
+  },
+  DEVICE_LIMIT_COUNT: {
+    doc: 'Creates per end-user device (`signals.deviceId` on create), per client, within SIGNAL_WINDOW_SECONDS, as IP_LIMIT_COUNT. 0 turns it off',
+    default: '5',
+    parse: integer(0),
+  },
+  SIGNAL_WINDOW_SECONDS: { doc: 'Window of IP_LIMIT_COUNT, IP_PREFIX_LIMIT_COUNT and DEVICE_LIMIT_COUNT', default: '3600', parse: integer(1) },
+  TURNSTILE_VERIFY_URL: {
+    doc: "Cloudflare Turnstile's siteverify address, where the CAPTCHA tokens of clients set to `--captcha turnstile` are checked",
+    default: 'https://challenges.cloudflare.com/turnstile/v0/siteverify',
+    parse: verifyUrl,
+  },
+  HCAPTCHA_VERIFY_URL: {
+    doc: "hCaptcha's siteverify address (clients set to `--captcha hcaptcha`)",
+    default: 'https://api.hcaptcha.com/siteverify',
+    parse: verifyUrl,
+  },
+  RECAPTCHA_VERIFY_URL: {
+    doc: "Google reCAPTCHA's siteverify address (clients set to `--captcha recaptcha`; v3 scores are held to the client's --captcha-min-score)",
+    default: 'https://www.google.com/recaptcha/api/siteverify',
+    parse: verifyUrl,
+  },
+  CAPTCHA_FAIL_OPEN: {
+    doc: "A CAPTCHA provider that does not answer within 5 s (a reset, a 5xx, a body that is not JSON) lets the create through when true; by default the create is 503 UNAVAILABLE",
+    default: 'false',
+    parse: bool,
   },
   MIN_CONVERSION: {
     doc: 'Share of codes verified, per country and provider over the last hour, under which the country is throttled to the prefix limit (PREFIX_LIMIT_COUNT creates per PREFIX_LIMIT_WINDOW_SECONDS towards the whole country, across clients; past it 429 RATE_LIMITED) for PREFIX_BLOCK_SECONDS (`otp-service blocks lift NG` ends it sooner). Test numbers never count. 0 turns it off, as does PREFIX_LIMIT_COUNT=0',
@@ -369,7 +414,7 @@ export const settings = {
     parse: bool,
   },
   RETENTION_DAYS: {
-    doc: 'Days to keep delivered or unsent webhook events (with their attempts), stored messages, finished send jobs, number lookups, ended prefix blocks and country throttles, and daily send counts (0 keeps them forever); verifications and failed events are kept',
+    doc: 'Days to keep delivered or unsent webhook events (with their attempts), stored messages, finished send jobs, number lookups, ended prefix blocks and country throttles, daily send counts, and the signals creates came with (0 keeps them forever); verifications (less their signals) and failed events are kept',
     default: '30',
     parse: integer(0, 36_500),
   },
@@ -545,4 +590,14 @@ function configuredProviders(
     problems.push(`PUBLIC_BASE_URL: required by ${callingBack.join(', ')} (delivery receipts call back to PUBLIC_BASE_URL/callbacks/<provider>)`);
   }
   return configured;
+}
+
+/** The signal limits (contract 14) as the verification service applies them. */
+export function signalPolicy(config: Config): { ipCount: number; networkCount: number; deviceCount: number; windowSeconds: number } {
+  return {
+    ipCount: config.IP_LIMIT_COUNT,
+    networkCount: config.IP_PREFIX_LIMIT_COUNT,
+    deviceCount: config.DEVICE_LIMIT_COUNT,
+    windowSeconds: config.SIGNAL_WINDOW_SECONDS,
+  };
 }

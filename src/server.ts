@@ -16,6 +16,7 @@ import { housekeeping } from './jobs/housekeeping.js';
 import { Workers, type WorkerDeps } from './jobs/workers.js';
 import { createServices, devInboxLimit, type Services } from './services.js';
 import { clientsChannel } from './store/client-store.js';
+import { numberListsChannel } from './store/number-list-store.js';
 import { webhookChannel } from './store/outbox-rows.js';
 import { pruneHistory } from './store/retention.js';
 
@@ -104,6 +105,7 @@ export function workerDeps(services: Services, deliverWebhooks: boolean): Worker
       housekeeping({
         counters: services.counters,
         idempotencyKeys: services.verificationStore,
+        captchaTokens: services.captchaTokens,
         history: (before, batch) => pruneHistory(db.db, before, batch),
         clock: services.clock,
         retentionDays: config.RETENTION_DAYS,
@@ -113,6 +115,7 @@ export function workerDeps(services: Services, deliverWebhooks: boolean): Worker
       channel: clientsChannel,
       forget: (id) => (id === null ? services.clientDirectory.forgetAll() : services.clientDirectory.forget(id)),
     },
+    listChanges: { channel: numberListsChannel, refresh: () => services.listsInForce.refresh() },
   };
 }
 
@@ -142,6 +145,19 @@ export function adminDeps(services: Services): AdminDeps {
         await services.conversion.refresh();
         return lifted;
       },
+      listClients: async (now) =>
+        (await services.conversionStore.activeClients(now)).map((t) => ({
+          clientId: t.clientId,
+          blockedAt: t.throttledAt.toISOString(),
+          blockedUntil: t.throttledUntil.toISOString(),
+          sends: t.sends,
+          verified: t.verified,
+        })),
+      liftClient: async (clientId, now) => {
+        const lifted = await services.conversionStore.liftClient(clientId, now);
+        await services.conversion.refresh();
+        return lifted;
+      },
     },
     stats: services.stats,
     textPolicy: {
@@ -155,6 +171,7 @@ export function adminDeps(services: Services): AdminDeps {
       await fs.promises.writeFile(file, dump, { mode: 0o600, flag: 'wx' });
       return dump.length;
     },
+    lists: { store: services.numberLists, changed: () => services.listsInForce.refresh() },
   };
 }
 

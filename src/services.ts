@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { callTimeoutMs, type Config } from './config.js';
+import { callTimeoutMs, signalPolicy, type Config } from './config.js';
 import type { Clock, Random } from './domain/ports.js';
 import { parseE164 } from './domain/phone.js';
 import { DeliveryService } from './domain/delivery-service.js';
@@ -31,6 +31,10 @@ import { SqlLookupStore } from './store/lookup-store.js';
 import { SqlInboxStore } from './store/inbox-store.js';
 import { SqlPrefixBlockStore } from './store/prefix-block-store.js';
 import { SqlConversionStore } from './store/conversion-store.js';
+import { SqlNumberListStore } from './store/number-list-store.js';
+import { SqlCaptchaTokenStore } from './store/captcha-token-store.js';
+import { SiteVerify } from './captcha/siteverify.js';
+import { ListsInForce } from './domain/number-lists.js';
 import { ConversionWatch } from './domain/conversion-watch.js';
 import { conversionWindowSeconds } from './domain/conversion.js';
 import { SqlMessageStore } from './store/message-store.js';
@@ -81,6 +85,11 @@ export interface Services {
   readonly conversionStore: SqlConversionStore;
   /** Prefixes blocked by prefix velocity (`otp-service blocks`). */
   readonly prefixBlocks: SqlPrefixBlockStore;
+  /** Block and allow lists (`otp-service lists`): where they are kept, and what this process holds of them. */
+  readonly numberLists: SqlNumberListStore;
+  readonly listsInForce: ListsInForce;
+  /** CAPTCHA tokens accepted in the last 10 minutes (pruned by housekeeping). */
+  readonly captchaTokens: SqlCaptchaTokenStore;
   /** New messages and state changes for open inbox pages; null when the inbox is off (config.devInbox). */
   readonly inboxFeed: InboxFeed | null;
   /** The webhook outbox: delivery log and operator replay. */
@@ -178,6 +187,11 @@ export async function createServices(
     },
   };
   const conversionStore = new SqlConversionStore(db.db);
+  // Read whole before the first create; a change is announced (PostgreSQL) in the transaction that makes it.
+  const numberLists = new SqlNumberListStore(db.db, db.kind === 'postgres');
+  const listsInForce = new ListsInForce(numberLists);
+  const captchaTokens = new SqlCaptchaTokenStore(db.db);
+  await listsInForce.refresh();
   const metrics = new ServiceMetrics();
   const conversionLog = logger.child({ component: 'conversion' });
   const conversion = new ConversionWatch({
@@ -197,6 +211,11 @@ export async function createServices(
         { regionCode: t.regionCode, countryCode: t.countryCode, provider: t.provider, sends: t.sends, verified: t.verified, until: t.throttledUntil },
         'country throttled to the prefix limit: few of its codes are verified (MIN_CONVERSION)',
       ),
+    onClientThrottle: (t) =>
+      conversionLog.warn(
+        { clientId: t.clientId, sends: t.sends, verified: t.verified, until: t.throttledUntil },
+        'client throttled to the prefix limit: few of its codes are verified, across all countries (MIN_CONVERSION)',
+      ),
   });
   const verifications = new VerificationService({
     store: verificationStore,
@@ -215,6 +234,7 @@ export async function createServices(
       offered,
       fallbackTypes: channels.fallbackTypes().filter((t) => offered.has(channels.forRequest(t).channel)),
       fallbackAfterSeconds: config.FALLBACK_AFTER_SECONDS,
+      signals: signalPolicy(config),
     },
     channels: (type) => channels.forRequest(type),
     afterCommit,
@@ -223,6 +243,12 @@ export async function createServices(
     observer: metrics,
     clientSettings: settingsOf,
     conversion,
+    lists: () => listsInForce.current(),
+    captcha: {
+      verifier: new SiteVerify({ turnstile: config.TURNSTILE_VERIFY_URL, hcaptcha: config.HCAPTCHA_VERIFY_URL, recaptcha: config.RECAPTCHA_VERIFY_URL }),
+      tokens: captchaTokens,
+      failOpen: config.CAPTCHA_FAIL_OPEN,
+    },
     firstProvider: (channel) => config.providers[channel][0]?.module.name ?? null,
     // A test number's code reaches no provider; the development inbox still shows what would have gone out.
     testSends: async (v) => {
@@ -325,6 +351,9 @@ export async function createServices(
     messages,
     inbox,
     prefixBlocks: new SqlPrefixBlockStore(db.db),
+    numberLists,
+    listsInForce,
+    captchaTokens,
     conversion,
     conversionStore,
     inboxFeed,

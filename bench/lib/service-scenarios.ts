@@ -79,8 +79,20 @@ export async function benchCreate(
   webhookUrl: string | null = null,
 ): Promise<{ result: LoadResult; created: Created[] }> {
   const created: Created[] = [];
+  // Signals on every create (contract 14), as a client's backend sends them: each from its own address (its own
+  // /24 too) and device, so that the signal limits are read and counted on every create but never reached.
+  let n = 0;
+  const signals = () => {
+    n += 1;
+    return {
+      ip: `${10 + ((n >> 24) & 127)}.${n & 255}.${(n >> 8) & 255}.${(n >> 16) & 255}`,
+      deviceId: `bench-device-${n}`,
+      userAgent: 'Mozilla/5.0 (Linux; Android 14) bench',
+      platform: 'android',
+    };
+  };
   const body = (phone: string) =>
-    JSON.stringify({ countryCode: '+234', phoneNumber: phone, ...(webhookUrl && { webhookUrl }) });
+    JSON.stringify({ countryCode: '+234', phoneNumber: phone, ...(webhookUrl && { webhookUrl }), signals: signals() });
   const result = await measured(
     {
       url: t.url,

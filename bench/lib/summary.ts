@@ -6,6 +6,7 @@ import type { LoadResult } from './load.js';
 import type { CpuShares, PacedLatency, ProviderResults } from './provider-scenarios.js';
 import type { LateProviderResults } from './late-provider.js';
 import { boundRow, mib, ratioRow, type MachineInfo, type Row } from './report.js';
+import { failoverTimes, type FailoverResults } from './failover-scenario.js';
 import type { PumpingResults, PumpingRun } from './pumping.js';
 import type { WebhookResult } from './webhook-scenario.js';
 import type { BackupResult } from './backup-scenario.js';
@@ -32,6 +33,8 @@ export interface Results {
   pumping: PumpingResults | null;
   /** `otp-service backup` beside creates (bench/lib/backup-scenario.ts). */
   backup: BackupResult | null;
+  /** The failover section (bench/lib/failover-scenario.ts). */
+  failover: FailoverResults | null;
   rows: Row[];
   sectionSeconds: Record<string, number>;
   /** 1-minute load average when each section started: other work on the machine shows up here. */
@@ -133,6 +136,7 @@ export function summaryRows(r: Results): Row[] {
   rows.push(...callRows(r.calls));
   rows.push(...fallbackRows(r.fallback ?? null));
   rows.push(...pumpingRows(r.pumping));
+  rows.push(...failoverRows(r.failover));
   if (r.createRss) {
     rows.push(
       boundRow(
@@ -265,6 +269,31 @@ function pumpingRows(p: PumpingResults | null): Row[] {
       ),
     ];
   });
+}
+
+/**
+ * The failover section's rows: the time from the primary's SIGKILL to the first create answered 200 again, p50 and
+ * worst of the runs, and the creates answered 200 that could not be read after (issue 22: under 15 s, 0 lost).
+ */
+function failoverRows(f: FailoverResults | null): Row[] {
+  if (!f) return [];
+  if (f.skipped) return [boundRow('Failover (pg_auto_failover): primary SIGKILLed under creates', `not run: ${f.skipped}`, 'p50 and worst < 15 s', null)];
+  const times = failoverTimes(f.runs);
+  const seconds = (ms: number) => (Number.isFinite(ms) ? `${(ms / 1000).toFixed(1)} s` : 'never');
+  const accepted = f.runs.reduce((n, r) => n + r.accepted, 0);
+  const lost = f.runs.reduce((n, r) => n + r.lost, 0);
+  const twice = f.runs.reduce((n, r) => n + r.sentTwice, 0);
+  const context = `${f.runs.length} runs, ${f.settings.connections} create loops, DATABASE_TIMEOUT_MS=${f.settings.databaseTimeoutMs}`;
+  return [
+    boundRow(
+      'Failover: primary SIGKILLed to first create answered 200 (pg_auto_failover)',
+      times ? `p50 ${seconds(times.p50)}, worst ${seconds(times.worst)}` : 'n/a',
+      '< 15 s',
+      times ? times.worst < 15_000 : null,
+      context,
+    ),
+    boundRow('Failover: creates answered 200 then lost', `${lost} of ${accepted}`, '0', f.runs.length > 0 ? lost === 0 : null, `codes sent under two send ids: ${twice}`),
+  ];
 }
 
 /** The fallback section's row: how late a time-driven workflow step went out, with many waiting. */

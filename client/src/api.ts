@@ -195,6 +195,10 @@ export interface paths {
                                 details?: {
                                     field?: string;
                                     issue?: string;
+                                    /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                    rule?: string;
+                                    /** @description What the rule refused, e.g. the listed number or prefix. */
+                                    value?: string;
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -219,6 +223,10 @@ export interface paths {
                                 details?: {
                                     field?: string;
                                     issue?: string;
+                                    /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                    rule?: string;
+                                    /** @description What the rule refused, e.g. the listed number or prefix. */
+                                    value?: string;
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -243,6 +251,10 @@ export interface paths {
                                 details?: {
                                     field?: string;
                                     issue?: string;
+                                    /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                    rule?: string;
+                                    /** @description What the rule refused, e.g. the listed number or prefix. */
+                                    value?: string;
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -267,6 +279,10 @@ export interface paths {
                                 details?: {
                                     field?: string;
                                     issue?: string;
+                                    /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                    rule?: string;
+                                    /** @description What the rule refused, e.g. the listed number or prefix. */
+                                    value?: string;
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -291,13 +307,17 @@ export interface paths {
                                 details?: {
                                     field?: string;
                                     issue?: string;
+                                    /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                    rule?: string;
+                                    /** @description What the rule refused, e.g. the listed number or prefix. */
+                                    value?: string;
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
                         };
                     };
                 };
-                /** @description `UNAVAILABLE`: The database did not answer in time; nothing was half done. `Retry-After` says when to come back. */
+                /** @description `UNAVAILABLE`: The database, or the client's CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
                 503: {
                     headers: {
                         /** @description Seconds to wait. */
@@ -317,6 +337,10 @@ export interface paths {
                                 details?: {
                                     field?: string;
                                     issue?: string;
+                                    /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                    rule?: string;
+                                    /** @description What the rule refused, e.g. the listed number or prefix. */
+                                    value?: string;
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -373,6 +397,10 @@ export interface paths {
                                 details?: {
                                     field?: string;
                                     issue?: string;
+                                    /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                    rule?: string;
+                                    /** @description What the rule refused, e.g. the listed number or prefix. */
+                                    value?: string;
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -397,6 +425,10 @@ export interface paths {
                                 details?: {
                                     field?: string;
                                     issue?: string;
+                                    /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                    rule?: string;
+                                    /** @description What the rule refused, e.g. the listed number or prefix. */
+                                    value?: string;
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -421,6 +453,10 @@ export interface paths {
                                 details?: {
                                     field?: string;
                                     issue?: string;
+                                    /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                    rule?: string;
+                                    /** @description What the rule refused, e.g. the listed number or prefix. */
+                                    value?: string;
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -445,6 +481,10 @@ export interface paths {
                                 details?: {
                                     field?: string;
                                     issue?: string;
+                                    /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                    rule?: string;
+                                    /** @description What the rule refused, e.g. the listed number or prefix. */
+                                    value?: string;
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -469,13 +509,17 @@ export interface paths {
                                 details?: {
                                     field?: string;
                                     issue?: string;
+                                    /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                    rule?: string;
+                                    /** @description What the rule refused, e.g. the listed number or prefix. */
+                                    value?: string;
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
                         };
                     };
                 };
-                /** @description `UNAVAILABLE`: The database did not answer in time; nothing was half done. `Retry-After` says when to come back. */
+                /** @description `UNAVAILABLE`: The database, or the client's CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
                 503: {
                     headers: {
                         /** @description Seconds to wait. */
@@ -495,6 +539,10 @@ export interface paths {
                                 details?: {
                                     field?: string;
                                     issue?: string;
+                                    /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                    rule?: string;
+                                    /** @description What the rule refused, e.g. the listed number or prefix. */
+                                    value?: string;
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -1364,6 +1412,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1402,6 +1454,19 @@ export interface operations {
                     reference?: string | null;
                     /** @description BCP 47 language tag (`fr`, `pt-BR`) of the SMS text: the client's template for it (or its language), else the client's default locale, else English; for `VOICE_CALL`, the language the code is read in where the provider has a voice for it. */
                     locale?: string | null;
+                    /** @description The token of the client's CAPTCHA widget (Turnstile, hCaptcha or reCAPTCHA v3), required when the client has one (403 CAPTCHA_REQUIRED without it); checked server-side, each token once. */
+                    captchaToken?: string;
+                    /** @description The end user as your own backend saw them, for the fraud limits (IP_LIMIT_COUNT, IP_PREFIX_LIMIT_COUNT, DEVICE_LIMIT_COUNT): never shown in an answer or webhook, kept only RETENTION_DAYS. */
+                    signals?: {
+                        /** @description The end user's address, IPv4 or IPv6 text (`::ffff:a.b.c.d` counts as `a.b.c.d`). */
+                        ip?: string;
+                        /** @description A stable id of the end user's device or browser, as your app knows it. */
+                        deviceId?: string;
+                        userAgent?: string;
+                        appVersion?: string;
+                        /** @enum {string} */
+                        platform?: "ios" | "android" | "web" | "other";
+                    };
                 };
             };
         };
@@ -1443,6 +1508,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1469,6 +1538,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1478,7 +1551,11 @@ export interface operations {
             /**
              * @description `INSUFFICIENT_SCOPE`: The token lacks the scope (`WWW-Authenticate: Bearer error="insufficient_scope", scope="..."`).
              *
-             *     `NUMBER_NOT_ALLOWED`: The destination is refused: its country is not among the allowed ones (ALLOWED_COUNTRIES, or the client's own list), or its line type is blocked (BLOCKED_LINE_TYPES), or its prefix is blocked for too many verifications towards it (PREFIX_LIMIT_COUNT, until PREFIX_BLOCK_SECONDS pass or the operator lifts it); `details` name the rule and the value refused.
+             *     `CAPTCHA_REQUIRED`: The client has a CAPTCHA (`clients update --captcha`) and the create carried no `captchaToken`: show the widget and send its token.
+             *
+             *     `CAPTCHA_FAILED`: The CAPTCHA provider refused the token, its score was under the client's minimum, or the token was used before: show the widget again.
+             *
+             *     `NUMBER_NOT_ALLOWED`: The destination is refused: its country is not among the allowed ones (ALLOWED_COUNTRIES, or the client's own list), or its line type is blocked (BLOCKED_LINE_TYPES), or its prefix is blocked for too many verifications towards it (PREFIX_LIMIT_COUNT, until PREFIX_BLOCK_SECONDS pass or the operator lifts it), or it is on a block list (`details: [{ rule: "blocked", value }]`); `details` name the rule and the value refused.
              */
             403: {
                 headers: {
@@ -1494,11 +1571,15 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "INSUFFICIENT_SCOPE" | "NUMBER_NOT_ALLOWED";
+                            code: "INSUFFICIENT_SCOPE" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "NUMBER_NOT_ALLOWED";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1523,6 +1604,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1547,6 +1632,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1571,6 +1660,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1595,6 +1688,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1621,6 +1718,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1645,6 +1746,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1669,13 +1774,17 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: The database did not answer in time; nothing was half done. `Retry-After` says when to come back. */
+            /** @description `UNAVAILABLE`: The database, or the client's CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
             503: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -1695,6 +1804,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1714,11 +1827,15 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1738,11 +1855,15 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1796,6 +1917,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1822,6 +1947,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1848,6 +1977,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1872,6 +2005,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1896,6 +2033,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1922,6 +2063,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1946,6 +2091,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -1970,13 +2119,17 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: The database did not answer in time; nothing was half done. `Retry-After` says when to come back. */
+            /** @description `UNAVAILABLE`: The database, or the client's CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
             503: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -1996,6 +2149,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2015,11 +2172,15 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2039,11 +2200,15 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2109,6 +2274,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2135,6 +2304,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2161,6 +2334,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2185,6 +2362,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2209,6 +2390,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2233,6 +2418,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2257,6 +2446,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2281,6 +2474,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2305,6 +2502,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2331,6 +2532,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2355,6 +2560,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2379,13 +2588,17 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: The database did not answer in time; nothing was half done. `Retry-After` says when to come back. */
+            /** @description `UNAVAILABLE`: The database, or the client's CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
             503: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -2405,6 +2618,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2424,11 +2641,15 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2448,11 +2669,15 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2506,6 +2731,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2532,6 +2761,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2558,6 +2791,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2582,6 +2819,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2606,6 +2847,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2630,6 +2875,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2656,6 +2905,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2680,6 +2933,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2704,13 +2961,17 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: The database did not answer in time; nothing was half done. `Retry-After` says when to come back. */
+            /** @description `UNAVAILABLE`: The database, or the client's CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
             503: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -2730,6 +2991,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2749,11 +3014,15 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2773,11 +3042,15 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2831,6 +3104,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2857,6 +3134,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2883,6 +3164,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2907,6 +3192,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2931,6 +3220,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2955,6 +3248,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -2981,6 +3278,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3005,6 +3306,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3029,13 +3334,17 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: The database did not answer in time; nothing was half done. `Retry-After` says when to come back. */
+            /** @description `UNAVAILABLE`: The database, or the client's CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
             503: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -3055,6 +3364,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3074,11 +3387,15 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3098,11 +3415,15 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3193,6 +3514,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3219,6 +3544,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3245,6 +3574,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3269,6 +3602,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3293,6 +3630,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3317,6 +3658,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3343,6 +3688,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3367,6 +3716,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3391,13 +3744,17 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: The database did not answer in time; nothing was half done. `Retry-After` says when to come back. */
+            /** @description `UNAVAILABLE`: The database, or the client's CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
             503: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -3417,6 +3774,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3436,11 +3797,15 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3460,11 +3825,15 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3545,6 +3914,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3571,6 +3944,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3597,6 +3974,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3621,6 +4002,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3645,6 +4030,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3671,6 +4060,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3695,6 +4088,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3719,13 +4116,17 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: The database did not answer in time; nothing was half done. `Retry-After` says when to come back. */
+            /** @description `UNAVAILABLE`: The database, or the client's CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
             503: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -3745,6 +4146,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3764,11 +4169,15 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3788,11 +4197,15 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3870,6 +4283,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3896,6 +4313,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3922,6 +4343,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3946,6 +4371,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3972,6 +4401,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3996,6 +4429,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4020,13 +4457,17 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: The database did not answer in time; nothing was half done. `Retry-After` says when to come back. */
+            /** @description `UNAVAILABLE`: The database, or the client's CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
             503: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -4046,6 +4487,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4065,11 +4510,15 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4089,11 +4538,15 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4176,6 +4629,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4202,6 +4659,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4228,6 +4689,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4252,6 +4717,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4276,6 +4745,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4302,6 +4775,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4326,6 +4803,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4350,13 +4831,17 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: The database did not answer in time; nothing was half done. `Retry-After` says when to come back. */
+            /** @description `UNAVAILABLE`: The database, or the client's CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
             503: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -4376,6 +4861,10 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4395,11 +4884,15 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4419,11 +4912,15 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;
                                 issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];

@@ -11,6 +11,8 @@ const knownCodes: Readonly<Record<ErrorCode, true>> = {
   UNAUTHORIZED: true,
   INSUFFICIENT_SCOPE: true,
   NUMBER_NOT_ALLOWED: true,
+  CAPTCHA_REQUIRED: true,
+  CAPTCHA_FAILED: true,
   CALLBACK_FORBIDDEN: true,
   NOT_FOUND: true,
   VERIFICATION_NOT_PENDING: true,

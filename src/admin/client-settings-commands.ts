@@ -8,6 +8,7 @@ import {
   type SettingsChange,
   type TextPolicy,
 } from '../domain/client-settings.js';
+import { maskedSecret } from '../domain/captcha.js';
 import { parseE164 } from '../domain/phone.js';
 import { defaultWords, voiceLanguage, voiceSentence } from '../domain/spoken-code.js';
 import { voiceFrame, withoutVoiceTemplate, withVoiceTemplate } from '../domain/voice-template.js';
@@ -95,6 +96,16 @@ function parseChange(raw: unknown): SettingsChange | string {
     if (value === false) return `${key} must be text or null`;
     if (value !== undefined) change[key] = value;
   }
+  if (o.captcha !== undefined) {
+    const c = o.captcha as Record<string, unknown> | null;
+    if (typeof c !== 'object' || c === null) return 'captcha must be an object';
+    const ok =
+      (c.provider === undefined || typeof c.provider === 'string') &&
+      (c.secret === undefined || typeof c.secret === 'string') &&
+      (c.minScore === undefined || typeof c.minScore === 'number');
+    if (!ok) return 'captcha takes a provider and a secret as text and a minScore as a number';
+    change.captcha = c;
+  }
   if (o.revealCode !== undefined) {
     if (typeof o.revealCode !== 'boolean') return 'revealCode must be true or false';
     change.revealCode = o.revealCode;
@@ -133,6 +144,12 @@ export interface VoiceTemplateSaved {
   readonly sample: string;
 }
 
+/** Settings as an operator reads them: the CAPTCHA secret is never shown in full. */
+export function settingsView(settings: ClientSettings): Omit<ClientSettings, 'captcha'> & { captcha: { provider: string; secret: string; minScore: number } | null } {
+  const { captcha } = settings;
+  return { ...settings, captcha: captcha && { provider: captcha.provider, secret: maskedSecret(captcha.secret), minScore: captcha.minScore } };
+}
+
 /** What `clients templates set` says: the template saved, how it goes out, and what a user would read. */
 export interface TemplateSaved {
   readonly locale: string;
@@ -146,12 +163,12 @@ export async function runClientSettingsCommand(clients: ClientService, policy: T
   const saved = async (edit: (s: ClientSettings) => ClientSettings | string): Promise<Result> => {
     const outcome = await clients.editSettings(command.id, edit);
     if (!outcome) return missing;
-    return outcome.kind === 'refused' ? { ok: false, error: outcome.problem } : { ok: true, value: outcome.settings };
+    return outcome.kind === 'refused' ? { ok: false, error: outcome.problem } : { ok: true, value: settingsView(outcome.settings) };
   };
   switch (command.name) {
     case 'clients.show': {
       const client = await clients.show(command.id);
-      return client ? { ok: true, value: client } : missing;
+      return client ? { ok: true, value: { ...client, settings: settingsView(client.settings) } } : missing;
     }
     case 'clients.update':
       return saved((s) => applySettingsChange(s, command.change, policy));

@@ -16,6 +16,8 @@ import type { Clock } from '../domain/ports.js';
 import type { InboxSource } from '../inbox/inbox-message.js';
 import type { CountryThrottles, PrefixBlocks } from './prefix-blocks.js';
 import type { StatsService } from '../domain/stats-service.js';
+import { isUuid } from '../store/uuid.js';
+import { isListCommandName, parseListCommand, runListCommand, type ListCommand, type ListDeps } from './list-commands.js';
 
 /** What the operator commands use. */
 export interface AdminDeps {
@@ -36,11 +38,14 @@ export interface AdminDeps {
   readonly stats: Pick<StatsService, 'forClient' | 'forAllClients'>;
   /** The embedded database's data folder as a crash would leave it, written to a file (`otp-service backup`). */
   readonly snapshot: (file: string) => Promise<number>;
+  /** Block and allow lists (`otp-service lists`). */
+  readonly lists: Omit<ListDeps, 'clientExists' | 'clock'>;
 }
 
 /** An operator command, as the CLI parsed it; run in the CLI or, on the embedded database, in the server. */
 export type AdminCommand =
   | ClientSettingsCommand
+  | ListCommand
   | { readonly name: 'clients.create'; readonly clientName: string; readonly scopes: readonly string[] }
   | { readonly name: 'clients.list' }
   | { readonly name: 'clients.disable'; readonly id: string }
@@ -86,6 +91,7 @@ export function parseAdminCommand(input: unknown): AdminCommand | string {
   if (typeof input !== 'object' || input === null) return 'command must be an object';
   const c = input as Record<string, unknown>;
   if (isClientSettingsCommandName(c.name)) return parseClientSettingsCommand(c);
+  if (isListCommandName(c.name)) return parseListCommand(c);
   switch (c.name) {
     case 'clients.create':
       if (typeof c.clientName !== 'string' || !Array.isArray(c.scopes)) return 'clients.create needs a name and scopes';
@@ -164,6 +170,10 @@ export async function runAdminCommand(deps: AdminDeps, command: AdminCommand): P
   const found = (value: unknown, id: string): AdminResult =>
     value ? { ok: true, value } : { ok: false, error: `no client ${id}` };
   switch (command.name) {
+    case 'lists.add':
+    case 'lists.remove':
+    case 'lists.show':
+      return runListCommand({ ...deps.lists, clock, clientExists: async (id) => (await clients.show(id)) !== null }, command);
     case 'clients.create': {
       const name = command.clientName.trim();
       if (name.length === 0 || name.length > 200) return { ok: false, error: '--name must be 1 to 200 characters' };
@@ -201,10 +211,18 @@ export async function runAdminCommand(deps: AdminDeps, command: AdminCommand): P
     }
     case 'blocks.list': {
       const now = clock.now();
-      return { ok: true, value: [...(await deps.prefixBlocks.list(now)), ...(await deps.countryThrottles.list(now))] };
+      return {
+        ok: true,
+        value: [...(await deps.prefixBlocks.list(now)), ...(await deps.countryThrottles.list(now)), ...(await deps.countryThrottles.listClients(now))],
+      };
     }
     case 'blocks.lift': {
       const prefix = command.prefix.trim();
+      if (isUuid(prefix)) {
+        return (await deps.countryThrottles.liftClient(prefix, clock.now()))
+          ? { ok: true, value: { lifted: prefix } }
+          : { ok: false, error: `no throttle in force on client ${prefix}` };
+      }
       if (/^([A-Za-z]{2}|001)$/.test(prefix)) {
         const country = prefix.toUpperCase();
         return (await deps.countryThrottles.lift(country, clock.now())) > 0

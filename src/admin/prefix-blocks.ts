@@ -25,9 +25,22 @@ export interface CountryThrottle {
   readonly verified: number;
 }
 
-/** The country throttles in force, for the operator commands. */
+/** A client throttled for its conversion across all countries (contract 14), as `otp-service blocks list` shows it. */
+export interface ClientThrottleView {
+  readonly clientId: string;
+  readonly blockedAt: string;
+  readonly blockedUntil: string;
+  readonly sends: number;
+  readonly verified: number;
+}
+
+/** The country (and client) throttles in force, for the operator commands. */
 export interface CountryThrottles {
   list(now: Date): Promise<CountryThrottle[]>;
   /** Ends a country's throttles (every provider) now; how many were in force. */
   lift(regionCode: string, now: Date): Promise<number>;
+  /** Clients throttled across all countries. */
+  listClients(now: Date): Promise<ClientThrottleView[]>;
+  /** Ends a client's throttle now; false when none was in force. */
+  liftClient(clientId: string, now: Date): Promise<boolean>;
 }

@@ -1,5 +1,5 @@
 import type { AdminCommand } from '../admin/commands.js';
-import type { CountryThrottle, PrefixBlock } from '../admin/prefix-blocks.js';
+import type { ClientThrottleView, CountryThrottle, PrefixBlock } from '../admin/prefix-blocks.js';
 
 /** The --json output: the value on one line; `stats`, one object a line, one per row. */
 export function jsonLines(command: AdminCommand, value: unknown): string {
@@ -36,17 +36,33 @@ export function formatResult(command: AdminCommand, value: unknown): string {
       return `saved the ${t.locale} template: ${t.encoding}, ${t.parts} SMS part${t.parts === 1 ? '' : 's'} at most. A user reads:\n\n${t.sample}\n`;
     }
     case 'blocks.list': {
-      const blocks = value as (PrefixBlock | CountryThrottle)[];
+      const blocks = value as (PrefixBlock | CountryThrottle | ClientThrottleView)[];
       if (blocks.length === 0) return 'no prefix is blocked, no country throttled\n';
       const rows = blocks.map((b) =>
         'prefix' in b
           ? `${b.prefix}\t${b.blockedAt}\t${b.blockedUntil}\tprefix velocity (PREFIX_LIMIT_COUNT)`
-          : `${b.country} (${b.countryCode}) via ${b.provider}\t${b.blockedAt}\t${b.blockedUntil}\tconversion ${b.verified}/${b.sends} verified (MIN_CONVERSION), throttled to the prefix limit`,
+          : 'clientId' in b
+            ? `client ${b.clientId}\t${b.blockedAt}\t${b.blockedUntil}\tconversion across all countries ${b.verified}/${b.sends} verified (MIN_CONVERSION), throttled to the prefix limit`
+            : `${b.country} (${b.countryCode}) via ${b.provider}\t${b.blockedAt}\t${b.blockedUntil}\tconversion ${b.verified}/${b.sends} verified (MIN_CONVERSION), throttled to the prefix limit`,
       );
       return `BLOCKED\tSINCE\tUNTIL\tWHY\n${rows.join('\n')}\n`;
     }
     case 'stats':
       return formatStats(value, command.clientId === null);
+    case 'lists.show': {
+      type Entry = { value: string; clientId: string | null; note: string | null; createdAt: string };
+      const { blocks, allows } = value as { blocks: Entry[]; allows: Entry[] };
+      if (blocks.length + allows.length === 0) return 'no number is blocked or allowed\n';
+      const row = (kind: string) => (e: Entry) => `${kind}\t${e.value}\t${e.clientId ?? 'every client'}\t${e.createdAt}\t${e.note ?? ''}`;
+      return `LIST\tVALUE\tCLIENT\tADDED\tNOTE\n${[...blocks.map(row('block')), ...allows.map(row('allow'))].join('\n')}\n`;
+    }
+    case 'lists.add':
+    case 'lists.remove': {
+      const v = value as { added?: string; updated?: string; removed?: string; kind: string; clientId: string | null };
+      const scope = v.clientId === null ? 'every client' : `client ${v.clientId}`;
+      if (v.removed !== undefined) return `removed ${v.removed} from the ${v.kind} list of ${scope}\n`;
+      return `${v.added !== undefined ? 'added' : 'updated'} ${v.added ?? v.updated ?? ''} on the ${v.kind} list of ${scope}\n`;
+    }
     case 'blocks.lift':
       return `lifted the block on ${(value as { lifted: string }).lifted}\n`;
     case 'clients.templates.list':

@@ -20,12 +20,14 @@ const commands: Readonly<Record<string, Readonly<Record<string, CommandHelp>>>> 
     show: { args: 'CLIENT_ID [--json]', about: 'One client and its settings (never a secret).' },
     update: {
       args:
-        'CLIENT_ID [--reveal-code true|false] [--default-webhook URL|none] [--allowed-countries NG,GH|all] [--app-name NAME|none] [--webotp-domain DOMAIN|none] [--android-app-hash HASH|none] [--default-locale LOCALE|none] [--fallback WHATSAPP,SEND_SMS|none] [--fallback-after SECONDS|none] [--json]',
+        'CLIENT_ID [--reveal-code true|false] [--default-webhook URL|none] [--allowed-countries NG,GH|all] [--app-name NAME|none] [--webotp-domain DOMAIN|none] [--android-app-hash HASH|none] [--default-locale LOCALE|none] [--fallback WHATSAPP,SEND_SMS|none] [--fallback-after SECONDS|none] [--captcha turnstile|hcaptcha|recaptcha|none --captcha-secret SECRET [--captcha-min-score 0.5]] [--json]',
       about:
         "Changes a client's settings: whether answers and webhooks show the code (--reveal-code false: otp reads null), the webhook used when a create names none,\n" +
         'the countries it may verify numbers of, the app name ({app} and the default text), the WebOTP domain (adds the line "@domain #code"),\n' +
-        'the Android SMS Retriever hash, the default locale of its texts, and the default workflow: request types tried in turn when a create names no\n' +
-        '`fallback`, each after the last failed or after --fallback-after seconds without a verify (FALLBACK_AFTER_SECONDS). `none` clears a setting. Every instance sees the change within 2 s on PostgreSQL.',
+        'the Android SMS Retriever hash, the default locale of its texts, the default workflow: request types tried in turn when a create names no\n' +
+        '`fallback`, each after the last failed or after --fallback-after seconds without a verify (FALLBACK_AFTER_SECONDS), and its CAPTCHA: creates then\n' +
+        'need a captchaToken the provider accepts (the secret is stored for the checks, never logged, and shown only by its first characters; the minimum\n' +
+        'score applies where the answer has one). `none` clears a setting. Every instance sees the change within 2 s on PostgreSQL.',
     },
     templates: {
       args: 'set CLIENT_ID [--channel voice] --locale fr "Votre code {app} : {code}" | list CLIENT_ID [--channel voice] | remove CLIENT_ID [--channel voice] --locale fr',
@@ -60,13 +62,30 @@ const commands: Readonly<Record<string, Readonly<Record<string, CommandHelp>>>> 
     list: {
       args: '[--json]',
       about:
-        'Lists the prefixes (a number less its last 3 digits) blocked by prefix velocity (PREFIX_LIMIT_COUNT), and the countries throttled to the prefix limit for their low conversion through a provider (MIN_CONVERSION), with when each ends.',
+        'Lists the prefixes (a number less its last 3 digits) blocked by prefix velocity (PREFIX_LIMIT_COUNT), the countries throttled to the prefix limit for their low conversion through a provider, and the clients throttled for theirs across all countries (MIN_CONVERSION), with when each ends.',
     },
     lift: {
-      args: 'PREFIX|COUNTRY [--json]',
+      args: 'PREFIX|COUNTRY|CLIENT_ID [--json]',
       about:
-        "Ends a prefix's block (+2348031234) or a country's throttle (NG, every provider) now; creates towards it, and a country's conversion, count afresh from now.",
+        "Ends a prefix's block (+2348031234), a country's throttle (NG, every provider) or a client's (its id) now; creates towards it, and a country's or client's conversion, count afresh from now.",
     },
+  },
+  lists: {
+    'block add': {
+      args: 'VALUE [--client CLIENT_ID] [--note TEXT] [--json]',
+      about:
+        'Blocks a number (+2348030000001) or every number starting with those digits (+2348030): creates towards it are refused with 403 NUMBER_NOT_ALLOWED\n' +
+        '(rule blocked). Service-wide without --client. Running servers see the change within 2 s on PostgreSQL.',
+    },
+    'block remove': { args: 'VALUE [--client CLIENT_ID] [--json]', about: 'Undoes a block (the same value and client).' },
+    'allow add': {
+      args: 'VALUE [--client CLIENT_ID] [--note TEXT] [--json]',
+      about:
+        'Lets a number (or the numbers a prefix starts) past the per-number limits and cool-down, prefix velocity, the signal limits and conversion throttling;\n' +
+        'never past the daily quota, the CAPTCHA, countries, number types or blocks. Service-wide without --client.',
+    },
+    'allow remove': { args: 'VALUE [--client CLIENT_ID] [--json]', about: 'Undoes an allow entry (the same value and client).' },
+    show: { args: '[--json]', about: 'Every block and allow entry; --json: { blocks: [{ value, clientId, note, createdAt }], allows: [...] }.' },
   },
   stats: {
     '': {

@@ -25,6 +25,7 @@ import { helpFor, isGroup, usage } from './help.js';
 import { runMessages, type MessagesOptions } from './messages.js';
 import { runDataCommand, type DataCommand } from './backup.js';
 import { parseWhatsAppCommand, runWhatsApp, type WhatsAppCommand } from './whatsapp.js';
+import { describeDatabaseUrl } from '../store/database-url.js';
 
 export class UsageError extends Error {}
 
@@ -59,6 +60,10 @@ const optionSpec = {
   code: { type: 'string' },
   language: { type: 'string' },
   'one-tap': { type: 'string' },
+  note: { type: 'string' },
+  captcha: { type: 'string' },
+  'captcha-secret': { type: 'string' },
+  'captcha-min-score': { type: 'string' },
   follow: { type: 'boolean', default: false },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
@@ -163,6 +168,16 @@ function parseAdmin(positionals: readonly string[], values: Values): { command: 
         return { command: { name: 'blocks.lift', prefix: id }, json };
     }
   }
+  if (group === 'lists') {
+    if (action === 'show' && positionals.length === 2) return { command: { name: 'lists.show' }, json };
+    const [, kind, change, value] = positionals;
+    if ((kind === 'block' || kind === 'allow') && (change === 'add' || change === 'remove') && positionals.length === 4 && value !== undefined) {
+      const clientId = values.client ?? null;
+      if (change === 'remove') return { command: { name: 'lists.remove', kind, value, clientId }, json };
+      return { command: { name: 'lists.add', kind, value, clientId, note: values.note ?? null }, json };
+    }
+    throw new UsageError('lists takes show, or block|allow add|remove VALUE (+2348030); see otp-service lists --help');
+  }
   if (group === 'clients') {
     switch (action) {
       case 'create':
@@ -218,6 +233,21 @@ function settingsChange(values: Values): SettingsChange {
     if (after !== 'none' && !/^\d+$/.test(after)) throw new UsageError('--fallback-after takes whole seconds or none');
     change.fallbackAfterSeconds = after === 'none' ? null : Number(after);
   }
+  const provider = values.captcha;
+  const secret = values['captcha-secret'];
+  const score = values['captcha-min-score'];
+  if (provider !== undefined || secret !== undefined || score !== undefined) {
+    if (provider !== undefined && !['turnstile', 'hcaptcha', 'recaptcha', 'none'].includes(provider)) {
+      throw new UsageError('--captcha takes turnstile, hcaptcha, recaptcha or none');
+    }
+    const minScore = score === undefined ? undefined : Number(score);
+    if (minScore !== undefined && !(score !== '' && Number.isFinite(minScore))) throw new UsageError('--captcha-min-score takes a number from 0 to 1');
+    change.captcha = {
+      ...(provider !== undefined && { provider: provider as 'turnstile' | 'hcaptcha' | 'recaptcha' | 'none' }),
+      ...(secret !== undefined && { secret }),
+      ...(minScore !== undefined && { minScore }),
+    };
+  }
   if (Object.keys(change).length === 0) throw new UsageError('clients update needs at least one option; see otp-service clients update --help');
   return change;
 }
@@ -259,9 +289,7 @@ function settingsListCommand(group: 'templates' | 'test-numbers', args: readonly
 /** What the command's database is, as an operator would name it (never the password); `missing`: no such folder. */
 export function describeDatabase(config: Config): { readonly text: string; readonly missing: boolean } {
   if (config.DATABASE_URL) {
-    const url = new URL(config.DATABASE_URL);
-    const user = url.username ? `${decodeURIComponent(url.username)}@` : '';
-    return { text: `database: PostgreSQL ${user}${url.host}${url.pathname}`, missing: false };
+    return { text: `database: PostgreSQL ${describeDatabaseUrl(config.DATABASE_URL)}`, missing: false };
   }
   if (config.DATA_DIR === 'memory://') return { text: 'database: embedded, in memory', missing: false };
   return { text: `database: embedded, in ${config.DATA_DIR}`, missing: !fs.existsSync(config.DATA_DIR) };

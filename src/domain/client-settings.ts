@@ -1,3 +1,4 @@
+import { captchaProviders, defaultMinScore, type CaptchaProvider, type CaptchaSetting } from './captcha.js';
 import { smsParts } from './gsm7.js';
 import { webhookUrlProblem } from './webhook-url.js';
 import { forbiddenCharacter } from './text-characters.js';
@@ -31,6 +32,8 @@ export interface ClientSettings {
   readonly fallback: readonly string[];
   /** Its FALLBACK_AFTER_SECONDS; null: the service's. */
   readonly fallbackAfterSeconds: number | null;
+  /** Contract 14: creates need a `captchaToken` this provider accepts; null: no CAPTCHA. */
+  readonly captcha: CaptchaSetting | null;
 }
 
 export const defaultClientSettings: ClientSettings = {
@@ -46,6 +49,7 @@ export const defaultClientSettings: ClientSettings = {
   testNumbers: {},
   fallback: [],
   fallbackAfterSeconds: null,
+  captcha: null,
 };
 
 /** What a template may hold: `{code}` (required), `{minutes}`, `{app}`. */
@@ -206,6 +210,11 @@ export interface SettingsChange {
   readonly fallback?: readonly string[] | null;
   /** Seconds; null: the service's FALLBACK_AFTER_SECONDS. */
   readonly fallbackAfterSeconds?: number | null;
+  /**
+   * `--captcha PROVIDER|none`, `--captcha-secret S`, `--captcha-min-score N`: a provider needs a secret (the
+   * one it has is kept when the provider stays); the minimum score alone changes the one in force.
+   */
+  readonly captcha?: { readonly provider?: CaptchaProvider | 'none'; readonly secret?: string; readonly minScore?: number };
 }
 
 /** What template checks need to know of the service: the longest code and the lifetime the text says. */
@@ -257,9 +266,11 @@ export function applySettingsChange(current: ClientSettings, change: SettingsCha
   if (typeof after === 'number' && !(Number.isInteger(after) && after >= 1 && after <= maxFallbackAfterSeconds)) {
     problems.push(`--fallback-after must be whole seconds from 1 to ${maxFallbackAfterSeconds} (or none)`);
   }
+  const captcha = change.captcha === undefined ? undefined : captchaChange(current.captcha, change.captcha, problems);
   if (problems.length > 0) return problems.join('; ');
   const next: ClientSettings = {
     ...current,
+    ...(captcha !== undefined && { captcha }),
     ...(change.revealCode !== undefined && { revealCode: change.revealCode }),
     ...(change.defaultWebhookUrl !== undefined && { defaultWebhookUrl: change.defaultWebhookUrl }),
     ...(allowedCountries !== undefined && { allowedCountries }),
@@ -275,6 +286,27 @@ export function applySettingsChange(current: ClientSettings, change: SettingsCha
     if (!checked.ok) return `with this change the ${locale} template would no longer pass: ${checked.problem}`;
   }
   return next;
+}
+
+/** The CAPTCHA setting a change makes; each problem is added to `problems`. */
+function captchaChange(
+  current: CaptchaSetting | null,
+  change: NonNullable<SettingsChange['captcha']>,
+  problems: string[],
+): CaptchaSetting | null {
+  if (change.provider === 'none') return null;
+  const provider = change.provider ?? current?.provider;
+  if (provider === undefined) {
+    problems.push('--captcha-min-score needs a CAPTCHA: set --captcha turnstile|hcaptcha|recaptcha with --captcha-secret');
+    return null;
+  }
+  if (!(captchaProviders as readonly string[]).includes(provider)) problems.push(`--captcha takes ${captchaProviders.join(', ')} or none`);
+  const secret = change.secret ?? (current?.provider === provider ? current.secret : undefined);
+  if (secret === undefined) problems.push(`--captcha ${provider} needs --captcha-secret (the secret key ${provider} gave you)`);
+  else if (!/^[\x21-\x7e]{1,512}$/.test(secret)) problems.push('--captcha-secret must be 1 to 512 visible ASCII characters');
+  const minScore = change.minScore ?? current?.minScore ?? defaultMinScore;
+  if (!(Number.isFinite(minScore) && minScore >= 0 && minScore <= 1)) problems.push('--captcha-min-score must be a number from 0 to 1');
+  return { provider, secret: secret ?? '', minScore };
 }
 
 /** Sets the template of a locale, checked; says how it went out (encoding, parts, a sample). */

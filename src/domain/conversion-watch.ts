@@ -1,4 +1,15 @@
-import { Throttles, underConverting, type ConversionPolicy, type Route, type RouteTraffic, type Throttle } from './conversion.js';
+import {
+  Throttles,
+  underConverting,
+  underConvertingClients,
+  clientSettleSeconds,
+  type ClientThrottle,
+  type ClientTraffic,
+  type ConversionPolicy,
+  type Route,
+  type RouteTraffic,
+  type Throttle,
+} from './conversion.js';
 import type { Channel } from './channel-driver.js';
 import type { Clock } from './ports.js';
 
@@ -13,6 +24,15 @@ export interface ConversionStore {
   throttle(routes: readonly RouteTraffic[], at: Date, until: Date): Promise<Throttle[]>;
   /** Throttles in force at `now`. */
   active(now: Date): Promise<Throttle[]>;
+  /**
+   * Each client's sends across all countries of the verifications created between `since` and `settledBefore`,
+   * as `traffic` counts them (a throttle served starts afresh).
+   */
+  clientTraffic(since: Date, settledBefore: Date): Promise<ClientTraffic[]>;
+  /** Throttles these clients from `at` to `until`, unless one is in force already; answers the ones it started. */
+  throttleClients(clients: readonly ClientTraffic[], at: Date, until: Date): Promise<ClientThrottle[]>;
+  /** Client throttles in force at `now`. */
+  activeClients(now: Date): Promise<ClientThrottle[]>;
 }
 
 /** Told of the throttles in force each time they are read (metrics). */
@@ -28,6 +48,8 @@ export interface ConversionWatchDeps {
   readonly firstProviders: Readonly<Record<Channel, string>>;
   /** Told of each throttle this process started (the log). */
   readonly onThrottle?: (t: Throttle) => void;
+  /** Told of each client throttle this process started (the log). */
+  readonly onClientThrottle?: (t: ClientThrottle) => void;
   readonly observer?: ConversionObserver;
 }
 
@@ -38,6 +60,7 @@ export interface ConversionWatchDeps {
  */
 export class ConversionWatch {
   private current = new Throttles([]);
+  private clients: ReadonlyMap<string, ClientThrottle> = new Map();
 
   constructor(private readonly deps: ConversionWatchDeps) {}
 
@@ -51,6 +74,14 @@ export class ConversionWatch {
       const started = await store.throttle(under, now, new Date(now.getTime() + policy.throttleSeconds * 1000));
       for (const t of started) this.deps.onThrottle?.(t);
     }
+    const since = new Date(now.getTime() - policy.windowSeconds * 1000);
+    const settledBefore = new Date(now.getTime() - clientSettleSeconds * 1000);
+    const underClients = underConvertingClients(await store.clientTraffic(since, settledBefore), policy);
+    if (underClients.length > 0) {
+      const started = await store.throttleClients(underClients, now, new Date(now.getTime() + policy.throttleSeconds * 1000));
+      for (const t of started) this.deps.onClientThrottle?.(t);
+    }
+    this.clients = new Map((await store.activeClients(now)).map((t) => [t.clientId, t]));
     const active = await store.active(now);
     this.current = new Throttles(active);
     this.deps.observer?.throttlesRead(active);
@@ -58,6 +89,12 @@ export class ConversionWatch {
 
   throttleOn(route: Route, now: Date): Throttle | null {
     return this.current.on(route, now);
+  }
+
+  /** The throttle on a client for its conversion across all countries, if one is in force at `now`. */
+  clientThrottleOn(clientId: string, now: Date): ClientThrottle | null {
+    const t = this.clients.get(clientId);
+    return t && t.throttledUntil > now ? t : null;
   }
 
   firstProvider(channel: Channel): string {

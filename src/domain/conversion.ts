@@ -67,6 +67,36 @@ export class Throttles {
   }
 }
 
+/**
+ * A client's sends and verifications within the window, across every country (contract 14): an attack spread
+ * thin over many countries stays under each country's sample, but not under its client's.
+ */
+export interface ClientTraffic {
+  readonly clientId: string;
+  readonly sends: number;
+  readonly verified: number;
+}
+
+/** A client throttled for its conversion across all countries: its creates are capped at the prefix limit. */
+export interface ClientThrottle extends ClientTraffic {
+  readonly throttledAt: Date;
+  readonly throttledUntil: Date;
+}
+
+/**
+ * A client's figures count only verifications at least this old: users type a code within a minute or two, so a
+ * younger one still PENDING says nothing yet. Judged at once, a client's first couple of hundred sends read as
+ * unverified and throttled it for PREFIX_BLOCK_SECONDS (the bench's pumping simulation refused 97 % of its
+ * ordinary users so). An attack is then judged in its first few minutes, not its first seconds.
+ */
+export const clientSettleSeconds = 120;
+
+/** The clients to throttle: enough sends to judge, and too few of them verified. */
+export function underConvertingClients(traffic: readonly ClientTraffic[], policy: ConversionPolicy): ClientTraffic[] {
+  if (policy.minConversion === 0) return [];
+  return traffic.filter((t) => t.sends >= policy.minSample && conversionOf(t) < policy.minConversion);
+}
+
 /** A throttled country's creates within the prefix window, the oldest of them first. */
 export interface ThrottledState {
   readonly recentCreates: number;

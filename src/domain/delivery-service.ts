@@ -75,6 +75,8 @@ export class DeliveryService {
       // and no lock, and goes with concurrent ones in one statement.
       const written = await store.recordSent({
         verificationId: job.verificationId,
+        channel: job.channel,
+        deliveryChannel: deliveryChannelOf(job.channel),
         provider,
         account,
         messageId: result.messageId,
@@ -93,9 +95,12 @@ export class DeliveryService {
         tx.saveSendJob({ ...job, status: 'failed', claimedUntil: null, lastError: 'the verification is gone' }, null, now);
         return;
       }
+      // A send made before a workflow step moved the verification to another channel (a resend or failover in
+      // flight then): its outcome is the step before's, and must not move the new step's delivery or job.
+      if (deliveryChannelOf(job.channel) !== current.delivery.channel) return null;
       if (result === null) {
         tx.saveSendJob({ ...job, status: 'sent', claimedUntil: null, lastError: 'not sent: the verification was no longer pending' }, current, now);
-        return;
+        return null;
       }
       const done = { ...job, provider, claimedUntil: null } as const;
       // After a refusal the send reads FAILED; a transient failure leaves it as it was until something happens.

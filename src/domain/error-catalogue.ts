@@ -36,6 +36,10 @@ export const errorCatalogue = {
   OTP_MISMATCH: { status: 422, message: 'The code does not match' },
   /** The destination is refused (contract 10: countries, number types, blocked prefixes); details say which. */
   NUMBER_NOT_ALLOWED: { status: 403, message: 'This destination is not allowed' },
+  /** The client has a CAPTCHA (contract 14) and the create carried no `captchaToken`. */
+  CAPTCHA_REQUIRED: { status: 403, message: 'A CAPTCHA token (captchaToken) is required for this client' },
+  /** The CAPTCHA provider refused the token, its score was under the client's minimum, or the token was used before. */
+  CAPTCHA_FAILED: { status: 403, message: 'The CAPTCHA token was not accepted' },
   /** A rate limit was hit; Retry-After says when to come back. */
   RATE_LIMITED: { status: 429, message: 'Too many requests' },
   /** Anything unexpected; logged with the request id. */
@@ -50,4 +54,10 @@ export type ErrorCode = keyof typeof errorCatalogue;
 export interface FieldProblem {
   readonly field: string;
   readonly issue: string;
+}
+
+/** A rule that refused a request and the value it refused (a block list entry: contract 14). */
+export interface RuleProblem {
+  readonly rule: string;
+  readonly value: string;
 }

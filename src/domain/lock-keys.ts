@@ -12,4 +12,8 @@ export const lockKeys = {
   prefix: (prefix: string): string => `prefix|${prefix}`,
   /** Creates towards a throttled country, whatever the provider: its creates are counted together (conversion). */
   country: (c: { readonly regionCode: string; readonly countryCode: string }): string => `country|${c.regionCode}|${c.countryCode}`,
+  /** A client throttled for its conversion across all countries: its creates are counted together. */
+  clientThrottle: (clientId: string): string => `client-throttle|${clientId}`,
+  /** A client's creates from one address, network or device (the signal limits, contract 14). */
+  signal: (clientId: string, kind: string, value: string): string => `signal|${kind}|${clientId}|${value}`,
 } as const;

@@ -1,17 +1,20 @@
 import { dispatched, type AfterCommit } from './after-commit.js';
 import { decideDailyQuota, utcDay } from './daily-quota.js';
 import { deliveryChannelOf, type Channel, type ChannelDriver } from './channel-driver.js';
-import { decideThrottled, type Route, type Throttle } from './conversion.js';
+import { decideThrottled, type ClientThrottle, type Route, type Throttle } from './conversion.js';
 import { destinationRefused, type DestinationPolicy } from './destination-rules.js';
 import type { OutboxEvent } from './events.js';
 import { decidePhoneLimit, phoneLookBackSeconds, type PhoneLimitPolicy } from './limits.js';
 import { lockKeys } from './lock-keys.js';
 import { eventsFor } from './outbox-events.js';
 import type { ClientSettings } from './client-settings.js';
+import type { NumberLists } from './number-lists.js';
+import { captchaTokenSeconds, judgeCaptcha, type CaptchaSetting, type CaptchaTokenStore, type CaptchaVerifier } from './captcha.js';
 import { nonGeographicRegion, parsePhone, shownTo } from './phone.js';
 import { decidePrefix, prefixOf, type PrefixPolicy } from './prefix-velocity.js';
 import type { Clock, Random } from './ports.js';
 import { defaultFallback, fallbackProblem } from './fallback.js';
+import { decideSignals, signalKeys, type SignalKind, type SignalPolicy, type Signals } from './signals.js';
 import { dueAgain } from './send-job.js';
 import {
   asOf,
@@ -38,6 +41,8 @@ export interface VerificationPolicy {
   readonly clientDailySends: number;
   /** Creates towards one prefix, across all clients (contract 10). */
   readonly prefix: PrefixPolicy;
+  /** Creates per end user's address, network and device, per client (contract 14). */
+  readonly signals: SignalPolicy;
   /** The channels with a provider configured: a create of another channel's type is refused, never "sent". */
   readonly offered: ReadonlySet<Channel>;
   /** The request types a workflow's later steps may take here: the registry's, whose channel is offered (contract 13). */
@@ -62,6 +67,10 @@ export interface CreateRequest {
   readonly fallback: readonly string[] | null;
   /** The Idempotency-Key and a fingerprint of the request body, when the client sent a key. */
   readonly idempotency: { readonly key: string; readonly fingerprint: string } | null;
+  /** The end user as the client's backend saw them (contract 14); null when not given. */
+  readonly signals?: Signals | null;
+  /** The CAPTCHA widget's token (contract 14), for a client that has a CAPTCHA; null when not given. */
+  readonly captchaToken?: string | null;
 }
 
 export type CreateOutcome =
@@ -75,15 +84,22 @@ export type CreateOutcome =
   | { readonly kind: 'channel-not-offered'; readonly channel: Channel }
   /** The destination is refused (contract 10): `detail` says which rule and what it refused. */
   | { readonly kind: 'not-allowed'; readonly rule: 'destination' | 'prefix'; readonly detail: string }
+  /** The number is on a block list (contract 14): `value` is the listed number or prefix it falls under. */
+  | { readonly kind: 'blocked'; readonly value: string }
   /**
    * `phone`: the number's own limits; `daily-quota`: the client's CLIENT_DAILY_SEND_LIMIT; `conversion`: the
    * country is throttled to the prefix limit for its low conversion (contract 10).
    */
-  | { readonly kind: 'rate-limited'; readonly reason: 'phone' | 'daily-quota' | 'conversion'; readonly retryAfterSeconds: number }
-  | { readonly kind: 'idempotency-key-reused' };
+  | { readonly kind: 'rate-limited'; readonly reason: 'phone' | 'daily-quota' | 'conversion' | SignalKind; readonly retryAfterSeconds: number }
+  | { readonly kind: 'idempotency-key-reused' }
+  /** The client has a CAPTCHA: `required` no token came, `failed` it was refused or used before, `unavailable` its provider did not answer. */
+  | { readonly kind: 'captcha'; readonly outcome: 'required' | 'failed' | 'unavailable' };
 
-/** Which limit refused a create: `destination` a country or line type, `prefix` a blocked prefix. */
-export type CreateRefusal = 'destination' | 'prefix' | 'phone' | 'daily-quota' | 'conversion';
+/**
+ * Which limit refused a create: `destination` a country or line type, `prefix` a blocked prefix, `ip` the end
+ * user's address or its network, `device` their device, `blocked` a block list (contract 14).
+ */
+export type CreateRefusal = 'captcha' | 'destination' | 'prefix' | 'blocked' | 'phone' | 'daily-quota' | 'conversion' | 'ip' | 'device';
 
 export type VerifyOutcome =
   | { readonly kind: 'success'; readonly verification: Verification }
@@ -123,8 +139,14 @@ export interface VerificationServiceDeps {
   /** Countries throttled for their conversion (contract 10), and the provider a channel's first send goes to. */
   readonly conversion?: {
     throttleOn(route: Route, now: Date): Throttle | null;
+    /** The throttle on a client for its conversion across all countries (contract 14). */
+    clientThrottleOn?(clientId: string, now: Date): ClientThrottle | null;
     firstProvider(channel: Channel): string;
   };
+  /** Checks CAPTCHA tokens with their providers and remembers those accepted (contract 14). */
+  readonly captcha?: { readonly verifier: CaptchaVerifier; readonly tokens: CaptchaTokenStore; readonly failOpen: boolean };
+  /** The block and allow lists in force (contract 14), as this process last read them. */
+  readonly lists?: () => NumberLists;
   /** A test number's code (create or resend) reaches no provider; it is recorded here, for the development inbox. */
   readonly testSends?: (v: Verification) => Promise<void>;
   /**
@@ -154,11 +176,27 @@ export class VerificationService {
       if (issue) return { kind: 'invalid-fallback', issue };
     }
     const settings = await this.deps.clientSettings(request.clientId);
+    // The CAPTCHA before anything else is read, written or counted: a create without a human refuses nothing else.
+    if (settings.captcha) {
+      const captcha = await this.checkCaptcha(settings.captcha, request.captchaToken ?? null, request.signals?.ip?.address ?? null);
+      if (captcha !== 'passed') {
+        if (captcha !== 'unavailable') this.deps.observer?.createRefused('captcha');
+        return { kind: 'captcha', outcome: captcha };
+      }
+    }
     const refused = destinationRefused(phone, policy.destinations, settings.allowedCountries);
     if (refused) {
       this.deps.observer?.createRefused('destination');
       return { kind: 'not-allowed', rule: 'destination', detail: refused };
     }
+    const lists = this.deps.lists?.();
+    const blocked = lists?.blockedBy(phone.e164, request.clientId) ?? null;
+    if (blocked !== null) {
+      this.deps.observer?.createRefused('blocked');
+      return { kind: 'blocked', value: blocked };
+    }
+    // An allowed number skips the per-number, prefix, signal and conversion limits; not the daily quota.
+    const allowed = lists?.allows(phone.e164, request.clientId) ?? false;
     const testCode = settings.testNumbers[phone.e164] ?? null;
     const now = clock.now();
     const { otp, from } = driver.newCode(random, testCode);
@@ -201,14 +239,20 @@ export class VerificationService {
     };
     const { idempotency } = request;
     const quotaDay = policy.clientDailySends > 0 && !verification.testNumber ? utcDay(now) : null;
-    const prefix = policy.prefix.count > 0 && !verification.testNumber ? prefixOf(phone.e164) : null;
+    const prefix = policy.prefix.count > 0 && !verification.testNumber && !allowed ? prefixOf(phone.e164) : null;
     // Throttled to the prefix limit: with prefix velocity off there is none to throttle to.
     const throttle = prefix !== null ? this.throttleOn(verification, driver.channel, now) : null;
+    // Capped at the prefix limit too, as a throttled country is: with prefix velocity off there is none.
+    const clientThrottle = prefix !== null ? (this.deps.conversion?.clientThrottleOn?.(request.clientId, now) ?? null) : null;
+    const signals = request.signals ?? null;
+    const counted = verification.testNumber || allowed ? [] : signalKeys(signals, policy.signals);
     const locks = [
+      ...counted.map((k) => lockKeys.signal(request.clientId, k.kind, k.value)),
       lockKeys.phone(request.clientId, phone.e164),
       ...(quotaDay !== null ? [lockKeys.clientSends(request.clientId)] : []),
       ...(prefix !== null ? [lockKeys.prefix(prefix)] : []),
       ...(throttle !== null ? [lockKeys.country(throttle)] : []),
+      ...(clientThrottle !== null ? [lockKeys.clientThrottle(request.clientId)] : []),
     ];
     const serializeOn = [...locks, ...(idempotency ? [`key|${request.clientId}|${idempotency.key}`] : [])];
     const committed = await store.transaction(async (tx): Promise<CreateOutcome> => {
@@ -227,7 +271,7 @@ export class VerificationService {
       }
       if (verification.testNumber) {
         // Counts toward no limit, and sends nothing.
-        tx.insert(verification);
+        tx.insert(verification, signals);
         return { kind: 'created', verification };
       }
       const history = await tx.phoneHistory({
@@ -243,6 +287,8 @@ export class VerificationService {
           countryCode: throttle.countryCode,
           since: latest(secondsBefore(now, policy.prefix.windowSeconds), throttle.throttledAt),
         },
+        clientThrottled: clientThrottle && { since: latest(secondsBefore(now, policy.prefix.windowSeconds), clientThrottle.throttledAt) },
+        signals: { keys: counted, since: secondsBefore(now, policy.signals.windowSeconds) },
       });
       if (prefix !== null && history.prefix !== null) {
         const decision = decidePrefix(history.prefix, now, policy.prefix);
@@ -257,10 +303,18 @@ export class VerificationService {
           };
         }
       }
-      const throttled = history.throttled ? decideThrottled(history.throttled, now, policy.prefix) : { allowed: true as const };
-      const phoneLimit = decidePhoneLimit(history.phone, now, policy.phoneLimit);
+      const countryThrottled = history.throttled ? decideThrottled(history.throttled, now, policy.prefix) : { allowed: true as const };
+      const throttled = !countryThrottled.allowed
+        ? countryThrottled
+        : history.clientThrottled
+          ? decideThrottled(history.clientThrottled, now, policy.prefix)
+          : countryThrottled;
+      const phoneLimit = allowed ? { allowed: true as const } : decidePhoneLimit(history.phone, now, policy.phoneLimit);
       const quota = decideDailyQuota(history.clientSendsToday, policy.clientDailySends, now);
-      const refusal = !throttled.allowed
+      const signalled = decideSignals(counted, history.signals, now, policy.signals.windowSeconds);
+      const refusal = !signalled.allowed
+        ? { reason: signalled.kind, retryAfterSeconds: signalled.retryAfterSeconds }
+        : !throttled.allowed
         ? { reason: 'conversion' as const, retryAfterSeconds: throttled.retryAfterSeconds }
         : !phoneLimit.allowed
         ? { reason: 'phone' as const, retryAfterSeconds: phoneLimit.retryAfterSeconds }
@@ -272,7 +326,7 @@ export class VerificationService {
         if (idempotency) await tx.releaseIdempotencyKey(request.clientId, idempotency.key);
         return { kind: 'rate-limited', ...refusal };
       }
-      tx.insert(verification);
+      tx.insert(verification, signals);
       if (quotaDay !== null) tx.countSend(request.clientId, quotaDay);
       const claimedUntil = this.deps.afterCommit.claimUntil('send', now);
       // A claimed job's first attempt is under way as it is written.
@@ -294,12 +348,27 @@ export class VerificationService {
     }, serializeOn);
     const outcome = dispatched(this.deps.afterCommit, committed);
     if (outcome.kind === 'not-allowed') this.deps.observer?.createRefused(outcome.rule);
-    if (outcome.kind === 'rate-limited') this.deps.observer?.createRefused(outcome.reason);
+    if (outcome.kind === 'rate-limited') this.deps.observer?.createRefused(outcome.reason === 'network' ? 'ip' : outcome.reason);
     if (outcome.kind === 'created') {
       this.deps.observer?.verificationCreated(outcome.verification.type, outcome.verification.countryCode);
       if (outcome.verification.testNumber) await this.deps.testSends?.(outcome.verification);
     }
     return outcome;
+  }
+
+  /**
+   * A token checked with the client's provider, then taken for good (across instances): a token the provider
+   * accepted but this service already took is a repeat. A provider that does not answer lets the create through
+   * only with CAPTCHA_FAIL_OPEN.
+   */
+  private async checkCaptcha(setting: CaptchaSetting, token: string | null, remoteIp: string | null): Promise<'passed' | 'required' | 'failed' | 'unavailable'> {
+    const { captcha, clock } = this.deps;
+    if (token === null) return 'required';
+    if (!captcha) return 'unavailable';
+    const judged = judgeCaptcha(await captcha.verifier.verify(setting.provider, setting.secret, token, remoteIp), setting.minScore);
+    if (judged === 'failed' || (judged === 'unavailable' && !captcha.failOpen)) return judged;
+    const now = clock.now();
+    return (await captcha.tokens.claim(token, now, secondsBefore(now, captchaTokenSeconds))) ? 'passed' : 'failed';
   }
 
   /** The throttle on the route a new verification's first send takes, if its country is throttled. */

@@ -4,7 +4,9 @@ import type { PhoneHistory } from './limits.js';
 import type { ThrottledState } from './conversion.js';
 import type { PrefixState } from './prefix-velocity.js';
 import type { SendJob } from './send-job.js';
-import type { Verification } from './verification.js';
+import type { Channel } from './channel-driver.js';
+import type { Delivery, Verification } from './verification.js';
+import type { SignalKind, Signals, SignalState } from './signals.js';
 import type { DeliveryReceipt } from './send-result.js';
 
 /** What a create reads before it decides: the number's history, the client's sends that day, its prefix. */
@@ -15,6 +17,10 @@ export interface CreateHistory {
   readonly prefix: PrefixState | null;
   /** A throttled country's creates; null when not asked. */
   readonly throttled: ThrottledState | null;
+  /** The client's sends under its conversion throttle (contract 14); null when not asked. */
+  readonly clientThrottled: ThrottledState | null;
+  /** Each asked signal's creates by the client still holding their place, in the order asked. */
+  readonly signals: readonly SignalState[];
 }
 
 /** What a create asks for its history: the prefix read goes out with the others, in the same group flush. */
@@ -29,6 +35,13 @@ export interface CreateHistoryQuery {
   readonly prefix: { readonly prefix: string; readonly since: Date; readonly now: Date } | null;
   /** A throttled country (conversion, contract 10) whose creates since `since` are read too; null: none. */
   readonly throttled: { readonly regionCode: string; readonly countryCode: string; readonly since: Date } | null;
+  /** The client is throttled for its conversion across all countries: its sends since `since` are read too. */
+  readonly clientThrottled: { readonly since: Date } | null;
+  /**
+   * Signals (contract 14) whose creates by the client since `since`, verified ones and test numbers aside, are
+   * read too; empty: none.
+   */
+  readonly signals: { readonly keys: readonly { readonly kind: SignalKind; readonly value: string }[]; readonly since: Date };
 }
 
 /** What claiming an Idempotency-Key found. */
@@ -86,7 +99,8 @@ export interface VerificationTx {
   findSendJob(verificationId: string): Promise<SendJob | null>;
   /** The verification a provider's message (of `account`) was for; null when no send has that id. */
   findProviderMessage(provider: string, account: string, messageId: string): Promise<string | null>;
-  insert(v: Verification): void;
+  /** Writes a new verification, with the signals its create came with (kept beside it, never shown). */
+  insert(v: Verification, signals?: Signals | null): void;
   /** Writes a verification's new state (one read or locked by this transaction). */
   update(v: Verification): void;
   record(events: readonly OutboxEvent[]): void;
@@ -124,6 +138,13 @@ export interface OptimisticTx {
  */
 export interface SentRecord {
   readonly verificationId: string;
+  /**
+   * The channel the job sent through, and how the record names it: an acceptance of a send made before a
+   * workflow step moved the verification to another channel (a resend or failover in flight then) is kept for
+   * its receipts, but moves neither the new step's delivery nor its job.
+   */
+  readonly channel: Channel;
+  readonly deliveryChannel: Delivery['channel'];
   readonly provider: string;
   /** The account or bind the message id is unique within (Provider.account; '' for none). */
   readonly account: string;

@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import { errorCatalogue, type ErrorCode, type FieldProblem } from '../domain/error-catalogue.js';
+import { errorCatalogue, type ErrorCode, type FieldProblem, type RuleProblem } from '../domain/error-catalogue.js';
 import { fallbackLeft, type Verification } from '../domain/verification.js';
 
 /** The record as clients see it (seed 2.2 plus contract 3.4's fields). */
@@ -55,7 +55,7 @@ export function publicRecord(v: Verification): PublicRecord {
 }
 
 export interface ErrorOptions {
-  readonly details?: readonly FieldProblem[];
+  readonly details?: readonly (FieldProblem | RuleProblem)[];
   readonly data?: Verification;
   readonly message?: string;
   readonly retryAfterSeconds?: number;

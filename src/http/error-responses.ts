@@ -19,7 +19,15 @@ export const errorSchema = {
         details: {
           type: 'array',
           description: 'What was wrong, one entry per field or rule.',
-          items: { type: 'object', properties: { field: { type: 'string' }, issue: { type: 'string' } } },
+          items: {
+            type: 'object',
+            properties: {
+              field: { type: 'string' },
+              issue: { type: 'string' },
+              rule: { type: 'string', description: 'The rule that refused, e.g. `blocked` (a block list).' },
+              value: { type: 'string', description: 'What the rule refused, e.g. the listed number or prefix.' },
+            },
+          },
         },
       },
     },
@@ -35,7 +43,7 @@ export const errorSchema = {
 const whenAnswered: Record<ErrorCode, string> = {
   VALIDATION_ERROR: 'Malformed JSON, or a missing or ill-typed field; `details` name each field.',
   INVALID_PHONE_NUMBER: 'Not a valid number for that country code.',
-  NUMBER_NOT_ALLOWED: 'The destination is refused: its country is not among the allowed ones (ALLOWED_COUNTRIES, or the client\'s own list), or its line type is blocked (BLOCKED_LINE_TYPES), or its prefix is blocked for too many verifications towards it (PREFIX_LIMIT_COUNT, until PREFIX_BLOCK_SECONDS pass or the operator lifts it); `details` name the rule and the value refused.',
+  NUMBER_NOT_ALLOWED: 'The destination is refused: its country is not among the allowed ones (ALLOWED_COUNTRIES, or the client\'s own list), or its line type is blocked (BLOCKED_LINE_TYPES), or its prefix is blocked for too many verifications towards it (PREFIX_LIMIT_COUNT, until PREFIX_BLOCK_SECONDS pass or the operator lifts it), or it is on a block list (`details: [{ rule: "blocked", value }]`); `details` name the rule and the value refused.',
   UNAUTHORIZED:
     'No bearer token (`WWW-Authenticate: Bearer`), or a malformed, expired or revoked one (`WWW-Authenticate: Bearer error="invalid_token"`).',
   INSUFFICIENT_SCOPE: 'The token lacks the scope (`WWW-Authenticate: Bearer error="insufficient_scope", scope="..."`).',
@@ -49,9 +57,11 @@ const whenAnswered: Record<ErrorCode, string> = {
   UNSUPPORTED_MEDIA_TYPE: 'The body is not `application/json`.',
   HEADERS_TOO_LARGE: 'The request headers are over the server\'s limit.',
   OTP_MISMATCH: 'Wrong code; `data` is the record, `FAILED` (`MAX_ATTEMPTS`) after the last allowed attempt.',
+  CAPTCHA_REQUIRED: 'The client has a CAPTCHA (`clients update --captcha`) and the create carried no `captchaToken`: show the widget and send its token.',
+  CAPTCHA_FAILED: 'The CAPTCHA provider refused the token, its score was under the client\'s minimum, or the token was used before: show the widget again.',
   RATE_LIMITED: 'A limit was hit; `Retry-After` says when to come back, in seconds.',
   INTERNAL_ERROR: 'Anything unexpected (logged with the request id, `x-request-id`).',
-  UNAVAILABLE: 'The database did not answer in time; nothing was half done. `Retry-After` says when to come back.',
+  UNAVAILABLE: 'The database, or the client\'s CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back.',
 };
 
 /** What an example of each code carries beyond the catalogue's text, as the routes send it. */

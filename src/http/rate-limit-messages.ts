@@ -3,7 +3,10 @@ export const rateLimitMessages = {
   phone: 'Too many verifications for this phone number; retry later',
   'daily-quota': 'This client has made its sends for today (CLIENT_DAILY_SEND_LIMIT); retry after midnight UTC',
   conversion:
-    "Too many verifications towards this number's country: few of its codes are verified lately, so it is throttled (MIN_CONVERSION); retry later",
+    "Too many verifications towards this number's country, or from this client: few of their codes are verified lately, so they are throttled (MIN_CONVERSION); retry later",
+  ip: "Too many verifications from this end user's address (IP_LIMIT_COUNT); retry later",
+  network: "Too many verifications from this end user's network, the /24 or /48 of its address (IP_PREFIX_LIMIT_COUNT); retry later",
+  device: "Too many verifications from this end user's device (DEVICE_LIMIT_COUNT); retry later",
   cooldown: 'The code was sent moments ago; retry later',
   'max-sends': 'This verification has no send left (OTP_MAX_SENDS); start a new one once it is over',
 } as const;

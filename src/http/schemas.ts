@@ -71,6 +71,25 @@ export const createBodySchema = {
       maxLength: 35,
       description: "BCP 47 language tag (`fr`, `pt-BR`) of the SMS text: the client's template for it (or its language), else the client's default locale, else English; for `VOICE_CALL`, the language the code is read in where the provider has a voice for it.",
     },
+    captchaToken: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 4096,
+      description:
+        "The token of the client's CAPTCHA widget (Turnstile, hCaptcha or reCAPTCHA v3), required when the client has one (403 CAPTCHA_REQUIRED without it); checked server-side, each token once.",
+    },
+    signals: {
+      type: 'object',
+      description:
+        "The end user as your own backend saw them, for the fraud limits (IP_LIMIT_COUNT, IP_PREFIX_LIMIT_COUNT, DEVICE_LIMIT_COUNT): never shown in an answer or webhook, kept only RETENTION_DAYS.",
+      properties: {
+        ip: { type: 'string', maxLength: 256, description: "The end user's address, IPv4 or IPv6 text (`::ffff:a.b.c.d` counts as `a.b.c.d`)." },
+        deviceId: { type: 'string', maxLength: 256, description: "A stable id of the end user's device or browser, as your app knows it." },
+        userAgent: { type: 'string', maxLength: 256 },
+        appVersion: { type: 'string', maxLength: 256 },
+        platform: { type: 'string', enum: ['ios', 'android', 'web', 'other'] },
+      },
+    },
   },
   // The first example is what /docs "Try it out" posts: nothing in it points at someone else's server.
   examples: [

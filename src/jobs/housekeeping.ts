@@ -1,9 +1,12 @@
 import type { Clock } from '../domain/ports.js';
 import { idempotencySeconds } from '../domain/verification-service.js';
+import { captchaTokenSeconds } from '../domain/captcha.js';
 
 export interface HousekeepingDeps {
   readonly counters: { prune(before: Date): Promise<void> };
   readonly idempotencyKeys: { pruneIdempotencyKeys(before: Date): Promise<void> };
+  /** CAPTCHA tokens accepted (contract 14): remembered 10 minutes. */
+  readonly captchaTokens?: { prune(before: Date): Promise<void> };
   /** Deletes at most `batch` rows of each kind of history older than `before`; how many went. */
   readonly history: (before: Date, batch: number) => Promise<number>;
   readonly clock: Clock;
@@ -19,6 +22,7 @@ export async function housekeeping(deps: HousekeepingDeps): Promise<boolean> {
   const now = deps.clock.now().getTime();
   await deps.counters.prune(new Date(now - 10 * 60_000));
   await deps.idempotencyKeys.pruneIdempotencyKeys(new Date(now - idempotencySeconds * 1000));
+  await deps.captchaTokens?.prune(new Date(now - captchaTokenSeconds * 1000));
   if (deps.retentionDays === 0) return false;
   // A full round means more is due: run again at once rather than in a minute.
   return (await deps.history(new Date(now - deps.retentionDays * 86_400_000), pruneBatch)) >= pruneBatch;

@@ -34,11 +34,18 @@ export interface WorkerDeps {
    * listening connection was (re)made, so anything may have been missed).
    */
   readonly clientChanges: { readonly channel: string; readonly forget: (clientId: string | null) => void } | null;
+  /**
+   * The block and allow lists: read again when a change is announced on `channel` (PostgreSQL), and every
+   * `listsRefreshMs` in case an announcement was lost.
+   */
+  readonly listChanges: { readonly channel: string; readonly refresh: () => Promise<void> } | null;
 }
 
 /** How often each process looks for workflow steps that fell due, and how many it takes per round. */
 export const fallbackStepPollMs = 200;
 const fallbackStepBatch = 500;
+/** How often each process reads the lists again when no change was announced (a lost NOTIFY, a listener down). */
+export const listsRefreshMs = 30_000;
 
 /** How often each process reads conversion and the throttles in force. */
 export const conversionRefreshMs = 10_000;
@@ -63,11 +70,16 @@ export class Workers {
       // A create asks what this read last: a throttle started by any instance applies here within this period.
       new PeriodicTask('conversion', conversionRefreshMs, async () => (await deps.watchConversion(), false), onError),
     ];
-    const { webhookWorker, notifications, clientChanges } = deps;
+    const { webhookWorker, notifications, clientChanges, listChanges } = deps;
+    if (listChanges) this.tasks.push(new PeriodicTask('lists', listsRefreshMs, async () => (await listChanges.refresh(), false), onError));
     // One LISTEN connection for every channel: what other processes commit reaches this one at once.
     const handlers: Record<string, (payload: string | null) => void> = {};
     if (webhookWorker && notifications) handlers[notifications.channel] = () => webhookWorker.wake();
     if (clientChanges) handlers[clientChanges.channel] = (id) => clientChanges.forget(id);
+    if (listChanges) {
+      const log = deps.logger.child({ component: 'lists' });
+      handlers[listChanges.channel] = () => void listChanges.refresh().catch((err: unknown) => log.warn({ err }, 'could not read the lists again; the next periodic read will'));
+    }
     this.listener =
       notifications && Object.keys(handlers).length > 0
         ? new NotifyListener(notifications.pool, handlers, deps.logger.child({ component: 'notifications' }))

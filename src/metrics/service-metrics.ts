@@ -43,7 +43,7 @@ export class ServiceMetrics implements HttpObserver, VerificationObserver, SendO
   });
   private readonly refused = new Counter({
     name: 'otp_creates_refused_total',
-    help: 'Creates refused by a limit: destination (country or line type), prefix (blocked), phone, daily-quota, conversion (country throttled)',
+    help: 'Creates refused by a limit: destination (country or line type), prefix (blocked prefix), blocked (a block list), phone, daily-quota, conversion (country throttled), ip (the end user address or its network), device, captcha',
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });

@@ -5,9 +5,10 @@ import { UnavailableError } from '../domain/unavailable.js';
 /**
  * SQLSTATEs that say the server gave up in time or is going away, not that the statement was wrong:
  * statement_timeout (57014), lock_timeout (55P03), idle_in_transaction_session_timeout (25P03), shutdown and
- * start-up (57P01-57P03), too many connections (53300), and every connection exception (class 08).
+ * start-up (57P01-57P03), too many connections (53300), every connection exception (class 08), and a write
+ * refused as read-only (25006: the server was a primary that a failover has just demoted).
  */
-const unavailableStates = new Set(['57014', '55P03', '25P03', '57P01', '57P02', '57P03', '53300']);
+const unavailableStates = new Set(['57014', '55P03', '25P03', '57P01', '57P02', '57P03', '53300', '25006']);
 const networkCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
 /** What pg and pg-pool say, without a code, when a connection times out or is lost. */
 const lostConnection = /timeout exceeded when trying to connect|Connection terminated|Query read timeout|connection error and is not queryable|not queryable/i;
@@ -38,6 +39,8 @@ export class BoundedPgPool implements PostgresPool {
   constructor(
     private readonly pool: pg.Pool,
     private readonly timeoutMs: number,
+    /** Told of each lent connection given up on an error (a failover pool looks for the primary again). */
+    readonly onBroken: (client: pg.PoolClient, err: unknown) => void = () => undefined,
   ) {}
 
   async connect(): Promise<PostgresPoolClient> {
@@ -122,6 +125,7 @@ class BoundedClient {
     this.broken = err;
     if (this.returned) return;
     this.returned = true;
+    this.bounds.onBroken(this.client, (err as { cause?: unknown } | null)?.cause ?? err);
     this.client.removeListener('error', this.onError);
     // The destroyed connection may still report its end; no one is left to tell.
     this.client.on('error', () => undefined);

@@ -1,3 +1,4 @@
+import { captchaProviders, defaultMinScore, type CaptchaProvider, type CaptchaSetting } from '../domain/captcha.js';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { defaultClientSettings, type ClientSettings } from '../domain/client-settings.js';
 import type { Client, ClientStore } from '../oauth/client.js';
@@ -122,5 +123,14 @@ export function parseClientSettings(raw: unknown): ClientSettings {
     testNumbers: strings(obj.testNumbers),
     fallback: Array.isArray(obj.fallback) ? obj.fallback.filter((t): t is string => typeof t === 'string') : d.fallback,
     fallbackAfterSeconds: typeof obj.fallbackAfterSeconds === 'number' ? obj.fallbackAfterSeconds : d.fallbackAfterSeconds,
+    captcha: captchaOf(obj.captcha),
   };
+}
+
+/** A stored CAPTCHA setting; anything not of its shape reads as none. */
+function captchaOf(raw: unknown): CaptchaSetting | null {
+  if (typeof raw !== 'object' || raw === null) return null;
+  const { provider, secret, minScore } = raw as Record<string, unknown>;
+  if (!(captchaProviders as readonly unknown[]).includes(provider) || typeof secret !== 'string') return null;
+  return { provider: provider as CaptchaProvider, secret, minScore: typeof minScore === 'number' ? minScore : defaultMinScore };
 }

@@ -1,16 +1,17 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { RouteTraffic, Throttle } from '../domain/conversion.js';
+import type { ClientThrottle, ClientTraffic, RouteTraffic, Throttle } from '../domain/conversion.js';
 import type { ConversionStore } from '../domain/conversion-watch.js';
-import type { CountryThrottlesTable, Database } from './schema.js';
+import type { ClientThrottlesTable, CountryThrottlesTable, Database } from './schema.js';
 
 export class SqlConversionStore implements ConversionStore {
   constructor(private readonly db: Kysely<Database>) {}
 
   async traffic(since: Date): Promise<RouteTraffic[]> {
-    // Through the (client_id, created_at) index, client by client, the last hour only. Rows made before migration
+    // Resends count wherever sends count (contract 14): each send a provider took is one, so a pumped number sent
+    // its code three times weighs three. Through the (client_id, created_at) index, client by client, the last hour only. Rows made before migration
     // 0010 have no region and are long past the hour.
     const { rows } = await sql<{ region_code: string; country_code: string; provider: string; sends: number; delivered: number; verified: number }>`
-      SELECT v.region_code, v.country_code, v.delivery_provider AS provider, count(*)::int AS sends,
+      SELECT v.region_code, v.country_code, v.delivery_provider AS provider, sum(greatest(v.delivery_sends, 1))::int AS sends,
           (count(*) FILTER (WHERE v.delivery_status = 'DELIVERED'))::int AS delivered,
           (count(*) FILTER (WHERE v.status = 'SUCCESS'))::int AS verified
         FROM verifications v
@@ -61,6 +62,49 @@ export class SqlConversionStore implements ConversionStore {
     return rows.map(toThrottle);
   }
 
+  async clientTraffic(since: Date, settledBefore: Date): Promise<ClientTraffic[]> {
+    const { rows } = await sql<{ client_id: string; sends: number; verified: number }>`
+      SELECT v.client_id, sum(greatest(v.delivery_sends, 1))::int AS sends, (count(*) FILTER (WHERE v.status = 'SUCCESS'))::int AS verified
+        FROM verifications v
+          LEFT JOIN client_throttles t ON t.client_id = v.client_id
+        WHERE v.client_id = ANY(ARRAY(SELECT id FROM clients)) AND v.created_at > ${since} AND v.created_at <= ${settledBefore}
+          AND NOT v.test_number AND v.delivery_provider IS NOT NULL
+          AND (t.throttled_until IS NULL OR v.created_at > t.throttled_until)
+        GROUP BY v.client_id`.execute(this.db);
+    return rows.map((r) => ({ clientId: r.client_id, sends: Number(r.sends), verified: Number(r.verified) }));
+  }
+
+  async throttleClients(clients: readonly ClientTraffic[], at: Date, until: Date): Promise<ClientThrottle[]> {
+    const rows = await this.db
+      .insertInto('client_throttles')
+      .values(clients.map((c) => ({ client_id: c.clientId, throttled_at: at, throttled_until: until, sends: c.sends, verified: c.verified })))
+      .onConflict((oc) =>
+        oc
+          .column('client_id')
+          .doUpdateSet({ throttled_at: sql`excluded.throttled_at`, throttled_until: sql`excluded.throttled_until`, sends: sql`excluded.sends`, verified: sql`excluded.verified` })
+          .where('client_throttles.throttled_until', '<=', at),
+      )
+      .returningAll()
+      .execute();
+    return rows.map(toClientThrottle);
+  }
+
+  async activeClients(now: Date): Promise<ClientThrottle[]> {
+    const rows = await this.db.selectFrom('client_throttles').selectAll().where('throttled_until', '>', now).execute();
+    return rows.map(toClientThrottle);
+  }
+
+  /** Ends a client's throttle now; false when none was in force. */
+  async liftClient(clientId: string, now: Date): Promise<boolean> {
+    const result = await this.db
+      .updateTable('client_throttles')
+      .set({ throttled_until: now })
+      .where('client_id', '=', clientId)
+      .where('throttled_until', '>', now)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
   async active(now: Date): Promise<Throttle[]> {
     const rows = await this.db.selectFrom('country_throttles').selectAll().where('throttled_until', '>', now).orderBy('throttled_at', 'desc').execute();
     return rows.map(toThrottle);
@@ -76,6 +120,16 @@ export class SqlConversionStore implements ConversionStore {
       .executeTakeFirst();
     return Number(result.numUpdatedRows);
   }
+}
+
+function toClientThrottle(r: Selectable<ClientThrottlesTable>): ClientThrottle {
+  return {
+    clientId: r.client_id,
+    throttledAt: new Date(r.throttled_at),
+    throttledUntil: new Date(r.throttled_until),
+    sends: r.sends,
+    verified: r.verified,
+  };
 }
 
 function toThrottle(r: Selectable<CountryThrottlesTable>): Throttle {

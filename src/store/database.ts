@@ -4,6 +4,8 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import { BoundedPgPool } from './bounded-pool.js';
+import { parseDatabaseUrl } from './database-url.js';
+import { PrimaryPool } from './primary-pool.js';
 import { PGlitePool } from './pglite-pool.js';
 import { migrateToLatest } from './migrations.js';
 import type { Database } from './schema.js';
@@ -53,7 +55,7 @@ export async function openDatabase(options: DbOptions): Promise<Db> {
  * the server is bounded all the same.
  */
 async function migratePostgres(url: string, timeoutMs: number): Promise<void> {
-  const pool = new pg.Pool({ connectionString: url, max: 1, connectionTimeoutMillis: timeoutMs });
+  const pool = postgresPool(url, { max: 1, connectionTimeoutMillis: timeoutMs }, timeoutMs);
   pool.on('error', () => undefined);
   const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) });
   try {
@@ -75,9 +77,17 @@ export function setServiceSessions(pool: pg.Pool): void {
   });
 }
 
+/**
+ * A pool of connections to the URL's server; when the URL names several hosts (or target_session_attrs=read-write),
+ * to whichever of them is the writable primary, found again after a failover (primary-pool.ts).
+ */
+export function postgresPool(url: string, options: Omit<pg.PoolConfig, 'connectionString'>, timeoutMs: number): pg.Pool {
+  const target = parseDatabaseUrl(url);
+  return target.readWrite ? new PrimaryPool(target, options, timeoutMs) : new pg.Pool({ connectionString: url, ...options });
+}
+
 function openPostgres(url: string, poolSize: number, timeoutMs: number): Db {
-  const pool = new pg.Pool({
-    connectionString: url,
+  const pool = postgresPool(url, {
     max: poolSize,
     // Waiting for a connection, new or free, is bounded.
     connectionTimeoutMillis: timeoutMs,
@@ -87,11 +97,11 @@ function openPostgres(url: string, poolSize: number, timeoutMs: number): Db {
     idle_in_transaction_session_timeout: timeoutMs,
     // A server that does not answer at all cannot fire its own timers: the client gives up too.
     query_timeout: timeoutMs,
-  });
+  }, timeoutMs);
   // An idle client that loses its server must not take the process down.
   pool.on('error', () => undefined);
   setServiceSessions(pool);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new BoundedPgPool(pool, timeoutMs) }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new BoundedPgPool(pool, timeoutMs, pool instanceof PrimaryPool ? (client, err) => pool.serverFailed(client, err) : undefined) }) });
   return {
     kind: 'postgres',
     db,

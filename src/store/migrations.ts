@@ -356,6 +356,69 @@ const migrations: Record<string, Migration> = {
       `);
     },
   },
+  '0020_signals': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- The end user as the client's backend saw them (contract 14), kept beside the verification for
+        -- RETENTION_DAYS and never shown. The address, its /24 or /48 and the device are what the signal limits
+        -- count, client by client over the window: each has a partial index, so rows without them cost nothing.
+        ALTER TABLE verifications ADD COLUMN signal_ip text;
+        ALTER TABLE verifications ADD COLUMN signal_network text;
+        ALTER TABLE verifications ADD COLUMN signal_device text;
+        ALTER TABLE verifications ADD COLUMN signals jsonb;
+        CREATE INDEX verifications_signal_ip ON verifications (client_id, signal_ip, created_at) WHERE signal_ip IS NOT NULL;
+        CREATE INDEX verifications_signal_network ON verifications (client_id, signal_network, created_at) WHERE signal_network IS NOT NULL;
+        CREATE INDEX verifications_signal_device ON verifications (client_id, signal_device, created_at) WHERE signal_device IS NOT NULL;
+        -- The retention job finds what it must forget without reading every verification.
+        CREATE INDEX verifications_signals_kept ON verifications (created_at) WHERE signals IS NOT NULL;
+      `);
+    },
+  },
+  '0021_number_lists': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- Block and allow lists (contract 14): numbers or prefixes, service-wide (client_id null) or per client.
+        -- Every instance holds them in memory; they are few, and read whole when a change is announced.
+        CREATE TABLE number_lists (
+          id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+          kind text NOT NULL CHECK (kind IN ('block', 'allow')),
+          value text NOT NULL,
+          client_id uuid,
+          note text,
+          created_at timestamptz NOT NULL
+        );
+        CREATE UNIQUE INDEX number_lists_entry ON number_lists (kind, value, (coalesce(client_id::text, '')));
+      `);
+    },
+  },
+  '0022_captcha_tokens': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- CAPTCHA tokens the service accepted (contract 14), remembered 10 minutes so that no token serves twice,
+        -- whichever instance it comes to. Kept as a hash: a token is a credential while it lives.
+        CREATE TABLE captcha_tokens (
+          token_hash text PRIMARY KEY,
+          used_at timestamptz NOT NULL
+        );
+        CREATE INDEX captcha_tokens_used ON captcha_tokens (used_at);
+      `);
+    },
+  },
+  '0023_client_throttles': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- A client whose sends across all countries convert too seldom (contract 14: an attack spread thin over
+        -- many countries): one row per client, its throttle's span and the figures that started it.
+        CREATE TABLE client_throttles (
+          client_id uuid PRIMARY KEY,
+          throttled_at timestamptz NOT NULL,
+          throttled_until timestamptz NOT NULL,
+          sends integer NOT NULL,
+          verified integer NOT NULL
+        );
+      `);
+    },
+  },
 };
 
 /** Runs DDL one statement at a time: PGlite's extended protocol takes one statement per query. */

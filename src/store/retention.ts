@@ -4,7 +4,7 @@ import type { Database } from './schema.js';
 /**
  * Deletes history older than `before`, at most `batch` rows of each kind per call so that no statement holds
  * locks for long: webhook events that were delivered or had nowhere to go (their attempts go with them),
- * stored messages, finished send jobs, which verification each provider message id was for, receipts kept for a send never recorded, and number lookups (a lookup is a snapshot of the metadata of its day, not
+ * stored messages, finished send jobs, which verification each provider message id was for, receipts kept for a send never recorded, the signals creates came with, and number lookups (a lookup is a snapshot of the metadata of its day, not
  * worth keeping for good); prefix blocks and country throttles that ended, and clients' daily send counts of
  * days gone by. Verifications are records the clients read back and stay; failed events stay for the
  * operator to replay. Returns how many rows went.
@@ -51,9 +51,17 @@ export async function pruneHistory(db: Kysely<Database>, before: Date, batch = 5
     .deleteFrom('lookups')
     .where('id', 'in', (qb) => qb.selectFrom('lookups').select('id').where('created_at', '<', before).limit(batch))
     .executeTakeFirst();
+  // The signals a create came with (contract 14): the verification stays, what it said of the end user goes.
+  const signals = await db
+    .updateTable('verifications')
+    .set({ signal_ip: null, signal_network: null, signal_device: null, signals: null })
+    .where('id', 'in', (qb) => qb.selectFrom('verifications').select('id').where('signals', 'is not', null).where('created_at', '<', before).limit(batch))
+    .executeTakeFirst();
   // Few rows (one per block, throttle, or client and day): no batch needed.
   const blocks = await db.deleteFrom('prefix_blocks').where('blocked_until', '<', before).executeTakeFirst();
   const throttles = await db.deleteFrom('country_throttles').where('throttled_until', '<', before).executeTakeFirst();
+  const clientThrottles = await db.deleteFrom('client_throttles').where('throttled_until', '<', before).executeTakeFirst();
   const dailySends = await db.deleteFrom('client_daily_sends').where('day', '<', before.toISOString().slice(0, 10)).executeTakeFirst();
-  return [events, messages, jobs, providerMessages, parked, lookups, blocks, throttles, dailySends].reduce((n, r) => n + Number(r.numDeletedRows), 0);
+  const deleted = [events, messages, jobs, providerMessages, parked, lookups, blocks, throttles, clientThrottles, dailySends].reduce((n, r) => n + Number(r.numDeletedRows), 0);
+  return deleted + Number(signals.numUpdatedRows);
 }

@@ -64,6 +64,12 @@ export interface VerificationsTable {
   next_step_at: Timestamp | null;
   /** Every send attempt, oldest first: [{ channel, provider, status, at }]. */
   deliveries: ColumnType<unknown, string | undefined, string>;
+  /** 0020: the signals of the create (contract 14), null once RETENTION_DAYS have passed. */
+  signal_ip: string | null;
+  signal_network: string | null;
+  signal_device: string | null;
+  /** `{ ip, deviceId, userAgent, appVersion, platform }` as given (ip canonical); null when none, or forgotten. */
+  signals: string | null;
 }
 
 export interface SendJobsTable {
@@ -211,6 +217,34 @@ export interface Database {
   client_daily_sends: ClientDailySendsTable;
   prefix_blocks: PrefixBlocksTable;
   country_throttles: CountryThrottlesTable;
+  number_lists: NumberListsTable;
+  captcha_tokens: CaptchaTokensTable;
+  client_throttles: ClientThrottlesTable;
+}
+
+/** 0023: clients throttled for their conversion across all countries (contract 14). */
+export interface ClientThrottlesTable {
+  client_id: string;
+  throttled_at: Date;
+  throttled_until: Date;
+  sends: number;
+  verified: number;
+}
+
+/** 0022: CAPTCHA tokens accepted in the last 10 minutes, by SHA-256 (contract 14). */
+export interface CaptchaTokensTable {
+  token_hash: string;
+  used_at: Date;
+}
+
+/** 0021: block and allow lists (contract 14); `client_id` null: service-wide. */
+export interface NumberListsTable {
+  id: Generated<number>;
+  kind: string;
+  value: string;
+  client_id: string | null;
+  note: string | null;
+  created_at: Date;
 }
 
 /** 0010: countries throttled for their conversion through a provider (contract 10). */

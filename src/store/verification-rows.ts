@@ -2,6 +2,7 @@ import type { Insertable, Selectable } from 'kysely';
 import { parseChannel, parseDeliveryChannel } from '../domain/channel-driver.js';
 import type { PhoneHistory } from '../domain/limits.js';
 import type { SendJob, SendJobStatus } from '../domain/send-job.js';
+import type { Signals } from '../domain/signals.js';
 import type {
   Delivery,
   DeliveryAttempt,
@@ -77,6 +78,24 @@ function toAttempts(raw: unknown, delivery: Delivery): DeliveryAttempt[] {
 }
 
 const requestTypes: readonly string[] = ['SEND_SMS', 'DROPPED_CALL', 'WHATSAPP', 'VOICE_CALL'];
+
+/** A create's signals as kept beside its verification (0020): the limits' keys, and all of them as given. */
+export function signalColumns(signals: Signals | null): Pick<Insertable<VerificationsTable>, 'signal_ip' | 'signal_network' | 'signal_device' | 'signals'> {
+  // Every row names the same columns, so that a group's insert is one statement text whatever its creates sent.
+  if (!signals) return { signal_ip: null, signal_network: null, signal_device: null, signals: null };
+  return {
+    signal_ip: signals.ip?.address ?? null,
+    signal_network: signals.ip?.network ?? null,
+    signal_device: signals.deviceId,
+    signals: JSON.stringify({
+      ip: signals.ip?.address ?? null,
+      deviceId: signals.deviceId,
+      userAgent: signals.userAgent,
+      appVersion: signals.appVersion,
+      platform: signals.platform,
+    }),
+  };
+}
 
 const failureReasons: readonly FailureReason[] = ['MAX_ATTEMPTS', 'UNDELIVERABLE', 'CANCELED'];
 const sendStatuses: readonly SendStatus[] = ['QUEUED', 'SENT', 'DELIVERED', 'UNDELIVERED', 'FAILED'];

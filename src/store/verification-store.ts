@@ -167,27 +167,28 @@ export class SqlVerificationStore implements VerificationStore {
   private async writeSent(group: readonly SentRecord[]): Promise<SentWritten[]> {
     const rows = group.map(
       (s) =>
-        sql`(${s.verificationId}::uuid, ${s.provider}::text, ${s.account}::text, ${s.messageId}::text, ${s.attempt}::int, ${s.status}::text, ${s.at}::timestamptz)`,
+        sql`(${s.verificationId}::uuid, ${s.provider}::text, ${s.account}::text, ${s.messageId}::text, ${s.attempt}::int, ${s.status}::text, ${s.at}::timestamptz,
+          ${s.channel}::text, ${s.deliveryChannel}::text)`,
     );
     const parked = this.receiptsMayBeKept
       ? sql`EXISTS (SELECT 1 FROM parked_receipts r WHERE r.provider = k.provider AND r.account = k.account AND r.message_id = k.message_id)`
       : sql`false`;
     const result = await sql<{ verification_id: string; previous: string | null; parked: boolean }>`
-      WITH s (verification_id, provider, account, message_id, attempt, status, at) AS (VALUES ${sql.join(rows)}),
+      WITH s (verification_id, provider, account, message_id, attempt, status, at, channel, delivery_channel) AS (VALUES ${sql.join(rows)}),
       delivered AS (
         UPDATE verifications v SET delivery_provider = s.provider, delivery_message_id = s.message_id,
           delivery_status = s.status, delivery_sends = v.delivery_sends + 1, delivery_updated_at = s.at,
-          deliveries = v.deliveries || jsonb_build_array(jsonb_build_object('channel', v.delivery_channel, 'provider', s.provider,
+          deliveries = v.deliveries || jsonb_build_array(jsonb_build_object('channel', s.delivery_channel, 'provider', s.provider,
             'status', s.status, 'at', to_char(s.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))),
           -- The current step's clock starts when its code is first sent; a resend or failover leaves it running.
           next_step_at = CASE WHEN v.next_step_at IS NULL AND v.steps < cardinality(v.workflow)
             THEN s.at + make_interval(secs => v.fallback_after_seconds) ELSE v.next_step_at END
-        FROM s WHERE v.id = s.verification_id
+        FROM s WHERE v.id = s.verification_id AND v.delivery_channel = s.delivery_channel
         RETURNING v.id
       ),
       done AS (
         UPDATE send_jobs j SET status = 'sent', provider = s.provider, provider_failures = 0, last_error = NULL, updated_at = s.at
-        FROM s WHERE j.verification_id = s.verification_id
+        FROM s WHERE j.verification_id = s.verification_id AND j.channel = s.channel
         RETURNING j.verification_id
       ),
       kept AS (

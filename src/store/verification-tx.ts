@@ -4,13 +4,14 @@ import type { OutboxEvent } from '../domain/events.js';
 import type { ThrottledState } from '../domain/conversion.js';
 import type { PrefixState } from '../domain/prefix-velocity.js';
 import type { SendJob } from '../domain/send-job.js';
+import type { SignalKind, Signals, SignalState } from '../domain/signals.js';
 import type { DeliveryReceipt } from '../domain/send-result.js';
 import type { Verification } from '../domain/verification.js';
 import type { CreateHistory, CreateHistoryQuery, IdempotencyClaim, VerificationTx } from '../domain/verification-store.js';
 import { dueForWorkers, eventRow, notifyWorkersSql } from './outbox-rows.js';
 import type { Database, VerificationsTable } from './schema.js';
 import { isUuid } from './uuid.js';
-import { attemptsJson, historyOf, sendJobRow, toSendJob, toVerification, verificationRow } from './verification-rows.js';
+import { attemptsJson, historyOf, sendJobRow, signalColumns, toSendJob, toVerification, verificationRow } from './verification-rows.js';
 
 /** What createStates read, by key: `client|phone`, `client|day`, the prefix, `region|calling code`. */
 interface CreateStates {
@@ -18,7 +19,14 @@ interface CreateStates {
   readonly sends: Map<string, number>;
   readonly prefixes: Map<string, PrefixState>;
   readonly countries: Map<string, ThrottledState>;
+  /** By `kind|client|value`. */
+  readonly signals: Map<string, SignalState>;
+  /** Throttled clients' sends, by client id. */
+  readonly clients: Map<string, ThrottledState>;
 }
+
+/** The column each signal kind is kept in. */
+const signalColumn: Readonly<Record<SignalKind, string>> = { ip: 'signal_ip', network: 'signal_network', device: 'signal_device' };
 
 interface Waiting<I, R> {
   readonly item: I;
@@ -155,7 +163,7 @@ export class GroupTransaction {
         .execute();
     }
     // New verifications and their send jobs go in one statement: a create's two inserts, one round trip.
-    const newRows = inserts.map(verificationRow);
+    const newRows = inserts.map(({ verification, signals }) => ({ ...verificationRow(verification), ...signalColumns(signals) }));
     const newJobs = sends.map((s) => sendJobRow(s.job));
     if (newRows.length > 0 && newJobs.length > 0) {
       await this.trx.with('inserted', (db) => db.insertInto('verifications').values(newRows)).insertInto('send_jobs').values(newJobs).execute();
@@ -252,11 +260,32 @@ export class GroupTransaction {
     const since = prefixes.reduce((min, p) => (p.since < min ? p.since : min), prefixes[0]?.since ?? new Date(0));
     const now = prefixes.reduce((max, p) => (p.now > max ? p.now : max), prefixes[0]?.now ?? new Date(0));
     const throttled = [...countries.values()];
+    const throttledClients = new Map<string, Date>();
+    for (const h of asked) {
+      if (!h.clientThrottled) continue;
+      const seen = throttledClients.get(h.clientId);
+      if (!seen || h.clientThrottled.since < seen) throttledClients.set(h.clientId, h.clientThrottled.since);
+    }
+    // One part per kind of signal, so that each keeps its own partial index.
+    const signalParts = (['ip', 'network', 'device'] as const).map((kind) => {
+      const asks = asked.flatMap((h) => h.signals.keys.filter((k) => k.kind === kind).map((k) => ({ clientId: h.clientId, value: k.value, since: h.signals.since })));
+      const column = sql.ref(`v.${signalColumn[kind]}`);
+      return sql`
+      UNION ALL
+      SELECT ${kind}::text, s.client::text || '|' || s.value, count(v.id)::int, NULL, min(v.created_at)
+        FROM unnest(${asks.map((a) => a.clientId)}::uuid[], ${asks.map((a) => a.value)}::text[],
+            ${asks.map((a) => a.since.toISOString())}::timestamptz[]) AS s (client, value, since)
+          LEFT JOIN verifications v ON v.client_id = s.client AND ${column} = s.value AND v.created_at > s.since
+            AND v.status <> 'SUCCESS' AND NOT v.test_number
+        GROUP BY s.client, s.value`;
+    });
+    // Resends count wherever sends count (contract 14): a prefix's and a throttled country's creates are counted
+    // by the sends asked for them (1 at create, 1 more per resend).
     // Each part keeps its own index: phone history the one on (client_id, phone_number, created_at), prefix
     // counts the partial one on (left(phone_number, -3), created_at), country counts the one on (client_id,
     // created_at), client by client over the window. A prefix block that is over (served, or lifted) starts its
     // count afresh.
-    const { rows } = await sql<{ kind: 'phone' | 'sends' | 'prefix' | 'country'; key: string; n: number; until: Date | null; oldest: Date | null }>`
+    const { rows } = await sql<{ kind: 'phone' | 'sends' | 'prefix' | 'country' | 'client' | SignalKind; key: string; n: number; until: Date | null; oldest: Date | null }>`
       SELECT 'phone' AS kind, v.client_id::text || '|' || v.phone_number AS key, 0 AS n, NULL::timestamptz AS until,
           v.created_at AS oldest
         FROM verifications v
@@ -268,25 +297,33 @@ export class GroupTransaction {
         WHERE (s.client_id, s.day) IN (SELECT * FROM unnest(${quotas.map((q) => q.clientId)}::uuid[], ${quotas.map((q) => q.day)}::date[]))
       UNION ALL
       SELECT 'prefix', p.prefix,
-          (SELECT count(*)::int FROM verifications v
+          (SELECT coalesce(sum(v.send_requests), 0)::int FROM verifications v
             WHERE left(v.phone_number, -3) = p.prefix AND NOT v.test_number
               AND v.created_at > greatest(${since}::timestamptz, b.blocked_until)),
           b.blocked_until, NULL
         FROM unnest(${[...new Set(prefixes.map((p) => p.prefix))]}::text[]) AS p (prefix) LEFT JOIN prefix_blocks b ON b.prefix = p.prefix
       UNION ALL
-      SELECT 'country', c.region || '|' || c.cc, count(v.id)::int, NULL, min(v.created_at)
+      SELECT 'country', c.region || '|' || c.cc, coalesce(sum(v.send_requests), 0)::int, NULL, min(v.created_at)
         FROM unnest(${throttled.map((c) => c.regionCode)}::text[], ${throttled.map((c) => c.countryCode)}::text[],
             ${throttled.map((c) => c.since.toISOString())}::timestamptz[]) AS c (region, cc, since)
           LEFT JOIN verifications v ON v.client_id = ANY(ARRAY(SELECT id FROM clients)) AND v.created_at > c.since
             AND v.region_code = c.region AND v.country_code = c.cc AND NOT v.test_number
-        GROUP BY c.region, c.cc`.execute(this.trx);
-    const states: CreateStates = { phones: new Map(), sends: new Map(), prefixes: new Map(), countries: new Map() };
+        GROUP BY c.region, c.cc
+      UNION ALL
+      SELECT 'client', c.client::text, coalesce(sum(v.send_requests), 0)::int, NULL, min(v.created_at)
+        FROM unnest(${[...throttledClients.keys()]}::uuid[], ${[...throttledClients.values()].map((d) => d.toISOString())}::timestamptz[]) AS c (client, since)
+          LEFT JOIN verifications v ON v.client_id = c.client AND v.created_at > c.since AND NOT v.test_number
+        GROUP BY c.client
+      ${sql.join(signalParts, sql``)}`.execute(this.trx);
+    const states: CreateStates = { phones: new Map(), sends: new Map(), prefixes: new Map(), countries: new Map(), signals: new Map(), clients: new Map() };
     for (const r of rows) {
       const until = r.until === null ? null : new Date(r.until);
       if (r.kind === 'phone') states.phones.set(r.key, [...(states.phones.get(r.key) ?? []), new Date(r.oldest as Date)]);
       else if (r.kind === 'sends') states.sends.set(r.key, Number(r.n));
       else if (r.kind === 'prefix') states.prefixes.set(r.key, { recentCreates: Number(r.n), blockedUntil: until !== null && until > now ? until : null });
-      else states.countries.set(r.key, { recentCreates: Number(r.n), oldest: r.oldest === null ? null : new Date(r.oldest) });
+      else if (r.kind === 'client') states.clients.set(r.key, { recentCreates: Number(r.n), oldest: r.oldest === null ? null : new Date(r.oldest) });
+      else if (r.kind === 'country') states.countries.set(r.key, { recentCreates: Number(r.n), oldest: r.oldest === null ? null : new Date(r.oldest) });
+      else states.signals.set(`${r.kind}|${r.key}`, { recentCreates: Number(r.n), oldest: r.oldest === null ? null : new Date(r.oldest) });
     }
     return states;
   }
@@ -335,6 +372,8 @@ export class GroupTransaction {
           throttled: item.throttled && (states.countries.get(`${item.throttled.regionCode}|${item.throttled.countryCode}`) ?? { recentCreates: 0, oldest: null }),
           phone: historyOf(states.phones.get(`${item.clientId}|${item.phoneNumber}`) ?? [], item.lookBackFrom, item.windowFrom),
           clientSendsToday: item.day === null ? 0 : (states.sends.get(`${item.clientId}|${item.day}`) ?? 0),
+          clientThrottled: item.clientThrottled && (states.clients.get(item.clientId) ?? { recentCreates: 0, oldest: null }),
+          signals: item.signals.keys.map((k) => states.signals.get(`${k.kind}|${item.clientId}|${k.value}`) ?? { recentCreates: 0, oldest: null }),
         }));
       });
     }
@@ -353,7 +392,7 @@ async function settle<I, R>(waiting: readonly Waiting<I, R>[], run: () => Promis
 
 /** One script's view of its group's transaction: reads and locks go through the group, writes wait for the end. */
 export class SqlVerificationTx implements VerificationTx {
-  readonly inserts: Verification[] = [];
+  readonly inserts: { readonly verification: Verification; readonly signals: Signals | null }[] = [];
   readonly updates: Verification[] = [];
   readonly events: OutboxEvent[] = [];
   readonly sends: CommittedSend[] = [];
@@ -489,8 +528,8 @@ export class SqlVerificationTx implements VerificationTx {
     this.savedJobs.push({ job, verification, at });
   }
 
-  insert(v: Verification): void {
-    this.inserts.push(v);
+  insert(v: Verification, signals: Signals | null = null): void {
+    this.inserts.push({ verification: v, signals });
   }
 
   parkReceipt(provider: string, account: string, receipt: DeliveryReceipt, at: Date): void {

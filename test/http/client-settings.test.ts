@@ -271,6 +271,7 @@ forEachDatabase('client settings', (kind) => {
             testNumbers: { '+2348000000001': '123456' },
             fallback: ['SEND_SMS'],
             fallbackAfterSeconds: 45,
+            captcha: null,
           },
         );
         const refusedFallback = await runCliFromSource(['clients', 'update', id, '--fallback', 'DROPPED_CALL'], env);

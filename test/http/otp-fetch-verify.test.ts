@@ -10,6 +10,7 @@ import { ChannelRegistry } from '../../src/channels/registry.js';
 import { createVerification, detailFields, eventKinds, expectV1Error, isoMillis, type RecordBody } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
+import { signalPolicy } from '../../src/config.js';
 
 const ttlMs = 60_000;
 const maxAttempts = 3;
@@ -330,6 +331,7 @@ forEachDatabase('fetch and verify', (kind) => {
           fallbackAfterSeconds: h.config.FALLBACK_AFTER_SECONDS,
           clientDailySends: h.config.CLIENT_DAILY_SEND_LIMIT,
           prefix: { count: h.config.PREFIX_LIMIT_COUNT, windowSeconds: h.config.PREFIX_LIMIT_WINDOW_SECONDS, blockSeconds: h.config.PREFIX_BLOCK_SECONDS },
+      signals: signalPolicy(h.config),
           offered: new Set(['sms', 'call'] as const),
         },
         channels: (type) => channels.forRequest(type),

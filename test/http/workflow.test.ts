@@ -6,9 +6,9 @@ import { createVerification, e164Of, eventKinds, expectV1Error, nextLocalNumber,
 import { forEachDatabase } from '../support/each-database.js';
 import { gatewayReceipt } from '../support/gateway.js';
 import { createHarness, type Harness } from '../support/harness.js';
-import { startReceiver, type Receiver } from '../webhooks/helpers.js';
+import { startReceiver, waitFor, type Receiver } from '../webhooks/helpers.js';
 
-type Answer = { status: number; body?: unknown };
+type Answer = { status: number; body?: unknown; after?: Promise<void> };
 
 interface Attempt {
   channel: string;
@@ -38,16 +38,20 @@ forEachDatabase('the fallback workflow', (kind) => {
   let gateway: Receiver;
   /** Scripted answers by channel and destination number; unscripted sends are accepted. */
   const answers = new Map<string, Answer[]>();
-  const answer = (req: { body: string }, res: http.ServerResponse) => {
+  const answer = async (req: { body: string }, res: http.ServerResponse) => {
     const { verificationId, to, channel } = JSON.parse(req.body) as { verificationId: string; to: string; channel: string };
-    const next = answers.get(`${channel} ${to}`)?.shift() ?? { status: 200, body: { messageId: `gw-${channel}-${verificationId}-${Math.random()}` } };
+    const accepted = { status: 200, body: { messageId: `gw-${channel}-${verificationId}-${Math.random()}` } };
+    const scripted = answers.get(`${channel} ${to}`)?.shift();
+    await scripted?.after;
+    const next = scripted && scripted.status !== 200 ? scripted : accepted;
     res.writeHead(next.status, { 'content-type': 'application/json' }).end(next.body === undefined ? '' : JSON.stringify(next.body));
   };
   let h: Harness;
   let bothThroughGateway: Harness;
+  let quota: Harness;
   const after45 = 45;
   before(async () => {
-    gateway = await startReceiver((req, res) => answer(req, res));
+    gateway = await startReceiver(async (req, res) => answer(req, res));
     const env = (extra: Record<string, string>) => ({
       CALL_PROVIDER: 'http',
       SMS_PROVIDER: 'log',
@@ -60,10 +64,12 @@ forEachDatabase('the fallback workflow', (kind) => {
     });
     h = await createHarness(kind, { env: env({}) });
     bothThroughGateway = await createHarness(kind, { env: env({ SMS_PROVIDER: 'http' }) });
+    quota = await createHarness(kind, { env: env({ CLIENT_DAILY_SEND_LIMIT: '2' }) });
   });
   after(async () => {
     await h.close();
     await bothThroughGateway.close();
+    await quota.close();
     await gateway.close();
   });
 
@@ -147,6 +153,13 @@ forEachDatabase('the fallback workflow', (kind) => {
       assert.equal(r.delivery.sends, 3, 'the call, its resend and the step');
       assert.deepEqual(shape(r.deliveries), ['CALL http DELIVERED', 'CALL http SENT', 'SMS log SENT']);
       assert.match(await metricsText(h), /otp_fallback_steps_total\{channel="sms",reason="time"\} [1-9]/);
+      // The step is a send in the client's figures, under the channel its workflow ended on.
+      const stats = await h.call('GET', '/v1/stats', token);
+      assert.equal(stats.statusCode, 200, stats.body);
+      assert.deepEqual(
+        (stats.json() as { data: { channel: string; sends: number }[] }).data.map((row) => [row.channel, row.sends]),
+        [['SMS', 3]],
+      );
       assert.match(await metricsText(h), /otp_receipts_total\{channel="call",provider="http",status="DELIVERED"\} [1-9]/);
       const sms = await smsOf(h, v.id);
       assert.equal(sms.length, 1);
@@ -155,6 +168,47 @@ forEachDatabase('the fallback workflow', (kind) => {
       await stepsAfter(h, after45 * 2);
       assert.equal((await smsOf(h, v.id)).length, 1);
       assert.equal(gatewayRequests(v.id).length, 2);
+    });
+
+    it('sends the step at once when the last call provider reports the call undelivered', async () => {
+      const token = await h.token();
+      const v = await callThenSms(h, token);
+      await record(h, token, v.id);
+      const res = await gatewayReceipt(h, { messageId: await messageIdOf(h, v.id), status: 'UNDELIVERED', detail: 'busy' }, secret);
+      assert.equal(res.statusCode, 200, res.body);
+      const r = await record(h, token, v.id);
+      assert.deepEqual({ status: r.status, channel: r.delivery.channel, fallback: r.fallback }, { status: 'PENDING', channel: 'SMS', fallback: [] });
+      assert.deepEqual(shape(r.deliveries), ['CALL http UNDELIVERED', 'SMS log SENT']);
+      assert.equal((await smsOf(h, v.id)).length, 1);
+    });
+
+    it('keeps a step that falls due while a resend of the step before is in flight', async () => {
+      const token = await h.token();
+      let release = (): void => undefined;
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      // The call is accepted at once; the resend's call is answered (accepted) only once released.
+      const v = await callThenSms(h, token, [{ status: 200 }, { status: 200, after: held }]);
+      await record(h, token, v.id);
+      h.clock.advance(31_000);
+      const resent = await h.call('POST', `/v1/otp/${v.id}/resend`, token);
+      assert.equal(resent.statusCode, 200, resent.body);
+      await waitFor('the resend to reach the gateway', () => gatewayRequests(v.id).length === 2);
+      // Not stepsAfter: the resend is held in flight, so the sends are not all idle until it is released.
+      h.clock.advance((after45 - 31) * 1000);
+      await h.services.deliveries.takeDueSteps();
+      await waitFor('the step to go out', async () => (await smsOf(h, v.id)).length === 1);
+      release();
+      const r = await record(h, token, v.id);
+      // The late acceptance of the call is the step before's: the step's delivery and job stay the SMS's.
+      assert.deepEqual(
+        { channel: r.delivery.channel, provider: r.delivery.provider, status: r.delivery.status },
+        { channel: 'SMS', provider: 'log', status: 'SENT' },
+      );
+      assert.deepEqual(shape(r.deliveries), ['CALL http SENT', 'SMS log SENT']);
+      const job = await h.services.db.db.selectFrom('send_jobs').select(['channel', 'status']).where('verification_id', '=', v.id).executeTakeFirstOrThrow();
+      assert.deepEqual(job, { channel: 'sms', status: 'sent' });
     });
 
     it('resends through the current step\'s channel after a step', async () => {
@@ -198,6 +252,15 @@ forEachDatabase('the fallback workflow', (kind) => {
       assert.deepEqual(await smsOf(h, v.id), []);
       assert.equal(gatewayRequests(v.id).length, 1);
       assert.deepEqual((await record(h, token, v.id)).fallback, ['SEND_SMS'], 'the step never came');
+    });
+
+    it('counts a step against the client\'s daily send quota, as a resend is', async () => {
+      const token = await quota.token();
+      const v = await callThenSms(quota, token, [{ status: 422, body: { error: 'barred' } }]);
+      assert.equal((await record(quota, token, v.id)).delivery.channel, 'SMS');
+      // The call and its step are the 2 sends CLIENT_DAILY_SEND_LIMIT allows.
+      const refused = await quota.call('POST', '/v1/otp/request', token, { countryCode: '+234', phoneNumber: nextLocalNumber() });
+      expectV1Error(refused, 429, 'RATE_LIMITED');
     });
 
     it('cancel stops the clock', async () => {

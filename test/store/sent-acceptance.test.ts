@@ -20,6 +20,8 @@ forEachDatabase('recording accepted sends', (kind) => {
 
   const sent = (verificationId: string, messageId: string) => ({
     verificationId,
+    channel: 'sms' as const,
+    deliveryChannel: 'SMS' as const,
     provider: 'acceptance-test',
     account: 'bind-1',
     messageId,

@@ -5,6 +5,8 @@ import { canonicalLocale } from '../../domain/client-settings.js';
 import { webhookUrlProblem } from '../../domain/webhook-url.js';
 import type { FieldProblem } from '../../domain/error-catalogue.js';
 import type { RequestType } from '../../domain/verification.js';
+import { canonicalAddress } from '../../domain/ip-address.js';
+import type { Signals } from '../../domain/signals.js';
 import type { VerificationService } from '../../domain/verification-service.js';
 import { grantOf } from '../auth-hook.js';
 import { publicRecord, sendError, sendNotPending, sendVerificationNotFound } from '../envelope.js';
@@ -26,7 +28,7 @@ const createSchema = {
   tags,
   headers: idempotencyHeaderSchema,
   body: createBodySchema,
-  response: v1Answers(envelopeOf('OTP sent', examples.pending), ['INVALID_PHONE_NUMBER', 'NUMBER_NOT_ALLOWED', 'RATE_LIMITED', 'IDEMPOTENCY_KEY_REUSED'], {
+  response: v1Answers(envelopeOf('OTP sent', examples.pending), ['INVALID_PHONE_NUMBER', 'CAPTCHA_REQUIRED', 'CAPTCHA_FAILED', 'NUMBER_NOT_ALLOWED', 'RATE_LIMITED', 'IDEMPOTENCY_KEY_REUSED', 'UNAVAILABLE'], {
     jsonBody: true,
   }),
 } as const;
@@ -63,6 +65,16 @@ interface CreateBody {
   reference?: string | null;
   locale?: string | null;
   fallback?: string[];
+  signals?: SignalsBody;
+  captchaToken?: string;
+}
+
+interface SignalsBody {
+  ip?: string;
+  deviceId?: string;
+  userAgent?: string;
+  appVersion?: string;
+  platform?: Signals['platform'];
 }
 
 /** Why a create's type is refused when its channel has no provider here. */
@@ -95,6 +107,7 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
       if (idempotencyKey !== undefined && !/^[\x21-\x7e]{1,255}$/.test(String(idempotencyKey))) {
         problems.push({ field: 'Idempotency-Key', issue: 'must be 1 to 255 visible ASCII characters' });
       }
+      const signals = body.signals ? signalsOf(body.signals, problems) : null;
       if (problems.length > 0) return sendError(reply, 'VALIDATION_ERROR', { details: problems });
       const number = numberOf(body, reply);
       if (!number) return reply;
@@ -110,6 +123,9 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
       const outcome = await verifications.create({
         ...input,
         clientId: grantOf(request).clientId,
+        // Not part of the fingerprint: the same request repeated from another address is still the same request.
+        signals,
+        captchaToken: body.captchaToken ?? null,
         idempotency:
           typeof idempotencyKey === 'string'
             ? { key: idempotencyKey, fingerprint: createHash('sha256').update(JSON.stringify(input)).digest('hex') }
@@ -138,6 +154,16 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
           });
         case 'not-allowed':
           return sendError(reply, 'NUMBER_NOT_ALLOWED', { details: [{ field: 'phoneNumber', issue: outcome.detail }] });
+        case 'captcha':
+          if (outcome.outcome === 'unavailable') {
+            return sendError(reply, 'UNAVAILABLE', { message: "The client's CAPTCHA provider did not answer in time; try again later", retryAfterSeconds: 5 });
+          }
+          return sendError(reply, outcome.outcome === 'required' ? 'CAPTCHA_REQUIRED' : 'CAPTCHA_FAILED');
+        case 'blocked':
+          return sendError(reply, 'NUMBER_NOT_ALLOWED', {
+            message: 'This number is blocked by the operator',
+            details: [{ rule: 'blocked', value: outcome.value }],
+          });
       }
     },
   );
@@ -169,6 +195,20 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
       }
     },
   );
+}
+
+/** A create's signals as the service keeps them, its address canonical; each problem is added to `problems`. */
+function signalsOf(body: SignalsBody, problems: FieldProblem[]): Signals {
+  const ip = body.ip === undefined ? null : canonicalAddress(body.ip);
+  if (body.ip !== undefined && ip === null) problems.push({ field: 'signals.ip', issue: 'must be an IPv4 or IPv6 address' });
+  const text = (field: 'deviceId' | 'userAgent' | 'appVersion'): string | null => {
+    const value = body[field];
+    if (value === undefined) return null;
+    const issue = referenceProblem(value);
+    if (issue) problems.push({ field: `signals.${field}`, issue });
+    return value;
+  };
+  return { ip, deviceId: text('deviceId'), userAgent: text('userAgent'), appVersion: text('appVersion'), platform: body.platform ?? null };
 }
 
 /**

@@ -1,0 +1,76 @@
+import type { CanonicalAddress } from './ip-address.js';
+
+/**
+ * The end user as the client's own backend saw them (contract 14): kept with the verification for
+ * RETENTION_DAYS, never shown in an answer or webhook, and counted by the signal limits.
+ */
+export interface Signals {
+  /** Null when not given: the address limits do not apply then. */
+  readonly ip: CanonicalAddress | null;
+  readonly deviceId: string | null;
+  readonly userAgent: string | null;
+  readonly appVersion: string | null;
+  readonly platform: 'ios' | 'android' | 'web' | 'other' | null;
+}
+
+export const platforms = ['ios', 'android', 'web', 'other'] as const;
+
+/**
+ * IP_LIMIT_COUNT creates per address, IP_PREFIX_LIMIT_COUNT per its /24 or /48, DEVICE_LIMIT_COUNT per device,
+ * per client, each per SIGNAL_WINDOW_SECONDS; 0 turns one off.
+ */
+export interface SignalPolicy {
+  readonly ipCount: number;
+  readonly networkCount: number;
+  readonly deviceCount: number;
+  readonly windowSeconds: number;
+}
+
+/** What a signal limit counts: the client's creates from one address, network or device. */
+export type SignalKind = 'ip' | 'network' | 'device';
+
+/** One signal a create is counted under, and its limit. */
+export interface SignalKey {
+  readonly kind: SignalKind;
+  readonly value: string;
+  readonly limit: number;
+}
+
+/** The signals of a create the limits count, those turned off or not given left out, in a fixed order. */
+export function signalKeys(signals: Signals | null, policy: SignalPolicy): SignalKey[] {
+  if (!signals) return [];
+  const keys: SignalKey[] = [];
+  if (signals.ip && policy.ipCount > 0) keys.push({ kind: 'ip', value: signals.ip.address, limit: policy.ipCount });
+  if (signals.ip && policy.networkCount > 0) keys.push({ kind: 'network', value: signals.ip.network, limit: policy.networkCount });
+  if (signals.deviceId !== null && policy.deviceCount > 0) keys.push({ kind: 'device', value: signals.deviceId, limit: policy.deviceCount });
+  return keys;
+}
+
+/**
+ * A signal's creates within the window that still hold their place: a verified create has earned it back
+ * (it is not counted), a refused one never took one.
+ */
+export interface SignalState {
+  readonly recentCreates: number;
+  readonly oldest: Date | null;
+}
+
+export type SignalDecision =
+  | { readonly allowed: true }
+  | { readonly allowed: false; readonly kind: SignalKind; readonly retryAfterSeconds: number };
+
+/** The first signal past its limit refuses the create; the wait is until its oldest create leaves the window. */
+export function decideSignals(
+  keys: readonly SignalKey[],
+  states: readonly SignalState[],
+  now: Date,
+  windowSeconds: number,
+): SignalDecision {
+  for (const [i, key] of keys.entries()) {
+    const state = states[i] ?? { recentCreates: 0, oldest: null };
+    if (state.recentCreates < key.limit) continue;
+    const frees = (state.oldest?.getTime() ?? now.getTime()) + windowSeconds * 1000;
+    return { allowed: false, kind: key.kind, retryAfterSeconds: Math.max(1, Math.ceil((frees - now.getTime()) / 1000)) };
+  }
+  return { allowed: true };
+}

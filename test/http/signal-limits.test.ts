@@ -1,0 +1,172 @@
+import assert from 'node:assert/strict';
+import { after, before, it } from 'node:test';
+import { pruneHistory } from '../../src/store/retention.js';
+import { detailFields, expectV1Error, nextLocalNumber, type RecordBody } from '../support/api.js';
+import { forEachDatabase } from '../support/each-database.js';
+import { createHarness, type Harness } from '../support/harness.js';
+import { withSecondInstance } from '../support/second-instance.js';
+
+// Prefix velocity off: the numbers below share ranges, and only the signal limits are under test here.
+const env = { IP_LIMIT_COUNT: '3', IP_PREFIX_LIMIT_COUNT: '5', DEVICE_LIMIT_COUNT: '2', SIGNAL_WINDOW_SECONDS: '600', PREFIX_LIMIT_COUNT: '0' };
+
+let seq = 0;
+/** A /24 (and a /48) no other test of this run uses: `n` is the host part. */
+const freshNetwork = () => {
+  seq += 1;
+  const a = (process.pid + seq * 13) % 250;
+  const b = seq % 250;
+  return { v4: (n: number) => `203.${a}.${b}.${n}`, v6: (n: string) => `2001:db8:${a.toString(16)}${b.toString(16).padStart(2, '0')}:${n}` };
+};
+const freshDevice = () => `device-${process.pid}-${(seq += 1)}`;
+
+/** Contract 14: creates per end-user address, network and device, per client, each per SIGNAL_WINDOW_SECONDS. */
+forEachDatabase('signal limits', (kind) => {
+  let h: Harness;
+  before(async () => {
+    h = await createHarness(kind, { env });
+  });
+  after(() => h.close());
+
+  const create = (token: string, signals: Record<string, unknown>, app = h.app) =>
+    app.inject({
+      method: 'POST',
+      url: '/v1/otp/request',
+      headers: { authorization: `Bearer ${token}` },
+      payload: { countryCode: '+234', phoneNumber: nextLocalNumber(), signals },
+    });
+
+  it('refuses malformed signals with 400 VALIDATION_ERROR naming each field, and never shows them', async () => {
+    const token = await h.token();
+    for (const ip of ['1.2.3', '300.1.1.1', '2001:db8::g', 'example.com', '']) {
+      const refused = expectV1Error(await create(token, { ip }), 400, 'VALIDATION_ERROR');
+      assert.deepEqual(detailFields(refused), ['signals.ip'], ip);
+    }
+    expectV1Error(await create(token, { platform: 'windows' }), 400, 'VALIDATION_ERROR');
+    expectV1Error(await create(token, { deviceId: 'x'.repeat(257) }), 400, 'VALIDATION_ERROR');
+    expectV1Error(await create(token, { ip: 7 }), 400, 'VALIDATION_ERROR');
+    const signals = { ip: '::ffff:198.51.100.9', deviceId: 'd-secret-1', userAgent: 'ua-secret', appVersion: '9.9.9-secret', platform: 'ios' };
+    const ok = await create(token, signals);
+    assert.equal(ok.statusCode, 200, ok.body);
+    const id = (ok.json() as { data: RecordBody }).data.id;
+    const fetched = await h.call('GET', `/v1/otp/${id}`, token);
+    for (const body of [ok.body, fetched.body]) {
+      assert.doesNotMatch(body, /secret|198\.51\.100\.9|signals/);
+    }
+    const row = await h.services.db.db.selectFrom('verifications').select(['signal_ip', 'signal_network', 'signal_device']).where('id', '=', id).executeTakeFirstOrThrow();
+    assert.deepEqual(row, { signal_ip: '198.51.100.9', signal_network: '198.51.100.0/24', signal_device: 'd-secret-1' });
+  });
+
+  it('admits IP_LIMIT_COUNT creates per address, any spelling of it, per client; the next is 429 with Retry-After', async () => {
+    const net = freshNetwork();
+    const token = await h.token();
+    const spellings = [net.v4(7), `::ffff:${net.v4(7)}`, `::FFFF:${net.v4(7)}`];
+    for (const ip of spellings) assert.equal((await create(token, { ip })).statusCode, 200, ip);
+    const refused = await create(token, { ip: net.v4(7) });
+    expectV1Error(refused, 429, 'RATE_LIMITED');
+    assert.equal(refused.headers['retry-after'], '600');
+    assert.match(refused.json<{ message: string }>().message, /IP_LIMIT_COUNT/);
+    // Another address of the network, another client, and a create without an address are not counted with it.
+    assert.equal((await create(token, { ip: net.v4(8) })).statusCode, 200);
+    assert.equal((await create(await h.token(), { ip: net.v4(7) })).statusCode, 200);
+    assert.equal((await create(token, {})).statusCode, 200);
+    // Past the window of the oldest, the address has room again.
+    h.clock.advance(601_000);
+    assert.equal((await create(token, { ip: net.v4(7) })).statusCode, 200);
+  });
+
+  it('compares IPv6 addresses as addresses, and counts IP_PREFIX_LIMIT_COUNT per /48', async () => {
+    const net = freshNetwork();
+    const token = await h.token();
+    const full = net.v6('0:0:0:0:1');
+    for (const ip of [full, full.replace(':0:0:0:0:1', '::1'), full.toUpperCase()]) assert.equal((await create(token, { ip })).statusCode, 200, ip);
+    expectV1Error(await create(token, { ip: full.replace(':0:0:0:0:1', ':0::1') }), 429, 'RATE_LIMITED');
+    // Two more addresses of the /48 reach IP_PREFIX_LIMIT_COUNT (5); the next is refused.
+    assert.equal((await create(token, { ip: net.v6('1::2') })).statusCode, 200);
+    assert.equal((await create(token, { ip: net.v6('ffff::3') })).statusCode, 200);
+    const refused = expectV1Error(await create(token, { ip: net.v6('2::4') }), 429, 'RATE_LIMITED');
+    assert.match(refused.message, /IP_PREFIX_LIMIT_COUNT/);
+  });
+
+  it('counts IP_PREFIX_LIMIT_COUNT per IPv4 /24, and DEVICE_LIMIT_COUNT per device', async () => {
+    const net = freshNetwork();
+    const token = await h.token();
+    for (let n = 1; n <= 5; n += 1) assert.equal((await create(token, { ip: net.v4(n) })).statusCode, 200);
+    expectV1Error(await create(token, { ip: net.v4(6) }), 429, 'RATE_LIMITED');
+    const device = freshDevice();
+    for (let n = 0; n < 2; n += 1) assert.equal((await create(token, { deviceId: device })).statusCode, 200);
+    const refused = expectV1Error(await create(token, { deviceId: device, ip: freshNetwork().v4(1) }), 429, 'RATE_LIMITED');
+    assert.match(refused.message, /DEVICE_LIMIT_COUNT/);
+  });
+
+  it('a refused create counts toward nothing, and a verified create earns its place back', async () => {
+    const net = freshNetwork();
+    const device = freshDevice();
+    const token = await h.token();
+    const made: RecordBody[] = [];
+    for (let n = 0; n < 2; n += 1) made.push((await create(token, { ip: net.v4(1), deviceId: device })).json<{ data: RecordBody }>().data);
+    // Refused by the device limit: the address's count stays at 2.
+    expectV1Error(await create(token, { ip: net.v4(1), deviceId: device }), 429, 'RATE_LIMITED');
+    assert.equal((await create(token, { ip: net.v4(1) })).statusCode, 200, 'the third place of the address');
+    expectV1Error(await create(token, { ip: net.v4(1) }), 429, 'RATE_LIMITED');
+    const first = made[0];
+    assert.ok(first);
+    assert.equal((await h.call('POST', '/v1/otp/verify', token, { id: first.id, otp: first.otp })).statusCode, 200);
+    // One place back for the address and the device: one more create each, and no more.
+    assert.equal((await create(token, { ip: net.v4(1), deviceId: device })).statusCode, 200);
+    expectV1Error(await create(token, { ip: net.v4(1) }), 429, 'RATE_LIMITED');
+    expectV1Error(await create(token, { deviceId: device }), 429, 'RATE_LIMITED');
+  });
+
+  it('admits exactly IP_LIMIT_COUNT of 12 simultaneous creates from one address', async () => {
+    const net = freshNetwork();
+    const token = await h.token();
+    const answers = await Promise.all(Array.from({ length: 12 }, () => create(token, { ip: net.v4(9) })));
+    assert.equal(answers.filter((r) => r.statusCode === 200).length, 3, answers.map((r) => r.statusCode).join(','));
+  });
+
+  it(
+    'admits exactly IP_LIMIT_COUNT and DEVICE_LIMIT_COUNT of 40 simultaneous creates across two instances',
+    { skip: kind === 'pglite' ? 'the embedded database admits one process' : false },
+    async () => {
+      await withSecondInstance(h, env, async (other) => {
+        const token = await h.token();
+        const net = freshNetwork();
+        const byIp = await Promise.all(Array.from({ length: 40 }, (_, n) => create(token, { ip: net.v4(20) }, n % 2 === 0 ? h.app : other.app)));
+        assert.equal(byIp.filter((r) => r.statusCode === 200).length, 3, byIp.map((r) => r.statusCode).join(','));
+        for (const r of byIp.filter((x) => x.statusCode !== 200)) expectV1Error(r, 429, 'RATE_LIMITED');
+        const device = freshDevice();
+        const byDevice = await Promise.all(Array.from({ length: 40 }, (_, n) => create(token, { deviceId: device }, n % 2 === 0 ? h.app : other.app)));
+        assert.equal(byDevice.filter((r) => r.statusCode === 200).length, 2, byDevice.map((r) => r.statusCode).join(','));
+      });
+    },
+  );
+
+  it('forgets the signals after RETENTION_DAYS, keeping the verification', async () => {
+    const token = await h.token();
+    const made = await create(token, { ip: freshNetwork().v4(1), userAgent: 'kept-for-a-while' });
+    const id = made.json<{ data: RecordBody }>().data.id;
+    const db = h.services.db.db;
+    const read = () => db.selectFrom('verifications').select(['signal_ip', 'signals']).where('id', '=', id).executeTakeFirstOrThrow();
+    assert.notEqual((await read()).signals, null);
+    await pruneHistory(db, new Date(h.clock.now().getTime() - 1000));
+    assert.notEqual((await read()).signals, null, 'newer than the cut-off');
+    await pruneHistory(db, new Date(h.clock.now().getTime() + 1000));
+    assert.deepEqual(await read(), { signal_ip: null, signals: null });
+  });
+});
+
+forEachDatabase('signal limits turned off', (kind) => {
+  let h: Harness;
+  before(async () => {
+    h = await createHarness(kind, { env: { IP_LIMIT_COUNT: '0', IP_PREFIX_LIMIT_COUNT: '0', DEVICE_LIMIT_COUNT: '0', PREFIX_LIMIT_COUNT: '0' } });
+  });
+  after(() => h.close());
+
+  it('0 turns each off', async () => {
+    const token = await h.token();
+    for (let n = 0; n < 12; n += 1) {
+      const res = await h.call('POST', '/v1/otp/request', token, { countryCode: '+234', phoneNumber: nextLocalNumber(), signals: { ip: '192.0.2.77', deviceId: 'one-device' } });
+      assert.equal(res.statusCode, 200, res.body);
+    }
+  });
+});
