@@ -11,7 +11,7 @@
 import dgram from 'node:dgram';
 import { performance } from 'node:perf_hooks';
 import type { OutgoingVoice } from '../src/channels/provider-port.js';
-import { voiceSentence } from '../src/domain/spoken-code.js';
+import { defaultWords, voiceSentence } from '../src/domain/spoken-code.js';
 import { createSipProvider } from '../src/providers/sip.js';
 import { parseTrunkUri } from '../src/providers/sip/settings.js';
 import { exactly, sippAddress, sippMissing, startSipp } from '../test/providers/sipp.js';
@@ -70,7 +70,7 @@ async function main(): Promise<void> {
     await provider.start();
     for (let i = 0; i < calls; i++) {
       const code = String(1000 + i);
-      const voice: OutgoingVoice = { channel: 'voice', sendId: `s-${i}`, verificationId: `v-${i}`, to: `+23480120${String(i).padStart(5, '0')}`, from: caller, code, language: 'en', sentence: voiceSentence('en', code), repeat: 1 };
+      const voice: OutgoingVoice = { channel: 'voice', sendId: `s-${i}`, verificationId: `v-${i}`, to: `+23480120${String(i).padStart(5, '0')}`, from: caller, code, language: 'en', sentence: voiceSentence('en', code), words: defaultWords('en'), repeat: 1 };
       const result = await provider.send(voice, AbortSignal.timeout(20_000));
       if (result.kind !== 'accepted') throw new Error(`call ${i}: ${JSON.stringify(result)}`);
     }

@@ -10,15 +10,17 @@ import {
 } from '../domain/client-settings.js';
 import { maskedSecret } from '../domain/captcha.js';
 import { parseE164 } from '../domain/phone.js';
+import { defaultWords, voiceLanguage, voiceSentence } from '../domain/spoken-code.js';
+import { voiceFrame, withoutVoiceTemplate, withVoiceTemplate } from '../domain/voice-template.js';
 import type { ClientService } from '../oauth/client-service.js';
 
 /** The commands of a client's settings (contract 9): `clients show|update|templates|test-numbers`. */
 export type ClientSettingsCommand =
   | { readonly name: 'clients.show'; readonly id: string }
   | { readonly name: 'clients.update'; readonly id: string; readonly change: SettingsChange }
-  | { readonly name: 'clients.templates.set'; readonly id: string; readonly locale: string; readonly template: string }
-  | { readonly name: 'clients.templates.list'; readonly id: string }
-  | { readonly name: 'clients.templates.remove'; readonly id: string; readonly locale: string }
+  | { readonly name: 'clients.templates.set'; readonly id: string; readonly locale: string; readonly template: string; readonly channel?: TemplateChannel }
+  | { readonly name: 'clients.templates.list'; readonly id: string; readonly channel?: TemplateChannel }
+  | { readonly name: 'clients.templates.remove'; readonly id: string; readonly locale: string; readonly channel?: TemplateChannel }
   | { readonly name: 'clients.test-numbers.add'; readonly id: string; readonly number: string; readonly code: string }
   | { readonly name: 'clients.test-numbers.list'; readonly id: string }
   | { readonly name: 'clients.test-numbers.remove'; readonly id: string; readonly number: string };
@@ -54,9 +56,10 @@ export function parseClientSettingsCommand(c: Record<string, unknown>): ClientSe
   const text = (key: string): string | null => (typeof c[key] === 'string' ? (c[key] as string) : null);
   switch (name) {
     case 'clients.show':
-    case 'clients.templates.list':
     case 'clients.test-numbers.list':
       return { name, id };
+    case 'clients.templates.list':
+      return { name, id, ...channelOf(c.channel) };
     case 'clients.update': {
       const change = parseChange(c.change);
       return typeof change === 'string' ? change : { name, id, change };
@@ -64,11 +67,11 @@ export function parseClientSettingsCommand(c: Record<string, unknown>): ClientSe
     case 'clients.templates.set': {
       const locale = text('locale');
       const template = text('template');
-      return locale !== null && template !== null ? { name, id, locale, template } : `${name} needs a locale and a template`;
+      return locale !== null && template !== null ? { name, id, locale, template, ...channelOf(c.channel) } : `${name} needs a locale and a template`;
     }
     case 'clients.templates.remove': {
       const locale = text('locale');
-      return locale !== null ? { name, id, locale } : `${name} needs a locale`;
+      return locale !== null ? { name, id, locale, ...channelOf(c.channel) } : `${name} needs a locale`;
     }
     case 'clients.test-numbers.add': {
       const number = text('number');
@@ -126,6 +129,21 @@ function parseChange(raw: unknown): SettingsChange | string {
   return change as SettingsChange;
 }
 
+/** Which templates a command is about: the SMS texts (absent), or what voice calls say. */
+export type TemplateChannel = 'voice';
+
+/** `{ channel: 'voice' }` when the command names the voice templates. */
+function channelOf(raw: unknown): { readonly channel?: TemplateChannel } {
+  return raw === 'voice' ? { channel: 'voice' } : {};
+}
+
+/** What `clients templates set --channel voice` says: the template saved, and what a call would say. */
+export interface VoiceTemplateSaved {
+  readonly locale: string;
+  readonly channel: 'voice';
+  readonly sample: string;
+}
+
 /** Settings as an operator reads them: the CAPTCHA secret is never shown in full. */
 export function settingsView(settings: ClientSettings): Omit<ClientSettings, 'captcha'> & { captcha: { provider: string; secret: string; minScore: number } | null } {
   const { captcha } = settings;
@@ -156,9 +174,22 @@ export async function runClientSettingsCommand(clients: ClientService, policy: T
       return saved((s) => applySettingsChange(s, command.change, policy));
     case 'clients.templates.list': {
       const client = await clients.show(command.id);
-      return client ? { ok: true, value: client.settings.templates } : missing;
+      if (!client) return missing;
+      return { ok: true, value: command.channel === 'voice' ? client.settings.voiceTemplates : client.settings.templates };
     }
     case 'clients.templates.set': {
+      if (command.channel === 'voice') {
+        let told: VoiceTemplateSaved | null = null;
+        const outcome = await saved((s) => {
+          const result = withVoiceTemplate(s, command.locale, command.template);
+          if (typeof result === 'string') return result;
+          const language = voiceLanguage(result.locale);
+          const words = voiceFrame(result.settings, result.locale) ?? defaultWords(language);
+          told = { locale: result.locale, channel: 'voice', sample: voiceSentence(language, '9'.repeat(policy.codeLength), words) };
+          return result.settings;
+        });
+        return outcome.ok && told ? { ok: true, value: told } : outcome;
+      }
       let told: TemplateSaved | null = null;
       const outcome = await saved((s) => {
         const result = withTemplate(s, command.locale, command.template, policy);
@@ -169,7 +200,7 @@ export async function runClientSettingsCommand(clients: ClientService, policy: T
       return outcome.ok && told ? { ok: true, value: told } : outcome;
     }
     case 'clients.templates.remove':
-      return saved((s) => withoutTemplate(s, command.locale));
+      return saved((s) => (command.channel === 'voice' ? withoutVoiceTemplate(s, command.locale) : withoutTemplate(s, command.locale)));
     case 'clients.test-numbers.list': {
       const client = await clients.show(command.id);
       return client ? { ok: true, value: client.settings.testNumbers } : missing;

@@ -5,6 +5,7 @@
 
 import type { Channel } from '../domain/channel-driver.js';
 import type { DeliveryReceipt, SendResult } from '../domain/send-result.js';
+import type { SpokenWords } from '../domain/spoken-code.js';
 
 export type { Channel } from '../domain/channel-driver.js';
 
@@ -65,6 +66,8 @@ export interface OutgoingVoice {
   readonly language: string;
   /** One reading of the code in that language, digits one by one: "Your code is 4, 1, 2, 9, 0, 7." */
   readonly sentence: string;
+  /** The sentence's words around the digits (the client's voice template, or the default), for SIP's own audio. */
+  readonly words: SpokenWords;
   /** How many times the sentence is read (VOICE_REPEAT). */
   readonly repeat: number;
 }

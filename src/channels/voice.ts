@@ -2,7 +2,8 @@ import type { ChannelDriver } from '../domain/channel-driver.js';
 import type { ClientSettings } from '../domain/client-settings.js';
 import type { PhoneNumber } from '../domain/phone.js';
 import type { Random } from '../domain/ports.js';
-import { voiceLanguage, voiceSentence } from '../domain/spoken-code.js';
+import { defaultWords, voiceLanguage, voiceSentence } from '../domain/spoken-code.js';
+import { voiceFrame } from '../domain/voice-template.js';
 import { numericCode, type Verification } from '../domain/verification.js';
 import type { OutgoingVoice } from './provider-port.js';
 import type { SendingDriver } from './registry.js';
@@ -25,6 +26,8 @@ export class VoiceDriver implements ChannelDriver, SendingDriver {
 
   outgoing(v: Verification, from: string, sendId: string, settings: ClientSettings): OutgoingVoice {
     const language = voiceLanguage(v.locale ?? settings.defaultLocale);
+    // The client's template for the locale (or its language, or its default locale's), else the language's words.
+    const words = voiceFrame(settings, v.locale) ?? defaultWords(language);
     return {
       channel: 'voice',
       sendId,
@@ -33,7 +36,8 @@ export class VoiceDriver implements ChannelDriver, SendingDriver {
       from,
       code: v.otp,
       language,
-      sentence: voiceSentence(language, v.otp),
+      sentence: voiceSentence(language, v.otp, words),
+      words,
       repeat: this.repeat,
     };
   }

@@ -28,6 +28,10 @@ export function formatResult(command: AdminCommand, value: unknown): string {
     case 'clients.test-numbers.remove':
       return `saved. The client's settings now:\n${formatSettings(value)}`;
     case 'clients.templates.set': {
+      if (command.channel === 'voice') {
+        const v = value as { locale: string; sample: string };
+        return `saved the ${v.locale} voice template. A call says, VOICE_REPEAT times:\n\n${v.sample}\n`;
+      }
       const t = value as { locale: string; encoding: string; parts: number; sample: string };
       return `saved the ${t.locale} template: ${t.encoding}, ${t.parts} SMS part${t.parts === 1 ? '' : 's'} at most. A user reads:\n\n${t.sample}\n`;
     }
@@ -64,7 +68,10 @@ export function formatResult(command: AdminCommand, value: unknown): string {
     case 'clients.templates.list':
     case 'clients.test-numbers.list': {
       const entries = Object.entries(value as Record<string, string>);
-      if (entries.length === 0) return command.name === 'clients.templates.list' ? 'no templates: texts are the English default\n' : 'no test numbers\n';
+      if (entries.length === 0) {
+        if (command.name === 'clients.test-numbers.list') return 'no test numbers\n';
+        return command.channel === 'voice' ? 'no voice templates: calls say the default sentence\n' : 'no templates: texts are the English default\n';
+      }
       return `${entries.map(([k, v]) => `${k}\t${v}`).join('\n')}\n`;
     }
     default:

@@ -56,6 +56,7 @@ const optionSpec = {
   fallback: { type: 'string' },
   'fallback-after': { type: 'string' },
   locale: { type: 'string' },
+  channel: { type: 'string' },
   code: { type: 'string' },
   language: { type: 'string' },
   'one-tap': { type: 'string' },
@@ -257,15 +258,18 @@ function settingsListCommand(group: 'templates' | 'test-numbers', args: readonly
   const help = `see otp-service clients ${group} --help`;
   if (!id) throw new UsageError(`clients ${group} ${sub ?? ''} needs a CLIENT_ID; ${help}`);
   if (group === 'templates') {
+    if (values.channel !== undefined && values.channel !== 'sms' && values.channel !== 'voice') throw new UsageError(`--channel is sms (the default) or voice; ${help}`);
+    // The SMS texts unless --channel voice: what voice calls say (contract 13).
+    const channel = values.channel === 'voice' ? { channel: 'voice' as const } : {};
     switch (sub) {
       case 'list':
-        return { name: 'clients.templates.list', id };
+        return { name: 'clients.templates.list', id, ...channel };
       case 'set':
         if (!values.locale || value === undefined) throw new UsageError(`clients templates set needs --locale and the template text; ${help}`);
-        return { name: 'clients.templates.set', id, locale: values.locale, template: value };
+        return { name: 'clients.templates.set', id, locale: values.locale, template: value, ...channel };
       case 'remove':
         if (!values.locale) throw new UsageError(`clients templates remove needs --locale; ${help}`);
-        return { name: 'clients.templates.remove', id, locale: values.locale };
+        return { name: 'clients.templates.remove', id, locale: values.locale, ...channel };
     }
   } else {
     switch (sub) {

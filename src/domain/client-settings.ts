@@ -24,6 +24,8 @@ export interface ClientSettings {
   readonly defaultLocale: string | null;
   /** SMS text per BCP 47 locale, with `{code}` and optionally `{minutes}` and `{app}`. */
   readonly templates: Readonly<Record<string, string>>;
+  /** What a voice call says per BCP 47 locale, with `{code}` (read digit by digit) once and optionally `{app}`. */
+  readonly voiceTemplates: Readonly<Record<string, string>>;
   /** Test numbers (E.164) and their fixed codes: no provider, no limit, no quota. */
   readonly testNumbers: Readonly<Record<string, string>>;
   /** The workflow's later steps (request types) copied onto each create that names none (contract 13); []: none. */
@@ -43,6 +45,7 @@ export const defaultClientSettings: ClientSettings = {
   allowedCountries: null,
   defaultLocale: null,
   templates: {},
+  voiceTemplates: {},
   testNumbers: {},
   fallback: [],
   fallbackAfterSeconds: null,
@@ -76,12 +79,16 @@ export function canonicalLocale(raw: string): string | null {
  * The template for a requested locale: that exact locale, then its language alone (`fr-CA` -> `fr`), then the
  * client's default locale the same way; null: the default English text.
  */
-export function templateFor(settings: ClientSettings, requested: string | null): string | null {
+export function templateFor(
+  settings: ClientSettings,
+  requested: string | null,
+  templates: Readonly<Record<string, string>> = settings.templates,
+): string | null {
   for (const locale of [requested, settings.defaultLocale]) {
     if (locale === null) continue;
-    const exact = settings.templates[locale];
+    const exact = templates[locale];
     if (exact !== undefined) return exact;
-    const language = settings.templates[locale.split('-')[0] ?? locale];
+    const language = templates[locale.split('-')[0] ?? locale];
     if (language !== undefined) return language;
   }
   return null;

@@ -34,7 +34,18 @@ export function voiceIntroduction(language: string): string {
   return introductions[language.split('-')[0]?.toLowerCase() ?? ''] ?? introductions.en ?? 'Your code is';
 }
 
-/** One reading of the code: "Your code is 4, 1, 2, 9, 0, 7." */
-export function voiceSentence(language: string, code: string): string {
-  return `${voiceIntroduction(language)} ${spokenDigits(code)}.`;
+/** The words around the code: before the digits ("Your code is") and after them ("."). */
+export interface SpokenWords {
+  readonly before: string;
+  readonly after: string;
+}
+
+/** The default words of a language: its introduction, and a full stop. */
+export function defaultWords(language: string): SpokenWords {
+  return { before: voiceIntroduction(language), after: '.' };
+}
+
+/** One reading of the code: "Your code is 4, 1, 2, 9, 0, 7." (or the client's words around the digits). */
+export function voiceSentence(language: string, code: string, words: SpokenWords = defaultWords(language)): string {
+  return `${words.before} ${spokenDigits(code)}${words.after}`.trim();
 }

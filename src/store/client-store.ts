@@ -119,6 +119,7 @@ export function parseClientSettings(raw: unknown): ClientSettings {
     allowedCountries: Array.isArray(obj.allowedCountries) ? obj.allowedCountries.filter((c): c is string => typeof c === 'string') : d.allowedCountries,
     defaultLocale: text(obj.defaultLocale) ?? d.defaultLocale,
     templates: strings(obj.templates),
+    voiceTemplates: strings(obj.voiceTemplates),
     testNumbers: strings(obj.testNumbers),
     fallback: Array.isArray(obj.fallback) ? obj.fallback.filter((t): t is string => typeof t === 'string') : d.fallback,
     fallbackAfterSeconds: typeof obj.fallbackAfterSeconds === 'number' ? obj.fallbackAfterSeconds : d.fallbackAfterSeconds,

@@ -248,6 +248,10 @@ forEachDatabase('client settings', (kind) => {
         assert.match(await cli('clients', 'update', id, '--reveal-code', 'false', '--allowed-countries', 'ng,GH', '--app-name', 'Acme', '--default-locale', 'fr', '--fallback', 'send_sms', '--fallback-after', '45'), /saved/);
         assert.match(await cli('clients', 'templates', 'set', id, '--locale', 'fr', 'Votre code {app} : {code}'), /saved the fr template: GSM-7, 1 SMS part at most\. A user reads:\n\nVotre code Acme : 9999/);
         await cli('clients', 'test-numbers', 'add', id, '+2348000000001', '--code', '123456');
+        assert.match(
+          await cli('clients', 'templates', 'set', id, '--channel', 'voice', '--locale', 'fr', 'Votre code {app} est {code}.'),
+          /saved the fr voice template\. A call says, VOICE_REPEAT times:\n\nVotre code Acme est 9(, 9){3,}\./,
+        );
         const overridden = await runCliFromSource(['clients', 'templates', 'set', id, '--locale', 'en', 'Your code: {code}\u202e'], env);
         assert.equal(overridden.code, 1, overridden.stderr);
         assert.match(overridden.stderr, /must not contain control or bidirectional formatting characters: it holds U\+202E \(right-to-left override\)/);
@@ -263,6 +267,7 @@ forEachDatabase('client settings', (kind) => {
             allowedCountries: ['GH', 'NG'],
             defaultLocale: 'fr',
             templates: { fr: 'Votre code {app} : {code}' },
+            voiceTemplates: { fr: 'Votre code {app} est {code}.' },
             testNumbers: { '+2348000000001': '123456' },
             fallback: ['SEND_SMS'],
             fallbackAfterSeconds: 45,

@@ -60,7 +60,7 @@ describe('the development inbox page in chromium', { skip: browserSkip }, () => 
     await server?.close();
   });
 
-  it('shows an SMS, a dropped call and a WhatsApp message as they are sent, and a verify turning SUCCESS, without a reload', async () => {
+  it('shows an SMS, a dropped call, a WhatsApp message and a voice call as they are sent, and a verify turning SUCCESS, without a reload', async () => {
     await page.goto(`${server.url}/dev/inbox`);
     await page.locator('#connection.live').waitFor({ timeout: 10_000 });
     // Anything the page did from here on happened without navigating.
@@ -97,6 +97,14 @@ describe('the development inbox page in chromium', { skip: browserSkip }, () => 
     // Newest first across the page: the call's phone comes before the SMS's.
     const phones = await page.locator('section.phone').evaluateAll((els) => els.map((e) => e.getAttribute('data-phone')));
     assert.deepEqual(phones.slice(0, 3), [whatsapp.phoneNumber, call.phoneNumber, sms.phoneNumber]);
+
+    // A voice call (contract 13): who calls, what it says, and the code heard.
+    const voice = await create({ type: 'VOICE_CALL', locale: 'fr' });
+    const voiceItem = page.locator(`section.phone[data-phone="${voice.phoneNumber}"] li[data-verification-id="${voice.id}"][data-channel="voice"]`);
+    await voiceItem.waitFor({ timeout: 10_000 });
+    assert.match((await voiceItem.locator('.title').textContent()) ?? '', /^Call from \+\d+$/);
+    assert.ok(((await voiceItem.locator('.said').textContent()) ?? '').includes(`Votre code est ${[...voice.otp].join(', ')}.`));
+    assert.equal(await voiceItem.locator('mark').textContent(), voice.otp, 'the code heard is marked');
 
     await page.screenshot({ path: screenshotPath('dev-inbox'), fullPage: true });
     assert.deepEqual(navigations, [], 'no reload');

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
+import { runAdminCommand, type AdminCommand } from '../../src/admin/commands.js';
 import { formatMessage } from '../../src/cli/messages.js';
+import { adminDeps } from '../../src/server.js';
 import { createVerification, e164Of } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
@@ -46,6 +48,27 @@ forEachDatabase('a voice call through log', (kind) => {
 
     const verified = await h.call('POST', '/v1/otp/verify', token, { id: v.id, otp: v.otp });
     assert.equal(verified.statusCode, 200);
+  });
+
+  it("says the client's voice template for the locale (--channel voice), the SMS templates untouched", async () => {
+    const c = await h.client(['otp:send']);
+    const token = await h.token(['otp:send'], c);
+    const admin = (command: AdminCommand) => runAdminCommand(adminDeps(h.services), command);
+    const command: AdminCommand = { name: 'clients.templates.set', id: c.clientId, locale: 'fr', template: 'Bonjour, votre code {app} est {code}. Merci', channel: 'voice' };
+    assert.deepEqual(await admin(command), { ok: true, value: { locale: 'fr', channel: 'voice', sample: `Bonjour, votre code est ${[...'9'.repeat(h.config.OTP_LENGTH)].join(', ')}. Merci` } });
+    const refused = await admin({ name: 'clients.templates.set', id: c.clientId, locale: 'fr', template: 'Code {code} {code}', channel: 'voice' });
+    assert.deepEqual(refused, { ok: false, error: 'a voice template must contain {code} exactly once' });
+    const listed = await admin({ name: 'clients.templates.list', id: c.clientId, channel: 'voice' });
+    assert.deepEqual(listed, { ok: true, value: { fr: 'Bonjour, votre code {app} est {code}. Merci' } });
+    assert.deepEqual(await admin({ name: 'clients.templates.list', id: c.clientId }), { ok: true, value: {} }, 'the SMS templates are apart');
+
+    const v = await createVerification(h, token, { type: 'VOICE_CALL', locale: 'fr-CA' });
+    await h.services.sendWorker.runOnce();
+    const [m] = await h.services.messages.forVerification(v.id);
+    assert.ok(m);
+    const said = `Bonjour, votre code est ${[...v.otp].join(', ')}. Merci`;
+    assert.equal(m.body, `${said} ${said}`);
+    assert.equal((await admin({ name: 'clients.templates.remove', id: c.clientId, locale: 'fr', channel: 'voice' })).ok, true);
   });
 
   it('speaks in the verification\'s locale where there is a sentence for it', async () => {

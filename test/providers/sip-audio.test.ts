@@ -79,6 +79,12 @@ describe('spoken prompts', () => {
     assert.equal(asked.length, 11);
     assert.ok(asked.includes('pt-br:Seu código é') && asked.includes('pt-br:7'));
     assert.ok(first.length > second.length);
+    // A client's voice template: its own words, each text synthesised once; the digits are still the locale's.
+    const templated = await prompts.audio('pt-BR', '4129', 1, { before: 'Olá, o seu código', after: '. Obrigado' });
+    await prompts.audio('pt-BR', '5555', 2, { before: 'Olá, o seu código', after: '. Obrigado' });
+    assert.equal(asked.length, 13);
+    assert.ok(asked.includes('pt-br:Olá, o seu código') && asked.includes('pt-br:. Obrigado'));
+    assert.ok(templated.length > 0);
     assert.equal(espeakVoice('en'), 'en-us');
     assert.equal(espeakVoice('fr-CA'), 'fr');
   });

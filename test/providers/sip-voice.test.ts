@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
 import { after, before, describe, it } from 'node:test';
 import type { OutgoingVoice, SendResult } from '../../src/channels/provider-port.js';
-import { voiceIntroduction, voiceSentence } from '../../src/domain/spoken-code.js';
+import { defaultWords, voiceIntroduction, voiceSentence } from '../../src/domain/spoken-code.js';
 import { createSipProvider, type SipTuning } from '../../src/providers/sip.js';
 import { encodeG711, type G711Codec } from '../../src/providers/sip/g711.js';
 import { parseTrunkUri } from '../../src/providers/sip/settings.js';
@@ -27,7 +27,7 @@ const identityWords = {
 };
 
 function voiceOf(code: string, repeat: number, language = 'en'): OutgoingVoice {
-  return { channel: 'voice', sendId: 's-1', verificationId: 'v-1', to: '+2348012345678', from: caller, code, language, sentence: voiceSentence(language, code), repeat };
+  return { channel: 'voice', sendId: 's-1', verificationId: 'v-1', to: '+2348012345678', from: caller, code, language, sentence: voiceSentence(language, code), words: defaultWords(language), repeat };
 }
 
 function sipProviderFor(port: number, ringSeconds: number) {
@@ -139,6 +139,35 @@ describe('sip voice calls against SIPp', { skip: missing ?? false }, () => {
       assert.ok(stopped > 0 && stopped < full / 2, `${stopped} of ${full} packets played`);
       const received = sipp.messages().split(/^-{20,} /m).filter((block) => /message received/.test(block));
       assert.ok(!received.some((block) => /^\s*BYE sip:/m.test(block)), 'we sent no BYE');
+    } finally {
+      sipp.stop();
+      receiver.close();
+    }
+  });
+
+  it('a call still playing when the provider stops is ended with a BYE', async () => {
+    const receiver = await rtpReceiver();
+    const sipp = await startSipp('voice-answer.xml', 'udp', { ...identityWords, RTP_IP: '127.0.0.1', RTP_PORT: String(receiver.port), PT: '0', CODEC: 'PCMU' }, { timeoutSeconds: 15 });
+    const context = { ...recordingContext(null), callRingSeconds: 5 };
+    const provider = createSipProvider(
+      {
+        SIP_TRUNK_URI: parseTrunkUri(`sip:${sippAddress}:${sipp.port}`),
+        SIP_USERNAME: undefined,
+        SIP_PASSWORD: undefined,
+        SIP_LOCAL_ADDRESS: '127.0.0.1',
+        SIP_LOCAL_PORT: 0,
+        SIP_FROM_HOST: undefined,
+        SIP_NUMBER_FORMAT: 'e164',
+      },
+      context,
+      { ...fast, stopGraceMs: 300 },
+    );
+    try {
+      await provider.start();
+      const result = await provider.send(voiceOf('412907', 3), AbortSignal.timeout(20_000));
+      assert.equal(result.kind, 'accepted', JSON.stringify(result));
+      await provider.stop();
+      assert.equal(await sippEnded(sipp.exited, 12_000), 0, `SIPp never had our BYE: ${sipp.errors()}`);
     } finally {
       sipp.stop();
       receiver.close();

@@ -22,6 +22,7 @@ const voice: OutgoingVoice = {
   code: '412907',
   language: 'fr',
   sentence: 'Votre code est 4, 1, 2, 9, 0, 7.',
+  words: { before: 'Votre code est', after: '.' },
   repeat: 3,
 };
 

@@ -27,6 +27,7 @@ const voice: OutgoingVoice = {
   code: '412907',
   language: 'pt',
   sentence: 'Seu código é 4, 1, 2, 9, 0, 7.',
+  words: { before: 'Seu código é', after: '.' },
   repeat: 3,
 };
 

@@ -302,6 +302,8 @@ export function placeCall(deps: CallDeps, signal: AbortSignal): PlacedCall {
 
   function finish(): void {
     if (finished) return;
+    // A voice call still playing when the provider stops is ended (one BYE, not waited for), never left open.
+    if (media !== null && dialog !== null && byeBranch === null && !remoteHungUp) sendBye();
     finished = true;
     for (const timer of timers) clearTimeout(timer);
     timers.clear();

@@ -98,7 +98,7 @@ export class SipProvider implements Provider {
     let voice: { media: CallMedia; rtp: RtpSocket } | null = null;
     if (message.channel === 'voice') {
       try {
-        voice = await this.voiceMedia(local, await this.options.prompts.audio(message.language, message.code, message.repeat));
+        voice = await this.voiceMedia(local, await this.options.prompts.audio(message.language, message.code, message.repeat, message.words));
       } catch (err) {
         return { kind: 'transient', reason: `sip: the call's audio could not be made (${err instanceof Error ? err.message : 'unknown error'})` };
       }

@@ -55,8 +55,13 @@ export function espeakVoice(language: string): string {
   return base;
 }
 
+/** Client templates' own words kept synthesised at most: each new text is made once, the oldest dropped first. */
+const maxWordClips = 200;
+
 export class SpokenPrompts {
   private readonly clips = new Map<string, Promise<Clips>>();
+  /** The words of clients' voice templates, by espeak-ng voice and text. */
+  private readonly wordClips = new Map<string, Promise<Int16Array>>();
 
   constructor(
     /** VOICE_PROMPTS_DIR, or null. */
@@ -66,18 +71,25 @@ export class SpokenPrompts {
     private readonly synthesize: Synthesizer = espeakNg,
   ) {}
 
-  /** The whole call's audio: [intro] d, d, d ... VOICE_REPEAT times, 8 kHz. */
-  async audio(language: string, code: string, repeat: number): Promise<Int16Array> {
+  /**
+   * The whole call's audio, 8 kHz: [intro] d, d, d [after] ... VOICE_REPEAT times. `words` are a client template's
+   * words around the digits; absent (or the language's own introduction): the locale's introduction clip.
+   */
+  async audio(language: string, code: string, repeat: number, words?: { readonly before: string; readonly after: string }): Promise<Int16Array> {
     const clips = await this.clipsFor(language);
+    const ownWords = words !== undefined && words.before !== this.introduction(language);
+    const intro = ownWords ? await this.wordsClip(language, words.before) : clips.intro;
+    const after = words !== undefined && /[\p{L}\p{N}]/u.test(words.after) ? await this.wordsClip(language, words.after) : null;
     const parts: (Int16Array | number)[] = [];
     for (let r = 0; r < repeat; r++) {
       if (r > 0) parts.push(gaps.reading);
-      if (clips.intro) parts.push(clips.intro, gaps.intro);
+      if (intro && intro.length > 0) parts.push(intro, gaps.intro);
       [...code].forEach((digit, i) => {
         if (i > 0) parts.push(gaps.digit);
         const clip = clips.digits[Number(digit)];
         if (clip) parts.push(clip);
       });
+      if (after && after.length > 0) parts.push(gaps.intro, after);
     }
     const length = parts.reduce<number>((n, p) => n + (typeof p === 'number' ? Math.round(p) : p.length), 0);
     const out = new Int16Array(length);
@@ -90,6 +102,20 @@ export class SpokenPrompts {
       }
     }
     return out;
+  }
+
+  /** A client template's words, synthesised once per voice and text (none when they are only punctuation). */
+  private wordsClip(language: string, text: string): Promise<Int16Array> {
+    if (!/[\p{L}\p{N}]/u.test(text)) return Promise.resolve(new Int16Array(0));
+    const voice = espeakVoice(language);
+    const key = `${voice}|${text}`;
+    const known = this.wordClips.get(key);
+    if (known) return known;
+    const making = this.synthesize(voice, text).then((wav) => trimmed(resample(parseWav(wav), callRate)));
+    this.wordClips.set(key, making);
+    making.catch(() => this.wordClips.delete(key));
+    if (this.wordClips.size > maxWordClips) this.wordClips.delete(this.wordClips.keys().next().value ?? key);
+    return making;
   }
 
   /** A locale's clips, made once (a failure is not kept: the next call tries again). */

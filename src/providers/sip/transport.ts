@@ -56,6 +56,8 @@ class UdpTransport implements SipTransport {
   readonly reliable = false;
   private opening: Promise<LocalAddress> | null = null;
   private socket: dgram.Socket | null = null;
+  /** Datagrams given to send() and not yet handed to the system. */
+  private readonly sending = new Set<Promise<void>>();
   private target: { address: string; port: number } | null = null;
 
   constructor(private readonly options: TransportOptions) {}
@@ -96,13 +98,22 @@ class UdpTransport implements SipTransport {
   }
 
   send(data: Buffer): void {
-    if (this.socket && this.target) this.socket.send(data, this.target.port, this.target.address);
+    if (!this.socket || !this.target) return;
+    // Counted until handed to the system: a close right after (the BYE of a call ended at stop) must not drop it.
+    let settle: () => void = () => undefined;
+    const sent = new Promise<void>((resolve) => (settle = resolve));
+    this.sending.add(sent);
+    this.socket.send(data, this.target.port, this.target.address, () => {
+      this.sending.delete(sent);
+      settle();
+    });
   }
 
   async close(): Promise<void> {
     const socket = this.socket;
     this.socket = null;
     this.opening = null;
+    await Promise.race([Promise.all([...this.sending]), new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
     if (socket) await new Promise<void>((resolve) => socket.close(() => resolve()));
   }
 }
