@@ -63,6 +63,16 @@ export function appDeps(services: Services): AppDeps {
         return services.deliveries.recordReceipt(provider, receipt, account);
       },
     },
+    twilio: {
+      verifications: services.verifications,
+      clients: services.clientDirectory,
+      authFailures: services.authFailures,
+      maxAuthFailures: config.AUTH_FAILURE_LIMIT,
+      clientRate: services.clientRate,
+      publicBaseUrl: config.PUBLIC_BASE_URL ?? null,
+      requestTypeNamed: (name) => services.channels.requestTypeNamed(name),
+      codeLength: config.OTP_LENGTH,
+    },
     ...(services.inboxFeed && {
       devInbox: {
         feed: services.inboxFeed,

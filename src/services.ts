@@ -62,6 +62,8 @@ export interface Services {
   readonly clientRate: QuotaLimiter | null;
   readonly authFailures: WindowCounter;
   readonly verificationStore: SqlVerificationStore;
+  /** The channel drivers, by request type and channel. */
+  readonly channels: ChannelRegistry;
   readonly verifications: VerificationService;
   /** Provider answers and receipts. */
   readonly deliveries: DeliveryService;
@@ -302,6 +304,7 @@ export async function createServices(
     clientRate,
     authFailures,
     verificationStore,
+    channels,
     verifications,
     deliveries,
     lookups,

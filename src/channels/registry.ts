@@ -33,6 +33,14 @@ export class ChannelRegistry {
     return this.find((d) => d.requestType === type, `request type ${type}`);
   }
 
+  /**
+   * The request type a name stands for, when a driver takes it: the drop-in surfaces (contract 15) map their
+   * own channel words to request types, and a type no driver takes here is not offered.
+   */
+  requestTypeNamed(name: string): RequestType | null {
+    return this.drivers.find((d) => d.requestType === name)?.requestType ?? null;
+  }
+
   /** The driver a stored send job's channel names; an unknown channel is an error, never another channel. */
   forChannel(channel: Channel): SendingDriver {
     return this.find((d) => d.channel === channel, `channel ${channel}`);

@@ -14,6 +14,7 @@ import type { Clock, Random } from './ports.js';
 import { dueAgain } from './send-job.js';
 import {
   asOf,
+  decideApprove,
   decideCancel,
   decideResend,
   decideVerify,
@@ -54,6 +55,13 @@ export interface CreateRequest {
   readonly locale: string | null;
   /** The Idempotency-Key and a fingerprint of the request body, when the client sent a key. */
   readonly idempotency: { readonly key: string; readonly fingerprint: string } | null;
+  /** The caller's own SMS text with `{{code}}` (contract 15, CAMARA); absent: the client's templates. */
+  readonly messageText?: string | null;
+  /**
+   * A code an auth server made (contract 15's relays): sent as is, never verified here, and held by every limit
+   * but the per-number ones (the auth server decides when to send again).
+   */
+  readonly relayedCode?: string | null;
 }
 
 export type CreateOutcome =
@@ -85,6 +93,11 @@ export type ResendOutcome =
   | { readonly kind: 'resent'; readonly verification: Verification }
   | { readonly kind: 'not-pending'; readonly verification: Verification }
   | { readonly kind: 'rate-limited'; readonly reason: 'cooldown' | 'max-sends' | 'daily-quota'; readonly retryAfterSeconds: number }
+  | { readonly kind: 'not-found' };
+
+export type ApproveOutcome =
+  | { readonly kind: 'approved'; readonly verification: Verification }
+  | { readonly kind: 'not-pending'; readonly verification: Verification }
   | { readonly kind: 'not-found' };
 
 export type CancelOutcome =
@@ -147,7 +160,8 @@ export class VerificationService {
     }
     const testCode = settings.testNumbers[phone.e164] ?? null;
     const now = clock.now();
-    const { otp, from } = driver.newCode(random, testCode);
+    const relayedCode = request.relayedCode ?? null;
+    const { otp, from } = driver.newCode(random, testCode ?? relayedCode);
     const channel = deliveryChannelOf(driver.channel);
     const verification: Verification = {
       id: random.uuid(),
@@ -172,6 +186,8 @@ export class VerificationService {
       codeWithheld: !settings.revealCode,
       testNumber: testCode !== null,
       regionCode: phone.region ?? nonGeographicRegion,
+      ...(request.messageText && { messageText: request.messageText }),
+      ...(relayedCode !== null && testCode === null && { relayed: true }),
       delivery:
         testCode === null
           ? { channel, provider: null, messageId: null, status: 'QUEUED', sends: 0, updatedAt: now }
@@ -236,7 +252,8 @@ export class VerificationService {
         }
       }
       const throttled = history.throttled ? decideThrottled(history.throttled, now, policy.prefix) : { allowed: true as const };
-      const phoneLimit = decidePhoneLimit(history.phone, now, policy.phoneLimit);
+      // A relayed code is sent when its auth server says: the number's own limits are that server's to keep.
+      const phoneLimit = verification.relayed ? { allowed: true as const } : decidePhoneLimit(history.phone, now, policy.phoneLimit);
       const quota = decideDailyQuota(history.clientSendsToday, policy.clientDailySends, now);
       const refusal = !throttled.allowed
         ? { reason: 'conversion' as const, retryAfterSeconds: throttled.retryAfterSeconds }
@@ -302,7 +319,8 @@ export class VerificationService {
     const { store, policy, clock } = this.deps;
     const committed = await store.optimistic(async (tx): Promise<VerifyOutcome> => {
       const current = await tx.find(clientId, id);
-      if (!current) return { kind: 'not-found' };
+      // A relayed code is its auth server's to check: there is nothing to verify here.
+      if (!current || current.relayed) return { kind: 'not-found' };
       const now = clock.now();
       const decision = decideVerify(current, code, now, policy.maxAttempts);
       if (decision.kind === 'not-pending') {
@@ -376,6 +394,29 @@ export class VerificationService {
       return { kind: 'canceled', verification: decision.next };
     }, [`verification|${id}`]);
     return dispatched(this.deps.afterCommit, committed);
+  }
+
+  /** Approve (contract 15, Twilio's `Status=approved`): SUCCESS without a code, with its event. */
+  async approve(clientId: string, id: string): Promise<ApproveOutcome> {
+    const { store, clock } = this.deps;
+    const committed = await store.transaction(async (tx): Promise<ApproveOutcome> => {
+      const current = await tx.findForUpdate(id, clientId);
+      if (!current) return { kind: 'not-found' };
+      const now = clock.now();
+      const decision = decideApprove(current, now);
+      if (decision.kind === 'not-pending') return this.notPending(tx, current, decision.current, now);
+      this.change(tx, decision.next, now);
+      return { kind: 'approved', verification: decision.next };
+    }, [`verification|${id}`]);
+    return dispatched(this.deps.afterCommit, committed);
+  }
+
+  /** A client's latest PENDING verification of a number, else its latest of it (a check by number, contract 15). */
+  async latestOfNumber(clientId: string, countryCode: string, phoneNumber: string): Promise<Verification | null> {
+    const phone = parsePhone(countryCode, phoneNumber);
+    if (!phone) return null;
+    const v = await this.deps.store.latestOfNumber(clientId, phone.e164);
+    return v ? asOf(v, this.deps.clock.now()) : null;
   }
 
   /** Not PENDING any more; an expiry the sweep has not recorded yet is recorded now, so its event is not late. */

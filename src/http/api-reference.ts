@@ -67,7 +67,8 @@ function documentRoute({ schema: given, url, route }: { schema: FastifySchema | 
     schema: {
       ...schema,
       ...(schema.description !== undefined && { description: schema.description + scopeNote }),
-      security: scopes.map((scope) => ({ oauth2: [scope] })),
+      // A route that names its own scheme (the Twilio-shaped /v2's HTTP Basic) keeps it.
+      security: schema.security ?? scopes.map((scope) => ({ oauth2: [scope] })),
       ...(documentedBody && {
         body: { content: Object.fromEntries(Object.entries(documentedBody).map(([type, body]) => [type, { schema: body }])) },
       }),
@@ -97,11 +98,21 @@ const document: Partial<OpenAPIV3_1.Document> = {
       name: 'Provider callbacks',
       description: 'Delivery receipts from the SMS and call providers, authenticated by each provider\'s own signature; not for API clients.',
     },
+    {
+      name: 'Twilio Verify v2 (drop-in)',
+      description:
+        "Twilio Verify's v2 API, the subset code written against Twilio's SDKs uses, over the same verifications as /v1 (contract 15): HTTP Basic with the client's account sid (`AC` + its id's hex digits) and secret.",
+    },
     { name: 'Reference', description: 'This document.' },
   ],
   components: {
     schemas: { WebhookEvent: webhookEventSchema },
     securitySchemes: {
+      twilioBasic: {
+        type: 'http',
+        scheme: 'basic',
+        description: "Twilio's authentication: the client's id or account sid (`AC` + the id's 32 hex digits) as user, its secret as password.",
+      },
       oauth2: {
         type: 'oauth2',
         description:

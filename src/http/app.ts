@@ -17,6 +17,7 @@ import { oauthRoutes, type OAuthRouteDeps } from './routes/oauth.js';
 import { otpRoutes } from './routes/otp.js';
 import { otpLifecycleRoutes } from './routes/otp-lifecycle.js';
 import { statsRoutes } from './routes/stats.js';
+import { twilioRoutes, type TwilioRouteDeps } from './twilio/routes.js';
 import { applyConnectionCap, clientErrorHandler, serverOptions, type ServerLimits } from './server-limits.js';
 
 /** Told of every answer, and serves the metrics at GET /metrics (contract 12); absent: no /metrics. */
@@ -41,6 +42,8 @@ export interface AppDeps extends AuthHookDeps, OAuthRouteDeps {
   /** Providers' delivery callbacks; absent: no /callbacks routes. */
   readonly callbacks?: CallbackRouteDeps;
   readonly metrics?: HttpObserver;
+  /** Twilio Verify v2 at /v2 (contract 15); absent: no /v2 routes. */
+  readonly twilio?: TwilioRouteDeps;
   /** The development inbox (contract 12); absent: /dev/inbox is a 404. */
   readonly devInbox?: DevInboxRouteDeps;
 }
@@ -121,6 +124,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await callbackRoutes(scope, callbacks);
     });
   }
+  const { twilio } = deps;
+  if (twilio) await app.register(async (v2) => twilioRoutes(v2, twilio), { prefix: '/v2' });
   await app.register(async (v1) => {
     v1.setErrorHandler(v1ErrorHandler);
     // Fastify parses text/plain by default; /v1 takes JSON only (contract 5: 415 for a body that is not JSON).
