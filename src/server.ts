@@ -73,6 +73,7 @@ export function appDeps(services: Services): AppDeps {
       requestTypeNamed: (name) => services.channels.requestTypeNamed(name),
       codeLength: config.OTP_LENGTH,
     },
+    relays: { verifications: services.verifications, clients: services.clientDirectory },
     ...(services.inboxFeed && {
       devInbox: {
         feed: services.inboxFeed,
@@ -151,6 +152,7 @@ export function adminDeps(services: Services): AdminDeps {
     },
     stats: services.stats,
     textPolicy: { codeLength: services.config.OTP_LENGTH, ttlSeconds: services.config.OTP_TTL_SECONDS },
+    publicBaseUrl: services.config.PUBLIC_BASE_URL ?? null,
   };
 }
 
