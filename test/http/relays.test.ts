@@ -74,6 +74,22 @@ forEachDatabase('relays for auth servers', (kind) => {
     assert.deepEqual(await hooksOf(c.clientId), first);
   });
 
+  it('conversion counts a relayed code that was delivered, since it is never verified here', async () => {
+    const c = await h.client();
+    const hooks = await hooksOf(c.clientId);
+    const e164 = e164Of(nextLocalNumber());
+    const since = new Date(h.clock.now().getTime() - 1000);
+    assert.equal((await supabasePost(hooks.supabase, hooks.hookSecret, supabaseBody(e164, '654321'))).statusCode, 200);
+    const [sent] = await sentTo(e164);
+    assert.ok(sent);
+    const verifiedOf = async () =>
+      (await h.services.conversionStore.traffic(since)).filter((r) => r.regionCode === 'NG').reduce((n, r) => n + r.verified, 0);
+    const before = await verifiedOf();
+    // As a delivery receipt records it.
+    await h.services.db.db.updateTable('verifications').set({ delivery_status: 'DELIVERED' }).where('id', '=', sent.id).execute();
+    assert.equal(await verifiedOf(), before + 1);
+  });
+
   describe('Supabase Auth Send SMS Hook', () => {
     it('delivers the given code through the client\'s provider and answers 200 {}; the code is never verified here', async () => {
       const c = await h.client();
