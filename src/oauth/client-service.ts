@@ -27,6 +27,8 @@ export interface ClientHooks {
   readonly supabase: string;
   /** Logto's HTTP SMS connector endpoint. */
   readonly logto: string;
+  /** Ory Kratos' HTTP courier `request_config.url` for SMS. */
+  readonly kratos: string;
 }
 
 /** How long a rotated-out webhook secret keeps signing, so receivers can switch without a gap. */
@@ -122,6 +124,7 @@ export class ClientService {
       hookSecret,
       supabase: `${base}/hooks/supabase/send-sms/${id}`,
       logto: `${base}/hooks/logto/sms/${id}`,
+      kratos: `${base}/hooks/kratos/sms/${id}`,
     };
   }
 

@@ -71,6 +71,7 @@ forEachDatabase('relays for auth servers', (kind) => {
     assert.match(first.hookSecret, /^v1,whsec_[A-Za-z0-9+/]{43}=$/);
     assert.equal(first.supabase, `${publicBaseUrl}/hooks/supabase/send-sms/${c.clientId}`);
     assert.equal(first.logto, `${publicBaseUrl}/hooks/logto/sms/${c.clientId}`);
+    assert.equal(first.kratos, `${publicBaseUrl}/hooks/kratos/sms/${c.clientId}`);
     assert.deepEqual(await hooksOf(c.clientId), first);
   });
 
@@ -168,6 +169,52 @@ forEachDatabase('relays for auth servers', (kind) => {
         const res = await logtoPost(hooks.logto, authorization, e164Of(nextLocalNumber()).slice(1), '123456');
         assert.equal(res.statusCode, 401, res.body);
       }
+      assert.equal(await verificationCount(), before);
+    });
+  });
+
+  describe('Ory Kratos HTTP courier (SMS)', () => {
+    /** As Kratos posts once its Jsonnet ran: api_key auth in the Authorization header. */
+    const kratosPost = (url: string, authorization: string, body: object) =>
+      h.app.inject({ method: 'POST', url: new URL(url).pathname, headers: { authorization, 'content-type': 'application/json' }, payload: body });
+
+    it('delivers the flow\'s code, from template_data passed whole or from the stub body\'s top-level keys', async () => {
+      const c = await h.client();
+      const hooks = await hooksOf(c.clientId);
+      const a = e164Of(nextLocalNumber());
+      const whole = await kratosPost(hooks.kratos, `Bearer ${hooks.hookSecret}`, {
+        recipient: a,
+        template_type: 'login_code_valid',
+        template_data: { to: a, login_code: '246810', identity: { id: randomUUID() }, request_url: 'https://auth.example.test/self-service/login' },
+      });
+      assert.equal(whole.statusCode, 204, whole.body);
+      assert.match((await sentTo(a))[0]?.body ?? '', /246810/);
+      const b = e164Of(nextLocalNumber());
+      const stub = await kratosPost(hooks.kratos, `Bearer ${hooks.hookSecret}`, {
+        recipient: b,
+        template_type: 'verification_code_valid',
+        to: b,
+        recovery_code: null,
+        recovery_url: null,
+        verification_url: null,
+        verification_code: '135790',
+        subject: null,
+        body: null,
+        html_body: null,
+      });
+      assert.equal(stub.statusCode, 204, stub.body);
+      assert.match((await sentTo(b))[0]?.body ?? '', /135790/);
+    });
+
+    it('a wrong Bearer is 401 and a body without a code 400, and nothing is sent', async () => {
+      const c = await h.client();
+      const hooks = await hooksOf(c.clientId);
+      const before = await verificationCount();
+      const e164 = e164Of(nextLocalNumber());
+      const wrong = await kratosPost(hooks.kratos, 'Bearer nope', { recipient: e164, template_data: { login_code: '123456' } });
+      assert.equal(wrong.statusCode, 401, wrong.body);
+      const empty = await kratosPost(hooks.kratos, `Bearer ${hooks.hookSecret}`, { recipient: e164, template_type: 'login_code_valid', template_data: {} });
+      assert.equal(empty.statusCode, 400, empty.body);
       assert.equal(await verificationCount(), before);
     });
   });

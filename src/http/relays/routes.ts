@@ -61,6 +61,27 @@ const logtoBody = {
   additionalProperties: true,
 } as const;
 
+/** The code keys of Kratos' SMS template models (`ctx.template_data`), one per flow. */
+const kratosCodeKeys = ['login_code', 'registration_code', 'verification_code', 'recovery_code'] as const;
+type KratosCodes = Partial<Record<(typeof kratosCodeKeys)[number], string | null>>;
+
+/**
+ * Ory Kratos' HTTP courier posts what the operator's Jsonnet makes of `ctx` (`recipient`, `template_type`,
+ * `template_data`); taken as ory/kratos ships its stub body (`courier/stub/request.config.mailer.jsonnet`: the codes
+ * at the top level beside `recipient`) or with `template_data` passed whole (its SMS models carry `to` and the
+ * flow's code key, as Kratos' own e2e tests read `ctx.template_data.login_code`).
+ */
+const kratosBody = {
+  type: 'object',
+  required: ['recipient'],
+  properties: {
+    recipient: { type: 'string' },
+    template_type: { type: 'string' },
+    template_data: { type: ['object', 'null'], additionalProperties: true },
+  },
+  additionalProperties: true,
+} as const;
+
 /**
  * The relays for auth servers that make their own codes (contract 15): each authenticated as its sender signs,
  * keyed with the client's hook secret, then one relayed send through the same VerificationService as /v1.
@@ -154,7 +175,46 @@ export async function relayRoutes(app: FastifyInstance, deps: RelayRouteDeps): P
         return reply.code(204).send();
       },
     );
+
+    logto.post<{ Params: HookParams; Body: KratosCodes & { recipient: string; template_type?: string; template_data?: KratosCodes | null } }>(
+      '/hooks/kratos/sms/:hookId',
+      {
+        schema: {
+          operationId: 'relayKratosSms',
+          summary: "Ory Kratos' HTTP courier (SMS)",
+          description:
+            "Set as the `sms` courier channel's `request_config.url` in Kratos, with `auth` `api_key` (`in: header`, `name: Authorization`, `value: Bearer <hook secret>`): " +
+            'delivers the flow\'s code (`login_code`, `registration_code`, `verification_code` or `recovery_code`, in `template_data` or beside `recipient`) to `recipient`.',
+          tags,
+          security: [],
+          params: hookParams,
+          body: kratosBody,
+          response: { 204: { type: 'null', description: 'Sent.' }, 400: logtoError, 401: logtoError, 403: logtoError, 429: logtoError, 500: logtoError, 503: logtoError },
+        },
+      },
+      async (request, reply) => {
+        const hook = await hookClient(request.params.hookId);
+        if (!hook || !bearerMatches(request.headers.authorization, hook.secret)) {
+          return fail(reply, { status: 401, code: 'UNAUTHORIZED', message: 'Invalid bearer secret' });
+        }
+        const code = kratosCode(request.body);
+        if (!code) return fail(reply, { status: 400, code: 'BAD_REQUEST', message: 'No code in the body (login_code, registration_code, verification_code or recovery_code)' });
+        const refused = await relaySend(deps.verifications, { clientId: hook.client.id, phone: request.body.recipient, code });
+        if (refused) return fail(reply, { ...refused, code: codeOf(refused.status) });
+        return reply.code(204).send();
+      },
+    );
   });
+}
+
+function kratosCode(body: KratosCodes & { template_data?: KratosCodes | null }): string | null {
+  for (const source of [body.template_data ?? {}, body]) {
+    for (const key of kratosCodeKeys) {
+      const code = source[key];
+      if (typeof code === 'string' && code !== '') return code;
+    }
+  }
+  return null;
 }
 
 /** Standard Webhooks, as Supabase Auth signs its hooks: keyed with the base64 part of `v1,whsec_...`. */
