@@ -44,6 +44,7 @@ import {
 } from './lib/service-scenarios.js';
 import { standingNotes, summaryRows, type Results } from './lib/summary.js';
 import { benchWebhooks } from './lib/webhook-scenario.js';
+import { runBackupCli } from './lib/backup-scenario.js';
 import { startWebhookReceiver } from './lib/webhook-receiver.js';
 
 const envInt = (name: string, fallback: number): number => {
@@ -84,7 +85,7 @@ const callSettings: CallBenchSettings = {
   warmUpSeconds: envInt('BENCH_CALL_WARMUP_SECONDS', 2),
   connections: s.connections,
 };
-const allSections = ['ceiling', 'token', 'create', 'fetch', 'verify', 'webhooks', 'pglite', 'memory', 'providers', 'calls', 'pumping'];
+const allSections = ['ceiling', 'token', 'create', 'fetch', 'verify', 'webhooks', 'pglite', 'memory', 'backup', 'providers', 'calls', 'pumping'];
 const sections = new Set((process.env.BENCH_SECTIONS ?? 'all').split(',').map((x) => x.trim()));
 const on = (name: string) => sections.has('all') || sections.has(name);
 
@@ -189,6 +190,7 @@ function newResults(): Results {
     providers: null,
     calls: null,
     pumping: null,
+    backup: null,
     rows: [],
     sectionSeconds: {},
     sectionLoadAverage: {},
@@ -285,7 +287,7 @@ async function main(): Promise<void> {
     await child.stop();
   });
 
-  const needService = ['token', 'create', 'fetch', 'verify', 'webhooks', 'memory'].some(on);
+  const needService = ['token', 'create', 'fetch', 'verify', 'webhooks', 'memory', 'backup'].some(on);
   if (needService) {
     const { child, target } = await startService(tempDir('pg'), serviceUrl);
     const db = new pg.Pool({ connectionString: serviceUrl, max: 4 });
@@ -452,6 +454,38 @@ async function main(): Promise<void> {
       log(`memory: ${mib(before)} -> ${mib(after)}`);
     });
     results.memory = { ...(results.memory ?? {}), timeline: rss };
+    await section('backup', async () => {
+      const { rows: counted } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM verifications');
+      const have = counted[0]?.n ?? 0;
+      if (have < memoryRows) {
+        await seedVerifications(db, { clientId: target.clientId, series: 'k', count: memoryRows - have });
+        await db.query('ANALYZE verifications');
+      }
+      const { rows: total } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM verifications');
+      await settle();
+      const createAlone = (await benchCreate(target, new PhoneSequence(60_000_000), s)).result;
+      log(`create, no backup: ${short(createAlone)}`);
+      await awaitSendQueue(db);
+      await settle();
+      const file = path.join(tempDir('backup'), 'backup.gz');
+      const backup = runBackupCli(path.resolve(benchDir, '..'), serviceUrl, file);
+      const createBeside = (await benchCreate(target, new PhoneSequence(70_000_000), s)).result;
+      const overlappedWholeRun = backup.running();
+      const { seconds, bytes } = await backup.done;
+      log(`create beside a backup: ${short(createBeside)}; backup of ${total[0]?.n} verifications: ${seconds.toFixed(1)} s, ${mib(bytes)}`);
+      results.backup = {
+        method:
+          '`otp-service backup` (its own process) against the PostgreSQL the service runs on, with the bench\'s seeded verifications; ' +
+          'creates through HTTP for the same time without it, then while it runs',
+        verifications: total[0]?.n ?? 0,
+        seconds,
+        bytes,
+        createAlone,
+        createBeside,
+        overlappedWholeRun,
+      };
+      fs.rmSync(file, { force: true });
+    });
     await child.stop();
     await closeDb();
   } else {

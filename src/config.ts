@@ -1,8 +1,9 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Channel } from './domain/channel-driver.js';
+import { channels, type Channel } from './domain/channel-driver.js';
 import { isLineType, lineTypes, type LineType } from './domain/line-type.js';
+import { parseE164 } from './domain/phone.js';
 import { parseCallerIdRanges, type CallerIdRange } from './providers/caller-id.js';
 import { parseHttpUrl } from './providers/http-provider.js';
 import { providerModule, providerModules, type ConfiguredProvider } from './providers/registry.js';
@@ -94,6 +95,14 @@ const lineTypeList = (raw: string): readonly LineType[] => {
 function namesFor(channel: Channel): string {
   return providerModules.filter((m) => m.channels.includes(channel)).map((m) => m.name).join(', ');
 }
+/** The setting that names each channel's providers. */
+const providerSettingOf: Readonly<Record<Channel, string>> = {
+  sms: 'SMS_PROVIDER',
+  call: 'CALL_PROVIDER',
+  whatsapp: 'WHATSAPP_PROVIDER',
+  voice: 'VOICE_PROVIDER',
+};
+
 /** A comma-separated failover list of provider names, each known for the channel, none twice. */
 const providerList = (channel: Channel) => (raw: string): string[] => {
   const names = raw.split(',').map((n) => n.trim()).filter((n) => n.length > 0);
@@ -259,6 +268,16 @@ export const settings = {
     default: undefined,
     parse: providerList('call'),
   },
+  WHATSAPP_PROVIDER: {
+    doc: `WhatsApp providers, comma-separated in failover order: ${namesFor('whatsapp')}. When unset: log in development if no channel names a provider; otherwise WHATSAPP is not offered`,
+    default: undefined,
+    parse: providerList('whatsapp'),
+  },
+  VOICE_PROVIDER: {
+    doc: `Voice-call providers (the code read aloud), comma-separated in failover order: ${namesFor('voice')}. When unset: log in development if no channel names a provider; otherwise VOICE_CALL is not offered`,
+    default: undefined,
+    parse: providerList('voice'),
+  },
   SEND_LEASE_MS: {
     doc: "How long a send job is held by the process sending it; a crashed process's sends are made again after it. Must exceed PROVIDER_TIMEOUT_MS",
     default: '60000',
@@ -274,6 +293,25 @@ export const settings = {
     default: '+2349010000000',
     parse: text,
   },
+  WHATSAPP_SENDER_NUMBER: {
+    doc: 'The WhatsApp business number codes come from (E.164), shown as pairedNumber of a WHATSAPP verification; SMS_SENDER_NUMBER when unset',
+    default: undefined,
+    parse: text,
+  },
+  VOICE_CALLER_NUMBER: {
+    doc: 'Number voice calls come from (E.164; the call\'s From, returned as pairedNumber); unset: SMS_SENDER_NUMBER',
+    default: undefined,
+    parse: (raw: string): string => {
+      if (parseE164(raw.trim()) === null) throw new Error(`expected a valid E.164 number (+2349010000000), got "${raw}"`);
+      return raw.trim();
+    },
+  },
+  VOICE_PROMPTS_DIR: {
+    doc: 'Folder of recorded prompts for SIP voice calls: <locale>/0.wav ... 9.wav and optionally intro.wav ("Your code is"), 16-bit PCM mono WAV at any rate; a locale without them (fr-CA, then fr) is synthesised with espeak-ng',
+    default: undefined,
+    parse: text,
+  },
+  VOICE_REPEAT: { doc: 'How many times a voice call reads the whole code, digit by digit', default: '3', parse: integer(1, 5) },
   CALLER_ID_RANGES: {
     doc: 'Comma-separated E.164 ranges (start-end) that dropped calls come from; the last 4 digits are the code',
     default: '+2349010000000-+2349010009999',
@@ -392,7 +430,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const providers = problems.length === 0 ? configuredProviders(out, env, problems) : null;
   // A call rings before its provider answers; `log` answers at once, so only a real call provider needs the room.
-  const placesRealCalls = providers?.call.some((p) => p.module.name !== 'log') ?? false;
+  const placesRealCalls = [...(providers?.call ?? []), ...(providers?.voice ?? [])].some((p) => p.module.name !== 'log');
   if (placesRealCalls && Number(out.SEND_LEASE_MS) <= callTimeoutMs(Number(out.CALL_RING_SECONDS))) {
     problems.push(`SEND_LEASE_MS: must be longer than a call may take, CALL_RING_SECONDS + 5 s (${callTimeoutMs(Number(out.CALL_RING_SECONDS))} ms)`);
   }
@@ -414,7 +452,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
 /** Whether every configured provider is the development `log` provider (nothing leaves the machine). */
 export function onlyLogProviders(providers: Config['providers']): boolean {
-  return [...providers.sms, ...providers.call].every((p) => p.module.name === 'log');
+  return Object.values(providers).every((list) => list.every((p) => p.module.name === 'log'));
 }
 
 /** Whether an address or name is this machine only (127.0.0.0/8, ::1, localhost): a bind address, or a Host's. */
@@ -445,7 +483,7 @@ function configuredProviders(
   problems: string[],
 ): Record<Channel, ConfiguredProvider[]> {
   const parsed = new Map<string, ConfiguredProvider>();
-  const configure = (name: string): ConfiguredProvider[] => {
+  const configure = (name: string, forChannels: readonly Channel[]): ConfiguredProvider[] => {
     const module = providerModule(name);
     if (!module) return [];
     const known = parsed.get(name);
@@ -455,7 +493,11 @@ function configuredProviders(
       const given = env[key];
       const raw = given === undefined || given === '' ? setting.default : given;
       if (raw === undefined) {
+        // Settings only some channels of the provider use (Twilio's WhatsApp sender, Vonage's voice application)
+        // are required when it serves one of those.
+        const neededFor = setting.requiredFor?.filter((c) => forChannels.includes(c)) ?? [];
         if (setting.required) problems.push(`${key}: required by the ${name} provider`);
+        else if (neededFor.length > 0) problems.push(`${key}: required by the ${name} provider for ${neededFor.map((c) => providerSettingOf[c]).join(', ')}`);
         continue;
       }
       try {
@@ -468,22 +510,30 @@ function configuredProviders(
     parsed.set(name, configured);
     return [configured];
   };
-  const named = { sms: names(out.SMS_PROVIDER), call: names(out.CALL_PROVIDER) };
+  const named: Record<Channel, string[] | null> = {
+    sms: names(out.SMS_PROVIDER),
+    call: names(out.CALL_PROVIDER),
+    whatsapp: names(out.WHATSAPP_PROVIDER),
+    voice: names(out.VOICE_PROVIDER),
+  };
   const production = out.NODE_ENV === 'production';
-  const anyNamed = named.sms !== null || named.call !== null;
+  const anyNamed = Object.values(named).some((list) => list !== null);
   // A channel nobody named: `log` while developing with no real provider anywhere; otherwise it is off, so that a
   // create of its type is refused rather than "sent" through `log` beside real providers.
   const unnamed = anyNamed || production ? [] : ['log'];
-  const lists = { sms: named.sms ?? unnamed, call: named.call ?? unnamed };
+  const listOf = (channel: Channel): string[] => named[channel] ?? unnamed;
   if (production) {
     if (!anyNamed) {
       problems.push('SMS_PROVIDER: NODE_ENV=production needs a real provider (SMS_PROVIDER and, for dropped calls, CALL_PROVIDER); nothing would leave this machine');
     }
-    for (const [key, list] of [['SMS_PROVIDER', lists.sms], ['CALL_PROVIDER', lists.call]] as const) {
-      if (list.includes('log')) problems.push(`${key}: log sends nothing and is refused with NODE_ENV=production; name a real provider, or unset ${key} to turn its channel off`);
+    for (const channel of channels) {
+      const key = providerSettingOf[channel];
+      if (listOf(channel).includes('log')) problems.push(`${key}: log sends nothing and is refused with NODE_ENV=production; name a real provider, or unset ${key} to turn its channel off`);
     }
   }
-  const configured = { sms: lists.sms.flatMap(configure), call: lists.call.flatMap(configure) };
+  // The channels each provider is named for: a setting may be needed for some of them only.
+  const channelsOf = (name: string): Channel[] => channels.filter((c) => listOf(c).includes(name));
+  const configured = Object.fromEntries(channels.map((c) => [c, listOf(c).flatMap((name) => configure(name, channelsOf(name)))])) as Record<Channel, ConfiguredProvider[]>;
   // Providers that call back need to be told where: their receipts come to PUBLIC_BASE_URL/callbacks/<name>.
   const callingBack = [...parsed.values()].filter((p) => p.module.callbacks).map((p) => p.module.name);
   if (callingBack.length > 0 && out.PUBLIC_BASE_URL === undefined) {

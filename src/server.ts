@@ -1,7 +1,10 @@
+import fs from 'node:fs';
 import type { FastifyInstance } from 'fastify';
+import { channels } from './domain/channel-driver.js';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { knownScopes } from './domain/scopes.js';
+import { channels as allChannels } from './domain/channel-driver.js';
 import { systemClock, type Clock, type Random } from './domain/ports.js';
 import { cryptoRandom } from './domain/random.js';
 import { parseAdminCommand, runAdminCommand, type AdminDeps } from './admin/commands.js';
@@ -153,6 +156,12 @@ export function adminDeps(services: Services): AdminDeps {
     stats: services.stats,
     textPolicy: { codeLength: services.config.OTP_LENGTH, ttlSeconds: services.config.OTP_TTL_SECONDS },
     publicBaseUrl: services.config.PUBLIC_BASE_URL ?? null,
+    snapshot: async (file) => {
+      const dump = Buffer.from(await (await services.db.dumpDataDir()).arrayBuffer());
+      // It holds what the database holds (secrets' hashes, signing keys): its owner's only, never overwriting.
+      await fs.promises.writeFile(file, dump, { mode: 0o600, flag: 'wx' });
+      return dump.length;
+    },
   };
 }
 
@@ -269,7 +278,7 @@ async function createServicesOrRelease(config: Config, options: ServerOptions, a
  */
 function prepareEmbedded(services: Services, admin: AdminSocket | null): void {
   const { config, logger } = services;
-  const logged = (['sms', 'call'] as const).filter((c) => config.providers[c].some((p) => p.module.name === 'log'));
+  const logged = allChannels.filter((c) => config.providers[c].some((p) => p.module.name === 'log'));
   if (logged.length > 0) {
     logger.warn(
       { channels: logged },

@@ -9,7 +9,7 @@ import { VerificationService } from './domain/verification-service.js';
 import { QuotaLimiter } from './domain/quota-limiter.js';
 import { WindowCounter } from './domain/window-counter.js';
 import { ChannelRegistry } from './channels/registry.js';
-import { channels as allChannels } from './domain/channel-driver.js';
+import { channelOfDelivery, channels as allChannels, type Channel } from './domain/channel-driver.js';
 import type { AfterCommit } from './domain/after-commit.js';
 import { defaultClientSettings, type ClientSettings } from './domain/client-settings.js';
 import { CommitDispatcher } from './jobs/after-commit.js';
@@ -23,6 +23,7 @@ import { ClientService } from './oauth/client-service.js';
 import { TokenEndpoint } from './oauth/token-endpoint.js';
 import { TokenService } from './oauth/token-service.js';
 import type { LoggedMessage } from './channels/provider-port.js';
+import { loggedMessage } from './providers/log.js';
 import { Providers } from './providers/registry.js';
 import { SqlClientStore } from './store/client-store.js';
 import { openDatabase, type Db } from './store/database.js';
@@ -108,6 +109,10 @@ export async function createServices(
 ): Promise<Services> {
   const smsSender = parseE164(config.SMS_SENDER_NUMBER);
   if (!smsSender) throw new Error(`SMS_SENDER_NUMBER "${config.SMS_SENDER_NUMBER}" is not a valid E.164 number`);
+  const whatsappSender = config.WHATSAPP_SENDER_NUMBER === undefined ? smsSender : parseE164(config.WHATSAPP_SENDER_NUMBER);
+  if (!whatsappSender) throw new Error(`WHATSAPP_SENDER_NUMBER "${config.WHATSAPP_SENDER_NUMBER ?? ''}" is not a valid E.164 number`);
+  const voiceCaller = config.VOICE_CALLER_NUMBER === undefined ? smsSender : parseE164(config.VOICE_CALLER_NUMBER);
+  if (!voiceCaller) throw new Error(`VOICE_CALLER_NUMBER "${config.VOICE_CALLER_NUMBER ?? ''}" is not a valid E.164 number`);
   const db = await openDatabase({
     databaseUrl: config.DATABASE_URL,
     dataDir: config.DATA_DIR,
@@ -135,6 +140,9 @@ export async function createServices(
     smsSender,
     codeLength: config.OTP_LENGTH,
     callerIdRanges: config.CALLER_ID_RANGES,
+    whatsappSender,
+    voiceCaller,
+    voiceRepeat: config.VOICE_REPEAT,
   });
   const verificationStore = new SqlVerificationStore(db.db, notifyOtherProcesses);
   // A client's settings come from the directory's cache: no database read per create or send.
@@ -181,7 +189,7 @@ export async function createServices(
     },
     clock,
     observer: metrics,
-    firstProviders: { sms: firstProviderName(config.providers.sms), call: firstProviderName(config.providers.call) },
+    firstProviders: Object.fromEntries(allChannels.map((c) => [c, firstProviderName(config.providers[c])])) as Record<Channel, string>,
     onThrottle: (t) =>
       conversionLog.warn(
         { regionCode: t.regionCode, countryCode: t.countryCode, provider: t.provider, sends: t.sends, verified: t.verified, until: t.throttledUntil },
@@ -214,16 +222,10 @@ export async function createServices(
     firstProvider: (channel) => config.providers[channel][0]?.module.name ?? null,
     // A test number's code reaches no provider; the development inbox still shows what would have gone out.
     testSends: async (v) => {
-      const channel = v.type === 'DROPPED_CALL' ? 'call' : 'sms';
-      const from = channel === 'call' ? (v.pairedE164 ?? smsSender.e164) : smsSender.e164;
+      const channel = channelOfDelivery(v.delivery.channel);
+      const from = channel === 'sms' ? smsSender.e164 : (v.pairedE164 ?? smsSender.e164);
       const o = channels.forChannel(channel).outgoing(v, from, v.id, await settingsOf(v.clientId));
-      await messageLog.record({
-        verificationId: v.id,
-        channel,
-        recipient: o.to,
-        sender: o.channel === 'sms' ? o.from : o.callerId,
-        body: o.channel === 'sms' ? o.text : `dropped call from ${o.callerId}`,
-      });
+      await messageLog.record(loggedMessage(o));
     },
   });
   const deliveries = new DeliveryService({
@@ -241,6 +243,7 @@ export async function createServices(
   const providers = new Providers(config.providers, (name) => ({
     messageLog,
     callRingSeconds: config.CALL_RING_SECONDS,
+    voicePromptsDir: config.VOICE_PROMPTS_DIR ?? null,
     providerTimeoutMs: config.PROVIDER_TIMEOUT_MS,
     logger: providerLog.child({ provider: name }),
     callbackUrl: config.PUBLIC_BASE_URL ? `${config.PUBLIC_BASE_URL}/callbacks/${name}` : null,
@@ -261,8 +264,8 @@ export async function createServices(
     providers: (channel) => providers.forChannel(channel),
     breaker: new CircuitBreaker(now),
     leaseMs: config.SEND_LEASE_MS,
-    // A call rings for up to CALL_RING_SECONDS before its provider can say how it went.
-    providerTimeoutMs: (channel) => (channel === 'call' ? Math.max(config.PROVIDER_TIMEOUT_MS, callTimeoutMs(config.CALL_RING_SECONDS)) : config.PROVIDER_TIMEOUT_MS),
+    // A call (dropped or voice) rings for up to CALL_RING_SECONDS before its provider can say how it went.
+    providerTimeoutMs: (channel) => (channel !== 'sms' ? Math.max(config.PROVIDER_TIMEOUT_MS, callTimeoutMs(config.CALL_RING_SECONDS)) : config.PROVIDER_TIMEOUT_MS),
     clock,
     logger: logger.child({ component: 'send-worker' }),
     observer: metrics,

@@ -7,6 +7,7 @@ import type { LateProviderResults } from './late-provider.js';
 import { boundRow, mib, ratioRow, type MachineInfo, type Row } from './report.js';
 import type { PumpingResults, PumpingRun } from './pumping.js';
 import type { WebhookResult } from './webhook-scenario.js';
+import type { BackupResult } from './backup-scenario.js';
 
 /** Everything measured, as written to bench/results.json. */
 export interface Results {
@@ -26,6 +27,8 @@ export interface Results {
   calls: CallResults | null;
   /** The pumping simulation (bench/lib/pumping.ts). */
   pumping: PumpingResults | null;
+  /** `otp-service backup` beside creates (bench/lib/backup-scenario.ts). */
+  backup: BackupResult | null;
   rows: Row[];
   sectionSeconds: Record<string, number>;
   /** 1-minute load average when each section started: other work on the machine shows up here. */
@@ -149,7 +152,23 @@ export function summaryRows(r: Results): Row[] {
   } else {
     rows.push(boundRow('Service RSS flat', 'not measured', 'flat', null));
   }
+  rows.push(...backupRows(r.backup));
   return rows;
+}
+
+/** The backup section's rows: its time and size, and creates beside it against creates alone. */
+function backupRows(b: BackupResult | null): Row[] {
+  if (!b) return [boundRow('Backup (PG) of the seeded verifications', 'not measured', '', null)];
+  const beside = b.overlappedWholeRun ? '' : ' (the backup ended before the create run)';
+  return [
+    boundRow(
+      `Backup (PG) of ${b.verifications.toLocaleString('en-US')} verifications, creates running beside it`,
+      `${b.seconds.toFixed(1)} s, ${mib(b.bytes)}`,
+      '',
+      null,
+    ),
+    ratioRow(`Create beside a backup vs alone${beside}`, b.createBeside.okRps, 'req/s', 'alone', b.createAlone.okRps, 0.8),
+  ];
 }
 
 /** The providers section's rows: SMPP throughput against the bare package, and three paced latencies. */

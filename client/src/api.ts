@@ -150,14 +150,14 @@ export interface paths {
         };
         /**
          * Delivery receipt from a provider
-         * @description Where a provider reports what became of a message or call (`{PUBLIC_BASE_URL}/callbacks/{provider}`, more path after it is allowed). Authenticated by the provider's own scheme (Twilio `X-Twilio-Signature`, Vonage signed requests, Termii `X-Termii-Signature`, ...), not by a bearer token: a bad or missing signature is 403 and changes nothing. Answered 2xx only once what it says is committed; a repeat changes nothing twice; a receipt for a message not known yet is kept and applies once its send is recorded (one never sent is 2xx and, in the end, ignored). The body is whatever the provider sends.
+         * @description Where a provider reports what became of a message or call (`{PUBLIC_BASE_URL}/callbacks/{provider}`, more path after it is allowed). Authenticated by the provider's own scheme (Twilio `X-Twilio-Signature`, Vonage signed requests, Termii `X-Termii-Signature`, ...), not by a bearer token: a bad or missing signature is 403 and changes nothing. Answered 2xx only once what it says is committed; a repeat changes nothing twice; a receipt for a message not known yet is kept and applies once its send is recorded (one never sent is 2xx and, in the end, ignored). The body is whatever the provider sends. Meta's subscription handshake (`GET /callbacks/meta?hub.mode=subscribe&hub.verify_token=T&hub.challenge=C`) is answered 200 with `C` as plain text when `T` is `META_WEBHOOK_VERIFY_TOKEN`, else 403.
          */
         get: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description A configured provider: `twilio`, `vonage`, `infobip`, `africastalking`, `termii`, `http`, ... */
+                    /** @description A configured provider: `twilio`, `vonage`, `infobip`, `africastalking`, `termii`, `http`, `meta`, ... */
                     provider: string;
                 };
                 cookie?: never;
@@ -328,14 +328,14 @@ export interface paths {
         put?: never;
         /**
          * Delivery receipt from a provider
-         * @description Where a provider reports what became of a message or call (`{PUBLIC_BASE_URL}/callbacks/{provider}`, more path after it is allowed). Authenticated by the provider's own scheme (Twilio `X-Twilio-Signature`, Vonage signed requests, Termii `X-Termii-Signature`, ...), not by a bearer token: a bad or missing signature is 403 and changes nothing. Answered 2xx only once what it says is committed; a repeat changes nothing twice; a receipt for a message not known yet is kept and applies once its send is recorded (one never sent is 2xx and, in the end, ignored). The body is whatever the provider sends.
+         * @description Where a provider reports what became of a message or call (`{PUBLIC_BASE_URL}/callbacks/{provider}`, more path after it is allowed). Authenticated by the provider's own scheme (Twilio `X-Twilio-Signature`, Vonage signed requests, Termii `X-Termii-Signature`, ...), not by a bearer token: a bad or missing signature is 403 and changes nothing. Answered 2xx only once what it says is committed; a repeat changes nothing twice; a receipt for a message not known yet is kept and applies once its send is recorded (one never sent is 2xx and, in the end, ignored). The body is whatever the provider sends. Meta's subscription handshake (`GET /callbacks/meta?hub.mode=subscribe&hub.verify_token=T&hub.challenge=C`) is answered 200 with `C` as plain text when `T` is `META_WEBHOOK_VERIFY_TOKEN`, else 403.
          */
         post: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description A configured provider: `twilio`, `vonage`, `infobip`, `africastalking`, `termii`, `http`, ... */
+                    /** @description A configured provider: `twilio`, `vonage`, `infobip`, `africastalking`, `termii`, `http`, `meta`, ... */
                     provider: string;
                 };
                 cookie?: never;
@@ -520,7 +520,7 @@ export interface paths {
         put?: never;
         /**
          * Create a verification and send its code
-         * @description Creates a verification for a phone number and sends its code through the channel of `type`: an SMS, or a dropped call whose caller id ends with the code. The message is sent after the record is committed; a provider outage never loses the request (it is retried; a permanent failure turns it `FAILED`). An `Idempotency-Key` repeated by the same client within 24 h returns the first response and sends nothing new.
+         * @description Creates a verification for a phone number and sends its code through the channel of `type`: an SMS, a dropped call whose caller id ends with the code, or a call that reads the code aloud. The message is sent after the record is committed; a provider outage never loses the request (it is retried; a permanent failure turns it `FAILED`). An `Idempotency-Key` repeated by the same client within 24 h returns the first response and sends nothing new.
          *
          *     Scope: `otp:send`.
          */
@@ -791,7 +791,7 @@ export interface components {
                 id: string;
                 otp: string | null;
                 /** @enum {string} */
-                type: "SMS" | "DROPPED_CALL";
+                type: "SMS" | "DROPPED_CALL" | "WHATSAPP" | "VOICE_CALL";
                 /** @enum {string} */
                 status: "SUCCESS" | "FAILED" | "EXPIRED";
                 /** @description ISO 8601 UTC with milliseconds. */
@@ -818,7 +818,7 @@ export interface components {
             updatedAt: string;
             /** @description When the code stops working (OTP_TTL_SECONDS after creation). ISO 8601 UTC with milliseconds. */
             expiresAt: string;
-            /** @description The code: random digits (OTP_LENGTH, default 6) for SMS; for DROPPED_CALL the last 4 digits of the caller id; null when the client withholds codes (`clients update --reveal-code false`). */
+            /** @description The code: random digits (OTP_LENGTH, default 6) for SMS, WHATSAPP and VOICE_CALL; for DROPPED_CALL the last 4 digits of the caller id; null when the client withholds codes (`clients update --reveal-code false`). */
             otp: string | null;
             /** @description The number verified, in E.164. */
             phoneNumber: string;
@@ -828,13 +828,13 @@ export interface components {
             countryCode: string;
             /** @description Verify attempts so far. */
             counter: number;
-            /** @description The number the user is contacted from: the SMS sender, or for DROPPED_CALL the caller id whose last digits are the code. In the local format of its country when the user's number has the same country calling code, else in E.164 (`+2349010001234`): a national format means nothing to a phone in another country. */
+            /** @description The number the user is contacted from: the SMS sender (for WHATSAPP the WhatsApp business number), for DROPPED_CALL the caller id whose last digits are the code, for VOICE_CALL the number the call comes from (VOICE_CALLER_NUMBER). In the local format of its country when the user's number has the same country calling code, else in E.164 (`+2349010001234`): a national format means nothing to a phone in another country. */
             pairedNumber: string;
             /**
-             * @description `SMS` for a `SEND_SMS` request, `DROPPED_CALL` for `DROPPED_CALL`.
+             * @description `SMS` for a `SEND_SMS` request, otherwise the request's own word (`DROPPED_CALL`, `WHATSAPP`, `VOICE_CALL`).
              * @enum {string}
              */
-            type: "SMS" | "DROPPED_CALL";
+            type: "SMS" | "DROPPED_CALL" | "WHATSAPP" | "VOICE_CALL";
             /**
              * @description A verification whose time is up reads `EXPIRED` at once.
              * @enum {string}
@@ -852,10 +852,10 @@ export interface components {
             /** @description The latest send of the code. */
             delivery: {
                 /**
-                 * @description A dropped call that fell back to SMS reads `SMS`.
+                 * @description `CALL` for a dropped call, `VOICE` for a call that reads the code; a dropped call that fell back to SMS reads `SMS`.
                  * @enum {string}
                  */
-                channel: "SMS" | "CALL";
+                channel: "SMS" | "CALL" | "WHATSAPP" | "VOICE";
                 /** @description The provider that took it; null before the first attempt. */
                 provider: string | null;
                 /**
@@ -1374,15 +1374,15 @@ export interface operations {
                     /** @description The number in local format, digits only (a national trunk prefix such as a leading 0 is allowed), or a whole E.164 number (`+` and digits), whose calling code must then agree with `countryCode` if one is given. */
                     phoneNumber: string;
                     /**
-                     * @description How the code goes out; `SEND_SMS` when absent.
+                     * @description How the code goes out: an SMS, a dropped call whose caller id ends with the code, a WhatsApp message (`WHATSAPP`), or a call that reads the code aloud (`VOICE_CALL`); `SEND_SMS` when absent.
                      * @enum {string}
                      */
-                    type?: "SEND_SMS" | "DROPPED_CALL";
+                    type?: "SEND_SMS" | "DROPPED_CALL" | "WHATSAPP" | "VOICE_CALL";
                     /** @description Absolute http(s) URL without credentials that receives the state changes; the client's default when absent. */
                     webhookUrl?: string | null;
                     /** @description The caller's own reference, given back in the record and webhooks. */
                     reference?: string | null;
-                    /** @description BCP 47 language tag (`fr`, `pt-BR`) of the SMS text: the client's template for it (or its language), else the client's default locale, else English. */
+                    /** @description BCP 47 language tag (`fr`, `pt-BR`) of the SMS text: the client's template for it (or its language), else the client's default locale, else English; for `VOICE_CALL`, the language the code is read in where the provider has a voice for it. */
                     locale?: string | null;
                 };
             };

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import {
   isClientSettingsCommand,
   isClientSettingsCommandName,
@@ -35,6 +36,8 @@ export interface AdminDeps {
   readonly stats: Pick<StatsService, 'forClient' | 'forAllClients'>;
   /** PUBLIC_BASE_URL, which the relays' addresses start with (`clients hooks`); null: paths only. */
   readonly publicBaseUrl: string | null;
+  /** The embedded database's data folder as a crash would leave it, written to a file (`otp-service backup`). */
+  readonly snapshot: (file: string) => Promise<number>;
 }
 
 /** An operator command, as the CLI parsed it; run in the CLI or, on the embedded database, in the server. */
@@ -61,6 +64,8 @@ export type AdminCommand =
   | { readonly name: 'blocks.lift'; readonly prefix: string }
   /** Traffic per day and country of one client, or of every client (null); days null: the defaults of GET /v1/stats. */
   | { readonly name: 'stats'; readonly clientId: string | null; readonly from: string | null; readonly to: string | null }
+  /** A copy of the embedded database's data folder, for `otp-service backup` while the server runs. */
+  | { readonly name: 'database.snapshot'; readonly path: string }
   /** The newest messages, newest first. */
   | { readonly name: 'messages.latest'; readonly to: string | null; readonly limit: number }
   /** Messages after a reader's place (InboxSource.recent), oldest first. */
@@ -118,6 +123,9 @@ export function parseAdminCommand(input: unknown): AdminCommand | string {
       const or = (v: unknown) => (typeof v === 'string' ? v : null);
       return { name: c.name, clientId: or(c.clientId), from: or(c.from), to: or(c.to) };
     }
+    case 'database.snapshot':
+      if (typeof c.path !== 'string' || !path.isAbsolute(c.path)) return 'database.snapshot needs an absolute path';
+      return { name: c.name, path: c.path };
     case 'webhooks.show':
     case 'webhooks.replay':
       if (typeof c.id !== 'string') return `${c.name} needs an event id`;
@@ -217,6 +225,8 @@ export async function runAdminCommand(deps: AdminDeps, command: AdminCommand): P
     }
     case 'stats':
       return stats(deps, command);
+    case 'database.snapshot':
+      return { ok: true, value: { bytes: await deps.snapshot(command.path) } };
     case 'messages.latest':
       return { ok: true, value: await deps.inbox.latest(command.limit, command.to) };
     case 'messages.recent':

@@ -34,7 +34,42 @@ export interface OutgoingCall {
   readonly callerId: string;
 }
 
-export type Outgoing = OutgoingSms | OutgoingCall;
+/** A WhatsApp message: the code in the business's approved authentication template, with its copy-code button. */
+export interface OutgoingWhatsApp {
+  readonly channel: 'whatsapp';
+  readonly sendId: string;
+  readonly verificationId: string;
+  /** E.164. */
+  readonly to: string;
+  /** E.164 business number it comes from (WHATSAPP_SENDER_NUMBER). */
+  readonly from: string;
+  readonly code: string;
+  /** BCP 47 locale of the template's language (the verification's, else the client's default); null: English. */
+  readonly locale: string | null;
+  /** What the phone shows: the authentication template's fixed text with the code, for the development inbox. */
+  readonly text: string;
+}
+
+/** A call that reads the code aloud once answered (contract 13, VOICE_CALL). */
+export interface OutgoingVoice {
+  readonly channel: 'voice';
+  readonly sendId: string;
+  readonly verificationId: string;
+  /** E.164. */
+  readonly to: string;
+  /** E.164 number the call comes from (VOICE_CALLER_NUMBER). */
+  readonly from: string;
+  /** The code, for providers that speak it themselves (SIP plays its own audio of each digit). */
+  readonly code: string;
+  /** BCP 47 language to speak in (`en`, `fr-CA`): the verification's locale, else the client's default, else `en`. */
+  readonly language: string;
+  /** One reading of the code in that language, digits one by one: "Your code is 4, 1, 2, 9, 0, 7." */
+  readonly sentence: string;
+  /** How many times the sentence is read (VOICE_REPEAT). */
+  readonly repeat: number;
+}
+
+export type Outgoing = OutgoingSms | OutgoingCall | OutgoingWhatsApp | OutgoingVoice;
 
 export type { DeliveryReceipt, SendResult } from '../domain/send-result.js';
 
@@ -79,6 +114,11 @@ export interface Provider {
 
   /** Checks and reads an inbound callback by the provider's own signature scheme; absent when it sends none. */
   verifyCallback?(request: CallbackRequest): CallbackResult;
+  /**
+   * Answers a GET subscription handshake on its callback route (Meta's `hub.challenge`): the text to send back
+   * as it is, or a refusal (403). Absent: GETs are callbacks like POSTs.
+   */
+  handshake?(request: CallbackRequest): { readonly kind: 'challenge'; readonly body: string } | { readonly kind: 'forbidden'; readonly reason: string };
 }
 
 /** What a provider module gets from the service. */
@@ -96,6 +136,8 @@ export interface ProviderContext {
   readonly providerTimeoutMs?: number;
   /** CALL_RING_SECONDS: the longest a dropped call rings before it is hung up. */
   readonly callRingSeconds: number;
+  /** VOICE_PROMPTS_DIR: the operator's recordings of the digits per locale, for providers that play audio (sip). */
+  readonly voicePromptsDir?: string | null;
   /** Where the `log` provider keeps what it "sent", so a developer can read codes back. */
   readonly messageLog: MessageLog;
   /** pino-compatible; never give it a code, a secret or a full message text. */
@@ -114,6 +156,11 @@ export interface ProviderSetting<T> {
   readonly default: string | undefined;
   /** Must be set when the provider is configured (the start names every missing one). */
   readonly required: boolean;
+  /**
+   * With `required` false: must be set when the provider is named for one of these channels (a provider of several
+   * channels whose settings only one of them uses, e.g. Vonage's voice application, Twilio's WhatsApp sender).
+   */
+  readonly requiredFor?: readonly Channel[];
   /** A credential: never printed, never logged. */
   readonly secret?: boolean;
   /** Throws an Error whose message says what is wrong with `raw`. */

@@ -1,11 +1,13 @@
 import type { Channel, ChannelDriver } from '../domain/channel-driver.js';
 import type { ClientSettings } from '../domain/client-settings.js';
 import type { PhoneNumber } from '../domain/phone.js';
-import type { RequestType, Verification } from '../domain/verification.js';
+import type { RequestType, Verification, VerificationType } from '../domain/verification.js';
 import type { CallerIdRange } from '../providers/caller-id.js';
 import { DroppedCallDriver } from './dropped-call.js';
 import type { Outgoing } from './provider-port.js';
 import { SmsDriver } from './sms.js';
+import { WhatsAppDriver } from './whatsapp.js';
+import { VoiceDriver } from './voice.js';
 
 /** What the send worker needs of a driver: the message or call its channel carries for a verification. */
 export interface SendingDriver {
@@ -18,6 +20,12 @@ export interface ChannelSettings {
   readonly smsSender: PhoneNumber;
   readonly codeLength: number;
   readonly callerIdRanges: readonly CallerIdRange[];
+  /** WHATSAPP_SENDER_NUMBER: the pairedNumber of a WhatsApp verification; smsSender when absent. */
+  readonly whatsappSender?: PhoneNumber;
+  /** VOICE_CALLER_NUMBER: the number voice calls come from; absent: the SMS sender (its default). */
+  readonly voiceCaller?: PhoneNumber;
+  /** VOICE_REPEAT: how many times a voice call reads the code; absent: 3 (its default). */
+  readonly voiceRepeat?: number;
 }
 
 /** One driver per verification type: a new channel is one driver and one line here. */
@@ -25,7 +33,12 @@ export class ChannelRegistry {
   private readonly drivers: readonly (ChannelDriver & SendingDriver)[];
 
   constructor(settings: ChannelSettings) {
-    this.drivers = [new SmsDriver(settings.smsSender, settings.codeLength), new DroppedCallDriver(settings.callerIdRanges)];
+    this.drivers = [
+      new SmsDriver(settings.smsSender, settings.codeLength),
+      new DroppedCallDriver(settings.callerIdRanges),
+      new WhatsAppDriver(settings.whatsappSender ?? settings.smsSender, settings.codeLength),
+      new VoiceDriver(settings.voiceCaller ?? settings.smsSender, settings.codeLength, settings.voiceRepeat ?? 3),
+    ];
   }
 
   /** The driver of a create request's type. */
@@ -39,6 +52,11 @@ export class ChannelRegistry {
    */
   requestTypeNamed(name: string): RequestType | null {
     return this.drivers.find((d) => d.requestType === name)?.requestType ?? null;
+  }
+
+  /** The driver of a record's type (its first channel: a dropped call that fell back to SMS is still DROPPED_CALL). */
+  forType(type: VerificationType): ChannelDriver & SendingDriver {
+    return this.find((d) => d.type === type, `type ${type}`);
   }
 
   /** The driver a stored send job's channel names; an unknown channel is an error, never another channel. */

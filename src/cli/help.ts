@@ -86,12 +86,50 @@ const commands: Readonly<Record<string, Readonly<Record<string, CommandHelp>>>> 
     '': {
       args: '[--to NUMBER] [--limit N] [--follow] [--json]',
       about:
-        'Prints the SMS and dropped calls the log provider "sent" (the codes a developer needs), oldest of the latest N (default 20) first, with each verification\'s state.\n' +
+        'Prints the SMS, WhatsApp messages and dropped calls the log provider "sent" (the codes a developer needs), oldest of the latest N (default 20) first, with each verification\'s state.\n' +
         '--to: only those to this E.164 number; --follow: keep printing new ones until interrupted;\n' +
         '--json: one object a line, { at, channel, to, from, text | callerId, verificationId, provider, testNumber }.',
     },
   },
+  whatsapp: {
+    'template create': {
+      args: '[--language en_US] [--one-tap PACKAGE:SIGNATURE_HASH] [--json]',
+      about:
+        'Asks Meta to create the authentication template WHATSAPP_TEMPLATE (category AUTHENTICATION: the security line, a footer with the\n' +
+        'code lifetime from OTP_TTL_SECONDS, and a COPY_CODE button, or with --one-tap an Android ONE_TAP autofill button for that app) in the\n' +
+        "WhatsApp Business Account META_WABA_ID, and prints Meta's answer. Needs META_ACCESS_TOKEN and META_WABA_ID; no database.",
+    },
+    'template list': {
+      args: '[--json]',
+      about: "Lists the account's templates with their language, category and status (APPROVED, PENDING, REJECTED) as Meta answers.",
+    },
+  },
   worker: { '': { args: '', about: 'Runs the background workers (webhook delivery included), no HTTP, until SIGTERM or SIGINT.' } },
+  backup: {
+    '': {
+      args: '--to FILE [--json]',
+      about:
+        'Writes every client, verification, webhook event, send job and token signing key to FILE (gzip, readable by its owner only: keep it as you keep\n' +
+        'the database), from one consistent snapshot, while the server runs and serves. Never overwrites a file.',
+    },
+  },
+  restore: {
+    '': {
+      args: '--from FILE [--json]',
+      about:
+        'Writes a backup into an empty database (the embedded one in a new DATA_DIR, or DATABASE_URL), all of it or nothing: clients keep their secrets,\n' +
+        'tokens signed before still verify, pending webhooks and sends carry on when the server starts. A backup of an older version is brought up to date.',
+    },
+  },
+  'move-to-postgres': {
+    '': {
+      args: 'DATABASE_URL [--json]',
+      about:
+        'Copies the embedded database (DATA_DIR) into an empty PostgreSQL database, as a backup and restore would, while the server runs;\n' +
+        'then stop the server, set DATABASE_URL and start it: the same clients, secrets and verifications carry on. Verifications made between\n' +
+        'the copy and the stop are not in it: stop the server first for a move that misses nothing.',
+    },
+  },
 };
 
 function line(group: string, action: string, help: CommandHelp): string {

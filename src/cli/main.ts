@@ -23,6 +23,8 @@ import { stopWithin } from '../shutdown-deadline.js';
 import { formatResult, jsonLines } from './format.js';
 import { helpFor, isGroup, usage } from './help.js';
 import { runMessages, type MessagesOptions } from './messages.js';
+import { runDataCommand, type DataCommand } from './backup.js';
+import { parseWhatsAppCommand, runWhatsApp, type WhatsAppCommand } from './whatsapp.js';
 
 export class UsageError extends Error {}
 
@@ -30,7 +32,9 @@ export type ParsedCommand =
   | { readonly kind: 'admin'; readonly command: AdminCommand; readonly json: boolean }
   | { readonly kind: 'messages'; readonly options: MessagesOptions }
   | { readonly kind: 'help'; readonly text: string }
-  | { readonly kind: 'worker' };
+  | { readonly kind: 'worker' }
+  | { readonly kind: 'data'; readonly command: DataCommand }
+  | { readonly kind: 'whatsapp'; readonly command: WhatsAppCommand };
 
 const optionSpec = {
   name: { type: 'string' },
@@ -50,6 +54,8 @@ const optionSpec = {
   'default-locale': { type: 'string' },
   locale: { type: 'string' },
   code: { type: 'string' },
+  language: { type: 'string' },
+  'one-tap': { type: 'string' },
   follow: { type: 'boolean', default: false },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
@@ -72,6 +78,12 @@ export function parseCommand(argv: readonly string[]): ParsedCommand {
   if (values.help) return { kind: 'help', text: helpFor(group, action) };
   if (group === 'worker' && positionals.length === 1) return { kind: 'worker' };
   if (group === 'messages' && positionals.length === 1) return { kind: 'messages', options: messagesOptions(values) };
+  if (group === 'backup' || group === 'restore' || group === 'move-to-postgres') return { kind: 'data', command: dataCommand(group, positionals, values) };
+  if (group === 'whatsapp') {
+    const command = parseWhatsAppCommand(positionals, values.language, values['one-tap'], values.json);
+    if (typeof command === 'string') throw new UsageError(command);
+    return { kind: 'whatsapp', command };
+  }
   return { kind: 'admin', ...parseAdmin(positionals, values) };
 }
 
@@ -91,6 +103,26 @@ function messagesOptions(values: Values): MessagesOptions {
     to = phone.e164;
   }
   return { to, limit: positiveLimit(values.limit, 20, maxMessageLimit), follow: values.follow, json: values.json };
+}
+
+function dataCommand(group: DataCommand['kind'], positionals: readonly string[], values: Values): DataCommand {
+  const json = values.json;
+  const help = `see otp-service ${group} --help`;
+  switch (group) {
+    case 'backup':
+      if (!values.to || positionals.length !== 1) throw new UsageError(`backup needs --to FILE; ${help}`);
+      return { kind: group, file: values.to, json };
+    case 'restore':
+      if (!values.from || positionals.length !== 1) throw new UsageError(`restore needs --from FILE; ${help}`);
+      return { kind: group, file: values.from, json };
+    case 'move-to-postgres': {
+      const url = positionals[1];
+      if (!url || positionals.length !== 2 || !/^postgres(ql)?:\/\//.test(url)) {
+        throw new UsageError(`move-to-postgres needs the target as a PostgreSQL URL (postgres://user:password@host:5432/database); ${help}`);
+      }
+      return { kind: group, url, json };
+    }
+  }
 }
 
 function parseAdmin(positionals: readonly string[], values: Values): { command: AdminCommand; json: boolean } {
@@ -286,19 +318,29 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   const config = loadConfigOrReport();
   if (!config) return 2;
+  // Asks Meta, not the database.
+  if (parsed.kind === 'whatsapp') {
+    return runWhatsApp(parsed.command, process.env, config.OTP_TTL_SECONDS, (t) => process.stdout.write(t), (t) => process.stderr.write(t));
+  }
   // Which database a command works on is never left to guess: it is said on stderr (stdout stays the command's).
   const database = describeDatabase(config);
-  if (database.missing && parsed.kind !== 'worker') {
+  // A restore makes its embedded database; a worker waits for the server to.
+  const makesItsDatabase = parsed.kind === 'worker' || (parsed.kind === 'data' && parsed.command.kind === 'restore');
+  if (database.missing && !makesItsDatabase) {
     process.stderr.write(
       `otp-service: no embedded database in ${config.DATA_DIR}: start the server once (npm start) to make it, or set DATA_DIR (or DATABASE_URL) to the server's\n`,
     );
     return 1;
   }
   // --json answers are for programs, which read one JSON document on each stream; the line is for people.
-  const json = parsed.kind === 'admin' ? parsed.json : parsed.kind === 'messages' ? parsed.options.json : false;
+  const json =
+    parsed.kind === 'admin' ? parsed.json : parsed.kind === 'messages' ? parsed.options.json : parsed.kind === 'data' ? parsed.command.json : false;
   if (!json) process.stderr.write(`otp-service: ${database.text}\n`);
   if (parsed.kind === 'worker') return runWorker(config);
   if (parsed.kind === 'messages') return followMessages(config, parsed.options);
+  if (parsed.kind === 'data') {
+    return runDataCommand(config, parsed.command, { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) });
+  }
   const result = await execute(config, parsed.command);
   if (!result.ok) {
     process.stderr.write(parsed.json ? `${JSON.stringify({ error: result.error })}\n` : `error: ${result.error}\n`);

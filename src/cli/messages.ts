@@ -110,7 +110,7 @@ async function databaseReader(config: Config, to: string | null): Promise<Reader
 /** One message: a line for people, or the contract's JSON object (contract 12). */
 export function formatMessage(m: InboxMessage, json: boolean): string {
   if (json) {
-    const content = m.channel === 'sms' ? { text: m.text ?? '' } : { callerId: m.callerId ?? m.from };
+    const content = m.channel === 'call' ? { callerId: m.callerId ?? m.from } : { text: m.text ?? '' };
     const line = {
       at: m.at,
       channel: m.channel,
@@ -125,8 +125,10 @@ export function formatMessage(m: InboxMessage, json: boolean): string {
   }
   const state = m.state ? `${m.state.status} (${m.state.deliveryStatus})` : 'verification gone';
   const what =
-    m.channel === 'sms'
-      ? `SMS   to ${m.to} from ${m.from}: ${m.text ?? ''}`
-      : `CALL  to ${m.to} from ${m.callerId ?? m.from} (code ${m.code ?? '?'}: the last digits)`;
+    m.channel === 'call'
+      ? `CALL  to ${m.to} from ${m.callerId ?? m.from} (code ${m.code ?? '?'}: the last digits)`
+      : m.channel === 'voice'
+        ? `VOICE to ${m.to} from ${m.from}: "${m.text ?? ''}"`
+        : `${m.channel === 'whatsapp' ? 'WHATSAPP' : 'SMS  '} to ${m.to} from ${m.from}: ${(m.text ?? '').replace(/\n/g, ' ')}`;
   return `${m.at}  ${what}  [${state}]  verification ${m.verificationId}\n`;
 }

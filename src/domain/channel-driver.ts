@@ -3,13 +3,33 @@ import type { Random } from './ports.js';
 import type { RequestType, VerificationType } from './verification.js';
 
 /** A channel a code goes out on. */
-export type Channel = 'sms' | 'call';
+export type Channel = 'sms' | 'call' | 'whatsapp' | 'voice';
 
-export const channels: readonly Channel[] = ['sms', 'call'];
+export const channels: readonly Channel[] = ['sms', 'call', 'whatsapp', 'voice'];
+
+/** How the record names a channel (contract 3.4 and 13 `delivery.channel`). */
+export type DeliveryChannel = 'SMS' | 'CALL' | 'WHATSAPP' | 'VOICE';
+
+const deliveryChannels: Readonly<Record<Channel, DeliveryChannel>> = {
+  sms: 'SMS',
+  call: 'CALL',
+  whatsapp: 'WHATSAPP',
+  voice: 'VOICE',
+};
 
 /** How the record names a channel (contract 3.4 `delivery.channel`). */
-export function deliveryChannelOf(channel: Channel): 'SMS' | 'CALL' {
-  return channel === 'call' ? 'CALL' : 'SMS';
+export function deliveryChannelOf(channel: Channel): DeliveryChannel {
+  return deliveryChannels[channel];
+}
+
+/** The channel a record's `delivery.channel` names. */
+export function channelOfDelivery(delivery: DeliveryChannel): Channel {
+  return channels.find((c) => deliveryChannels[c] === delivery) ?? 'sms';
+}
+
+/** A stored `delivery.channel`; null for a word no channel has. */
+export function parseDeliveryChannel(raw: string | null): DeliveryChannel | null {
+  return channels.map(deliveryChannelOf).find((d) => d === raw) ?? null;
 }
 
 /** A channel by its stored name; null for a name no driver knows (a stored job with it is an error, never SMS). */

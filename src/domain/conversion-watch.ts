@@ -1,4 +1,5 @@
 import { Throttles, underConverting, type ConversionPolicy, type Route, type RouteTraffic, type Throttle } from './conversion.js';
+import type { Channel } from './channel-driver.js';
 import type { Clock } from './ports.js';
 
 /** Where conversion is read and throttles kept (port; src/store/conversion-store.ts). */
@@ -24,7 +25,7 @@ export interface ConversionWatchDeps {
   readonly policy: ConversionPolicy;
   readonly clock: Clock;
   /** The provider each channel's first send goes to. */
-  readonly firstProviders: { readonly sms: string; readonly call: string };
+  readonly firstProviders: Readonly<Record<Channel, string>>;
   /** Told of each throttle this process started (the log). */
   readonly onThrottle?: (t: Throttle) => void;
   readonly observer?: ConversionObserver;
@@ -59,7 +60,7 @@ export class ConversionWatch {
     return this.current.on(route, now);
   }
 
-  firstProvider(channel: 'sms' | 'call'): string {
+  firstProvider(channel: Channel): string {
     return this.deps.firstProviders[channel];
   }
 }

@@ -1,5 +1,5 @@
 import { dispatched, type AfterCommit } from './after-commit.js';
-import type { Channel } from './channel-driver.js';
+import { channelOfDelivery, type Channel } from './channel-driver.js';
 import { decideReceipt, decideSendFailure } from './delivery.js';
 import { eventsFor } from './outbox-events.js';
 import type { Clock, Random } from './ports.js';
@@ -147,7 +147,7 @@ export class DeliveryService {
       if (parkedId !== null) tx.unpark(parkedId);
       const current = await tx.findForUpdate(id);
       if (!current) return { outcome: 'recorded', moved: null };
-      const channel = current.delivery.channel === 'CALL' ? 'call' : 'sms';
+      const channel = channelOfDelivery(current.delivery.channel);
       const decision = decideReceipt(current, provider, receipt, this.deps.providerOrder(channel), now);
       if (decision.kind === 'ignore') return { outcome: 'recorded', moved: null };
       const sentAt = current.delivery.status === 'SENT' ? current.delivery.updatedAt.getTime() : null;

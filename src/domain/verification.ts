@@ -1,9 +1,10 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
+import type { DeliveryChannel } from './channel-driver.js';
 
 /** Channel asked for in a create request (seed 4.2). */
-export type RequestType = 'SEND_SMS' | 'DROPPED_CALL';
+export type RequestType = 'SEND_SMS' | 'DROPPED_CALL' | 'WHATSAPP' | 'VOICE_CALL';
 /** Type shown on a record (contract 3.4). */
-export type VerificationType = 'SMS' | 'DROPPED_CALL';
+export type VerificationType = 'SMS' | 'DROPPED_CALL' | 'WHATSAPP' | 'VOICE_CALL';
 export type VerificationStatus = 'PENDING' | 'SUCCESS' | 'FAILED' | 'EXPIRED';
 /** Why a verification is FAILED (contract 3.4). */
 export type FailureReason = 'MAX_ATTEMPTS' | 'UNDELIVERABLE' | 'CANCELED';
@@ -13,7 +14,7 @@ export type SendStatus = 'QUEUED' | 'SENT' | 'DELIVERED' | 'UNDELIVERED' | 'FAIL
 /** The latest send of a verification's code (contract 3.4 `delivery`). */
 export interface Delivery {
   /** The channel that carries it: a dropped call falling back to SMS reads SMS. */
-  readonly channel: 'SMS' | 'CALL';
+  readonly channel: DeliveryChannel;
   /** The provider that took it; null before the first attempt. */
   readonly provider: string | null;
   /** That provider's id of the message, the key its receipts come under (not shown to clients). */

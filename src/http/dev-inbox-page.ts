@@ -54,9 +54,13 @@ main { display: flex; flex-wrap: wrap; gap: 28px; padding: 16px 28px 40px; align
 .item { margin: 0 0 12px; }
 .bubble { background: var(--bubble); border-radius: 16px 16px 16px 4px; padding: 8px 11px; word-wrap: break-word; }
 .from { font-size: 12px; color: var(--muted); margin-bottom: 2px; }
+.whatsapp { background: #dcf8c6; color: #111; white-space: pre-line; }
+.whatsapp .from { color: #075e54; font-weight: 600; }
+.whatsapp .copy { display: block; text-align: center; color: #027eb5; border-top: 1px solid rgba(0,0,0,.1); margin-top: 6px; padding-top: 5px; }
 .call { border-radius: 14px; border: 1px solid var(--bubble); padding: 8px 11px; }
 .call .title { font-weight: 600; }
 .call .caller { font-variant-numeric: tabular-nums; font-size: 17px; letter-spacing: .5px; }
+.call .said { font-style: italic; margin: 4px 0; }
 mark { background: var(--mark); color: inherit; border-radius: 4px; padding: 0 3px; font-weight: 700; letter-spacing: 1px; }
 .meta { display: flex; gap: 6px; align-items: center; font-size: 12px; color: var(--muted); margin-top: 4px; flex-wrap: wrap; }
 .badge { border-radius: 10px; padding: 1px 8px; color: #fff; font-weight: 600; font-size: 11px; }
@@ -115,10 +119,19 @@ function item(message) {
     const code = message.callerId && message.code && message.callerId.endsWith(message.code) ? message.code : null;
     call.append(marked(el('div', 'caller'), message.callerId || message.from, code, true));
     li.append(call);
+  } else if (message.channel === 'voice') {
+    const call = el('div', 'call voice');
+    call.append(el('div', 'title', 'Call from ' + message.from));
+    call.append(el('div', 'said', '\u201c' + (message.text || '') + '\u201d'));
+    if (message.code) call.append(marked(el('div', 'heard'), 'Code heard: ' + message.code, message.code, true));
+    li.append(call);
   } else {
-    const bubble = el('div', 'bubble');
-    bubble.append(el('div', 'from', message.from));
+    // A WhatsApp authentication message: the business's number, Meta's fixed text and its copy-code button.
+    const whatsapp = message.channel === 'whatsapp';
+    const bubble = el('div', whatsapp ? 'bubble whatsapp' : 'bubble');
+    bubble.append(el('div', 'from', whatsapp ? 'WhatsApp · ' + message.from : message.from));
     bubble.append(marked(el('div', 'text'), message.text || '', message.code, false));
+    if (whatsapp) bubble.append(el('span', 'copy', 'Copy code'));
     li.append(bubble);
   }
   li.append(badges(message));

@@ -18,7 +18,7 @@ export const recordSchema = {
     otp: {
       type: ['string', 'null'],
       description:
-        'The code: random digits (OTP_LENGTH, default 6) for SMS; for DROPPED_CALL the last 4 digits of the caller id; null when the client withholds codes (`clients update --reveal-code false`).',
+        'The code: random digits (OTP_LENGTH, default 6) for SMS, WHATSAPP and VOICE_CALL; for DROPPED_CALL the last 4 digits of the caller id; null when the client withholds codes (`clients update --reveal-code false`).',
     },
     phoneNumber: { type: 'string', description: 'The number verified, in E.164.' },
     country: { type: 'string', description: 'The country calling code, `+NNN` (the same as countryCode).' },
@@ -27,9 +27,13 @@ export const recordSchema = {
     pairedNumber: {
       type: 'string',
       description:
-        'The number the user is contacted from: the SMS sender, or for DROPPED_CALL the caller id whose last digits are the code. In the local format of its country when the user\'s number has the same country calling code, else in E.164 (`+2349010001234`): a national format means nothing to a phone in another country.',
+        'The number the user is contacted from: the SMS sender (for WHATSAPP the WhatsApp business number), for DROPPED_CALL the caller id whose last digits are the code, for VOICE_CALL the number the call comes from (VOICE_CALLER_NUMBER). In the local format of its country when the user\'s number has the same country calling code, else in E.164 (`+2349010001234`): a national format means nothing to a phone in another country.',
     },
-    type: { type: 'string', enum: ['SMS', 'DROPPED_CALL'], description: '`SMS` for a `SEND_SMS` request, `DROPPED_CALL` for `DROPPED_CALL`.' },
+    type: {
+      type: 'string',
+      enum: ['SMS', 'DROPPED_CALL', 'WHATSAPP', 'VOICE_CALL'],
+      description: '`SMS` for a `SEND_SMS` request, otherwise the request\'s own word (`DROPPED_CALL`, `WHATSAPP`, `VOICE_CALL`).',
+    },
     status: {
       type: 'string',
       enum: ['PENDING', 'SUCCESS', 'FAILED', 'EXPIRED'],
@@ -47,7 +51,11 @@ export const recordSchema = {
       description: 'The latest send of the code.',
       required: ['channel', 'provider', 'status', 'sends', 'updatedAt'],
       properties: {
-        channel: { type: 'string', enum: ['SMS', 'CALL'], description: 'A dropped call that fell back to SMS reads `SMS`.' },
+        channel: {
+          type: 'string',
+          enum: ['SMS', 'CALL', 'WHATSAPP', 'VOICE'],
+          description: '`CALL` for a dropped call, `VOICE` for a call that reads the code; a dropped call that fell back to SMS reads `SMS`.',
+        },
         provider: { ...nullableString, description: 'The provider that took it; null before the first attempt.' },
         status: {
           type: 'string',

@@ -48,7 +48,11 @@ export const createBodySchema = {
       description:
         'The number in local format, digits only (a national trunk prefix such as a leading 0 is allowed), or a whole E.164 number (`+` and digits), whose calling code must then agree with `countryCode` if one is given.',
     },
-    type: { type: 'string', enum: ['SEND_SMS', 'DROPPED_CALL'], description: 'How the code goes out; `SEND_SMS` when absent.' },
+    type: {
+      type: 'string',
+      enum: ['SEND_SMS', 'DROPPED_CALL', 'WHATSAPP', 'VOICE_CALL'],
+      description: 'How the code goes out: an SMS, a dropped call whose caller id ends with the code, a WhatsApp message (`WHATSAPP`), or a call that reads the code aloud (`VOICE_CALL`); `SEND_SMS` when absent.',
+    },
     webhookUrl: {
       type: ['string', 'null'],
       maxLength: 2048,
@@ -58,7 +62,7 @@ export const createBodySchema = {
     locale: {
       type: ['string', 'null'],
       maxLength: 35,
-      description: "BCP 47 language tag (`fr`, `pt-BR`) of the SMS text: the client's template for it (or its language), else the client's default locale, else English.",
+      description: "BCP 47 language tag (`fr`, `pt-BR`) of the SMS text: the client's template for it (or its language), else the client's default locale, else English; for `VOICE_CALL`, the language the code is read in where the provider has a voice for it.",
     },
   },
   // The first example is what /docs "Try it out" posts: nothing in it points at someone else's server.
@@ -66,6 +70,7 @@ export const createBodySchema = {
     { phoneNumber: '+2348012345678', type: 'SEND_SMS', reference: 'signup-7781' },
     { countryCode: '+234', phoneNumber: '08012345678', type: 'SEND_SMS', webhookUrl: 'https://example.com/hooks/otp', reference: 'signup-7781' },
     { countryCode: '+234', phoneNumber: '8012345678', type: 'DROPPED_CALL' },
+    { phoneNumber: '+2348012345678', type: 'VOICE_CALL', locale: 'fr' },
   ],
 } as const;
 

@@ -23,11 +23,11 @@ export interface InboxMessage {
   readonly channel: Channel;
   /** E.164. */
   readonly to: string;
-  /** The SMS sender, or the number the call came from. */
+  /** The SMS or WhatsApp sender, or the number the call came from (VOICE_CALLER_NUMBER for a voice call). */
   readonly from: string;
-  /** The SMS text; null for a call. */
+  /** The SMS or WhatsApp text, or what a voice call says; null for a dropped call. */
   readonly text: string | null;
-  /** The number the call came from (its last digits are the code); null for an SMS. */
+  /** The number a dropped call came from (its last digits are the code); null for an SMS or a voice call. */
   readonly callerId: string | null;
   /** The verification's code; null when the verification is gone. */
   readonly code: string | null;

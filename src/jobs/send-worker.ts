@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { CommittedSend } from '../domain/after-commit.js';
-import type { Channel } from '../domain/channel-driver.js';
+import { channels, type Channel } from '../domain/channel-driver.js';
 import type { Clock } from '../domain/ports.js';
 import type { SentWritten } from '../domain/verification-store.js';
 import { jobOwnership, type SendJob } from '../domain/send-job.js';
@@ -116,7 +116,7 @@ export class SendWorker {
 
   /** Processes one batch of due jobs; true when the batch was full (there may be more). */
   async runOnce(): Promise<boolean> {
-    const takes = (['sms', 'call'] as const).map((channel) => jobOwnership(channel, this.deps.providers(channel).map((p) => p.name)));
+    const takes = channels.map((channel) => jobOwnership(channel, this.deps.providers(channel).map((p) => p.name)));
     const jobs = await this.deps.jobs.claimDue(this.deps.clock.now(), this.deps.leaseMs, batchSize, takes);
     await Promise.all(jobs.map((job) => this.process(job)));
     return jobs.length === batchSize;

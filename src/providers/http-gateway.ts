@@ -45,6 +45,8 @@ import type {
   CallbackResult,
   DeliveryReceipt,
   Outgoing,
+  OutgoingCall,
+  OutgoingSms,
   Provider,
   ProviderContext,
   ProviderModule,
@@ -117,6 +119,7 @@ class HttpGatewayProvider implements Provider {
   }
 
   async send(message: Outgoing, signal: AbortSignal): Promise<SendResult> {
+    if (message.channel === 'voice' || message.channel === 'whatsapp') return { kind: 'permanent', reason: 'the http gateway sends SMS and dropped calls only' };
     const body = JSON.stringify(requestBody(message, this.callbackUrl));
     const headers = {
       'content-type': 'application/json',
@@ -136,7 +139,7 @@ class HttpGatewayProvider implements Provider {
   }
 
   /** Maps one answer to a result (the contract in this file's first comment). */
-  private decide(message: Outgoing, { status, retryAfter, body }: HttpAnswer): SendResult {
+  private decide(message: OutgoingSms | OutgoingCall, { status, retryAfter, body }: HttpAnswer): SendResult {
     const json = jsonObject(body);
     if (status >= 200 && status < 300) {
       if (isPrintableId(json?.messageId)) return { kind: 'accepted', messageId: json.messageId };
@@ -161,15 +164,15 @@ class HttpGatewayProvider implements Provider {
 }
 
 /** The JSON body of one send. */
-function requestBody(message: Outgoing, callbackUrl: string): Record<string, string> {
+function requestBody(message: OutgoingSms | OutgoingCall, callbackUrl: string): Record<string, string> {
   const common = { id: message.sendId, verificationId: message.verificationId, channel: message.channel, to: message.to };
-  return message.channel === 'sms'
-    ? { ...common, from: message.from, text: message.text, callbackUrl }
-    : { ...common, callerId: message.callerId, callbackUrl };
+  return message.channel === 'call'
+    ? { ...common, callerId: message.callerId, callbackUrl }
+    : { ...common, from: message.from, text: message.text, callbackUrl };
 }
 
 /** What must never reach a log through the gateway's own words: the code, the text, the caller id that spells it. */
-function hiddenIn(message: Outgoing): string[] {
+function hiddenIn(message: OutgoingSms | OutgoingCall): string[] {
   if (message.channel === 'sms') return [message.text, message.code];
   return [message.callerId, message.callerId.replace(/^\+/, '')];
 }

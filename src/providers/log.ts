@@ -1,47 +1,52 @@
-import type { Outgoing, ProviderModule, SendResult } from '../channels/provider-port.js';
+import type { LoggedMessage, Outgoing, ProviderModule, SendResult } from '../channels/provider-port.js';
+import { spokenText } from '../channels/voice.js';
+
+/** What the inbox keeps of one message or call: an SMS's or WhatsApp message's text, a dropped call's caller id, what a voice call says. */
+export function loggedMessage(message: Outgoing): LoggedMessage {
+  const base = { verificationId: message.verificationId, channel: message.channel, recipient: message.to };
+  switch (message.channel) {
+    case 'sms':
+    case 'whatsapp':
+      return { ...base, sender: message.from, body: message.text };
+    case 'call':
+      return { ...base, sender: message.callerId, body: `dropped call from ${message.callerId}` };
+    case 'voice':
+      return { ...base, sender: message.from, body: spokenText(message) };
+  }
+}
+
+/** What the log line shows of a message: never the code. */
+function logFields(message: Outgoing): object {
+  switch (message.channel) {
+    case 'sms':
+    case 'whatsapp':
+      return { to: message.to, from: message.from, body: message.text.split(message.code).join('******') };
+    case 'call':
+      return { to: message.to, callerId: `${message.callerId.slice(0, -4)}****` };
+    case 'voice':
+      return { to: message.to, from: message.from, language: message.language, repeat: message.repeat };
+  }
+}
 
 /**
- * The development provider of both channels: it keeps each message or call in the database (where
+ * The development provider of every channel: it keeps each message or call in the database (where
  * `otp-service` and the development inbox read them back) and logs it with the code hidden. Nothing leaves the
  * machine. The message id is derived from the send, so a retried send is recognisable as the same message.
  */
 export const logProvider: ProviderModule = {
   name: 'log',
-  channels: ['sms', 'call'],
+  channels: ['sms', 'call', 'whatsapp', 'voice'],
   settings: {},
   callbacks: false,
   create(_values, context) {
     return {
       name: 'log',
-      channels: ['sms', 'call'],
+      channels: ['sms', 'call', 'whatsapp', 'voice'],
       start: async () => undefined,
       stop: async () => undefined,
       async send(message: Outgoing): Promise<SendResult> {
-        if (message.channel === 'sms') {
-          await context.messageLog.record({
-            verificationId: message.verificationId,
-            channel: 'sms',
-            recipient: message.to,
-            sender: message.from,
-            body: message.text,
-          });
-          context.logger.info(
-            { provider: 'log', channel: 'sms', to: message.to, from: message.from, body: message.text.split(message.code).join('******') },
-            'sms stored by the log provider',
-          );
-        } else {
-          await context.messageLog.record({
-            verificationId: message.verificationId,
-            channel: 'call',
-            recipient: message.to,
-            sender: message.callerId,
-            body: `dropped call from ${message.callerId}`,
-          });
-          context.logger.info(
-            { provider: 'log', channel: 'call', to: message.to, callerId: `${message.callerId.slice(0, -4)}****` },
-            'call stored by the log provider',
-          );
-        }
+        await context.messageLog.record(loggedMessage(message));
+        context.logger.info({ provider: 'log', channel: message.channel, ...logFields(message) }, `${message.channel} stored by the log provider`);
         return { kind: 'accepted', messageId: `log-${message.channel}-${message.sendId}` };
       },
     };

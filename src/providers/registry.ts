@@ -8,19 +8,21 @@ import { sipProvider } from './sip.js';
 import { smppProvider } from './smpp.js';
 import { termiiSms } from './termii-sms.js';
 import { twilio } from './twilio.js';
-import { vonageSms } from './vonage-sms.js';
+import { vonage } from './vonage.js';
+import { metaWhatsApp } from './whatsapp/meta.js';
 
-/** Every provider the service knows, by the name SMS_PROVIDER and CALL_PROVIDER use: one line each. */
+/** Every provider the service knows, by the name SMS_PROVIDER, CALL_PROVIDER and WHATSAPP_PROVIDER use: one line each. */
 export const providerModules: readonly ProviderModule[] = [
   logProvider,
   twilio,
-  vonageSms,
+  vonage,
   infobipSms,
   africastalkingSms,
   termiiSms,
   smppProvider,
   httpGateway,
   sipProvider,
+  metaWhatsApp,
 ];
 
 export function providerModule(name: string): ProviderModule | undefined {

@@ -42,7 +42,7 @@ export interface TwilioRequestKind {
 }
 
 /** Twilio error codes of throttling: retrying later helps, whatever the HTTP status. */
-const throttlingErrors: ReadonlySet<number> = new Set([20429, 14107]);
+const throttlingErrors: ReadonlySet<number> = new Set([20429, 14107, 63018]);
 
 /** Twilio's error code in an answer's JSON, or null. */
 export function twilioErrorCode(answer: HttpAnswer): number | null {

@@ -1,7 +1,10 @@
-import type { DeliveryReceipt, OutgoingSms, ProviderContext, SendResult } from '../channels/provider-port.js';
+import type { DeliveryReceipt, OutgoingSms, OutgoingWhatsApp, ProviderContext, SendResult } from '../channels/provider-port.js';
 import { decideTwilioAnswer, type TwilioAccountApi, type TwilioRequestKind } from './twilio-api.js';
 
-/** The Messages part of the `twilio` provider: SMS through Programmable Messaging, and its status callbacks. */
+/**
+ * The Messages part of the `twilio` provider: SMS and WhatsApp through Programmable Messaging, and their status
+ * callbacks (a WhatsApp message's come signed the same way, with MessageStatus read for it).
+ */
 
 const message: TwilioRequestKind = {
   noun: 'message',
@@ -28,6 +31,29 @@ const message: TwilioRequestKind = {
   },
 };
 
+/** A WhatsApp message's Twilio errors that no retry fixes (https://www.twilio.com/docs/api/errors). */
+const whatsappMessage: TwilioRequestKind = {
+  noun: 'WhatsApp message',
+  errors: {
+    ...message.errors,
+    63001: 'channel authentication failed',
+    63003: "the channel could not find the 'To' address (not on WhatsApp)",
+    63007: "no WhatsApp channel for the 'From' address",
+    63024: 'invalid message recipient',
+    63027: 'the template does not exist for this language',
+    63028: 'the template parameters do not match',
+    63032: "the user's number is part of an experiment",
+  },
+};
+
+/** TWILIO_WHATSAPP_SENDER and TWILIO_WHATSAPP_CONTENT_SID. */
+export interface TwilioWhatsApp {
+  /** E.164: messages come From whatsapp:<sender>. */
+  readonly sender: string;
+  /** HX...: the approved authentication template, its variable {{1}} the code. */
+  readonly contentSid: string;
+}
+
 /** MessageStatus of a status callback -> our receipt status; absent: not a delivery outcome (inbound, unknown). */
 const receiptStatuses: Readonly<Record<string, DeliveryReceipt['status']>> = {
   accepted: 'SENT',
@@ -48,7 +74,27 @@ export class TwilioMessages {
     private readonly context: ProviderContext,
     /** TWILIO_MESSAGING_SERVICE_SID: sends through the service (MessagingServiceSid) instead of From. */
     private readonly messagingServiceSid: string | undefined,
+    /** Null when twilio is not configured for WhatsApp. */
+    private readonly whatsapp: TwilioWhatsApp | null = null,
   ) {}
+
+  /**
+   * POST /Messages.json for WhatsApp: To and From as `whatsapp:` addresses, the approved template (ContentSid)
+   * with the code as its variable 1, and the signed StatusCallback as for SMS.
+   */
+  sendWhatsApp(wa: OutgoingWhatsApp, signal: AbortSignal): Promise<SendResult> {
+    if (this.whatsapp === null) {
+      return Promise.resolve({ kind: 'permanent', reason: 'twilio has no WhatsApp sender (TWILIO_WHATSAPP_SENDER, TWILIO_WHATSAPP_CONTENT_SID)' });
+    }
+    const form = new URLSearchParams({
+      To: `whatsapp:${wa.to}`,
+      From: `whatsapp:${this.whatsapp.sender}`,
+      ContentSid: this.whatsapp.contentSid,
+      ContentVariables: JSON.stringify({ 1: wa.code }),
+    });
+    if (this.context.callbackUrl !== null) form.set('StatusCallback', this.context.callbackUrl);
+    return this.api.postForm('/Messages.json', form, signal, (answer) => decideTwilioAnswer(answer, whatsappMessage, this.context.logger));
+  }
 
   /** POST /Messages.json: To, From or MessagingServiceSid, Body, StatusCallback. */
   send(sms: OutgoingSms, signal: AbortSignal): Promise<SendResult> {

@@ -5,7 +5,6 @@ import type {
   Outgoing,
   Provider,
   ProviderContext,
-  ProviderModule,
   ProviderSettings,
   SendResult,
   SettingValues,
@@ -30,7 +29,7 @@ import {
   vonageSignatureMethods,
 } from './vonage-signature.js';
 
-const settings = {
+export const vonageSmsSettings = {
   VONAGE_API_KEY: {
     doc: 'Vonage API key (8 characters, on the Vonage dashboard).',
     default: undefined,
@@ -45,7 +44,7 @@ const settings = {
     parse: parseSecret('API secret'),
   },
   VONAGE_SIGNATURE_SECRET: {
-    doc: "Vonage signature secret (dashboard, API settings): checks the signed delivery receipts Vonage sends (ask Vonage to enable signed webhooks), and signs sends when VONAGE_API_SECRET is unset.",
+    doc: "Vonage signature secret (dashboard, API settings): checks the signed delivery receipts and voice call events Vonage sends (ask Vonage to enable signed webhooks), and signs SMS sends when VONAGE_API_SECRET is unset.",
     default: undefined,
     required: true as const,
     secret: true,
@@ -64,15 +63,6 @@ const settings = {
     parse: parseBaseUrl('https://rest.nexmo.com'),
   },
 } satisfies ProviderSettings;
-
-/** Vonage (Nexmo) SMS API, with signed delivery receipts. */
-export const vonageSms: ProviderModule<typeof settings> = {
-  name: 'vonage',
-  channels: ['sms'],
-  settings,
-  callbacks: true,
-  create: (values, context) => new VonageSmsProvider(values, context),
-};
 
 /** Vonage's `callback` parameter holds at most 100 characters (SMS API reference). */
 const maxCallbackLength = 100;
@@ -116,14 +106,15 @@ const receiptStatuses: Readonly<Record<string, DeliveryReceipt['status']>> = {
   unknown: 'UNDELIVERED',
 };
 
-class VonageSmsProvider implements Provider {
+/** The SMS part of the `vonage` provider (src/providers/vonage.ts): the SMS API, with signed delivery receipts. */
+export class VonageSmsProvider implements Provider {
   readonly name = 'vonage';
   readonly channels = ['sms'] as const;
   private readonly api: HttpApi;
   private readonly path: string;
 
   constructor(
-    private readonly values: SettingValues<typeof settings>,
+    private readonly values: SettingValues<typeof vonageSmsSettings>,
     private readonly context: ProviderContext,
   ) {
     const callback = context.callbackUrl;

@@ -29,14 +29,17 @@ export interface DbOptions {
   readonly timeoutMs: number;
   /** In-memory PGlite only: start from this dump of a data folder (tests clone a migrated template). */
   readonly pgliteDump?: Blob;
+  /** False: leave the schema as it is (a restore brings it to the backup's own first). Default true. */
+  readonly migrate?: boolean;
 }
 
 /** Opens the database the settings name and brings its schema up to date. */
 export async function openDatabase(options: DbOptions): Promise<Db> {
-  if (options.databaseUrl) await migratePostgres(options.databaseUrl, options.timeoutMs);
+  const migrate = options.migrate ?? true;
+  if (options.databaseUrl && migrate) await migratePostgres(options.databaseUrl, options.timeoutMs);
   const handle = options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize, options.timeoutMs) : await openPGlite(options);
   try {
-    if (!options.databaseUrl) await migrateToLatest(handle.db as Kysely<unknown>);
+    if (!options.databaseUrl && migrate) await migrateToLatest(handle.db as Kysely<unknown>);
   } catch (err) {
     await handle.close();
     throw err;

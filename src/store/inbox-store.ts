@@ -61,7 +61,7 @@ export class SqlInboxStore implements InboxSource {
         channel,
         to: r.recipient,
         from: r.sender,
-        text: channel === 'sms' ? r.body : null,
+        text: channel === 'call' ? null : r.body,
         callerId: channel === 'call' ? r.sender : null,
         code: v ? v.otp : null,
         verificationId: r.verification_id,

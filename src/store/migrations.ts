@@ -1,4 +1,4 @@
-import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, NO_MIGRATIONS, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 
 /**
  * The schema, one migration per step, for PGlite and PostgreSQL alike. Never edit a migration that has
@@ -330,6 +330,15 @@ const migrations: Record<string, Migration> = {
       `);
     },
   },
+  '0015_provider_message_taken_from': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- The send an id was taken over from (a provider that numbers its messages again): the acceptance's upsert
+        -- writes it from the row it replaces and returns it, instead of looking the id up a second time.
+        ALTER TABLE provider_messages ADD COLUMN taken_from uuid;
+      `);
+    },
+  },
   '0025_drop_in_surfaces': {
     async up(db: Kysely<unknown>) {
       await runStatements(db, `
@@ -353,6 +362,28 @@ async function runStatements(db: Kysely<unknown>, ddl: string): Promise<void> {
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
+
+/** Every migration this version knows, oldest first. */
+export function knownMigrations(): string[] {
+  return Object.keys(migrations).sort();
+}
+
+/** The migrations a database has had, oldest first (none for a new database). */
+export async function appliedMigrations(db: Kysely<any>): Promise<string[]> {
+  const { rows: table } = await sql<{ present: boolean }>`SELECT to_regclass('kysely_migration') IS NOT NULL AS present`.execute(db);
+  if (!table[0]?.present) return [];
+  const { rows } = await sql<{ name: string }>`SELECT name FROM kysely_migration ORDER BY name`.execute(db);
+  return rows.map((r) => r.name);
+}
+
+/** Brings the schema to `name` exactly (null: none yet), as a restore does before writing a backup's rows. */
+export async function migrateTo(db: Kysely<unknown>, name: string | null): Promise<void> {
+  const { error, results } = await new Migrator({ db, provider }).migrateTo(name ?? NO_MIGRATIONS);
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
+    throw new Error(`migration ${failed} failed: ${String(error)}`, { cause: error });
+  }
+}
 
 /** Brings the schema up to date. Safe to run from several instances at once (the migrator locks). */
 export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {

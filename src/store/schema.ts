@@ -89,6 +89,8 @@ export interface ProviderMessagesTable {
   attempt: Generated<number>;
   verification_id: string;
   created_at: Timestamp;
+  /** 0015: the verification the id was kept for before the newest send took it over; null when none. */
+  taken_from: string | null;
 }
 
 /** 0013: receipts that came before their send's acceptance was committed. */

@@ -1,5 +1,5 @@
 import type { Insertable, Selectable } from 'kysely';
-import { parseChannel } from '../domain/channel-driver.js';
+import { parseChannel, parseDeliveryChannel } from '../domain/channel-driver.js';
 import type { PhoneHistory } from '../domain/limits.js';
 import type { SendJob, SendJobStatus } from '../domain/send-job.js';
 import type {
@@ -52,7 +52,7 @@ const sendStatuses: readonly SendStatus[] = ['QUEUED', 'SENT', 'DELIVERED', 'UND
 
 export function toVerification(row: Selectable<VerificationsTable>): Verification {
   const delivery: Delivery = {
-    channel: row.delivery_channel === 'CALL' ? 'CALL' : 'SMS',
+    channel: parseDeliveryChannel(row.delivery_channel) ?? 'SMS',
     provider: row.delivery_provider,
     messageId: row.delivery_message_id,
     status: sendStatuses.find((s) => s === row.delivery_status) ?? 'QUEUED',

@@ -43,6 +43,13 @@ export class SqlVerificationStore implements VerificationStore {
   private readonly groups = new GroupCommit<Script, Committed<unknown>>((scripts) => this.commitGroup(scripts));
   /** Concurrent saves go together in one statement (see saveGroup). */
   private readonly saves = new Batcher<Save, boolean>((group) => this.saveGroup(group));
+  /**
+   * Whether receipts may be kept (parked) for sends not recorded yet: set when this process keeps one, and by each
+   * look for kept receipts (the workers' once-a-second task, on every instance). Acceptances look for kept
+   * receipts only while it is set; one kept by another instance just before its acceptance was recorded here is
+   * applied by that task within a second, as any kept in a race with the acceptance always was.
+   */
+  private receiptsMayBeKept = false;
   /** Concurrent point reads go together in one query. */
   private readonly reads = new Batcher<{ clientId: string; id: string }, Verification | null>((group) => this.readGroup(group));
 
@@ -69,6 +76,7 @@ export class SqlVerificationStore implements VerificationStore {
         return s.value;
       });
       await group.write(members);
+      if (members.some((m) => m.parked.length > 0)) this.receiptsMayBeKept = true;
       return members.map((m, i) => ({ value: values[i], events: m.events, sends: [...m.sends, ...startable(m.savedJobs)] }));
     });
   }
@@ -151,13 +159,19 @@ export class SqlVerificationStore implements VerificationStore {
 
   /**
    * One statement, one round trip and one commit for a group of acceptances: the delivery, the job, the message
-   * id (taken over from an older send that had it: the newest send with an id gets its receipts).
+   * id (taken over from an older send that had it: the newest send with an id gets its receipts). The upsert
+   * itself says which send an id was taken from (`taken_from`, written from the row it replaces); kept receipts
+   * are looked for only while any may exist (see receiptsMayBeKept): each table a statement names costs its
+   * planning on every acceptance, and acceptances share the database with creates.
    */
   private async writeSent(group: readonly SentRecord[]): Promise<SentWritten[]> {
     const rows = group.map(
       (s) =>
         sql`(${s.verificationId}::uuid, ${s.provider}::text, ${s.account}::text, ${s.messageId}::text, ${s.attempt}::int, ${s.status}::text, ${s.at}::timestamptz)`,
     );
+    const parked = this.receiptsMayBeKept
+      ? sql`EXISTS (SELECT 1 FROM parked_receipts r WHERE r.provider = k.provider AND r.account = k.account AND r.message_id = k.message_id)`
+      : sql`false`;
     const result = await sql<{ verification_id: string; previous: string | null; parked: boolean }>`
       WITH s (verification_id, provider, account, message_id, attempt, status, at) AS (VALUES ${sql.join(rows)}),
       delivered AS (
@@ -171,24 +185,17 @@ export class SqlVerificationStore implements VerificationStore {
         FROM s WHERE j.verification_id = s.verification_id
         RETURNING j.verification_id
       ),
-      -- What the ids were kept for before this statement (its snapshot), to say which were taken over.
-      previous AS (
-        SELECT s.verification_id, m.verification_id AS previous FROM s
-        JOIN provider_messages m ON m.provider = s.provider AND m.account = s.account AND m.message_id = s.message_id
-        WHERE m.verification_id <> s.verification_id
-      ),
       kept AS (
         INSERT INTO provider_messages (provider, account, message_id, verification_id, attempt, created_at)
         SELECT DISTINCT ON (s.provider, s.account, s.message_id) s.provider, s.account, s.message_id, s.verification_id, s.attempt, s.at
         FROM s ORDER BY s.provider, s.account, s.message_id, s.at DESC
         ON CONFLICT (provider, account, message_id) DO UPDATE
-          SET verification_id = excluded.verification_id, attempt = excluded.attempt, created_at = excluded.created_at
-        RETURNING 1
+          SET verification_id = excluded.verification_id, attempt = excluded.attempt, created_at = excluded.created_at,
+            taken_from = NULLIF(provider_messages.verification_id, excluded.verification_id)
+        RETURNING provider, account, message_id, verification_id, taken_from
       )
-      -- The writing parts run to completion whether read or not. Receipts that came first are kept for the send.
-      SELECT s.verification_id::text, p.previous::text AS previous,
-        EXISTS (SELECT 1 FROM parked_receipts r WHERE r.provider = s.provider AND r.account = s.account AND r.message_id = s.message_id) AS parked
-      FROM s LEFT JOIN previous p ON p.verification_id = s.verification_id`.execute(this.db);
+      -- The writing parts run to completion whether read or not.
+      SELECT k.verification_id::text, k.taken_from::text AS previous, ${parked} AS parked FROM kept k`.execute(this.db);
     const byId = new Map(result.rows.map((r) => [r.verification_id, r]));
     return group.map((s) => {
       const row = byId.get(s.verificationId);
@@ -238,6 +245,11 @@ export class SqlVerificationStore implements VerificationStore {
     limit: number,
     message?: { readonly provider: string; readonly account: string; readonly messageId: string },
   ): Promise<ParkedReceipt[]> {
+    if (!message) {
+      const any = await this.db.selectNoFrom(({ exists, selectFrom }) => exists(selectFrom('parked_receipts').select('id')).as('any')).executeTakeFirst();
+      this.receiptsMayBeKept = any?.any === true;
+      if (!this.receiptsMayBeKept) return [];
+    }
     let query = this.db.selectFrom('parked_receipts as r').selectAll('r').orderBy('r.id').limit(limit);
     query = message
       ? query.where('r.provider', '=', message.provider).where('r.account', '=', message.account).where('r.message_id', '=', message.messageId)

@@ -60,7 +60,7 @@ describe('the development inbox page in chromium', { skip: browserSkip }, () => 
     await server?.close();
   });
 
-  it('shows an SMS and a dropped call as they are sent, and a verify turning SUCCESS, without a reload', async () => {
+  it('shows an SMS, a dropped call and a WhatsApp message as they are sent, and a verify turning SUCCESS, without a reload', async () => {
     await page.goto(`${server.url}/dev/inbox`);
     await page.locator('#connection.live').waitFor({ timeout: 10_000 });
     // Anything the page did from here on happened without navigating.
@@ -80,6 +80,15 @@ describe('the development inbox page in chromium', { skip: browserSkip }, () => 
     assert.ok(((await callItem.locator('.caller').textContent()) ?? '').endsWith(call.otp));
     assert.equal(await callItem.locator('.badge').getAttribute('data-status'), 'PENDING');
 
+    // A WhatsApp message: the business number, Meta's authentication text with the code marked, a copy-code button.
+    const whatsapp = await create({ type: 'WHATSAPP' });
+    const waItem = page.locator(`section.phone[data-phone="${whatsapp.phoneNumber}"] li[data-verification-id="${whatsapp.id}"]`);
+    await waItem.waitFor({ timeout: 10_000 });
+    assert.equal(await waItem.getAttribute('data-channel'), 'whatsapp');
+    assert.equal(await waItem.locator('.whatsapp mark').textContent(), whatsapp.otp);
+    assert.match((await waItem.locator('.whatsapp .from').textContent()) ?? '', /^WhatsApp · \+\d+$/);
+    assert.equal(await waItem.locator('.whatsapp .copy').textContent(), 'Copy code');
+
     const verified = await api('/v1/otp/verify', { id: sms.id, otp: sms.otp });
     assert.equal(verified.status, 200);
     await page.locator(`li[data-verification-id="${sms.id}"] .badge[data-status="SUCCESS"]`).waitFor({ timeout: 10_000 });
@@ -87,7 +96,7 @@ describe('the development inbox page in chromium', { skip: browserSkip }, () => 
 
     // Newest first across the page: the call's phone comes before the SMS's.
     const phones = await page.locator('section.phone').evaluateAll((els) => els.map((e) => e.getAttribute('data-phone')));
-    assert.deepEqual(phones.slice(0, 2), [call.phoneNumber, sms.phoneNumber]);
+    assert.deepEqual(phones.slice(0, 3), [whatsapp.phoneNumber, call.phoneNumber, sms.phoneNumber]);
 
     await page.screenshot({ path: screenshotPath('dev-inbox'), fullPage: true });
     assert.deepEqual(navigations, [], 'no reload');

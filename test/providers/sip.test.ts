@@ -116,8 +116,8 @@ function received(placed: Placed, method: string): number {
 }
 
 describe('sip provider module', () => {
-  it('declares one channel, calls, and no HTTP callbacks', () => {
-    assertModuleDeclares(sipProvider, { name: 'sip', channels: ['call'], callbacks: false });
+  it('declares dropped calls and voice calls, and no HTTP callbacks', () => {
+    assertModuleDeclares(sipProvider, { name: 'sip', channels: ['call', 'voice'], callbacks: false });
   });
 
   it('a start with CALL_PROVIDER=sip names SIP_TRUNK_URI when it is missing or wrong, never echoing the password', () => {

@@ -40,6 +40,8 @@ function createTwilio(raw: Record<string, string>, context: ProviderContext = re
       TWILIO_AUTH_TOKEN: settings.TWILIO_AUTH_TOKEN.parse(raw.TWILIO_AUTH_TOKEN ?? authToken),
       TWILIO_BASE_URL: settings.TWILIO_BASE_URL.parse(raw.TWILIO_BASE_URL ?? settings.TWILIO_BASE_URL.default),
       TWILIO_MESSAGING_SERVICE_SID: service === undefined ? undefined : settings.TWILIO_MESSAGING_SERVICE_SID.parse(service),
+      TWILIO_WHATSAPP_SENDER: undefined,
+      TWILIO_WHATSAPP_CONTENT_SID: undefined,
     },
     context,
   );
@@ -98,6 +100,8 @@ describe('twilio provider against Prism serving Twilio\'s OpenAPI description (a
         TWILIO_AUTH_TOKEN: authToken,
         TWILIO_BASE_URL: twilioModule.settings.TWILIO_BASE_URL.parse(prism.url),
         TWILIO_MESSAGING_SERVICE_SID: undefined,
+        TWILIO_WHATSAPP_SENDER: undefined,
+        TWILIO_WHATSAPP_CONTENT_SID: undefined,
       },
       recordingContext(callbackUrl),
     );
@@ -217,7 +221,7 @@ describe('twilio provider against a local server playing faults', () => {
 describe('twilio settings', () => {
   const { settings } = twilioModule;
   it('names, defaults and secrecy', () => {
-    assertModuleDeclares(twilioModule, { name: 'twilio', channels: ['sms', 'call'], callbacks: true });
+    assertModuleDeclares(twilioModule, { name: 'twilio', channels: ['sms', 'call', 'whatsapp', 'voice'], callbacks: true });
     assert.equal(settings.TWILIO_BASE_URL.default, 'https://api.twilio.com');
     assert.equal(settings.TWILIO_AUTH_TOKEN.secret, true);
     assert.equal(settings.TWILIO_ACCOUNT_SID.required && settings.TWILIO_AUTH_TOKEN.required, true);

@@ -45,6 +45,8 @@ function createTwilio(baseUrl: string, ctx: ProviderContext = context(), timing:
       TWILIO_AUTH_TOKEN: settings.TWILIO_AUTH_TOKEN.parse(authToken),
       TWILIO_BASE_URL: settings.TWILIO_BASE_URL.parse(baseUrl),
       TWILIO_MESSAGING_SERVICE_SID: undefined,
+      TWILIO_WHATSAPP_SENDER: undefined,
+      TWILIO_WHATSAPP_CONTENT_SID: undefined,
     },
     ctx,
     timing,

@@ -1,6 +1,6 @@
 import { createHash, createHmac } from 'node:crypto';
 import type { Provider, ProviderContext } from '../../src/channels/provider-port.js';
-import { vonageSms } from '../../src/providers/vonage-sms.js';
+import { vonage } from '../../src/providers/vonage.js';
 import type { VonageSignatureMethod } from '../../src/providers/vonage-signature.js';
 import { recordingContext } from './support.js';
 
@@ -13,15 +13,18 @@ export const callbackUrl = 'https://otp.example.org/callbacks/vonage';
 
 /** Parses raw settings as the start does (the default where unset), then creates the provider. */
 export function createVonage(raw: Record<string, string | undefined>, context: ProviderContext = recordingContext(callbackUrl)): Provider {
-  const { settings } = vonageSms;
+  const { settings } = vonage;
   const secret = 'VONAGE_API_SECRET' in raw ? raw.VONAGE_API_SECRET : apiSecret;
-  return vonageSms.create(
+  return vonage.create(
     {
       VONAGE_API_KEY: settings.VONAGE_API_KEY.parse(raw.VONAGE_API_KEY ?? apiKey),
       VONAGE_API_SECRET: secret === undefined ? undefined : settings.VONAGE_API_SECRET.parse(secret),
       VONAGE_SIGNATURE_SECRET: settings.VONAGE_SIGNATURE_SECRET.parse(raw.VONAGE_SIGNATURE_SECRET ?? signatureSecret),
       VONAGE_SIGNATURE_METHOD: settings.VONAGE_SIGNATURE_METHOD.parse(raw.VONAGE_SIGNATURE_METHOD ?? settings.VONAGE_SIGNATURE_METHOD.default),
       VONAGE_BASE_URL: settings.VONAGE_BASE_URL.parse(raw.VONAGE_BASE_URL ?? settings.VONAGE_BASE_URL.default),
+      VONAGE_APPLICATION_ID: undefined,
+      VONAGE_PRIVATE_KEY: undefined,
+      VONAGE_VOICE_BASE_URL: settings.VONAGE_VOICE_BASE_URL.parse(settings.VONAGE_VOICE_BASE_URL.default),
     },
     context,
   );

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { OutgoingSms, ProviderContext, SendResult } from '../../src/channels/provider-port.js';
-import { vonageSms } from '../../src/providers/vonage-sms.js';
+import { vonage as vonageSms } from '../../src/providers/vonage.js';
 import {
   assertLogsHide,
   assertModuleDeclares,
@@ -215,7 +215,7 @@ describe('vonage provider against a local stand-in of the SMS API', () => {
 describe('vonage settings', () => {
   const { settings } = vonageSms;
   it('names, defaults and secrecy', () => {
-    assertModuleDeclares(vonageSms, { name: 'vonage', channels: ['sms'], callbacks: true });
+    assertModuleDeclares(vonageSms, { name: 'vonage', channels: ['sms', 'voice'], callbacks: true });
     assert.equal(settings.VONAGE_BASE_URL.default, 'https://rest.nexmo.com');
     assert.equal(settings.VONAGE_SIGNATURE_METHOD.default, 'md5hash');
     assert.equal(settings.VONAGE_API_SECRET.secret, true);

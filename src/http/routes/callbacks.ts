@@ -7,7 +7,7 @@ export interface CallbackRouteDeps {
   /** PUBLIC_BASE_URL without its trailing slash: providers sign the URL they called, which is this plus the path. */
   readonly publicBaseUrl: string | null;
   /** A configured provider by name. */
-  readonly provider: (name: string) => Pick<Provider, 'name' | 'account' | 'verifyCallback'> | undefined;
+  readonly provider: (name: string) => Pick<Provider, 'name' | 'account' | 'verifyCallback' | 'handshake'> | undefined;
   /**
    * The domain's receipt script (DeliveryService.recordReceipt), with the provider's account: resolves once
    * committed, the receipt recorded or, for a send not known yet, kept (parked) until its acceptance is.
@@ -21,11 +21,11 @@ const callbackSchema = {
     'Where a provider reports what became of a message or call (`{PUBLIC_BASE_URL}/callbacks/{provider}`, more path after it is allowed). ' +
     'Authenticated by the provider\'s own scheme (Twilio `X-Twilio-Signature`, Vonage signed requests, Termii `X-Termii-Signature`, ...), not by a bearer token: ' +
     'a bad or missing signature is 403 and changes nothing. Answered 2xx only once what it says is committed; a repeat changes nothing twice; a receipt for a message not known yet is kept and applies once its send is recorded (one never sent is 2xx and, in the end, ignored). ' +
-    'The body is whatever the provider sends.',
+    'The body is whatever the provider sends. Meta\'s subscription handshake (`GET /callbacks/meta?hub.mode=subscribe&hub.verify_token=T&hub.challenge=C`) is answered 200 with `C` as plain text when `T` is `META_WEBHOOK_VERIFY_TOKEN`, else 403.',
   tags: ['Provider callbacks'],
   params: {
     type: 'object',
-    properties: { provider: { type: 'string', description: 'A configured provider: `twilio`, `vonage`, `infobip`, `africastalking`, `termii`, `http`, ...' } },
+    properties: { provider: { type: 'string', description: 'A configured provider: `twilio`, `vonage`, `infobip`, `africastalking`, `termii`, `http`, `meta`, ...' } },
   },
   response: {
     200: {
@@ -54,7 +54,15 @@ export async function callbackRoutes(app: FastifyInstance, deps: CallbackRouteDe
   const handler = async (request: FastifyRequest<{ Params: { provider: string } }>, reply: import('fastify').FastifyReply) => {
     const provider = deps.provider(request.params.provider);
     if (!provider?.verifyCallback) return sendError(reply, 'NOT_FOUND', { message: 'No such provider callback' });
-    const result = provider.verifyCallback(callbackRequest(request, deps.publicBaseUrl));
+    const received = callbackRequest(request, deps.publicBaseUrl);
+    if (request.method === 'GET' && provider.handshake) {
+      // A subscription handshake (Meta's hub.challenge): its token checked, the text goes back as it is.
+      const answer = provider.handshake(received);
+      if (answer.kind === 'challenge') return reply.type('text/plain; charset=utf-8').send(answer.body);
+      request.log.warn({ provider: provider.name, reason: answer.reason }, 'provider handshake refused');
+      return sendError(reply, 'CALLBACK_FORBIDDEN');
+    }
+    const result = provider.verifyCallback(received);
     if (result.kind === 'forbidden') {
       request.log.warn({ provider: provider.name, reason: result.reason }, 'provider callback refused');
       return sendError(reply, 'CALLBACK_FORBIDDEN');

@@ -20,7 +20,7 @@ const createSchema = {
   operationId: 'createVerification',
   summary: 'Create a verification and send its code',
   description:
-    'Creates a verification for a phone number and sends its code through the channel of `type`: an SMS, or a dropped call whose caller id ends with the code. ' +
+    'Creates a verification for a phone number and sends its code through the channel of `type`: an SMS, a dropped call whose caller id ends with the code, or a call that reads the code aloud. ' +
     'The message is sent after the record is committed; a provider outage never loses the request (it is retried; a permanent failure turns it `FAILED`). ' +
     'An `Idempotency-Key` repeated by the same client within 24 h returns the first response and sends nothing new.',
   tags,
@@ -68,6 +68,8 @@ interface CreateBody {
 const channelNotOffered: Readonly<Record<Channel, string>> = {
   sms: 'SEND_SMS is not offered by this service: it has no SMS provider (SMS_PROVIDER)',
   call: 'DROPPED_CALL is not offered by this service: it has no call provider (CALL_PROVIDER)',
+  whatsapp: 'WHATSAPP is not offered by this service: it has no WhatsApp provider (WHATSAPP_PROVIDER)',
+  voice: 'VOICE_CALL is not offered by this service: it has no voice provider (VOICE_PROVIDER)',
 };
 
 /** POST /v1/otp/request, GET /v1/otp/:id, POST /v1/otp/verify. */

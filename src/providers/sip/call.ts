@@ -26,6 +26,18 @@ export interface CallDeps {
   readonly newBranch: () => string;
   /** A random number for the SDP session id. */
   readonly sessionId: number;
+  /** A voice call (contract 13): answered and played to, not dropped at the first ring; absent: a dropped call. */
+  readonly media?: CallMedia;
+}
+
+/** What a voice call plays once answered. */
+export interface CallMedia {
+  /** The local RTP port the SDP offer names. */
+  readonly rtpPort: number;
+  /** Plays the code to where the answer's SDP says; resolves when played (or `signal` stopped it). */
+  readonly play: (answerSdp: string, signal: AbortSignal) => Promise<void>;
+  /** The longest playing may take: the call's own bound grows by it. */
+  readonly maxPlayMs: number;
 }
 
 /** A call placed: its result for the send, and when its dialog is over (CANCEL/487/ACK or ACK/BYE done). */
@@ -34,6 +46,8 @@ export interface PlacedCall {
   readonly done: Promise<void>;
   /** Ends it now: timers cleared, responses no longer routed (at stop, after `done` or the stop's grace). */
   finish(): void;
+  /** The callee hung up (its BYE, answered by the provider): playing stops, and no BYE of ours is needed. */
+  hungUp(): void;
 }
 
 /**
@@ -86,7 +100,12 @@ export function placeCall(deps: CallDeps, signal: AbortSignal): PlacedCall {
   let byeCseq = 0;
   let byeAnswered = false;
   let byeChallenged = false;
-  const sdp = sdpOffer(local, deps.sessionId);
+  const media = deps.media ?? null;
+  /** A voice call's phone rang (180/183): not answered by the ring time, it is undelivered, not a trunk fault. */
+  let rang = false;
+  let remoteHungUp = false;
+  const playing = new AbortController();
+  const sdp = sdpOffer(local, deps.sessionId, media?.rtpPort);
 
   const later = (ms: number, fn: () => void, unref = false): NodeJS.Timeout => {
     const timer = setTimeout(() => {
@@ -161,7 +180,7 @@ export function placeCall(deps: CallDeps, signal: AbortSignal): PlacedCall {
   const giveUp = (reason: string): void => {
     if (outcome.settled || finished) return;
     stopInvite();
-    outcome.settle({ kind: 'transient', reason });
+    outcome.settle({ kind: media !== null && rang ? 'permanent' : 'transient', reason });
     if (provisional && !cancelSent) sendCancel();
     // Nothing answered at all: nothing to wait for, though a late answer is still cancelled or hung up.
     if (!provisional) done.settle();
@@ -201,12 +220,22 @@ export function placeCall(deps: CallDeps, signal: AbortSignal): PlacedCall {
         routes: headerValues(response, 'record-route').reverse(),
       };
       inviteFinal = true;
+      const givenUp = outcome.settled;
       outcome.settle({ kind: 'accepted', messageId: identity.callId, delivered: true });
       // The ACK of a 2xx is its own transaction (RFC 3261 section 13.2.2.4), sent again for each retransmitted 2xx.
       ack = writeRequest(inDialog('ACK', identity, dialog, local, deps.newBranch(), inviteCseq, authorization));
       deps.send(ack);
       stopCancel();
-      sendBye();
+      if (media === null || givenUp) sendBye();
+      else {
+        // A voice call: the code is played, then the call is ended (unless the callee hung up first).
+        void media
+          .play(response.body, playing.signal)
+          .catch(() => undefined)
+          .finally(() => {
+            if (!remoteHungUp && !finished) sendBye();
+          });
+      }
     } else if (ack) deps.send(ack);
   };
 
@@ -215,8 +244,12 @@ export function placeCall(deps: CallDeps, signal: AbortSignal): PlacedCall {
       if (branch !== inviteBranch || inviteFinal) return;
       stopInvite();
       provisional = true;
-      if (response.status === 180 || response.status === 183) outcome.settle({ kind: 'accepted', messageId: identity.callId, delivered: true });
-      // Rang, or given up before this 1xx came: either way the call is cancelled now.
+      if (response.status === 180 || response.status === 183) {
+        rang = true;
+        // A dropped call is delivered, and done, at the first ring; a voice call waits for the answer.
+        if (media === null) outcome.settle({ kind: 'accepted', messageId: identity.callId, delivered: true });
+      }
+      // Rang (a dropped call), or given up before this 1xx came: either way the call is cancelled now.
       if (outcome.settled && !cancelSent) sendCancel();
       return;
     }
@@ -273,6 +306,7 @@ export function placeCall(deps: CallDeps, signal: AbortSignal): PlacedCall {
     for (const timer of timers) clearTimeout(timer);
     timers.clear();
     for (const branch of branches) deps.forget(branch);
+    playing.abort();
     outcome.settle({ kind: 'transient', reason: 'the SIP provider stopped before the call rang' });
     done.settle();
     signal.removeEventListener('abort', onAbort);
@@ -287,11 +321,26 @@ export function placeCall(deps: CallDeps, signal: AbortSignal): PlacedCall {
     signal.addEventListener('abort', onAbort, { once: true });
     sendInvite();
     ringTimer = later(deps.ringMs, () =>
-      giveUp(provisional ? `no ringing within ${ringSeconds} s (the trunk was trying)` : `no answer from the trunk within ${ringSeconds} s`),
+      giveUp(
+        media !== null && rang
+          ? `not answered within ${ringSeconds} s (it rang)`
+          : provisional
+            ? `no ringing within ${ringSeconds} s (the trunk was trying)`
+            : `no answer from the trunk within ${ringSeconds} s`,
+      ),
     );
     // The bound of everything this call waits for.
-    later(deps.ringMs + deps.lingerMs, finish, true);
+    later(deps.ringMs + deps.lingerMs + (media?.maxPlayMs ?? 0), finish, true);
   }
 
-  return { outcome: outcome.promise, done: done.promise, finish };
+  const hungUp = (): void => {
+    if (dialog === null || byeAnswered) return;
+    remoteHungUp = true;
+    playing.abort();
+    stopBye();
+    byeAnswered = true;
+    checkDone();
+  };
+
+  return { outcome: outcome.promise, done: done.promise, finish, hungUp };
 }

@@ -1,6 +1,9 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import type { Channel, Outgoing, Provider, ProviderContext, SendResult } from '../../channels/provider-port.js';
-import { placeCall, type PlacedCall } from './call.js';
+import { placeCall, type CallMedia, type PlacedCall } from './call.js';
+import { openRtpSocket, type RtpSocket } from './rtp.js';
+import { parseMediaAnswer } from './sdp.js';
+import { callRate, type SpokenPrompts } from './speech.js';
 import type { DigestCredentials } from './digest.js';
 import { topBranch, writeResponse, type SipMessage, type SipResponse } from './message.js';
 import type { CallIdentity, LocalEnd } from './requests.js';
@@ -21,6 +24,10 @@ export interface SipOptions {
   /** How long stop() waits for calls still being cancelled or hung up. */
   readonly stopGraceMs: number;
   readonly connectTimeoutMs: number;
+  /** The audio of voice calls (contract 13). */
+  readonly prompts: SpokenPrompts;
+  /** Told how long each answered voice call took from the answer to its first RTP packet (the bench reads it). */
+  readonly onFirstPacket?: (ms: number) => void;
 }
 
 const newBranch = (): string => `z9hG4bK${randomBytes(12).toString('hex')}`;
@@ -28,10 +35,13 @@ const newBranch = (): string => `z9hG4bK${randomBytes(12).toString('hex')}`;
 /** A caller id as a log may show it: its last 4 digits are the code. */
 const maskedCallerId = (callerId: string): string => `${callerId.slice(0, -4)}****`;
 
-/** Dropped calls through a SIP trunk, over UDP or TCP (CONTRACT.md section 8). */
+/**
+ * Dropped calls (CONTRACT.md section 8) and calls that read the code (section 13) through a SIP trunk, over UDP or
+ * TCP: a voice call is answered, hears the code as G.711 over RTP, and is ended with BYE.
+ */
 export class SipProvider implements Provider {
   readonly name = 'sip';
-  readonly channels: readonly Channel[] = ['call'];
+  readonly channels: readonly Channel[] = ['call', 'voice'];
   private readonly transport: SipTransport;
   /** Response handlers by the branch of the request they answer. */
   private readonly routes = new Map<string, (response: SipResponse) => void>();
@@ -77,7 +87,7 @@ export class SipProvider implements Provider {
   }
 
   async send(message: Outgoing, signal: AbortSignal): Promise<SendResult> {
-    if (message.channel !== 'call') return { kind: 'permanent', reason: 'the sip provider places calls only' };
+    if (message.channel === 'sms') return { kind: 'permanent', reason: 'the sip provider places calls only' };
     if (this.stopping) return { kind: 'transient', reason: 'the sip provider is stopping' };
     let local: LocalEnd;
     try {
@@ -85,7 +95,15 @@ export class SipProvider implements Provider {
     } catch (err) {
       return { kind: 'transient', reason: `sip: ${describe(err)}` };
     }
-    const identity = this.identity(message.to, message.callerId);
+    let voice: { media: CallMedia; rtp: RtpSocket } | null = null;
+    if (message.channel === 'voice') {
+      try {
+        voice = await this.voiceMedia(local, await this.options.prompts.audio(message.language, message.code, message.repeat));
+      } catch (err) {
+        return { kind: 'transient', reason: `sip: the call's audio could not be made (${err instanceof Error ? err.message : 'unknown error'})` };
+      }
+    }
+    const identity = this.identity(message.to, message.channel === 'call' ? message.callerId : message.from);
     const call = placeCall(
       {
         send: (data) => this.transport.send(data),
@@ -99,24 +117,47 @@ export class SipProvider implements Provider {
         forget: (branch) => this.routes.delete(branch),
         newBranch,
         sessionId: randomInt(1, 2 ** 31),
+        ...(voice && { media: voice.media }),
       },
       signal,
     );
     this.calls.set(identity.callId, call);
-    void call.done.then(() => this.calls.delete(identity.callId));
+    void call.done.then(() => {
+      this.calls.delete(identity.callId);
+      voice?.rtp.close();
+    });
     const result = await call.outcome;
     this.context.logger.info(
       {
         provider: 'sip',
         callId: identity.callId,
         to: message.to,
-        callerId: maskedCallerId(message.callerId),
+        ...(message.channel === 'call' ? { callerId: maskedCallerId(message.callerId) } : { from: message.from, channel: 'voice' }),
         result: result.kind,
         ...(result.kind !== 'accepted' && { reason: result.reason }),
       },
       'sip call placed',
     );
     return result;
+  }
+
+  /** A voice call's RTP socket (on the address the SIP messages advertise) and what it plays once answered. */
+  private async voiceMedia(local: LocalEnd, pcm: Int16Array): Promise<{ media: CallMedia; rtp: RtpSocket }> {
+    const rtp = await openRtpSocket(local.address);
+    const media: CallMedia = {
+      rtpPort: rtp.port,
+      maxPlayMs: Math.ceil((pcm.length / callRate) * 1000) + 2_000,
+      play: async (answerSdp, signal) => {
+        const answer = parseMediaAnswer(answerSdp);
+        if (answer === null) {
+          this.context.logger.warn({ provider: 'sip' }, 'the answer has no PCMU/PCMA audio stream we can send to; the call is ended');
+          return;
+        }
+        const answered = performance.now();
+        await rtp.play(answer, pcm, signal, () => this.options.onFirstPacket?.(performance.now() - answered));
+      },
+    };
+    return { media, rtp };
   }
 
   /** The URIs of one call: sip:<to>@trunk, and the caller id at SIP_FROM_HOST in From and P-Asserted-Identity. */
@@ -148,7 +189,9 @@ export class SipProvider implements Provider {
     else if (message.method === 'BYE') {
       // The callee hung up first: the call already counted as delivered, and our own BYE ends nothing more.
       const callId = message.headers.get('call-id')?.[0] ?? '';
-      reply(this.calls.has(callId) ? writeResponse(message, 200, 'OK') : writeResponse(message, 481, 'Call/Transaction Does Not Exist'));
+      const call = this.calls.get(callId);
+      reply(call ? writeResponse(message, 200, 'OK') : writeResponse(message, 481, 'Call/Transaction Does Not Exist'));
+      call?.hungUp();
     } else reply(writeResponse(message, 501, 'Not Implemented'));
   }
 }

@@ -30,17 +30,17 @@ export interface AnsweredDialog {
 }
 
 /** The SDP offer: PCMU, PCMA and telephone-event at our address, because many trunks refuse an INVITE without one. */
-export function sdpOffer(local: LocalEnd, sessionId: number): string {
+export function sdpOffer(local: LocalEnd, sessionId: number, rtpPort = 9): string {
   const family = local.address.includes(':') ? 'IP6' : 'IP4';
-  // No media is ever sent or read: the call is dropped as soon as it rings. Port 9 (discard) says so to a
-  // trunk that relays early media, while keeping the offer well-formed.
+  // A dropped call sends and reads no media: it is dropped as soon as it rings. Port 9 (discard) says so to a
+  // trunk that relays early media, while keeping the offer well-formed. A voice call names its RTP socket.
   return [
     'v=0',
     `o=- ${sessionId} ${sessionId} IN ${family} ${local.address}`,
     's=-',
     `c=IN ${family} ${local.address}`,
     't=0 0',
-    'm=audio 9 RTP/AVP 0 8 101',
+    `m=audio ${rtpPort} RTP/AVP 0 8 101`,
     'a=rtpmap:0 PCMU/8000',
     'a=rtpmap:8 PCMA/8000',
     'a=rtpmap:101 telephone-event/8000',

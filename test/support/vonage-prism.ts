@@ -1,0 +1,59 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parse, stringify } from 'yaml';
+import { startPrism, type PrismMock } from './prism.js';
+import { repoRoot } from './processes.js';
+
+/**
+ * Vonage's own OpenAPI description of the Voice API (Nexmo/api-specification, definitions/voice.yml, MIT), kept
+ * as published in test/peers/vonage/voice.yml, served by Prism with a small overlay of three fixes, and no more:
+ * - its server is https://api.nexmo.com/v1/calls and its paths start at `/`: the paths are put under `/v1/calls`,
+ *   where the API really answers, so that the provider's own request path is the one checked;
+ * - `to[]` is a oneOf of endpoints told apart only by `type`, which each describes ("Must be `phone`") but none
+ *   constrains, so a phone endpoint also matches the SIP one (whose only required field is `type`) and every
+ *   valid request fails "must match exactly one schema": each `type` gets the one value its description names;
+ * - `conversation_uuid` is declared `format: uuid` while its own example (and what Vonage returns) is
+ *   `CON-<uuid>`, so Prism's answer fails its own check: the format is dropped.
+ */
+export const vonageVoiceSpec = path.join(repoRoot, 'test/peers/vonage/voice.yml');
+
+type Json = Record<string, unknown>;
+const isJson = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function withOverlay(description: unknown): unknown {
+  if (!isJson(description) || !isJson(description.paths) || !isJson(description.components) || !isJson(description.components.schemas)) {
+    throw new Error('not the Voice API description');
+  }
+  description.paths = Object.fromEntries(Object.entries(description.paths).map(([p, item]) => [`/v1/calls${p === '/' ? '' : p}`, item]));
+  const schemas = description.components.schemas;
+  const endpointTypes: Record<string, string> = { EndpointPhoneTo: 'phone', EndpointPhoneFrom: 'phone', EndpointSip: 'sip', EndpointWebsocket: 'websocket', EndpointVBCExtension: 'vbc' };
+  for (const [name, type] of Object.entries(endpointTypes)) {
+    const schema = schemas[name];
+    if (!isJson(schema) || !isJson(schema.properties) || !isJson(schema.properties.type)) throw new Error(`no ${name}.type in the description`);
+    schema.properties.type.enum = [type];
+  }
+  const conversation = schemas.conversation_uuid;
+  if (!isJson(conversation)) throw new Error('no conversation_uuid in the description');
+  delete conversation.format;
+  return description;
+}
+
+export async function startVonageVoicePrism(): Promise<PrismMock> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vonage-oas-'));
+  const spec = path.join(dir, 'voice.yml');
+  fs.writeFileSync(spec, stringify(withOverlay(parse(fs.readFileSync(vonageVoiceSpec, 'utf8')))));
+  try {
+    const prism = await startPrism(spec);
+    return {
+      ...prism,
+      stop: async () => {
+        await prism.stop();
+        fs.rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (err) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+}
