@@ -166,18 +166,20 @@ export async function twilioRoutes(app: FastifyInstance, deps: TwilioRouteDeps):
       if (!client) return reply;
       const { Code: code = '', To: to, VerificationSid: sid } = request.body;
       if (code === '') return invalid(reply, 'Code', 'is required');
-      let target: Verification | null;
+      // By sid, the verify itself reads the verification (one read, as /v1's verify); by number, it is looked up first.
+      let targetId: string | null;
       if (sid !== undefined) {
-        target = await deps.verifications.fetch(client.id, uuidOfSid('VE', sid) ?? '');
+        targetId = uuidOfSid('VE', sid);
       } else if (to !== undefined) {
         const number = to.startsWith('+') ? splitNumberInput(undefined, to) : null;
         if (number?.kind !== 'split') return invalid(reply, 'To', 'must be a phone number in E.164 format');
-        target = await deps.verifications.latestOfNumber(client.id, number.countryCode, number.phoneNumber);
+        const latest: Verification | null = await deps.verifications.latestOfNumber(client.id, number.countryCode, number.phoneNumber);
+        targetId = latest?.id ?? null;
       } else {
         return invalid(reply, 'To', 'or VerificationSid is required');
       }
-      if (!target) return verificationNotFound(reply, sid ?? to ?? '');
-      const outcome = await deps.verifications.verify(client.id, target.id, code);
+      if (!targetId) return verificationNotFound(reply, sid ?? to ?? '');
+      const outcome = await deps.verifications.verify(client.id, targetId, code);
       switch (outcome.kind) {
         case 'success':
         case 'mismatch':
