@@ -26,6 +26,7 @@ import {
 import { runLoad, warmUp, type LoadResult } from './lib/load.js';
 import { packageVersion } from './lib/package-version.js';
 import { benchCalls, emptyCallResults, type CallBenchSettings } from './lib/call-scenarios.js';
+import { benchFallback, emptyFallbackResults, type FallbackBenchSettings } from './lib/fallback-scenario.js';
 import { benchProviders, emptyProviderResults, type ProviderBenchSettings } from './lib/provider-scenarios.js';
 import { checkPhoneSequence, PhoneSequence } from './lib/phones.js';
 import { scatteredNumbers, sequentialWalk, simulatePumping, type PumpingResults, type PumpingSettings } from './lib/pumping.js';
@@ -79,13 +80,19 @@ const pumpingSettings: PumpingSettings = {
   ordinaryVerifyShare: 0.85,
   attackPerSecond: envInt('BENCH_PUMPING_ATTACK_RATE', 4),
 };
+const fallbackSettings: FallbackBenchSettings = {
+  count: envInt('BENCH_FALLBACK_COUNT', 10_000),
+  rate: envInt('BENCH_FALLBACK_RATE', 500),
+  afterSeconds: envInt('BENCH_FALLBACK_AFTER_SECONDS', 30),
+  connections: s.connections,
+};
 const callSettings: CallBenchSettings = {
   rate: envInt('BENCH_CALL_RATE', 200),
   seconds: envInt('BENCH_CALL_SECONDS', 10),
   warmUpSeconds: envInt('BENCH_CALL_WARMUP_SECONDS', 2),
   connections: s.connections,
 };
-const allSections = ['ceiling', 'token', 'create', 'fetch', 'verify', 'webhooks', 'pglite', 'memory', 'backup', 'providers', 'calls', 'pumping'];
+const allSections = ['ceiling', 'token', 'create', 'fetch', 'verify', 'webhooks', 'pglite', 'memory', 'backup', 'providers', 'calls', 'fallback', 'pumping'];
 const sections = new Set((process.env.BENCH_SECTIONS ?? 'all').split(',').map((x) => x.trim()));
 const on = (name: string) => sections.has('all') || sections.has(name);
 
@@ -189,6 +196,7 @@ function newResults(): Results {
     createRss: null,
     providers: null,
     calls: null,
+    fallback: null,
     pumping: null,
     backup: null,
     rows: [],
@@ -222,6 +230,8 @@ async function main(): Promise<void> {
   if (on('providers')) await admin.query('CREATE DATABASE otp_providers');
   const callsUrl = postgres.url.replace(/\/postgres$/, '/otp_calls');
   if (on('calls')) await admin.query('CREATE DATABASE otp_calls');
+  const fallbackUrl = postgres.url.replace(/\/postgres$/, '/otp_fallback');
+  if (on('fallback')) await admin.query('CREATE DATABASE otp_fallback');
   /** Flushes what the previous run left in PostgreSQL, so it is not paid for by the next one. */
   const settle = async () => {
     await admin.query('CHECKPOINT');
@@ -508,6 +518,12 @@ async function main(): Promise<void> {
     const out = emptyCallResults(callSettings);
     results.calls = out;
     await benchCalls({ settings: callSettings, serviceEnv: () => serviceEnv(tempDir('calls'), callsUrl, ''), log, out });
+  });
+
+  await section('fallback', async () => {
+    const out = emptyFallbackResults(fallbackSettings);
+    results.fallback = out;
+    await benchFallback({ settings: fallbackSettings, serviceEnv: () => serviceEnv(tempDir('fallback'), fallbackUrl, ''), log, out });
   });
 
   await section('pumping', async () => {

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { channels, type Channel } from './domain/channel-driver.js';
+import { channels, perChannel, type Channel } from './domain/channel-driver.js';
 import { isLineType, lineTypes, type LineType } from './domain/line-type.js';
 import { parseE164 } from './domain/phone.js';
 import { parseCallerIdRanges, type CallerIdRange } from './providers/caller-id.js';
@@ -327,6 +327,11 @@ export const settings = {
     default: 'false',
     parse: bool,
   },
+  FALLBACK_AFTER_SECONDS: {
+    doc: "Seconds after a step's code was sent without a successful verify before the workflow's next step (create `fallback`) sends it through the next channel; a client setting may change it",
+    default: '60',
+    parse: integer(1, 86_400),
+  },
   SEND_RETRY_DELAYS: {
     doc: 'Seconds between retries of a failed SMS or call before the verification is FAILED',
     default: '2,10,30,60',
@@ -533,7 +538,7 @@ function configuredProviders(
   }
   // The channels each provider is named for: a setting may be needed for some of them only.
   const channelsOf = (name: string): Channel[] => channels.filter((c) => listOf(c).includes(name));
-  const configured = Object.fromEntries(channels.map((c) => [c, listOf(c).flatMap((name) => configure(name, channelsOf(name)))])) as Record<Channel, ConfiguredProvider[]>;
+  const configured = perChannel((c) => listOf(c).flatMap((name) => configure(name, channelsOf(name))));
   // Providers that call back need to be told where: their receipts come to PUBLIC_BASE_URL/callbacks/<name>.
   const callingBack = [...parsed.values()].filter((p) => p.module.callbacks).map((p) => p.module.name);
   if (callingBack.length > 0 && out.PUBLIC_BASE_URL === undefined) {

@@ -105,6 +105,7 @@ export function workerDeps(services: Services, deliverWebhooks: boolean): Worker
     sendWorker: services.sendWorker,
     webhookWorker: deliverWebhooks ? services.webhookWorker : null,
     expireDue: (limit) => services.verifications.expireDue(limit),
+    takeDueSteps: (limit) => services.deliveries.takeDueSteps(limit),
     watchConversion: () => services.conversion.refresh(),
     applyParkedReceipts: () => services.deliveries.applyParkedReceipts(100),
     flushCounters: async () => {
@@ -154,7 +155,11 @@ export function adminDeps(services: Services): AdminDeps {
       },
     },
     stats: services.stats,
-    textPolicy: { codeLength: services.config.OTP_LENGTH, ttlSeconds: services.config.OTP_TTL_SECONDS },
+    textPolicy: {
+      codeLength: services.config.OTP_LENGTH,
+      ttlSeconds: services.config.OTP_TTL_SECONDS,
+      fallbackTypes: services.channels.fallbackTypes(),
+    },
     publicBaseUrl: services.config.PUBLIC_BASE_URL ?? null,
     snapshot: async (file) => {
       const dump = Buffer.from(await (await services.db.dumpDataDir()).arrayBuffer());

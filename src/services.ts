@@ -9,7 +9,7 @@ import { VerificationService } from './domain/verification-service.js';
 import { QuotaLimiter } from './domain/quota-limiter.js';
 import { WindowCounter } from './domain/window-counter.js';
 import { ChannelRegistry } from './channels/registry.js';
-import { channelOfDelivery, channels as allChannels, type Channel } from './domain/channel-driver.js';
+import { channelOfDelivery, channels as allChannels, perChannel } from './domain/channel-driver.js';
 import type { AfterCommit } from './domain/after-commit.js';
 import { defaultClientSettings, type ClientSettings } from './domain/client-settings.js';
 import { CommitDispatcher } from './jobs/after-commit.js';
@@ -63,11 +63,11 @@ export interface Services {
   readonly clientRate: QuotaLimiter | null;
   readonly authFailures: WindowCounter;
   readonly verificationStore: SqlVerificationStore;
-  /** The channel drivers, by request type and channel. */
-  readonly channels: ChannelRegistry;
   readonly verifications: VerificationService;
   /** Provider answers and receipts. */
   readonly deliveries: DeliveryService;
+  /** One driver per verification type (contract 8 and 13). */
+  readonly channels: ChannelRegistry;
   /** Number lookups (contract 11). */
   readonly lookups: LookupService;
   /** Traffic per day and country (GET /v1/stats, `otp-service stats`). */
@@ -144,6 +144,8 @@ export async function createServices(
     voiceCaller,
     voiceRepeat: config.VOICE_REPEAT,
   });
+  // The channels with a provider here: a create (or a workflow's step) of another channel is refused.
+  const offered = new Set(allChannels.filter((c) => config.providers[c].length > 0));
   const verificationStore = new SqlVerificationStore(db.db, notifyOtherProcesses);
   // A client's settings come from the directory's cache: no database read per create or send.
   const settingsOf = async (clientId: string): Promise<ClientSettings> => (await clientDirectory.get(clientId))?.settings ?? defaultClientSettings;
@@ -189,7 +191,7 @@ export async function createServices(
     },
     clock,
     observer: metrics,
-    firstProviders: Object.fromEntries(allChannels.map((c) => [c, firstProviderName(config.providers[c])])) as Record<Channel, string>,
+    firstProviders: perChannel((c) => firstProviderName(config.providers[c])),
     onThrottle: (t) =>
       conversionLog.warn(
         { regionCode: t.regionCode, countryCode: t.countryCode, provider: t.provider, sends: t.sends, verified: t.verified, until: t.throttledUntil },
@@ -210,7 +212,9 @@ export async function createServices(
       destinations: { allowedCountries: config.ALLOWED_COUNTRIES, blockedLineTypes: config.BLOCKED_LINE_TYPES },
       clientDailySends: config.CLIENT_DAILY_SEND_LIMIT,
       prefix: { count: config.PREFIX_LIMIT_COUNT, windowSeconds: config.PREFIX_LIMIT_WINDOW_SECONDS, blockSeconds: config.PREFIX_BLOCK_SECONDS },
-      offered: new Set(allChannels.filter((c) => config.providers[c].length > 0)),
+      offered,
+      fallbackTypes: channels.fallbackTypes().filter((t) => offered.has(channels.forRequest(t).channel)),
+      fallbackAfterSeconds: config.FALLBACK_AFTER_SECONDS,
     },
     channels: (type) => channels.forRequest(type),
     afterCommit,
@@ -237,6 +241,12 @@ export async function createServices(
     clock,
     random,
     observer: metrics,
+    steps: (type) => {
+      const driver = channels.forRequest(type);
+      // The step's sender for the verification's own code (a fixed code keeps it: the same code on every step).
+      return { channel: driver.channel, sender: (v) => driver.newCode(random, v.otp).from.e164 };
+    },
+    countSends: config.CLIENT_DAILY_SEND_LIMIT > 0,
   });
   const lookups = new LookupService({ store: new SqlLookupStore(db.db), metadata: new GoogleNumberMetadata(), clock, random });
   const providerLog = logger.child({ component: 'provider' });
@@ -307,9 +317,9 @@ export async function createServices(
     clientRate,
     authFailures,
     verificationStore,
-    channels,
     verifications,
     deliveries,
+    channels,
     lookups,
     stats: new StatsService({ store: new SqlStatsStore(db.db), clock }),
     messages,

@@ -1,5 +1,6 @@
 import os from 'node:os';
 import type { CallResults, RingToCancel } from './call-scenarios.js';
+import type { FallbackResults } from './fallback-scenario.js';
 import type { DbLimitResult } from './db-limit.js';
 import type { LoadResult } from './load.js';
 import type { CpuShares, PacedLatency, ProviderResults } from './provider-scenarios.js';
@@ -25,6 +26,8 @@ export interface Results {
   providers: ProviderResults | null;
   /** The calls section (bench/lib/call-scenarios.ts). */
   calls: CallResults | null;
+  /** The fallback section (bench/lib/fallback-scenario.ts). */
+  fallback?: FallbackResults | null;
   /** The pumping simulation (bench/lib/pumping.ts). */
   pumping: PumpingResults | null;
   /** `otp-service backup` beside creates (bench/lib/backup-scenario.ts). */
@@ -128,6 +131,7 @@ export function summaryRows(r: Results): Row[] {
   }
   rows.push(...providerRows(r.providers));
   rows.push(...callRows(r.calls));
+  rows.push(...fallbackRows(r.fallback ?? null));
   rows.push(...pumpingRows(r.pumping));
   if (r.createRss) {
     rows.push(
@@ -261,6 +265,22 @@ function pumpingRows(p: PumpingResults | null): Row[] {
       ),
     ];
   });
+}
+
+/** The fallback section's row: how late a time-driven workflow step went out, with many waiting. */
+function fallbackRows(f: FallbackResults | null): Row[] {
+  if (!f) return [];
+  const s = f.settings;
+  const complete = f.matched === f.created && f.created === s.count && f.duplicates === 0;
+  return [
+    boundRow(
+      `Workflow step after its time, ${f.maxWaiting} verifications waiting (${s.count} DROPPED_CALL with fallback SEND_SMS at ${s.rate}/s, FALLBACK_AFTER_SECONDS=${s.afterSeconds})`,
+      `p50 ${f.p50.toFixed(0)} ms, p99 ${f.p99.toFixed(0)} ms, max ${f.max.toFixed(0)} ms (${f.matched} of ${f.created}; ${f.duplicates} sent twice)`,
+      'p99 < 1 s',
+      f.matched > 0 ? f.p99 < 1000 && complete : null,
+      'step lateness: the step\'s SMS at the gateway less (its call at the gateway + the wait)',
+    ),
+  ];
 }
 
 /** The calls section's rows: create-to-INVITE beside create-to-gateway, and 180-to-CANCEL beside a bare client. */

@@ -1072,6 +1072,22 @@ export interface components {
                 /** @description ISO 8601 UTC with milliseconds. */
                 updatedAt: string;
             };
+            /** @description The workflow's request types still to come, in order (contract 13); `[]` when none is left or none was asked. */
+            fallback: string[];
+            /** @description Every send attempt of the code, oldest first: a failover between two providers makes two; the latest is `delivery` as it stands. */
+            deliveries: {
+                /** @description The channel of the attempt, as `delivery.channel`. */
+                channel: string;
+                /** @description The provider tried (`test` for a test number). */
+                provider: string;
+                /**
+                 * @description `SENT`/`DELIVERED` once taken, then as its receipts say; `FAILED` when refused.
+                 * @enum {string}
+                 */
+                status: "QUEUED" | "SENT" | "DELIVERED" | "UNDELIVERED" | "FAILED";
+                /** @description When the attempt was made. ISO 8601 UTC with milliseconds. */
+                at: string;
+            }[];
         };
     };
     responses: never;
@@ -2977,6 +2993,8 @@ export interface operations {
                      * @enum {string}
                      */
                     type?: "SEND_SMS" | "DROPPED_CALL" | "WHATSAPP" | "VOICE_CALL";
+                    /** @description The workflow's later steps (contract 13): up to 2 more request types, in order, from `SEND_SMS`, `WHATSAPP` and `VOICE_CALL` where this service has their channel (never `DROPPED_CALL`, none equal to `type`, none twice). The next step sends the same code through its channel at once when the current step fails with no provider left, or when `FALLBACK_AFTER_SECONDS` (default 60; the client may set its own) pass after its code was sent without a successful verify. The client's default when absent. */
+                    fallback?: string[];
                     /** @description Absolute http(s) URL without credentials that receives the state changes; the client's default when absent. */
                     webhookUrl?: string | null;
                     /** @description The caller's own reference, given back in the record and webhooks. */
@@ -5421,7 +5439,9 @@ export interface operations {
                             regionCode: string | null;
                             /** @description The country calling code, `+NNN`. */
                             countryCode: string;
-                            /** @description Messages and calls asked for: 1 per verification created, 1 more per resend. */
+                            /** @description The channel of the verifications' latest send, as `delivery.channel` (`SMS`, `CALL`, ...): a verification counts, all its sends included, under the channel its workflow ended on. */
+                            channel: string;
+                            /** @description Messages and calls asked for: 1 per verification created, 1 more per resend and per workflow step. */
                             sends: number;
                             /** @description Verifications whose latest send a delivery receipt marked `DELIVERED`. */
                             delivered: number;

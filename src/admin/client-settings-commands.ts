@@ -102,6 +102,16 @@ function parseChange(raw: unknown): SettingsChange | string {
     }
     change.allowedCountries = o.allowedCountries;
   }
+  if (o.fallback !== undefined) {
+    if (o.fallback !== null && !(Array.isArray(o.fallback) && o.fallback.every((t) => typeof t === 'string'))) {
+      return 'fallback must be a list of request types or null';
+    }
+    change.fallback = o.fallback;
+  }
+  if (o.fallbackAfterSeconds !== undefined) {
+    if (o.fallbackAfterSeconds !== null && typeof o.fallbackAfterSeconds !== 'number') return 'fallbackAfterSeconds must be a number or null';
+    change.fallbackAfterSeconds = o.fallbackAfterSeconds;
+  }
   return change as SettingsChange;
 }
 

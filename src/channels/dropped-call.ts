@@ -14,6 +14,8 @@ export class DroppedCallDriver implements ChannelDriver, SendingDriver {
   readonly requestType = 'DROPPED_CALL';
   readonly type = 'DROPPED_CALL';
   readonly channel = 'call';
+  /** A later step carries the code already made; a caller id ending in it would be another call's code. */
+  readonly fallbackStep = false;
 
   constructor(private readonly ranges: readonly CallerIdRange[]) {}
 

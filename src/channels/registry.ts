@@ -59,6 +59,11 @@ export class ChannelRegistry {
     return this.find((d) => d.type === type, `type ${type}`);
   }
 
+  /** The request types a workflow's later steps may take (create `fallback`, contract 13), in the registry's order. */
+  fallbackTypes(): readonly RequestType[] {
+    return this.drivers.filter((d) => d.fallbackStep !== false).map((d) => d.requestType);
+  }
+
   /** The driver a stored send job's channel names; an unknown channel is an error, never another channel. */
   forChannel(channel: Channel): SendingDriver {
     return this.find((d) => d.channel === channel, `channel ${channel}`);

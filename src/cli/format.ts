@@ -72,8 +72,8 @@ function formatStats(value: unknown, allClients: boolean): string {
   const { from, to } = value as { from: string; to: string };
   const rows = statsRows(value);
   if (rows.length === 0) return `no traffic from ${from} to ${to}\n`;
-  const columns = ['day', 'regionCode', 'countryCode', 'sends', 'delivered', 'verified'];
-  const header = ['DAY', 'REGION', 'COUNTRY', 'SENDS', 'DELIVERED', 'VERIFIED'];
+  const columns = ['day', 'regionCode', 'countryCode', 'channel', 'sends', 'delivered', 'verified'];
+  const header = ['DAY', 'REGION', 'COUNTRY', 'CHANNEL', 'SENDS', 'DELIVERED', 'VERIFIED'];
   const lines = rows.map((r) => [...(allClients ? [r.clientId] : []), ...columns.map((c) => r[c] ?? '-')].map(String).join('\t'));
   return `${[...(allClients ? ['CLIENT_ID'] : []), ...header].join('\t')}\n${lines.join('\n')}\n`;
 }
@@ -93,7 +93,7 @@ function formatSettings(value: unknown): string {
       const entries = Object.entries(v as Record<string, unknown>);
       return [`  ${k}:${entries.length === 0 ? ' none' : ''}`, ...entries.map(([ek, ev]) => `    ${ek}: ${String(ev)}`)];
     }
-    const shown = v === null ? (k === 'allowedCountries' ? 'all' : 'none') : Array.isArray(v) ? v.join(',') : String(v);
+    const shown = v === null ? (k === 'allowedCountries' ? 'all' : 'none') : Array.isArray(v) ? (v.length > 0 ? v.join(',') : 'none') : String(v);
     return [`  ${k}: ${shown}`];
   });
   return `${lines.join('\n')}\n`;

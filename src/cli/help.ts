@@ -20,11 +20,12 @@ const commands: Readonly<Record<string, Readonly<Record<string, CommandHelp>>>> 
     show: { args: 'CLIENT_ID [--json]', about: 'One client and its settings (never a secret).' },
     update: {
       args:
-        'CLIENT_ID [--reveal-code true|false] [--default-webhook URL|none] [--allowed-countries NG,GH|all] [--app-name NAME|none] [--webotp-domain DOMAIN|none] [--android-app-hash HASH|none] [--default-locale LOCALE|none] [--json]',
+        'CLIENT_ID [--reveal-code true|false] [--default-webhook URL|none] [--allowed-countries NG,GH|all] [--app-name NAME|none] [--webotp-domain DOMAIN|none] [--android-app-hash HASH|none] [--default-locale LOCALE|none] [--fallback WHATSAPP,SEND_SMS|none] [--fallback-after SECONDS|none] [--json]',
       about:
         "Changes a client's settings: whether answers and webhooks show the code (--reveal-code false: otp reads null), the webhook used when a create names none,\n" +
         'the countries it may verify numbers of, the app name ({app} and the default text), the WebOTP domain (adds the line "@domain #code"),\n' +
-        'the Android SMS Retriever hash and the default locale of its texts. `none` clears a setting. Every instance sees the change within 2 s on PostgreSQL.',
+        'the Android SMS Retriever hash, the default locale of its texts, and the default workflow: request types tried in turn when a create names no\n' +
+        '`fallback`, each after the last failed or after --fallback-after seconds without a verify (FALLBACK_AFTER_SECONDS). `none` clears a setting. Every instance sees the change within 2 s on PostgreSQL.',
     },
     templates: {
       args: 'set CLIENT_ID --locale fr "Votre code {app} : {code}" | list CLIENT_ID | remove CLIENT_ID --locale fr',

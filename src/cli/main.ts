@@ -52,6 +52,8 @@ const optionSpec = {
   'webotp-domain': { type: 'string' },
   'android-app-hash': { type: 'string' },
   'default-locale': { type: 'string' },
+  fallback: { type: 'string' },
+  'fallback-after': { type: 'string' },
   locale: { type: 'string' },
   code: { type: 'string' },
   language: { type: 'string' },
@@ -208,6 +210,13 @@ function settingsChange(values: Values): SettingsChange {
   for (const [option, key] of texts) {
     const value = cleared(values[option]);
     if (value !== undefined) change[key] = value;
+  }
+  const fallback = values.fallback;
+  if (fallback !== undefined) change.fallback = fallback === 'none' ? null : fallback.split(',').map((t) => t.trim().toUpperCase()).filter(Boolean);
+  const after = values['fallback-after'];
+  if (after !== undefined) {
+    if (after !== 'none' && !/^\d+$/.test(after)) throw new UsageError('--fallback-after takes whole seconds or none');
+    change.fallbackAfterSeconds = after === 'none' ? null : Number(after);
   }
   if (Object.keys(change).length === 0) throw new UsageError('clients update needs at least one option; see otp-service clients update --help');
   return change;

@@ -1,4 +1,5 @@
 import { canonicalLocale } from '../domain/client-settings.js';
+import { asObject, nonEmptyString } from '../providers/http-provider.js';
 import { metaLanguage, metaSettings } from '../providers/whatsapp/meta.js';
 import { createTemplate, listTemplates, parseOneTap, type AuthenticationTemplate, type MetaAccount, type MetaAnswer } from '../providers/whatsapp/meta-templates.js';
 
@@ -91,11 +92,9 @@ export async function runWhatsApp(command: WhatsAppCommand, env: NodeJS.ProcessE
 
 /** One line a template: name, language, category, status. */
 function templateLines(body: unknown): string {
-  const data = typeof body === 'object' && body !== null && 'data' in body && Array.isArray(body.data) ? (body.data as unknown[]) : [];
-  const field = (t: unknown, name: string): string => {
-    const value = typeof t === 'object' && t !== null ? (t as Record<string, unknown>)[name] : undefined;
-    return typeof value === 'string' ? value : '-';
-  };
+  const list = asObject(body)?.data;
+  const data: readonly unknown[] = Array.isArray(list) ? list : [];
+  const field = (t: unknown, name: string): string => nonEmptyString(asObject(t)?.[name]) ?? '-';
   if (data.length === 0) return 'no templates\n';
   return `${data.map((t) => [field(t, 'name'), field(t, 'language'), field(t, 'category'), field(t, 'status')].join('  ')).join('\n')}\n`;
 }

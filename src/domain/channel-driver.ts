@@ -7,6 +7,11 @@ export type Channel = 'sms' | 'call' | 'whatsapp' | 'voice';
 
 export const channels: readonly Channel[] = ['sms', 'call', 'whatsapp', 'voice'];
 
+/** One value per channel, made by `f`: a new channel is a compile error here until it has its line. */
+export function perChannel<T>(f: (channel: Channel) => T): Record<Channel, T> {
+  return { sms: f('sms'), call: f('call'), whatsapp: f('whatsapp'), voice: f('voice') };
+}
+
 /** How the record names a channel (contract 3.4 and 13 `delivery.channel`). */
 export type DeliveryChannel = 'SMS' | 'CALL' | 'WHATSAPP' | 'VOICE';
 
@@ -47,6 +52,11 @@ export interface ChannelDriver {
   /** The `type` of the record (contract 3.4). */
   readonly type: VerificationType;
   readonly channel: Channel;
+  /**
+   * False: the type may not be a later step of a workflow (create `fallback`, contract 13), as a dropped call may
+   * not (its code is the caller id); absent: it may.
+   */
+  readonly fallbackStep?: boolean;
   /**
    * A fresh code, or `fixedCode` (a test number's, contract 9), and the number it is sent from: for a dropped call
    * the caller id ends with the code, the fixed one included.

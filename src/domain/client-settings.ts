@@ -25,6 +25,10 @@ export interface ClientSettings {
   readonly templates: Readonly<Record<string, string>>;
   /** Test numbers (E.164) and their fixed codes: no provider, no limit, no quota. */
   readonly testNumbers: Readonly<Record<string, string>>;
+  /** The workflow's later steps (request types) copied onto each create that names none (contract 13); []: none. */
+  readonly fallback: readonly string[];
+  /** Its FALLBACK_AFTER_SECONDS; null: the service's. */
+  readonly fallbackAfterSeconds: number | null;
 }
 
 export const defaultClientSettings: ClientSettings = {
@@ -37,6 +41,8 @@ export const defaultClientSettings: ClientSettings = {
   defaultLocale: null,
   templates: {},
   testNumbers: {},
+  fallback: [],
+  fallbackAfterSeconds: null,
 };
 
 /** What a template may hold: `{code}` (required), `{minutes}`, `{app}`. */
@@ -189,13 +195,22 @@ export interface SettingsChange {
   readonly webotpDomain?: string | null;
   readonly androidAppHash?: string | null;
   readonly defaultLocale?: string | null;
+  /** Request types of the default workflow; null or []: none. */
+  readonly fallback?: readonly string[] | null;
+  /** Seconds; null: the service's FALLBACK_AFTER_SECONDS. */
+  readonly fallbackAfterSeconds?: number | null;
 }
 
 /** What template checks need to know of the service: the longest code and the lifetime the text says. */
 export interface TextPolicy {
   readonly codeLength: number;
   readonly ttlSeconds: number;
+  /** The request types a workflow's later steps may take here (the channel registry's); absent: none checked. */
+  readonly fallbackTypes?: readonly string[];
 }
+
+/** The longest FALLBACK_AFTER_SECONDS a client may set (a day). */
+export const maxFallbackAfterSeconds = 86_400;
 
 /**
  * Applies a change, checking every field; a problem names the option at fault. The templates are checked again
@@ -224,6 +239,17 @@ export function applySettingsChange(current: ClientSettings, change: SettingsCha
     if (bad.length > 0) problems.push(`--allowed-countries takes ISO 3166 alpha-2 codes such as NG,GH (or all); not ${bad.join(', ')}`);
     allowedCountries = [...new Set(regions.filter((r): r is string => r !== null))].sort();
   }
+  const fallback = change.fallback === null ? [] : change.fallback;
+  if (fallback) {
+    const allowed = policy.fallbackTypes;
+    const bad = allowed ? fallback.filter((t) => !allowed.includes(t)) : [];
+    if (bad.length > 0) problems.push(`--fallback takes request types from ${allowed?.join(', ') ?? ''} (or none); not ${bad.join(', ')}`);
+    else if (fallback.length > 2 || new Set(fallback).size !== fallback.length) problems.push('--fallback takes at most 2 request types, none twice');
+  }
+  const after = change.fallbackAfterSeconds;
+  if (typeof after === 'number' && !(Number.isInteger(after) && after >= 1 && after <= maxFallbackAfterSeconds)) {
+    problems.push(`--fallback-after must be whole seconds from 1 to ${maxFallbackAfterSeconds} (or none)`);
+  }
   if (problems.length > 0) return problems.join('; ');
   const next: ClientSettings = {
     ...current,
@@ -234,6 +260,8 @@ export function applySettingsChange(current: ClientSettings, change: SettingsCha
     ...(change.webotpDomain !== undefined && { webotpDomain: change.webotpDomain?.toLowerCase() ?? null }),
     ...(change.androidAppHash !== undefined && { androidAppHash: change.androidAppHash }),
     ...(defaultLocale !== undefined && { defaultLocale }),
+    ...(fallback !== undefined && { fallback: [...fallback] }),
+    ...(after !== undefined && { fallbackAfterSeconds: after }),
   };
   for (const [locale, template] of Object.entries(next.templates)) {
     const checked = checkTemplate(template, next, policy.codeLength, policy.ttlSeconds);

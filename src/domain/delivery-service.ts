@@ -1,16 +1,20 @@
 import { dispatched, type AfterCommit } from './after-commit.js';
-import { channelOfDelivery, type Channel } from './channel-driver.js';
+import { channelOfDelivery, deliveryChannelOf, type Channel } from './channel-driver.js';
+import { utcDay } from './daily-quota.js';
+import { nextStep, stepDue } from './fallback.js';
 import { decideReceipt, decideSendFailure } from './delivery.js';
 import { eventsFor } from './outbox-events.js';
 import type { Clock, Random } from './ports.js';
 import type { DeliveryReceipt, SendResult } from './send-result.js';
 import { dueAgain, type SendJob } from './send-job.js';
-import { effectiveStatus, type Verification } from './verification.js';
+import { effectiveStatus, fallbackLeft, withLatestAttempt, type RequestType, type Verification } from './verification.js';
 import type { ParkedReceipt, SentWritten, VerificationStore, VerificationTx } from './verification-store.js';
 
 /** Told of every receipt that moved a send, with the time since the provider took it (metrics). */
 export interface ReceiptObserver {
-  receipt(provider: string, status: DeliveryReceipt['status'], secondsSinceSent: number | null): void;
+  receipt(channel: Channel, provider: string, status: DeliveryReceipt['status'], secondsSinceSent: number | null): void;
+  /** A workflow step taken (contract 13): the channel it sends through, and whether a failure or the clock moved it. */
+  step?(channel: Channel, reason: 'failure' | 'time'): void;
 }
 
 export interface DeliveryServiceDeps {
@@ -28,10 +32,18 @@ export interface DeliveryServiceDeps {
   readonly clock: Clock;
   readonly random: Random;
   readonly observer?: ReceiptObserver;
+  /**
+   * Where a workflow's step of a request type sends (contract 13): its driver's channel, and the number the code
+   * goes out from for a verification (the step's sender; the code is the verification's own).
+   */
+  readonly steps: (type: RequestType) => { readonly channel: Channel; readonly sender: (v: Verification) => string };
+  /** CLIENT_DAILY_SEND_LIMIT is on: a step counts as a send of its client that day. */
+  readonly countSends: boolean;
 }
 
 /** A receipt that moved a send: its status, and the seconds since the provider took the code (when it was SENT). */
 interface ReceiptMove {
+  readonly channel?: Channel;
   readonly status: DeliveryReceipt['status'];
   readonly seconds: number | null;
 }
@@ -89,8 +101,10 @@ export class DeliveryService {
       // After a refusal the send reads FAILED; a transient failure leaves it as it was until something happens.
       const refused = result.kind === 'permanent';
       const delivery = refused ? { ...current.delivery, provider, messageId: null, status: 'FAILED' as const, updatedAt: now } : current.delivery;
+      // An attempt that ends its provider's turn is one of the record's deliveries; a transient one retried is not yet.
+      const ended = { ...current, delivery, deliveries: [...current.deliveries, { channel: current.delivery.channel, provider, status: 'FAILED' as const, at: now }] };
       if (effectiveStatus(current, now) !== 'PENDING') {
-        tx.update({ ...current, delivery });
+        tx.update(refused ? ended : current);
         tx.saveSendJob({ ...done, status: 'failed', lastError: result.reason }, current, now);
         return;
       }
@@ -103,15 +117,16 @@ export class DeliveryService {
           return;
         }
         case 'failover':
-          tx.update({ ...current, delivery });
-          this.sendThrough(tx, { ...done, lastError: result.reason }, decision.provider, { ...current, delivery }, now);
+          tx.update(ended);
+          this.sendThrough(tx, { ...done, lastError: result.reason }, decision.provider, ended, now);
           return;
         case 'give-up':
-          this.exhausted(tx, { ...done, lastError: result.reason }, { ...current, delivery }, now);
-          return;
+          return this.exhausted(tx, { ...done, lastError: result.reason }, ended, now);
       }
     });
-    dispatched(this.deps.afterCommit, committed);
+    const stepped = dispatched(this.deps.afterCommit, committed);
+    // Told once committed: a script may run more than once.
+    if (stepped) this.deps.observer?.step?.(stepped, 'failure');
     return { tookIdFrom: null, parked: false };
   }
 
@@ -136,7 +151,7 @@ export class DeliveryService {
   async recordReceipt(provider: string, receipt: DeliveryReceipt, account = '', parkedId: string | null = null): Promise<ReceiptOutcome> {
     const { store, clock } = this.deps;
     const parked = { outcome: 'parked', moved: null } as const;
-    const committed = await store.transaction(async (tx): Promise<{ outcome: ReceiptOutcome; moved: ReceiptMove | null }> => {
+    const committed = await store.transaction(async (tx): Promise<{ outcome: ReceiptOutcome; moved: ReceiptMove | null; stepped?: Channel | null }> => {
       const now = clock.now();
       const id = await tx.findProviderMessage(provider, account, receipt.messageId);
       if (!id) {
@@ -152,8 +167,9 @@ export class DeliveryService {
       if (decision.kind === 'ignore') return { outcome: 'recorded', moved: null };
       const sentAt = current.delivery.status === 'SENT' ? current.delivery.updatedAt.getTime() : null;
       const moved = { status: receipt.status, seconds: sentAt === null ? null : Math.max(0, now.getTime() - sentAt) / 1000 };
-      const next = { ...current, delivery: decision.delivery };
+      const next = { ...current, delivery: decision.delivery, deliveries: withLatestAttempt(current.deliveries, provider, receipt.status) };
       const lastError = `undelivered: ${receipt.detail ?? 'no detail'}`;
+      let stepped: Channel | null = null;
       switch (decision.kind) {
         case 'update':
           tx.update(next);
@@ -165,31 +181,78 @@ export class DeliveryService {
           break;
         }
         case 'give-up': {
-          // Only a call that may fall back to SMS needs its job (a read of its own); anything else just fails.
-          const job = channel === 'call' && this.deps.callFallback ? await tx.findSendJob(id) : null;
-          if (job) this.exhausted(tx, { ...job, lastError }, next, now);
+          // Only a call that may fall back to SMS, or a workflow with a step left, needs its job (a read of its
+          // own); anything else just fails.
+          const sendsOn = (channel === 'call' && this.deps.callFallback) || fallbackLeft(next).length > 0;
+          const job = sendsOn ? await tx.findSendJob(id) : null;
+          if (job) stepped = this.exhausted(tx, { ...job, lastError }, next, now);
           else this.fail(tx, next, now);
           break;
         }
       }
-      return { outcome: 'recorded', moved };
+      return { outcome: 'recorded', moved: moved && { ...moved, channel }, stepped };
     });
-    const { outcome, moved } = dispatched(this.deps.afterCommit, committed);
+    const { outcome, moved, stepped } = dispatched(this.deps.afterCommit, committed);
     // Told once committed: a script may run more than once.
-    if (moved) this.deps.observer?.receipt(provider, moved.status, moved.seconds);
+    if (moved) this.deps.observer?.receipt(moved.channel ?? 'sms', provider, moved.status, moved.seconds);
+    if (stepped) this.deps.observer?.step?.(stepped, 'failure');
     return outcome;
   }
 
+  /**
+   * Time-driven steps (contract 13): verifications whose step clock ran out without a successful verify move to
+   * their next step, its send job written due (claimed for this process when it sends) in the same transaction,
+   * so a step is never lost across a crash; rows another instance holds are skipped, so none is sent twice.
+   * Returns how many were looked at.
+   */
+  async takeDueSteps(limit = 500): Promise<number> {
+    const { store, clock } = this.deps;
+    const committed = await store.transaction(async (tx) => {
+      const now = clock.now();
+      const due = await tx.lockDueSteps(now, limit);
+      const stepped: Channel[] = [];
+      for (const { verification: v, job } of due) {
+        const channel = job && stepDue(v, now) ? this.step(tx, { ...job, lastError: null }, v, now) : null;
+        if (channel) stepped.push(channel);
+        // Nothing to send it with (no job) or nothing left: its clock stops.
+        else tx.update({ ...v, nextStepAt: null });
+      }
+      return { looked: due.length, stepped };
+    });
+    const { looked, stepped } = dispatched(this.deps.afterCommit, committed);
+    for (const channel of stepped) this.deps.observer?.step?.(channel, 'time');
+    return looked;
+  }
+
+  /**
+   * Moves `v` to its workflow's next step, if one is left: the same code through the step's channel, at once
+   * (its first provider; the job's attempts start again). Returns the step's channel; null when no step is left.
+   */
+  private step(tx: VerificationTx, job: SendJob, v: Verification, now: Date): Channel | null {
+    const [type] = fallbackLeft(v);
+    if (type === undefined) return null;
+    const target = this.deps.steps(type);
+    const moved = nextStep(v, deliveryChannelOf(target.channel), now);
+    if (!moved) return null;
+    tx.update(moved.next);
+    // A step is a send wherever sends count (CLIENT_DAILY_SEND_LIMIT), though not against OTP_MAX_SENDS.
+    if (this.deps.countSends && !v.testNumber) tx.countSend(v.clientId, utcDay(now));
+    const stepJob: SendJob = { ...job, channel: target.channel, sender: target.sender(v), attempts: 0 };
+    this.sendThrough(tx, stepJob, this.deps.providerOrder(target.channel)[0] ?? null, moved.next, now);
+    return target.channel;
+  }
+
   /** Writes the job due at once through `provider`, claimed for this process when it sends them itself. */
-  private sendThrough(tx: VerificationTx, job: SendJob, provider: string, v: Verification, now: Date): void {
+  private sendThrough(tx: VerificationTx, job: SendJob, provider: string | null, v: Verification, now: Date): void {
     tx.saveSendJob(dueAgain(job, provider, now, this.deps.afterCommit.claimUntil('send', now)), v, now);
   }
 
   /**
    * No provider of the job's channel is left. A dropped call falls back to SMS when configured (the record keeps
-   * its type; `delivery.channel` reads SMS); anything else is FAILED, UNDELIVERABLE.
+   * its type; `delivery.channel` reads SMS); then the workflow's next step, if one is left; only when the last
+   * step failed is the verification FAILED, UNDELIVERABLE. Returns the channel of a workflow step it took, if any.
    */
-  private exhausted(tx: VerificationTx, job: SendJob, v: Verification, now: Date): void {
+  private exhausted(tx: VerificationTx, job: SendJob, v: Verification, now: Date): Channel | null {
     const { callFallback } = this.deps;
     const firstSms = this.deps.providerOrder('sms')[0];
     if (job.channel === 'call' && callFallback && firstSms) {
@@ -199,10 +262,14 @@ export class DeliveryService {
       };
       tx.update(moved);
       this.sendThrough(tx, { ...job, channel: 'sms', sender: callFallback.sender }, firstSms, moved, now);
-      return;
+      return null;
     }
+    // A workflow's next step, failure-driven: at once, the same code (contract 13).
+    const stepped = this.step(tx, job, v, now);
+    if (stepped) return stepped;
     this.fail(tx, v, now);
     tx.saveSendJob({ ...job, status: 'failed', claimedUntil: null }, v, now);
+    return null;
   }
 
   private fail(tx: VerificationTx, v: Verification, now: Date): void {

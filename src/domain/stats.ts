@@ -10,7 +10,12 @@ export interface DailyTraffic {
   readonly regionCode: string | null;
   /** The calling code, +NNN. */
   readonly countryCode: string;
-  /** Messages and calls asked for: 1 per create and 1 per resend. */
+  /**
+   * The channel that carried the verifications' latest send (`delivery.channel`: SMS, CALL, ...): a verification
+   * counts, all its sends included, under the channel its workflow ended on (contract 13).
+   */
+  readonly channel: string;
+  /** Messages and calls asked for: 1 per create, 1 per resend and 1 per workflow step. */
   readonly sends: number;
   /** Verifications whose latest send a receipt marked DELIVERED. */
   readonly delivered: number;
@@ -103,7 +108,7 @@ export function settleTraffic<T extends DailyTraffic>(rows: readonly T[], key: (
   const merged = new Map<string, T>();
   for (const row of rows) {
     const regionCode = row.regionCode ?? regionOfCallingCode(row.countryCode);
-    const at = [key(row), row.day, regionCode ?? '', row.countryCode].join('\u0000');
+    const at = [key(row), row.day, regionCode ?? '', row.countryCode, row.channel].join('\u0000');
     const seen = merged.get(at);
     merged.set(
       at,
@@ -117,6 +122,7 @@ export function settleTraffic<T extends DailyTraffic>(rows: readonly T[], key: (
       compare(a.day, b.day) ||
       compare(a.regionCode ?? '\uffff', b.regionCode ?? '\uffff') ||
       compare(a.countryCode, b.countryCode) ||
+      compare(a.channel, b.channel) ||
       compare(key(a), key(b)),
   );
 }

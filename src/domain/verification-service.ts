@@ -11,6 +11,7 @@ import type { ClientSettings } from './client-settings.js';
 import { nonGeographicRegion, parsePhone, shownTo } from './phone.js';
 import { decidePrefix, prefixOf, type PrefixPolicy } from './prefix-velocity.js';
 import type { Clock, Random } from './ports.js';
+import { defaultFallback, fallbackProblem } from './fallback.js';
 import { dueAgain } from './send-job.js';
 import {
   asOf,
@@ -18,6 +19,7 @@ import {
   decideCancel,
   decideResend,
   decideVerify,
+  testNumberAttempt,
   testNumberDelivery,
   type RequestType,
   type ResendPolicy,
@@ -39,6 +41,10 @@ export interface VerificationPolicy {
   readonly prefix: PrefixPolicy;
   /** The channels with a provider configured: a create of another channel's type is refused, never "sent". */
   readonly offered: ReadonlySet<Channel>;
+  /** The request types a workflow's later steps may take here: the registry's, whose channel is offered (contract 13). */
+  readonly fallbackTypes: readonly RequestType[];
+  /** FALLBACK_AFTER_SECONDS, unless the client sets its own. */
+  readonly fallbackAfterSeconds: number;
 }
 
 /** How long an Idempotency-Key is remembered (contract 3.1). */
@@ -53,6 +59,8 @@ export interface CreateRequest {
   readonly reference: string | null;
   /** BCP 47, canonical: the language of the SMS text (contract 9); null: the client's default, then English. */
   readonly locale: string | null;
+  /** The workflow's later steps (contract 13), as given; null: none given, the client's default applies. */
+  readonly fallback: readonly string[] | null;
   /** The Idempotency-Key and a fingerprint of the request body, when the client sent a key. */
   readonly idempotency: { readonly key: string; readonly fingerprint: string } | null;
   /** The caller's own SMS text with `{{code}}` (contract 15, CAMARA); absent: the client's templates. */
@@ -69,6 +77,8 @@ export type CreateOutcome =
   /** The same Idempotency-Key and body again: the first response, nothing sent. */
   | { readonly kind: 'replayed'; readonly verification: Verification }
   | { readonly kind: 'invalid-phone' }
+  /** `fallback` names what this service cannot take as a later step (contract 13): `issue` says what. */
+  | { readonly kind: 'invalid-fallback'; readonly issue: string }
   /** The type's channel has no provider here (its setting is unset beside other channels' providers). */
   | { readonly kind: 'channel-not-offered'; readonly channel: Channel }
   /** The destination is refused (contract 10): `detail` says which rule and what it refused. */
@@ -152,6 +162,10 @@ export class VerificationService {
     if (!phone) return { kind: 'invalid-phone' };
     const driver = this.deps.channels(request.type);
     if (!policy.offered.has(driver.channel)) return { kind: 'channel-not-offered', channel: driver.channel };
+    if (request.fallback !== null) {
+      const issue = fallbackProblem(request.type, request.fallback, policy.fallbackTypes);
+      if (issue) return { kind: 'invalid-fallback', issue };
+    }
     const settings = await this.deps.clientSettings(request.clientId);
     const refused = destinationRefused(phone, policy.destinations, settings.allowedCountries);
     if (refused) {
@@ -163,6 +177,8 @@ export class VerificationService {
     const relayedCode = request.relayedCode ?? null;
     const { otp, from } = driver.newCode(random, testCode ?? relayedCode);
     const channel = deliveryChannelOf(driver.channel);
+    // A client's default is copied onto the verification: a later change of it does not move this one.
+    const workflow = (request.fallback as readonly RequestType[] | null) ?? defaultFallback(request.type, settings.fallback, policy.fallbackTypes);
     const verification: Verification = {
       id: random.uuid(),
       clientId: request.clientId,
@@ -192,6 +208,12 @@ export class VerificationService {
         testCode === null
           ? { channel, provider: null, messageId: null, status: 'QUEUED', sends: 0, updatedAt: now }
           : testNumberDelivery(channel, 1, now),
+      deliveries: testCode === null ? [] : [testNumberAttempt(channel, now)],
+      // A test number's code reaches no provider, so no step could fail or be sent: it has no workflow.
+      workflow: testCode === null ? workflow : [],
+      fallbackAfterSeconds: settings.fallbackAfterSeconds ?? policy.fallbackAfterSeconds,
+      nextStepAt: null,
+      steps: 0,
     };
     const { idempotency } = request;
     const quotaDay = policy.clientDailySends > 0 && !verification.testNumber ? utcDay(now) : null;
@@ -357,7 +379,11 @@ export class VerificationService {
         case 'resend': {
           if (current.testNumber) {
             // A test number has no send job: its code reaches no provider, and counts toward no quota (contract 9).
-            const next = { ...decision.next, delivery: testNumberDelivery(current.delivery.channel, current.delivery.sends + 1, now) };
+            const next = {
+              ...decision.next,
+              delivery: testNumberDelivery(current.delivery.channel, current.delivery.sends + 1, now),
+              deliveries: [...current.deliveries, testNumberAttempt(current.delivery.channel, now)],
+            };
             tx.update(next);
             return { kind: 'resent', verification: next };
           }
@@ -466,6 +492,9 @@ export class VerificationService {
       sendRequests: 1,
       lastSendAt: first.createdAt,
       delivery: { ...first.delivery, provider: null, messageId: null, status: 'QUEUED', sends: 0, updatedAt: first.createdAt },
+      deliveries: [],
+      nextStepAt: null,
+      steps: 0,
     };
     return { kind: 'replayed', verification: asCreated };
   }

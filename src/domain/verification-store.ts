@@ -77,6 +77,11 @@ export interface VerificationTx {
   findForUpdate(id: string, clientId?: string): Promise<Verification | null>;
   /** PENDING verifications whose time is up, oldest first, locked; rows other transactions hold are skipped. */
   lockDue(now: Date, limit: number): Promise<Verification[]>;
+  /**
+   * PENDING verifications in time whose workflow step fell due (next_step_at passed), oldest due first, locked
+   * with their send jobs; rows other transactions hold are skipped.
+   */
+  lockDueSteps(now: Date, limit: number): Promise<{ readonly verification: Verification; readonly job: SendJob | null }[]>;
   /** A verification's send job, locked until the transaction ends. */
   findSendJob(verificationId: string): Promise<SendJob | null>;
   /** The verification a provider's message (of `account`) was for; null when no send has that id. */

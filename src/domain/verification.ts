@@ -11,6 +11,17 @@ export type FailureReason = 'MAX_ATTEMPTS' | 'UNDELIVERABLE' | 'CANCELED';
 /** Where the latest send of the code stands (contract 3.4 `delivery.status`). */
 export type SendStatus = 'QUEUED' | 'SENT' | 'DELIVERED' | 'UNDELIVERED' | 'FAILED';
 
+/** One send attempt of a verification's code (contract 13 `deliveries`), oldest first on the record. */
+export interface DeliveryAttempt {
+  readonly channel: Delivery['channel'];
+  /** The provider tried (`test` for a test number). */
+  readonly provider: string;
+  /** Where that attempt stands: SENT or DELIVERED once taken, then as its receipts say; FAILED when refused. */
+  readonly status: SendStatus;
+  /** When the attempt was made. */
+  readonly at: Date;
+}
+
 /** The latest send of a verification's code (contract 3.4 `delivery`). */
 export interface Delivery {
   /** The channel that carries it: a dropped call falling back to SMS reads SMS. */
@@ -74,6 +85,34 @@ export interface Verification {
    * here, and conversion reads its delivery instead.
    */
   readonly relayed?: boolean;
+  /** Every send attempt, oldest first (contract 13); the latest one is `delivery` as it stands. */
+  readonly deliveries: readonly DeliveryAttempt[];
+  /**
+   * The workflow's later steps as the create asked for them (its `fallback`, or the client's default), in order;
+   * the record's `fallback` is what is still to come of it (fallbackLeft).
+   */
+  readonly workflow: readonly RequestType[];
+  /** FALLBACK_AFTER_SECONDS as it was for this verification's client at create. */
+  readonly fallbackAfterSeconds: number;
+  /**
+   * When the next step falls due if the code is not verified by then: set when the current step's code is first
+   * taken by a provider (a resend does not move it); null while it is not sent yet, or no step is left.
+   */
+  readonly nextStepAt: Date | null;
+  /** Steps of `workflow` taken so far: each sends as a resend does, for stats and quota, but not for OTP_MAX_SENDS. */
+  readonly steps: number;
+}
+
+/** The request types still to come (contract 13 `fallback`), in order; [] when none is left or none was asked. */
+export function fallbackLeft(v: Verification): readonly RequestType[] {
+  return v.workflow.slice(v.steps);
+}
+
+/** The attempts with the latest one of `provider` moved to `status` (a receipt, or a refusal of that attempt). */
+export function withLatestAttempt(attempts: readonly DeliveryAttempt[], provider: string, status: SendStatus): readonly DeliveryAttempt[] {
+  const last = attempts[attempts.length - 1];
+  if (!last || last.provider !== provider) return attempts;
+  return [...attempts.slice(0, -1), { ...last, status }];
 }
 
 /**
@@ -82,6 +121,11 @@ export interface Verification {
  */
 export function testNumberDelivery(channel: Delivery['channel'], sends: number, now: Date): Delivery {
   return { channel, provider: 'test', messageId: null, status: 'DELIVERED', sends, updatedAt: now };
+}
+
+/** The attempt a test number's send makes: `test`, delivered at once. */
+export function testNumberAttempt(channel: Delivery['channel'], now: Date): DeliveryAttempt {
+  return { channel, provider: 'test', status: 'DELIVERED', at: now };
 }
 
 /** A PENDING verification whose time is up reads as EXPIRED, before any sweep records it. */

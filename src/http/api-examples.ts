@@ -34,6 +34,11 @@ export const exampleVerification: Verification = {
   regionCode: 'NG',
   lastSendAt: created,
   delivery: { channel: 'SMS', provider: 'twilio', messageId: null, status: 'SENT', sends: 1, updatedAt: sent },
+  deliveries: [{ channel: 'SMS', provider: 'twilio', status: 'SENT', at: sent }],
+  workflow: [],
+  fallbackAfterSeconds: 60,
+  nextStepAt: null,
+  steps: 0,
 };
 
 const verifiedAt = new Date('2026-11-21T09:31:12.004Z');
@@ -56,6 +61,11 @@ export const examples = {
     webhookUrl: null,
     reference: null,
     delivery: { ...exampleVerification.delivery, channel: 'CALL', status: 'QUEUED', provider: null, sends: 0 },
+    deliveries: [],
+    workflow: [],
+    fallbackAfterSeconds: 60,
+    nextStepAt: null,
+    steps: 0,
   }),
   canceled: publicRecord({
     ...exampleVerification,

@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import { errorCatalogue, type ErrorCode, type FieldProblem } from '../domain/error-catalogue.js';
-import type { Verification } from '../domain/verification.js';
+import { fallbackLeft, type Verification } from '../domain/verification.js';
 
 /** The record as clients see it (seed 2.2 plus contract 3.4's fields). */
 export interface PublicRecord {
@@ -20,6 +20,8 @@ export interface PublicRecord {
   reference: string | null;
   failureReason: string | null;
   delivery: { channel: string; provider: string | null; status: string; sends: number; updatedAt: string };
+  fallback: string[];
+  deliveries: { channel: string; provider: string; status: string; at: string }[];
 }
 
 export function publicRecord(v: Verification): PublicRecord {
@@ -47,6 +49,8 @@ export function publicRecord(v: Verification): PublicRecord {
       sends: v.delivery.sends,
       updatedAt: v.delivery.updatedAt.toISOString(),
     },
+    fallback: [...fallbackLeft(v)],
+    deliveries: v.deliveries.map((a) => ({ channel: a.channel, provider: a.provider, status: a.status, at: a.at.toISOString() })),
   };
 }
 

@@ -8,7 +8,8 @@ export const recordSchema = {
   description: 'A verification (seed 2.2 plus the contract\'s fields).',
   required: [
     'id', 'createdAt', 'updatedAt', 'expiresAt', 'otp', 'phoneNumber', 'country', 'countryCode', 'counter',
-    'pairedNumber', 'type', 'status', 'webhookUrl', 'reference', 'failureReason', 'delivery',
+    'pairedNumber', 'type', 'status', 'webhookUrl', 'reference', 'failureReason', 'delivery', 'fallback',
+    'deliveries',
   ],
   properties: {
     id: { type: 'string', description: 'The verification id (a UUID).' },
@@ -64,6 +65,29 @@ export const recordSchema = {
         },
         sends: { type: 'integer', description: 'How many times the code was sent, resends included.' },
         updatedAt: { type: 'string', description: timestamp },
+      },
+    },
+    fallback: {
+      type: 'array',
+      items: { type: 'string' },
+      description: "The workflow's request types still to come, in order (contract 13); `[]` when none is left or none was asked.",
+    },
+    deliveries: {
+      type: 'array',
+      description: 'Every send attempt of the code, oldest first: a failover between two providers makes two; the latest is `delivery` as it stands.',
+      items: {
+        type: 'object',
+        required: ['channel', 'provider', 'status', 'at'],
+        properties: {
+          channel: { type: 'string', description: 'The channel of the attempt, as `delivery.channel`.' },
+          provider: { type: 'string', description: 'The provider tried (`test` for a test number).' },
+          status: {
+            type: 'string',
+            enum: ['QUEUED', 'SENT', 'DELIVERED', 'UNDELIVERED', 'FAILED'],
+            description: '`SENT`/`DELIVERED` once taken, then as its receipts say; `FAILED` when refused.',
+          },
+          at: { type: 'string', description: `When the attempt was made. ${timestamp}` },
+        },
       },
     },
   },

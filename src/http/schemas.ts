@@ -53,6 +53,13 @@ export const createBodySchema = {
       enum: ['SEND_SMS', 'DROPPED_CALL', 'WHATSAPP', 'VOICE_CALL'],
       description: 'How the code goes out: an SMS, a dropped call whose caller id ends with the code, a WhatsApp message (`WHATSAPP`), or a call that reads the code aloud (`VOICE_CALL`); `SEND_SMS` when absent.',
     },
+    fallback: {
+      type: 'array',
+      maxItems: 2,
+      items: { type: 'string', maxLength: 32 },
+      description:
+        "The workflow's later steps (contract 13): up to 2 more request types, in order, from `SEND_SMS`, `WHATSAPP` and `VOICE_CALL` where this service has their channel (never `DROPPED_CALL`, none equal to `type`, none twice). The next step sends the same code through its channel at once when the current step fails with no provider left, or when `FALLBACK_AFTER_SECONDS` (default 60; the client may set its own) pass after its code was sent without a successful verify. The client's default when absent.",
+    },
     webhookUrl: {
       type: ['string', 'null'],
       maxLength: 2048,
@@ -71,6 +78,7 @@ export const createBodySchema = {
     { countryCode: '+234', phoneNumber: '08012345678', type: 'SEND_SMS', webhookUrl: 'https://example.com/hooks/otp', reference: 'signup-7781' },
     { countryCode: '+234', phoneNumber: '8012345678', type: 'DROPPED_CALL' },
     { phoneNumber: '+2348012345678', type: 'VOICE_CALL', locale: 'fr' },
+    { countryCode: '+234', phoneNumber: '8012345678', type: 'DROPPED_CALL', fallback: ['SEND_SMS'] },
   ],
 } as const;
 

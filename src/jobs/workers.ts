@@ -17,6 +17,8 @@ export interface WorkerDeps {
   readonly webhookWorker: DeliveryWorker | null;
   /** The expiry sweep (VerificationService.expireDue): how many it moved. */
   readonly expireDue: (limit: number) => Promise<number>;
+  /** Time-driven workflow steps (DeliveryService.takeDueSteps): how many it looked at. */
+  readonly takeDueSteps: (limit: number) => Promise<number>;
   /** Pushes the shared rate counters to the database. */
   readonly flushCounters: () => Promise<void>;
   /** Reads conversion by country and provider, throttles what is under MIN_CONVERSION, reads the throttles. */
@@ -34,6 +36,10 @@ export interface WorkerDeps {
   readonly clientChanges: { readonly channel: string; readonly forget: (clientId: string | null) => void } | null;
 }
 
+/** How often each process looks for workflow steps that fell due, and how many it takes per round. */
+export const fallbackStepPollMs = 200;
+const fallbackStepBatch = 500;
+
 /** How often each process reads conversion and the throttles in force. */
 export const conversionRefreshMs = 10_000;
 
@@ -47,6 +53,9 @@ export class Workers {
     this.tasks = [
       // Expired verifications are recorded, with their events, within a second of their time.
       new PeriodicTask('expiry-sweep', 1_000, async () => (await deps.expireDue(500)) === 500, onError),
+      // A workflow's step goes out within a fraction of a second of its time (contract 13), on whichever instance
+      // locks it first; a full batch runs the next at once.
+      new PeriodicTask('fallback-steps', fallbackStepPollMs, async () => (await deps.takeDueSteps(fallbackStepBatch)) === fallbackStepBatch, onError),
       new PeriodicTask('counters', 100, async () => (await deps.flushCounters(), false), onError),
       new PeriodicTask('housekeeping', 60_000, () => deps.housekeeping(), onError),
       // A receipt kept while its send's acceptance was being committed elsewhere applies within a second of it.

@@ -74,8 +74,14 @@ export class ServiceMetrics implements HttpObserver, VerificationObserver, SendO
   });
   private readonly receipts = new Counter({
     name: 'otp_receipts_total',
-    help: 'Delivery receipts that moved a send, by provider and status',
-    labelNames: ['provider', 'status'] as const,
+    help: 'Delivery receipts that moved a send, by channel, provider and status',
+    labelNames: ['channel', 'provider', 'status'] as const,
+    registers: [this.registry],
+  });
+  private readonly steps = new Counter({
+    name: 'otp_fallback_steps_total',
+    help: "Workflow steps taken (create fallback), by the step's channel and what moved it (failure: the last step had no provider left; time: FALLBACK_AFTER_SECONDS passed)",
+    labelNames: ['channel', 'reason'] as const,
     registers: [this.registry],
   });
   private readonly receiptSeconds = new Histogram({
@@ -138,9 +144,13 @@ export class ServiceMetrics implements HttpObserver, VerificationObserver, SendO
     this.sendSeconds.observe({ channel, provider }, seconds);
   }
 
-  receipt(provider: string, status: string, secondsSinceSent: number | null): void {
-    this.receipts.inc({ provider, status });
+  receipt(channel: string, provider: string, status: string, secondsSinceSent: number | null): void {
+    this.receipts.inc({ channel, provider, status });
     if (secondsSinceSent !== null) this.receiptSeconds.observe({ provider, status }, secondsSinceSent);
+  }
+
+  step(channel: string, reason: 'failure' | 'time'): void {
+    this.steps.inc({ channel, reason });
   }
 
   webhookAttempt(outcome: 'delivered' | 'retry' | 'failed', lagSeconds: number): void {

@@ -121,5 +121,7 @@ export function parseClientSettings(raw: unknown): ClientSettings {
     defaultLocale: text(obj.defaultLocale) ?? d.defaultLocale,
     templates: strings(obj.templates),
     testNumbers: strings(obj.testNumbers),
+    fallback: Array.isArray(obj.fallback) ? obj.fallback.filter((t): t is string => typeof t === 'string') : d.fallback,
+    fallbackAfterSeconds: typeof obj.fallbackAfterSeconds === 'number' ? obj.fallbackAfterSeconds : d.fallbackAfterSeconds,
   };
 }

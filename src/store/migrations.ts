@@ -339,6 +339,23 @@ const migrations: Record<string, Migration> = {
       `);
     },
   },
+  '0016_workflow': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- The workflow across channels (contract 13): the later steps a create asked for (request types, in order),
+        -- how many were taken, the clock of the current one, and every send attempt for the record's deliveries.
+        -- Kept on the row so that a read stays one query.
+        ALTER TABLE verifications ADD COLUMN workflow text[] NOT NULL DEFAULT '{}';
+        ALTER TABLE verifications ADD COLUMN steps integer NOT NULL DEFAULT 0;
+        ALTER TABLE verifications ADD COLUMN fallback_after_seconds integer NOT NULL DEFAULT 60;
+        ALTER TABLE verifications ADD COLUMN next_step_at timestamptz;
+        ALTER TABLE verifications ADD COLUMN deliveries jsonb NOT NULL DEFAULT '[]'::jsonb;
+        -- Steps falling due: only pending rows with a clock running are in it, so rows without a workflow (most)
+        -- never touch it, and an acceptance that leaves next_step_at null stays a HOT update.
+        CREATE INDEX verifications_next_step ON verifications (next_step_at) WHERE status = 'PENDING' AND next_step_at IS NOT NULL;
+      `);
+    },
+  },
   '0025_drop_in_surfaces': {
     async up(db: Kysely<unknown>) {
       await runStatements(db, `

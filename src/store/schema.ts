@@ -62,6 +62,14 @@ export interface VerificationsTable {
   delivery_status: Generated<string>;
   delivery_sends: Generated<number>;
   delivery_updated_at: Timestamp | null;
+  /** 0015: the workflow's later steps as created (request types), and how many were taken. */
+  workflow: Generated<string[]>;
+  steps: Generated<number>;
+  fallback_after_seconds: Generated<number>;
+  /** When the next step falls due (null: not sent yet, or none left). */
+  next_step_at: Timestamp | null;
+  /** Every send attempt, oldest first: [{ channel, provider, status, at }]. */
+  deliveries: ColumnType<unknown, string | undefined, string>;
 }
 
 export interface SendJobsTable {

@@ -20,14 +20,16 @@ export function dailyTrafficQuery(db: Kysely<Database>, query: TrafficQuery) {
       day.as('day'),
       'region_code',
       'country_code',
-      eb.fn.sum<Count>('send_requests').as('sends'),
+      'delivery_channel',
+      // A workflow's steps are sends as resends are (contract 13).
+      eb.fn.sum<Count>(sql`send_requests + steps`).as('sends'),
       eb.fn.countAll<Count>().filterWhere('delivery_status', '=', 'DELIVERED').as('delivered'),
       eb.fn.countAll<Count>().filterWhere('status', '=', 'SUCCESS').as('verified'),
     ])
     .where('created_at', '>=', query.since)
     .where('created_at', '<', query.before)
     .where('test_number', '=', false)
-    .groupBy(['client_id', day, 'region_code', 'country_code']);
+    .groupBy(['client_id', day, 'region_code', 'country_code', 'delivery_channel']);
   return query.clientId === null ? counted : counted.where('client_id', '=', query.clientId);
 }
 
@@ -42,6 +44,7 @@ export class SqlStatsStore implements StatsStore {
       day: row.day,
       regionCode: row.region_code,
       countryCode: row.country_code,
+      channel: row.delivery_channel,
       sends: Number(row.sends),
       delivered: Number(row.delivered),
       verified: Number(row.verified),

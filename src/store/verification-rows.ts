@@ -4,6 +4,8 @@ import type { PhoneHistory } from '../domain/limits.js';
 import type { SendJob, SendJobStatus } from '../domain/send-job.js';
 import type {
   Delivery,
+  DeliveryAttempt,
+  RequestType,
   FailureReason,
   SendStatus,
   Verification,
@@ -44,8 +46,39 @@ export function verificationRow(v: Verification): Insertable<VerificationsTable>
     delivery_status: v.delivery.status,
     delivery_sends: v.delivery.sends,
     delivery_updated_at: v.delivery.updatedAt,
+    workflow: [...v.workflow],
+    steps: v.steps,
+    fallback_after_seconds: v.fallbackAfterSeconds,
+    next_step_at: v.nextStepAt,
+    deliveries: attemptsJson(v.deliveries),
   };
 }
+
+/** The attempts as stored (jsonb). */
+export function attemptsJson(attempts: readonly DeliveryAttempt[]): string {
+  return JSON.stringify(attempts.map((a) => ({ channel: a.channel, provider: a.provider, status: a.status, at: a.at.toISOString() })));
+}
+
+/**
+ * The attempts as read back; a row made before they were kept (0015) shows its latest send as its one attempt.
+ */
+function toAttempts(raw: unknown, delivery: Delivery): DeliveryAttempt[] {
+  const list = typeof raw === 'string' ? (JSON.parse(raw) as unknown) : raw;
+  const attempts = Array.isArray(list)
+    ? list.flatMap((a: unknown): DeliveryAttempt[] => {
+        if (typeof a !== 'object' || a === null) return [];
+        const o = a as Record<string, unknown>;
+        if (typeof o.channel !== 'string' || typeof o.provider !== 'string' || typeof o.at !== 'string') return [];
+        return [{ channel: o.channel as Delivery['channel'], provider: o.provider, status: sendStatuses.find((s) => s === o.status) ?? 'SENT', at: new Date(o.at) }];
+      })
+    : [];
+  if (attempts.length === 0 && delivery.provider !== null) {
+    return [{ channel: delivery.channel, provider: delivery.provider, status: delivery.status, at: delivery.updatedAt }];
+  }
+  return attempts;
+}
+
+const requestTypes: readonly string[] = ['SEND_SMS', 'DROPPED_CALL', 'WHATSAPP', 'VOICE_CALL'];
 
 const failureReasons: readonly FailureReason[] = ['MAX_ATTEMPTS', 'UNDELIVERABLE', 'CANCELED'];
 const sendStatuses: readonly SendStatus[] = ['QUEUED', 'SENT', 'DELIVERED', 'UNDELIVERED', 'FAILED'];
@@ -85,6 +118,11 @@ export function toVerification(row: Selectable<VerificationsTable>): Verificatio
     expiresAt: row.expires_at,
     failureReason: failureReasons.find((r) => r === row.failure_reason) ?? null,
     delivery,
+    deliveries: toAttempts(row.deliveries, delivery),
+    workflow: row.workflow.filter((t): t is RequestType => requestTypes.includes(t)),
+    steps: row.steps,
+    fallbackAfterSeconds: row.fallback_after_seconds,
+    nextStepAt: row.next_step_at,
   };
 }
 

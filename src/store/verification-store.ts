@@ -176,7 +176,12 @@ export class SqlVerificationStore implements VerificationStore {
       WITH s (verification_id, provider, account, message_id, attempt, status, at) AS (VALUES ${sql.join(rows)}),
       delivered AS (
         UPDATE verifications v SET delivery_provider = s.provider, delivery_message_id = s.message_id,
-          delivery_status = s.status, delivery_sends = v.delivery_sends + 1, delivery_updated_at = s.at
+          delivery_status = s.status, delivery_sends = v.delivery_sends + 1, delivery_updated_at = s.at,
+          deliveries = v.deliveries || jsonb_build_array(jsonb_build_object('channel', v.delivery_channel, 'provider', s.provider,
+            'status', s.status, 'at', to_char(s.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))),
+          -- The current step's clock starts when its code is first sent; a resend or failover leaves it running.
+          next_step_at = CASE WHEN v.next_step_at IS NULL AND v.steps < cardinality(v.workflow)
+            THEN s.at + make_interval(secs => v.fallback_after_seconds) ELSE v.next_step_at END
         FROM s WHERE v.id = s.verification_id
         RETURNING v.id
       ),

@@ -10,7 +10,7 @@ import type { CreateHistory, CreateHistoryQuery, IdempotencyClaim, VerificationT
 import { dueForWorkers, eventRow, notifyWorkersSql } from './outbox-rows.js';
 import type { Database, VerificationsTable } from './schema.js';
 import { isUuid } from './uuid.js';
-import { historyOf, sendJobRow, toSendJob, toVerification, verificationRow } from './verification-rows.js';
+import { attemptsJson, historyOf, sendJobRow, toSendJob, toVerification, verificationRow } from './verification-rows.js';
 
 /** What createStates read, by key: `client|phone`, `client|day`, the prefix, `region|calling code`. */
 interface CreateStates {
@@ -168,14 +168,14 @@ export class GroupTransaction {
       const rows = updates.map(
         (v) => sql`(${v.id}::uuid, ${v.status}::text, ${v.counter}::int, ${v.updatedAt}::timestamptz, ${v.failureReason}::text,
           ${v.sendRequests}::int, ${v.lastSendAt}::timestamptz, ${v.delivery.channel}::text, ${v.delivery.provider}::text, ${v.delivery.messageId}::text, ${v.delivery.status}::text,
-          ${v.delivery.sends}::int, ${v.delivery.updatedAt}::timestamptz)`,
+          ${v.delivery.sends}::int, ${v.delivery.updatedAt}::timestamptz, ${v.steps}::int, ${v.nextStepAt}::timestamptz, ${attemptsJson(v.deliveries)}::jsonb)`,
       );
       await sql`UPDATE verifications v SET status = r.status, counter = r.counter, updated_at = r.updated_at,
           failure_reason = r.failure_reason, send_requests = r.send_requests, last_send_at = r.last_send_at, delivery_channel = r.channel, delivery_provider = r.provider,
           delivery_message_id = r.message_id, delivery_status = r.delivery_status, delivery_sends = r.sends,
-          delivery_updated_at = r.delivery_updated_at
+          delivery_updated_at = r.delivery_updated_at, steps = r.steps, next_step_at = r.next_step_at, deliveries = r.deliveries
         FROM (VALUES ${sql.join(rows)}) AS r (id, status, counter, updated_at, failure_reason, send_requests, last_send_at, channel, provider, message_id,
-          delivery_status, sends, delivery_updated_at)
+          delivery_status, sends, delivery_updated_at, steps, next_step_at, deliveries)
         WHERE v.id = r.id`.execute(this.trx);
     }
     if (savedJobs.length > 0) {
@@ -446,6 +446,32 @@ export class SqlVerificationTx implements VerificationTx {
     // SKIP LOCKED does not skip rows this same transaction locked for another script of the group.
     for (const row of rows) this.group.holdRow(row.id, this);
     return rows.map(toVerification);
+  }
+
+  async lockDueSteps(now: Date, limit: number): Promise<{ verification: Verification; job: SendJob | null }[]> {
+    const { rows, jobs } = await this.group.alone(async (trx) => {
+      const rows = await trx
+        .selectFrom('verifications')
+        .selectAll()
+        .where('status', '=', 'PENDING')
+        .where('next_step_at', 'is not', null)
+        .where('next_step_at', '<=', now)
+        .where('expires_at', '>', now)
+        .orderBy('next_step_at')
+        .limit(limit)
+        .forUpdate()
+        .skipLocked()
+        .execute();
+      // Their jobs in one read, locked after the rows, in the order every script takes them.
+      const jobs =
+        rows.length === 0
+          ? []
+          : await trx.selectFrom('send_jobs').selectAll().where('verification_id', 'in', rows.map((r) => r.id)).forUpdate().execute();
+      return { rows, jobs };
+    });
+    for (const row of rows) this.group.holdRow(row.id, this);
+    const byId = new Map(jobs.map((j) => [j.verification_id, toSendJob(j, null)]));
+    return rows.map((r) => ({ verification: toVerification(r), job: byId.get(r.id) ?? null }));
   }
 
   async findSendJob(verificationId: string): Promise<SendJob | null> {

@@ -32,6 +32,11 @@ function withLifetime(seconds: number): Verification {
     reference: null,
     failureReason: null,
     delivery: { channel: 'SMS', provider: null, messageId: null, status: 'QUEUED', sends: 0, updatedAt: createdAt },
+    deliveries: [],
+    workflow: [],
+    fallbackAfterSeconds: 60,
+    nextStepAt: null,
+    steps: 0,
   };
 }
 

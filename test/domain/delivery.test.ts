@@ -50,6 +50,11 @@ function sent(overrides: Partial<Verification> = {}): Verification {
     reference: null,
     failureReason: null,
     delivery: { channel: 'SMS', provider: 'twilio', messageId: 'SM1', status: 'SENT', sends: 1, updatedAt: at(10) },
+    deliveries: [],
+    workflow: [],
+    fallbackAfterSeconds: 60,
+    nextStepAt: null,
+    steps: 0,
     ...overrides,
   };
 }

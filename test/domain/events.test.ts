@@ -36,6 +36,11 @@ describe('events (contract 3.4 and 4)', () => {
       reference: 'r-1',
       failureReason: null,
       delivery: { channel: 'SMS', provider: 'log', messageId: 'm', status: 'SENT', sends: 1, updatedAt: new Date('2026-11-21T09:30:01.000Z') },
+      deliveries: [],
+      workflow: [],
+      fallbackAfterSeconds: 60,
+      nextStepAt: null,
+      steps: 0,
     };
     assert.deepEqual(webhookPayload('action.otp.success', v), {
       event: 'action.otp.success',

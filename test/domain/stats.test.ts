@@ -57,6 +57,7 @@ describe('stats rows', () => {
     day: '2026-11-21',
     regionCode: 'NG',
     countryCode: '+234',
+    channel: 'SMS',
     sends: 1,
     delivered: 1,
     verified: 1,

@@ -37,6 +37,11 @@ function pending(overrides: Partial<Verification> = {}): Verification {
     reference: null,
     failureReason: null,
     delivery: { channel: 'SMS', provider: null, messageId: null, status: 'QUEUED', sends: 0, updatedAt: t0 },
+    deliveries: [],
+    workflow: [],
+    fallbackAfterSeconds: 60,
+    nextStepAt: null,
+    steps: 0,
     ...overrides,
   };
 }

@@ -225,6 +225,8 @@ forEachDatabase('client settings', (kind) => {
       await refused({ name: 'clients.update', id: c.id, change: { webotpDomain: 'https://example.com' } }, /--webotp-domain/);
       await refused({ name: 'clients.update', id: c.id, change: { androidAppHash: 'short' } }, /--android-app-hash/);
       await refused({ name: 'clients.update', id: c.id, change: { allowedCountries: ['NGA'] } }, /--allowed-countries .*NGA/);
+      await refused({ name: 'clients.update', id: c.id, change: { fallback: ['SEND_SMS', 'SEND_SMS'] } }, /--fallback takes at most 2/);
+      await refused({ name: 'clients.update', id: c.id, change: { fallbackAfterSeconds: 0 } }, /--fallback-after/);
       await refused({ name: 'clients.update', id: '00000000-0000-4000-8000-000000000000', change: { revealCode: true } }, /no client/);
       const shown = (await ok({ name: 'clients.show', id: c.id })) as { clientId: string; settings: { revealCode: boolean } };
       assert.equal(shown.clientId, c.id);
@@ -243,7 +245,7 @@ forEachDatabase('client settings', (kind) => {
       try {
         const created = JSON.parse(await cli('clients', 'create', '--name', 'cli', '--scopes', 'otp:send', '--json')) as { clientId: string };
         const id = created.clientId;
-        assert.match(await cli('clients', 'update', id, '--reveal-code', 'false', '--allowed-countries', 'ng,GH', '--app-name', 'Acme', '--default-locale', 'fr'), /saved/);
+        assert.match(await cli('clients', 'update', id, '--reveal-code', 'false', '--allowed-countries', 'ng,GH', '--app-name', 'Acme', '--default-locale', 'fr', '--fallback', 'send_sms', '--fallback-after', '45'), /saved/);
         assert.match(await cli('clients', 'templates', 'set', id, '--locale', 'fr', 'Votre code {app} : {code}'), /saved the fr template: GSM-7, 1 SMS part at most\. A user reads:\n\nVotre code Acme : 9999/);
         await cli('clients', 'test-numbers', 'add', id, '+2348000000001', '--code', '123456');
         const overridden = await runCliFromSource(['clients', 'templates', 'set', id, '--locale', 'en', 'Your code: {code}\u202e'], env);
@@ -262,8 +264,13 @@ forEachDatabase('client settings', (kind) => {
             defaultLocale: 'fr',
             templates: { fr: 'Votre code {app} : {code}' },
             testNumbers: { '+2348000000001': '123456' },
+            fallback: ['SEND_SMS'],
+            fallbackAfterSeconds: 45,
           },
         );
+        const refusedFallback = await runCliFromSource(['clients', 'update', id, '--fallback', 'DROPPED_CALL'], env);
+        assert.equal(refusedFallback.code, 1, refusedFallback.stderr);
+        assert.match(refusedFallback.stderr, /--fallback takes request types from SEND_SMS.*not DROPPED_CALL/);
         const bad = await runCliFromSource(['clients', 'update', id, '--reveal-code', 'maybe'], env);
         assert.equal(bad.code, 2);
         assert.match(bad.stderr, /--reveal-code takes true or false/);

@@ -123,7 +123,7 @@ forEachDatabase('metrics', (kind) => {
       assert.equal(grew('otp_sends_total', { channel: 'sms', provider: 'log', outcome: 'accepted' }), 1, 'the refused one failed over');
       assert.equal(grew('otp_sends_total', { channel: 'call', provider: 'log', outcome: 'accepted' }), 1);
 
-      assert.equal(grew('otp_receipts_total', { provider: 'http', status: 'DELIVERED' }), 1);
+      assert.equal(grew('otp_receipts_total', { channel: 'sms', provider: 'http', status: 'DELIVERED' }), 1);
       const latency = histogram(text, 'otp_receipt_latency_seconds', 'provider="http",status="DELIVERED"');
       assert.ok(latency && latency.count >= 1);
       assert.ok(latency.sum >= 1.5, `the receipt came 1.5 s after the send: ${latency.sum}`);

@@ -44,10 +44,15 @@ forEachDatabase('fetch and verify', (kind) => {
       assert.equal(body.status, true);
       assert.equal(body.message, 'Verification fetched');
       // The code went out right after the create's answer: only the delivery has moved since.
-      const { delivery, ...rest } = body.data as Record<string, unknown> & { delivery: { status: string; provider: string; sends: number } };
-      const { delivery: _created, ...created } = v as unknown as Record<string, unknown>;
+      const { delivery, deliveries, ...rest } = body.data as Record<string, unknown> & {
+        delivery: { status: string; provider: string; sends: number };
+        deliveries: { channel: string; provider: string; status: string }[];
+      };
+      const { delivery: _created, deliveries: none, ...created } = v as unknown as Record<string, unknown>;
       assert.deepEqual(rest, created);
+      assert.deepEqual(none, [], 'no attempt yet when the create answered');
       assert.deepEqual([delivery.status, delivery.provider, delivery.sends], ['SENT', 'log', 1]);
+      assert.deepEqual(deliveries.map((d) => [d.channel, d.provider, d.status]), [['SMS', 'log', 'SENT']]);
     });
 
     it('works with a token that has only otp:verify', async () => {
@@ -322,6 +327,8 @@ forEachDatabase('fetch and verify', (kind) => {
           },
           resend: { maxSends: h.config.OTP_MAX_SENDS, cooldownSeconds: h.config.PHONE_COOLDOWN_SECONDS },
           destinations: { allowedCountries: h.config.ALLOWED_COUNTRIES, blockedLineTypes: h.config.BLOCKED_LINE_TYPES },
+          fallbackTypes: channels.fallbackTypes(),
+          fallbackAfterSeconds: h.config.FALLBACK_AFTER_SECONDS,
           clientDailySends: h.config.CLIENT_DAILY_SEND_LIMIT,
           prefix: { count: h.config.PREFIX_LIMIT_COUNT, windowSeconds: h.config.PREFIX_LIMIT_WINDOW_SECONDS, blockSeconds: h.config.PREFIX_BLOCK_SECONDS },
           offered: new Set(['sms', 'call'] as const),

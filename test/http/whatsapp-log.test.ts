@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config.js';
+import { runAdminCommand } from '../../src/admin/commands.js';
 import { formatMessage } from '../../src/cli/messages.js';
+import { adminDeps } from '../../src/server.js';
 import { createVerification, e164Of, eventually, expectV1Error, nextLocalNumber } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
@@ -45,6 +47,19 @@ forEachDatabase('WHATSAPP through the log provider', (kind) => {
     assert.deepEqual(again.map((m) => [m.channel, m.text]), [['whatsapp', message.text], ['whatsapp', message.text]]);
     const verified = await h.call('POST', '/v1/otp/verify', token, { id: created.id, otp: created.otp });
     assert.equal(verified.statusCode, 200, verified.body);
+  });
+
+  it('a test number gets its fixed code on WhatsApp, reaches no provider, and the inbox shows it as WhatsApp', async () => {
+    const c = await h.client(['otp:send', 'otp:verify']);
+    const token = await h.token(['otp:send', 'otp:verify'], c);
+    const local = nextLocalNumber();
+    const added = await runAdminCommand(adminDeps(h.services), { name: 'clients.test-numbers.add', id: c.clientId, number: e164Of(local), code: '135790' });
+    assert.ok(added.ok);
+    const v = await createVerification(h, token, { phoneNumber: local, type: 'WHATSAPP' });
+    assert.equal(v.otp, '135790');
+    const [shown] = await h.services.inbox.latest(1, e164Of(local));
+    assert.deepEqual([shown?.channel, shown?.provider, shown?.from], ['whatsapp', 'test', '+2349010000777']);
+    assert.match(shown?.text ?? '', /^135790 is your verification code/);
   });
 });
 

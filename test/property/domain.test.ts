@@ -41,6 +41,11 @@ function build(v: { status: VerificationStatus; counter: number; otp: string; tt
     status: v.status,
     failureReason: v.status === 'FAILED' ? 'MAX_ATTEMPTS' : null,
     delivery: { channel: 'SMS', provider: null, messageId: null, status: 'QUEUED', sends: 0, updatedAt: new Date(t0) },
+    deliveries: [],
+    workflow: [],
+    fallbackAfterSeconds: 60,
+    nextStepAt: null,
+    steps: 0,
     webhookUrl: null,
     reference: null,
   };

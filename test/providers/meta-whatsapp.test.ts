@@ -5,9 +5,11 @@ import { isDeepStrictEqual } from 'node:util';
 import { parse } from 'yaml';
 import type { SendResult } from '../../src/channels/provider-port.js';
 import { decideMetaAnswer } from '../../src/providers/whatsapp/meta-errors.js';
-import { metaLanguage, metaUserAgent } from '../../src/providers/whatsapp/meta.js';
+import { loadConfig } from '../../src/config.js';
+import { metaLanguage, metaUserAgent, metaWhatsApp } from '../../src/providers/whatsapp/meta.js';
 import { metaCloudApiSpec, metaOverlay } from '../support/meta-prism.js';
 import { startPrism, type PrismMock } from '../support/prism.js';
+import { assertModuleDeclares } from './support.js';
 
 const published = (): unknown => parse(fs.readFileSync(metaCloudApiSpec, 'utf8'), { maxAliasCount: -1 });
 
@@ -96,5 +98,30 @@ describe('Meta answers as results', () => {
 describe('a verification locale as Meta\'s language code', () => {
   it('maps en to en_US, pt-BR to pt_BR, and keeps a language Meta names alone', () => {
     assert.deepEqual([null, 'en', 'pt-BR', 'pt', 'fr', 'es-MX', 'en-GB'].map(metaLanguage), ['en_US', 'en_US', 'pt_BR', 'pt_BR', 'fr', 'es_MX', 'en_GB']);
+  });
+});
+
+describe('meta settings', () => {
+  const s = metaWhatsApp.settings;
+  it('names, defaults and secrecy', () => {
+    assertModuleDeclares(metaWhatsApp, { name: 'meta', channels: ['whatsapp'], callbacks: true });
+    assert.equal(s.META_BASE_URL.default, 'https://graph.facebook.com');
+    assert.equal(s.META_API_VERSION.default, 'v23.0');
+    for (const secret of [s.META_ACCESS_TOKEN, s.META_APP_SECRET, s.META_WEBHOOK_VERIFY_TOKEN]) assert.equal(secret.secret, true);
+    assert.equal(s.META_WABA_ID.required, false);
+  });
+
+  it('refuses what cannot work, and a start with meta names every missing setting', () => {
+    assert.throws(() => s.META_PHONE_NUMBER_ID.parse('+15550001234'), /phone number id/);
+    assert.throws(() => s.META_API_VERSION.parse('23'), /v23\.0/);
+    assert.throws(() => s.WHATSAPP_TEMPLATE.parse('OTP Code'), /template name/);
+    assert.throws(() => s.META_ACCESS_TOKEN.parse('short'), /too short/);
+    assert.throws(
+      () => loadConfig({ WHATSAPP_PROVIDER: 'meta', PUBLIC_BASE_URL: 'https://otp.example.org' }),
+      /META_ACCESS_TOKEN: required by the meta provider[\s\S]*META_PHONE_NUMBER_ID[\s\S]*META_APP_SECRET[\s\S]*META_WEBHOOK_VERIFY_TOKEN[\s\S]*WHATSAPP_TEMPLATE/,
+    );
+    const complete = { WHATSAPP_PROVIDER: 'meta', META_ACCESS_TOKEN: 'EAAGtoken0123456789', META_PHONE_NUMBER_ID: '1065', META_APP_SECRET: 'x', META_WEBHOOK_VERIFY_TOKEN: 'y', WHATSAPP_TEMPLATE: 'otp_code' };
+    assert.throws(() => loadConfig(complete), /PUBLIC_BASE_URL: required by meta/);
+    assert.deepEqual(loadConfig({ ...complete, PUBLIC_BASE_URL: 'https://otp.example.org' }).providers.whatsapp.map((p) => p.module.name), ['meta']);
   });
 });

@@ -149,6 +149,8 @@ export async function camaraRoutes(app: FastifyInstance, deps: CamaraRouteDeps):
       reference: null,
       locale: null,
       idempotency: null,
+      // send-code is an SMS: no workflow of later steps (a client's default one included).
+      fallback: [],
       messageText: request.body.message,
     });
     switch (outcome.kind) {
@@ -166,6 +168,7 @@ export async function camaraRoutes(app: FastifyInstance, deps: CamaraRouteDeps):
           ? sendCamaraError(reply, 'ONE_TIME_PASSWORD_SMS.MAX_OTP_CODES_EXCEEDED', { retryAfterSeconds: outcome.retryAfterSeconds })
           : sendCamaraError(reply, 'QUOTA_EXCEEDED', { retryAfterSeconds: outcome.retryAfterSeconds });
       case 'idempotency-key-reused':
+      case 'invalid-fallback':
         return sendCamaraError(reply, 'INTERNAL');
     }
   });

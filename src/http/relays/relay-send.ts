@@ -34,6 +34,8 @@ export async function relaySend(
     reference: null,
     locale: request.locale ? canonicalLocale(request.locale) : null,
     idempotency: null,
+    // Never a later step: a relayed code is never verified here, so a step's clock would always run out.
+    fallback: [],
     relayedCode: request.code,
   });
   return refusalOf(outcome);
@@ -53,6 +55,7 @@ function refusalOf(outcome: CreateOutcome): RelayRefusal | null {
     case 'rate-limited':
       return { status: 429, message: 'Too many sends; retry later', retryAfterSeconds: outcome.retryAfterSeconds };
     case 'idempotency-key-reused':
+    case 'invalid-fallback':
       return { status: 500, message: 'Internal error' };
   }
 }

@@ -62,6 +62,7 @@ interface CreateBody {
   webhookUrl?: string | null;
   reference?: string | null;
   locale?: string | null;
+  fallback?: string[];
 }
 
 /** Why a create's type is refused when its channel has no provider here. */
@@ -104,6 +105,7 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
         webhookUrl,
         reference: body.reference ?? null,
         locale,
+        fallback: body.fallback ?? null,
       } as const;
       const outcome = await verifications.create({
         ...input,
@@ -117,6 +119,8 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
         case 'created':
         case 'replayed':
           return { status: true, message: 'OTP sent', data: publicRecord(outcome.verification) };
+        case 'invalid-fallback':
+          return sendError(reply, 'VALIDATION_ERROR', { details: [{ field: 'fallback', issue: outcome.issue }] });
         case 'invalid-phone':
           return sendError(reply, 'INVALID_PHONE_NUMBER', {
             details: [{ field: 'phoneNumber', issue: `is not a valid number for country code ${number.countryCode}` }],

@@ -11,7 +11,7 @@ const message = 'Stats retrieved';
 /** One day's traffic towards one country: the response schema serializes exactly these fields. */
 const dailyTrafficSchema = {
   type: 'object',
-  required: ['day', 'regionCode', 'countryCode', 'sends', 'delivered', 'verified'],
+  required: ['day', 'regionCode', 'countryCode', 'channel', 'sends', 'delivered', 'verified'],
   properties: {
     day: { type: 'string', description: 'The UTC day the verifications were created, YYYY-MM-DD.' },
     regionCode: {
@@ -20,16 +20,21 @@ const dailyTrafficSchema = {
         'ISO 3166 alpha-2 region of the numbers (NG), `001` for non-geographic numbers (+800, +882...). Null only for verifications made before the service stored regions, under a calling code several regions share (+1, +44).',
     },
     countryCode: { type: 'string', description: 'The country calling code, `+NNN`.' },
-    sends: { type: 'integer', description: 'Messages and calls asked for: 1 per verification created, 1 more per resend.' },
+    channel: {
+      type: 'string',
+      description:
+        "The channel of the verifications' latest send, as `delivery.channel` (`SMS`, `CALL`, ...): a verification counts, all its sends included, under the channel its workflow ended on.",
+    },
+    sends: { type: 'integer', description: 'Messages and calls asked for: 1 per verification created, 1 more per resend and per workflow step.' },
     delivered: { type: 'integer', description: 'Verifications whose latest send a delivery receipt marked `DELIVERED`.' },
     verified: { type: 'integer', description: 'Verifications that ended `SUCCESS`.' },
   },
 } as const;
 
 const exampleRows: DailyTraffic[] = [
-  { day: '2026-11-23', regionCode: 'GH', countryCode: '+233', sends: 41, delivered: 38, verified: 33 },
-  { day: '2026-11-23', regionCode: 'NG', countryCode: '+234', sends: 1207, delivered: 1102, verified: 964 },
-  { day: '2026-11-24', regionCode: 'NG', countryCode: '+234', sends: 1311, delivered: 1190, verified: 1043 },
+  { day: '2026-11-23', regionCode: 'GH', countryCode: '+233', channel: 'SMS', sends: 41, delivered: 38, verified: 33 },
+  { day: '2026-11-23', regionCode: 'NG', countryCode: '+234', channel: 'SMS', sends: 1207, delivered: 1102, verified: 964 },
+  { day: '2026-11-24', regionCode: 'NG', countryCode: '+234', channel: 'SMS', sends: 1311, delivered: 1190, verified: 1043 },
 ];
 
 const statsEnvelope = successEnvelope(

@@ -127,6 +127,8 @@ export async function twilioRoutes(app: FastifyInstance, deps: TwilioRouteDeps):
         reference: null,
         locale,
         idempotency: null,
+        // Twilio's create names one channel: no workflow of later steps (a client's default one included).
+        fallback: [],
       });
       return createAnswer(reply, outcome, channel, base(request));
     },
@@ -212,7 +214,8 @@ function createAnswer(reply: FastifyReply, outcome: CreateOutcome, channel: stri
         ? sendTwilioError(reply, 60203, { retryAfterSeconds: outcome.retryAfterSeconds })
         : sendTwilioError(reply, 20429, { retryAfterSeconds: outcome.retryAfterSeconds });
     case 'idempotency-key-reused':
-      // /v2 sends no Idempotency-Key; nothing reaches here.
+    case 'invalid-fallback':
+      // /v2 sends no Idempotency-Key and no later steps; nothing reaches here.
       return sendTwilioError(reply, 20500);
   }
 }
