@@ -67,6 +67,17 @@ export function appDeps(services: Services): AppDeps {
         return services.deliveries.recordReceipt(provider, receipt, account);
       },
     },
+    twilio: {
+      verifications: services.verifications,
+      clients: services.clientDirectory,
+      authFailures: services.authFailures,
+      maxAuthFailures: config.AUTH_FAILURE_LIMIT,
+      clientRate: services.clientRate,
+      publicBaseUrl: config.PUBLIC_BASE_URL ?? null,
+      requestTypeNamed: (name) => services.channels.requestTypeNamed(name),
+      codeLength: config.OTP_LENGTH,
+    },
+    relays: { verifications: services.verifications, clients: services.clientDirectory },
     ...(services.inboxFeed && {
       devInbox: {
         feed: services.inboxFeed,
@@ -165,6 +176,7 @@ export function adminDeps(services: Services): AdminDeps {
       ttlSeconds: services.config.OTP_TTL_SECONDS,
       fallbackTypes: services.channels.fallbackTypes(),
     },
+    publicBaseUrl: services.config.PUBLIC_BASE_URL ?? null,
     snapshot: async (file) => {
       const dump = Buffer.from(await (await services.db.dumpDataDir()).arrayBuffer());
       // It holds what the database holds (secrets' hashes, signing keys): its owner's only, never overwriting.

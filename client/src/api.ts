@@ -557,6 +557,210 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/Services": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Verify services (Twilio-shaped)
+         * @description The one Verify service of the authenticated client, in Twilio's list shape.
+         */
+        get: operations["twilioListServices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/Services/{ServiceSid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Fetch the Verify service (Twilio-shaped)
+         * @description The client's one Verify service; any other service sid is 20404.
+         */
+        get: operations["twilioFetchService"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/Services/{ServiceSid}/Verifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a verification (Twilio-shaped)
+         * @description Creates a verification, as `POST /v1/otp/request` does, under the same limits: `To` in E.164, `Channel` `sms`, `call` (the code read aloud) or `whatsapp`, each where the service has a provider for it (else 60223), `Locale` optional. 201 with Twilio's Verification resource.
+         */
+        post: operations["twilioCreateVerification"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/Services/{ServiceSid}/Verifications/{Sid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Fetch a verification (Twilio-shaped)
+         * @description The verification as it stands (one whose time is up reads `expired`); the same one `GET /v1/otp/{id}` reads. Another client's sid is 20404.
+         */
+        get: operations["twilioFetchVerification"];
+        put?: never;
+        /**
+         * Cancel or approve a verification (Twilio-shaped)
+         * @description `Status=canceled` cancels it (as `POST /v1/otp/{id}/cancel`); `Status=approved` approves it without a code. One no longer pending is 20404.
+         */
+        post: operations["twilioUpdateVerification"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/Services/{ServiceSid}/VerificationCheck": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check a code (Twilio-shaped)
+         * @description Checks `Code` against the verification named by `VerificationSid`, or by `To` (the client's most recent pending one of that number), as `POST /v1/otp/verify` does. A wrong code answers 200 `pending` while attempts remain; the last attempt answers `max_attempts_reached`; any check after that is 60202. One no longer pending, or none, is 20404.
+         */
+        post: operations["twilioCheckVerification"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/hooks/supabase/send-sms/{hookId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Supabase Auth's Send SMS Hook
+         * @description Set as the Send SMS Hook's URI in Supabase Auth, with the client's hook secret (`otp-service clients hooks ID`): delivers `sms.otp` to `user.phone`. Standard Webhooks signature; 200 `{}`; errors `{ error: { http_code, message } }`.
+         */
+        post: operations["relaySupabaseSendSms"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/hooks/logto/sms/{hookId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Logto's HTTP SMS connector
+         * @description Set as the HTTP SMS connector's endpoint in Logto, with `Authorization: Bearer <hook secret>` (`otp-service clients hooks ID`): delivers `payload.code` to `to`.
+         */
+        post: operations["relayLogtoSms"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/hooks/kratos/sms/{hookId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ory Kratos' HTTP courier (SMS)
+         * @description Set as the `sms` courier channel's `request_config.url` in Kratos, with `auth` `api_key` (`in: header`, `name: Authorization`, `value: Bearer <hook secret>`): delivers the flow's code (`login_code`, `registration_code`, `verification_code` or `recovery_code`, in `template_data` or beside `recipient`) to `recipient`.
+         */
+        post: operations["relayKratosSms"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/one-time-password-sms/v1/send-code": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a code in your own text (CAMARA)
+         * @description CAMARA one-time-password-sms v1 `send-code`: sends an SMS of `message` (at most 160 characters, `{{code}}` where the code goes) to `phoneNumber` (E.164), as a new verification under the same limits as `POST /v1/otp/request`; `authenticationId` is its id (readable through /v1).
+         */
+        post: operations["camaraSendCode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/one-time-password-sms/v1/validate-code": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Validate a code (CAMARA)
+         * @description CAMARA one-time-password-sms v1 `validate-code`: checks `code` for `authenticationId`, as `POST /v1/otp/verify` does; 204 when it matches.
+         */
+        post: operations["camaraValidateCode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/otp/request": {
         parameters: {
             query?: never;
@@ -1104,7 +1308,7 @@ export interface operations {
                         /** @description ISO 8601 UTC with milliseconds. */
                         accessTokenExpiresAt: string;
                         /** @description The scopes granted. */
-                        scope: ("otp:send" | "otp:verify" | "lookup:request" | "lookup:status" | "deposit:request")[];
+                        scope: ("otp:send" | "otp:verify" | "lookup:request" | "lookup:status" | "deposit:request" | "one-time-password-sms:send-validate")[];
                         /** @description The same token (RFC 6749). */
                         access_token: string;
                         /** @enum {string} */
@@ -1419,6 +1623,1401 @@ export interface operations {
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+        };
+    };
+    twilioListServices: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        services?: {
+                            sid?: string;
+                            account_sid?: string;
+                            friendly_name?: string;
+                            code_length?: number;
+                            lookup_enabled?: boolean;
+                            psd2_enabled?: boolean;
+                            skip_sms_to_landlines?: boolean;
+                            dtmf_input_required?: boolean;
+                            tts_name?: null;
+                            do_not_share_warning_enabled?: boolean;
+                            custom_code_enabled?: boolean;
+                            push?: null;
+                            totp?: null;
+                            default_template_sid?: null;
+                            whatsapp?: null;
+                            verify_event_subscription_enabled?: boolean;
+                            /** Format: date-time */
+                            date_created?: string;
+                            /** Format: date-time */
+                            date_updated?: string;
+                            /** Format: uri */
+                            url?: string;
+                            links?: {
+                                /** Format: uri */
+                                verifications?: string;
+                                /** Format: uri */
+                                verification_checks?: string;
+                            };
+                        }[];
+                        meta?: {
+                            first_page_url?: string;
+                            key?: string;
+                            next_page_url?: null;
+                            page?: number;
+                            page_size?: number;
+                            previous_page_url?: null;
+                            url?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Twilio error 20003. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: number;
+                        message: string;
+                        /** Format: uri */
+                        more_info: string;
+                        status: number;
+                    };
+                };
+            };
+            /** @description Twilio error 20429. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: number;
+                        message: string;
+                        /** Format: uri */
+                        more_info: string;
+                        status: number;
+                    };
+                };
+            };
+            /** @description Twilio error 20500. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: number;
+                        message: string;
+                        /** Format: uri */
+                        more_info: string;
+                        status: number;
+                    };
+                };
+            };
+            /** @description Twilio error 20503. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: number;
+                        message: string;
+                        /** Format: uri */
+                        more_info: string;
+                        status: number;
+                    };
+                };
+            };
+        };
+    };
+    twilioFetchService: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The client's service sid, from GET /v2/Services. */
+                ServiceSid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The one Verify service of the client (`VA` + its id's hex digits). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        sid?: string;
+                        account_sid?: string;
+                        friendly_name?: string;
+                        code_length?: number;
+                        lookup_enabled?: boolean;
+                        psd2_enabled?: boolean;
+                        skip_sms_to_landlines?: boolean;
+                        dtmf_input_required?: boolean;
+                        tts_name?: null;
+                        do_not_share_warning_enabled?: boolean;
+                        custom_code_enabled?: boolean;
+                        push?: null;
+                        totp?: null;
+                        default_template_sid?: null;
+                        whatsapp?: null;
+                        verify_event_subscription_enabled?: boolean;
+                        /** Format: date-time */
+                        date_created?: string;
+                        /** Format: date-time */
+                        date_updated?: string;
+                        /** Format: uri */
+                        url?: string;
+                        links?: {
+                            /** Format: uri */
+                            verifications?: string;
+                            /** Format: uri */
+                            verification_checks?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Twilio error 20003. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: number;
+                        message: string;
+                        /** Format: uri */
+                        more_info: string;
+                        status: number;
+                    };
+                };
+            };
+            /** @description Twilio error 20404. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: number;
+                        message: string;
+                        /** Format: uri */
+                        more_info: string;
+                        status: number;
+                    };
+                };
+            };
+            /** @description Twilio error 20429. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: number;
+                        message: string;
+                        /** Format: uri */
+                        more_info: string;
+                        status: number;
+                    };
+                };
+            };
+            /** @description Twilio error 20500. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: number;
+                        message: string;
+                        /** Format: uri */
+                        more_info: string;
+                        status: number;
+                    };
+                };
+            };
+            /** @description Twilio error 20503. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: number;
+                        message: string;
+                        /** Format: uri */
+                        more_info: string;
+                        status: number;
+                    };
+                };
+            };
+        };
+    };
+    twilioCreateVerification: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The client's service sid, from GET /v2/Services. */
+                ServiceSid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    To: string;
+                    Channel: string;
+                    Locale?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Twilio's Verification resource; its `sid` names the same verification as its `/v1` id (`VE` + the id's hex digits). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        sid?: string;
+                        service_sid?: string;
+                        account_sid?: string;
+                        /** @description E.164. */
+                        to?: string;
+                        /** @enum {string} */
+                        channel?: "sms" | "call" | "whatsapp";
+                        /** @enum {string} */
+                        status?: "pending" | "approved" | "canceled" | "max_attempts_reached" | "expired" | "failed";
+                        valid?: boolean;
+                        lookup?: {
+                            [key: string]: unknown;
+                        };
+                        amount?: null;
+                        payee?: null;
+                        send_code_attempts?: {
+                            /** Format: date-time */
+                            time?: string;
+                            channel?: string;
+                        }[];
+                        /** Format: date-time */
+                        date_created?: string;
+                        /** Format: date-time */
+                        date_updated?: string;
+                        sna?: null;
+                        /** Format: uri */
+                        url?: string;
+                    };
+                };
+            };
+            /** @description Twilio error 60200, 60223. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: number;
+                        message: string;
+                        /** Format: uri */
+                        more_info: string;
+                        status: number;
+                    };
+                };
+            };
+            /** @description Twilio error 20003. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: number;
+                        message: string;
+                        /** Format: uri */
+                        more_info: string;
+                        status: number;
+                    };
+                };
+            };
+            /** @description Twilio error 20403, 60410. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: number;
+                        message: string;
+                        /** Format: uri */
+                        more_info: string;
+                        status: number;
+                    };
+                };
+            };
+            /** @description Twilio error 20404. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: number;
+                        message: string;
+                        /** Format: uri */
+                        more_info: string;
+                        status: number;
+                    };
+                };
+            };
+            /** @description Twilio error 20429, 60203. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: number;
+                        message: string;
+                        /** Format: uri */
+                        more_info: string;
+                        status: number;
+                    };
+                };
+            };
+            /** @description Twilio error 20500. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: number;
+                        message: string;
+                        /** Format: uri */
+                        more_info: string;
+                        status: number;
+                    };
+                };
+            };
+            /** @description Twilio error 20503. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: number;
+                        message: string;
+                        /** Format: uri */
+                        more_info: string;
+                        status: number;
+                    };
+                };
+            };
+        };
+    };
+    twilioFetchVerification: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The client's service sid, from GET /v2/Services. */
+                ServiceSid: string;
+                Sid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Twilio's Verification resource; its `sid` names the same verification as its `/v1` id (`VE` + the id's hex digits). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        sid?: string;
+                        service_sid?: string;
+                        account_sid?: string;
+                        /** @description E.164. */
+                        to?: string;
+                        /** @enum {string} */
+                        channel?: "sms" | "call" | "whatsapp";
+                        /** @enum {string} */
+                        status?: "pending" | "approved" | "canceled" | "max_attempts_reached" | "expired" | "failed";
+                        valid?: boolean;
+                        lookup?: {
+                            [key: string]: unknown;
+                        };
+                        amount?: null;
+                        payee?: null;
+                        send_code_attempts?: {
+                            /** Format: date-time */
+                            time?: string;
+                            channel?: string;
+                        }[];
+                        /** Format: date-time */
+                        date_created?: string;
+                        /** Format: date-time */
+                        date_updated?: string;
+                        sna?: null;
+                        /** Format: uri */
+                        url?: string;
+                    };
+                };
+            };
+            /** @description Twilio error 20003. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: number;
+                        message: string;
+                        /** Format: uri */
+                        more_info: string;
+                        status: number;
+                    };
+                };
+            };
+            /** @description Twilio error 20404. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: number;
+                        message: string;
+                        /** Format: uri */
+                        more_info: string;
+                        status: number;
+                    };
+                };
+            };
+            /** @description Twilio error 20429. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: number;
+                        message: string;
+                        /** Format: uri */
+                        more_info: string;
+                        status: number;
+                    };
+                };
+            };
+            /** @description Twilio error 20500. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: number;
+                        message: string;
+                        /** Format: uri */
+                        more_info: string;
+                        status: number;
+                    };
+                };
+            };
+            /** @description Twilio error 20503. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: number;
+                        message: string;
+                        /** Format: uri */
+                        more_info: string;
+                        status: number;
+                    };
+                };
+            };
+        };
+    };
+    twilioUpdateVerification: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The client's service sid, from GET /v2/Services. */
+                ServiceSid: string;
+                Sid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    Status: "canceled" | "approved";
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Twilio's Verification resource; its `sid` names the same verification as its `/v1` id (`VE` + the id's hex digits). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        sid?: string;
+                        service_sid?: string;
+                        account_sid?: string;
+                        /** @description E.164. */
+                        to?: string;
+                        /** @enum {string} */
+                        channel?: "sms" | "call" | "whatsapp";
+                        /** @enum {string} */
+                        status?: "pending" | "approved" | "canceled" | "max_attempts_reached" | "expired" | "failed";
+                        valid?: boolean;
+                        lookup?: {
+                            [key: string]: unknown;
+                        };
+                        amount?: null;
+                        payee?: null;
+                        send_code_attempts?: {
+                            /** Format: date-time */
+                            time?: string;
+                            channel?: string;
+                        }[];
+                        /** Format: date-time */
+                        date_created?: string;
+                        /** Format: date-time */
+                        date_updated?: string;
+                        sna?: null;
+                        /** Format: uri */
+                        url?: string;
+                    };
+                };
+            };
+            /** @description Twilio error 60200. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: number;
+                        message: string;
+                        /** Format: uri */
+                        more_info: string;
+                        status: number;
+                    };
+                };
+            };
+            /** @description Twilio error 20003. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: number;
+                        message: string;
+                        /** Format: uri */
+                        more_info: string;
+                        status: number;
+                    };
+                };
+            };
+            /** @description Twilio error 20403. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: number;
+                        message: string;
+                        /** Format: uri */
+                        more_info: string;
+                        status: number;
+                    };
+                };
+            };
+            /** @description Twilio error 20404. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: number;
+                        message: string;
+                        /** Format: uri */
+                        more_info: string;
+                        status: number;
+                    };
+                };
+            };
+            /** @description Twilio error 20429. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: number;
+                        message: string;
+                        /** Format: uri */
+                        more_info: string;
+                        status: number;
+                    };
+                };
+            };
+            /** @description Twilio error 20500. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: number;
+                        message: string;
+                        /** Format: uri */
+                        more_info: string;
+                        status: number;
+                    };
+                };
+            };
+            /** @description Twilio error 20503. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: number;
+                        message: string;
+                        /** Format: uri */
+                        more_info: string;
+                        status: number;
+                    };
+                };
+            };
+        };
+    };
+    twilioCheckVerification: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The client's service sid, from GET /v2/Services. */
+                ServiceSid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    Code: string;
+                    To?: string;
+                    VerificationSid?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Twilio's VerificationCheck resource. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        sid?: string;
+                        service_sid?: string;
+                        account_sid?: string;
+                        to?: string;
+                        /** @enum {string} */
+                        channel?: "sms" | "call" | "whatsapp";
+                        /** @enum {string} */
+                        status?: "pending" | "approved" | "canceled" | "max_attempts_reached" | "expired" | "failed";
+                        valid?: boolean;
+                        amount?: null;
+                        payee?: null;
+                        sna_attempts_error_codes?: unknown[];
+                        /** Format: date-time */
+                        date_created?: string;
+                        /** Format: date-time */
+                        date_updated?: string;
+                    };
+                };
+            };
+            /** @description Twilio error 60200. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: number;
+                        message: string;
+                        /** Format: uri */
+                        more_info: string;
+                        status: number;
+                    };
+                };
+            };
+            /** @description Twilio error 20003. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: number;
+                        message: string;
+                        /** Format: uri */
+                        more_info: string;
+                        status: number;
+                    };
+                };
+            };
+            /** @description Twilio error 20403. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: number;
+                        message: string;
+                        /** Format: uri */
+                        more_info: string;
+                        status: number;
+                    };
+                };
+            };
+            /** @description Twilio error 20404. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: number;
+                        message: string;
+                        /** Format: uri */
+                        more_info: string;
+                        status: number;
+                    };
+                };
+            };
+            /** @description Twilio error 20429, 60202. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: number;
+                        message: string;
+                        /** Format: uri */
+                        more_info: string;
+                        status: number;
+                    };
+                };
+            };
+            /** @description Twilio error 20500. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: number;
+                        message: string;
+                        /** Format: uri */
+                        more_info: string;
+                        status: number;
+                    };
+                };
+            };
+            /** @description Twilio error 20503. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: number;
+                        message: string;
+                        /** Format: uri */
+                        more_info: string;
+                        status: number;
+                    };
+                };
+            };
+        };
+    };
+    relaySupabaseSendSms: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                hookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    user: {
+                        phone: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                    sms: {
+                        otp: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            http_code?: number;
+                            message?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            http_code?: number;
+                            message?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            http_code?: number;
+                            message?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            http_code?: number;
+                            message?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            http_code?: number;
+                            message?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            http_code?: number;
+                            message?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    relayLogtoSms: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                hookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    to: string;
+                    type?: string;
+                    payload: {
+                        code: string;
+                        locale?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Sent. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code?: string;
+                        message?: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code?: string;
+                        message?: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code?: string;
+                        message?: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code?: string;
+                        message?: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code?: string;
+                        message?: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code?: string;
+                        message?: string;
+                    };
+                };
+            };
+        };
+    };
+    relayKratosSms: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                hookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    recipient: string;
+                    template_type?: string;
+                    template_data?: {
+                        [key: string]: unknown;
+                    } | null;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Sent. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code?: string;
+                        message?: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code?: string;
+                        message?: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code?: string;
+                        message?: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code?: string;
+                        message?: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code?: string;
+                        message?: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code?: string;
+                        message?: string;
+                    };
+                };
+            };
+        };
+    };
+    camaraSendCode: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Correlation id, echoed on the answer. */
+                "x-correlator"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    phoneNumber: string;
+                    message: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        authenticationId: string;
+                    };
+                };
+            };
+            /** @description CAMARA ErrorInfo: INVALID_ARGUMENT. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: number;
+                        /** @enum {string} */
+                        code: "INVALID_ARGUMENT";
+                        message: string;
+                    };
+                };
+            };
+            /** @description CAMARA ErrorInfo: UNAUTHENTICATED. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: number;
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description CAMARA ErrorInfo: PERMISSION_DENIED, ONE_TIME_PASSWORD_SMS.MAX_OTP_CODES_EXCEEDED, ONE_TIME_PASSWORD_SMS.PHONE_NUMBER_NOT_ALLOWED, ONE_TIME_PASSWORD_SMS.PHONE_NUMBER_BLOCKED. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: number;
+                        /** @enum {string} */
+                        code: "PERMISSION_DENIED" | "ONE_TIME_PASSWORD_SMS.MAX_OTP_CODES_EXCEEDED" | "ONE_TIME_PASSWORD_SMS.PHONE_NUMBER_NOT_ALLOWED" | "ONE_TIME_PASSWORD_SMS.PHONE_NUMBER_BLOCKED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description CAMARA ErrorInfo: NOT_FOUND. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: number;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                        message: string;
+                    };
+                };
+            };
+            /** @description CAMARA ErrorInfo: QUOTA_EXCEEDED, TOO_MANY_REQUESTS. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: number;
+                        /** @enum {string} */
+                        code: "QUOTA_EXCEEDED" | "TOO_MANY_REQUESTS";
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    camaraValidateCode: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Correlation id, echoed on the answer. */
+                "x-correlator"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    authenticationId: string;
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The code matched. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description CAMARA ErrorInfo: INVALID_ARGUMENT, ONE_TIME_PASSWORD_SMS.VERIFICATION_FAILED, ONE_TIME_PASSWORD_SMS.VERIFICATION_EXPIRED, ONE_TIME_PASSWORD_SMS.INVALID_OTP. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: number;
+                        /** @enum {string} */
+                        code: "INVALID_ARGUMENT" | "ONE_TIME_PASSWORD_SMS.VERIFICATION_FAILED" | "ONE_TIME_PASSWORD_SMS.VERIFICATION_EXPIRED" | "ONE_TIME_PASSWORD_SMS.INVALID_OTP";
+                        message: string;
+                    };
+                };
+            };
+            /** @description CAMARA ErrorInfo: UNAUTHENTICATED. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: number;
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description CAMARA ErrorInfo: PERMISSION_DENIED. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: number;
+                        /** @enum {string} */
+                        code: "PERMISSION_DENIED";
+                        message: string;
+                    };
+                };
+            };
+            /** @description CAMARA ErrorInfo: NOT_FOUND. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: number;
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                        message: string;
+                    };
+                };
+            };
+            /** @description CAMARA ErrorInfo: TOO_MANY_REQUESTS. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: number;
+                        /** @enum {string} */
+                        code: "TOO_MANY_REQUESTS";
+                        message: string;
                     };
                 };
             };

@@ -36,6 +36,8 @@ export interface AdminDeps {
   readonly countryThrottles: CountryThrottles;
   /** Traffic per day and country (`otp-service stats`). */
   readonly stats: Pick<StatsService, 'forClient' | 'forAllClients'>;
+  /** PUBLIC_BASE_URL, which the relays' addresses start with (`clients hooks`); null: paths only. */
+  readonly publicBaseUrl: string | null;
   /** The embedded database's data folder as a crash would leave it, written to a file (`otp-service backup`). */
   readonly snapshot: (file: string) => Promise<number>;
   /** Block and allow lists (`otp-service lists`). */
@@ -51,6 +53,8 @@ export type AdminCommand =
   | { readonly name: 'clients.disable'; readonly id: string }
   | { readonly name: 'clients.rotate-secret'; readonly id: string }
   | { readonly name: 'clients.rotate-webhook-secret'; readonly id: string }
+  /** The relays' addresses and hook secret (contract 15); the first one makes the secret. */
+  | { readonly name: 'clients.hooks'; readonly id: string }
   | {
       readonly name: 'webhooks.list';
       readonly status: DeliveryStatus | null;
@@ -101,6 +105,7 @@ export function parseAdminCommand(input: unknown): AdminCommand | string {
     case 'clients.disable':
     case 'clients.rotate-secret':
     case 'clients.rotate-webhook-secret':
+    case 'clients.hooks':
       if (typeof c.id !== 'string') return `${c.name} needs a client id`;
       return { name: c.name, id: c.id };
     case 'webhooks.list': {
@@ -196,6 +201,8 @@ export async function runAdminCommand(deps: AdminDeps, command: AdminCommand): P
       return found(await clients.rotateSecret(command.id), command.id);
     case 'clients.rotate-webhook-secret':
       return found(await clients.rotateWebhookSecret(command.id), command.id);
+    case 'clients.hooks':
+      return found(await clients.hooks(command.id, deps.publicBaseUrl), command.id);
     case 'webhooks.list': {
       const events = await webhooks.list({
         limit: command.limit,

@@ -46,6 +46,14 @@ export class ChannelRegistry {
     return this.find((d) => d.requestType === type, `request type ${type}`);
   }
 
+  /**
+   * The request type a name stands for, when a driver takes it: the drop-in surfaces (contract 15) map their
+   * own channel words to request types, and a type no driver takes here is not offered.
+   */
+  requestTypeNamed(name: string): RequestType | null {
+    return this.drivers.find((d) => d.requestType === name)?.requestType ?? null;
+  }
+
   /** The driver of a record's type (its first channel: a dropped call that fell back to SMS is still DROPPED_CALL). */
   forType(type: VerificationType): ChannelDriver & SendingDriver {
     return this.find((d) => d.type === type, `type ${type}`);

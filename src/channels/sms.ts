@@ -31,5 +31,7 @@ export class SmsDriver implements ChannelDriver, SendingDriver {
  * real lifetime, the app's name and the Android and WebOTP lines the client asked for (contract 9).
  */
 export function smsText(v: Verification, settings: ClientSettings): string {
+  // A caller that wrote its own text (CAMARA's send-code, contract 15) gets it, with the code where it said.
+  if (v.messageText) return v.messageText.replaceAll('{{code}}', v.otp);
   return renderSms(settings, v.locale, { code: v.otp, seconds: (v.expiresAt.getTime() - v.createdAt.getTime()) / 1000 });
 }

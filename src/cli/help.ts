@@ -46,6 +46,13 @@ const commands: Readonly<Record<string, Readonly<Record<string, CommandHelp>>>> 
       args: 'CLIENT_ID [--json]',
       about: 'Gives a client a new webhook signing secret (printed once); the old one still verifies for a while.',
     },
+    hooks: {
+      args: 'CLIENT_ID [--json]',
+      about:
+        "Prints the addresses of the client's relays for auth servers (Supabase Auth's Send SMS Hook, Logto's HTTP SMS connector,\n" +
+        "Ory Kratos' HTTP courier)\n" +
+        'and their one hook secret (v1,whsec_...), made by the first call; they start with PUBLIC_BASE_URL.',
+    },
   },
   webhooks: {
     list: {

@@ -198,6 +198,7 @@ function parseAdmin(positionals: readonly string[], values: Values): { command: 
       case 'disable':
       case 'rotate-secret':
       case 'rotate-webhook-secret':
+      case 'hooks':
         return { command: { name: `clients.${action}`, id: needId() }, json };
     }
   }

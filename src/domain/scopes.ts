@@ -1,5 +1,13 @@
 /** Scopes a client can be registered for and ask for (seed section 1). */
-export const knownScopes = ['otp:send', 'otp:verify', 'lookup:request', 'lookup:status', 'deposit:request'] as const;
+export const knownScopes = [
+  'otp:send',
+  'otp:verify',
+  'lookup:request',
+  'lookup:status',
+  'deposit:request',
+  // CAMARA's one-time-password-sms API (contract 15): send-code and validate-code.
+  'one-time-password-sms:send-validate',
+] as const;
 export type Scope = (typeof knownScopes)[number];
 
 export function isScope(value: string): value is Scope {
@@ -16,6 +24,7 @@ export const requiredScopes = {
   requestLookup: ['lookup:request'],
   fetchLookup: ['lookup:status'],
   fetchStats: ['otp:send', 'otp:verify'],
+  camaraSendValidate: ['one-time-password-sms:send-validate'],
 } as const satisfies Record<string, readonly Scope[]>;
 
 export type Operation = keyof typeof requiredScopes;

@@ -18,6 +18,7 @@ import { decideSignals, signalKeys, type SignalKind, type SignalPolicy, type Sig
 import { dueAgain } from './send-job.js';
 import {
   asOf,
+  decideApprove,
   decideCancel,
   decideResend,
   decideVerify,
@@ -71,6 +72,13 @@ export interface CreateRequest {
   readonly signals?: Signals | null;
   /** The CAPTCHA widget's token (contract 14), for a client that has a CAPTCHA; null when not given. */
   readonly captchaToken?: string | null;
+  /** The caller's own SMS text with `{{code}}` (contract 15, CAMARA); absent: the client's templates. */
+  readonly messageText?: string | null;
+  /**
+   * A code an auth server made (contract 15's relays): sent as is, never verified here, and held by every limit
+   * but the per-number ones (the auth server decides when to send again).
+   */
+  readonly relayedCode?: string | null;
 }
 
 export type CreateOutcome =
@@ -111,6 +119,11 @@ export type ResendOutcome =
   | { readonly kind: 'resent'; readonly verification: Verification }
   | { readonly kind: 'not-pending'; readonly verification: Verification }
   | { readonly kind: 'rate-limited'; readonly reason: 'cooldown' | 'max-sends' | 'daily-quota'; readonly retryAfterSeconds: number }
+  | { readonly kind: 'not-found' };
+
+export type ApproveOutcome =
+  | { readonly kind: 'approved'; readonly verification: Verification }
+  | { readonly kind: 'not-pending'; readonly verification: Verification }
   | { readonly kind: 'not-found' };
 
 export type CancelOutcome =
@@ -177,7 +190,8 @@ export class VerificationService {
     }
     const settings = await this.deps.clientSettings(request.clientId);
     // The CAPTCHA before anything else is read, written or counted: a create without a human refuses nothing else.
-    if (settings.captcha) {
+    // A relayed code comes from an auth server, not from a page: it has no widget, and that server guards its own.
+    if (settings.captcha && !request.relayedCode) {
       const captcha = await this.checkCaptcha(settings.captcha, request.captchaToken ?? null, request.signals?.ip?.address ?? null);
       if (captcha !== 'passed') {
         if (captcha !== 'unavailable') this.deps.observer?.createRefused('captcha');
@@ -199,7 +213,8 @@ export class VerificationService {
     const allowed = lists?.allows(phone.e164, request.clientId) ?? false;
     const testCode = settings.testNumbers[phone.e164] ?? null;
     const now = clock.now();
-    const { otp, from } = driver.newCode(random, testCode);
+    const relayedCode = request.relayedCode ?? null;
+    const { otp, from } = driver.newCode(random, testCode ?? relayedCode);
     const channel = deliveryChannelOf(driver.channel);
     // A client's default is copied onto the verification: a later change of it does not move this one.
     const workflow = (request.fallback as readonly RequestType[] | null) ?? defaultFallback(request.type, settings.fallback, policy.fallbackTypes);
@@ -226,6 +241,8 @@ export class VerificationService {
       codeWithheld: !settings.revealCode,
       testNumber: testCode !== null,
       regionCode: phone.region ?? nonGeographicRegion,
+      ...(request.messageText && { messageText: request.messageText }),
+      ...(relayedCode !== null && testCode === null && { relayed: true }),
       delivery:
         testCode === null
           ? { channel, provider: null, messageId: null, status: 'QUEUED', sends: 0, updatedAt: now }
@@ -309,7 +326,8 @@ export class VerificationService {
         : history.clientThrottled
           ? decideThrottled(history.clientThrottled, now, policy.prefix)
           : countryThrottled;
-      const phoneLimit = allowed ? { allowed: true as const } : decidePhoneLimit(history.phone, now, policy.phoneLimit);
+      // A relayed code is sent when its auth server says: the number's own limits are that server's to keep.
+      const phoneLimit = allowed || verification.relayed ? { allowed: true as const } : decidePhoneLimit(history.phone, now, policy.phoneLimit);
       const quota = decideDailyQuota(history.clientSendsToday, policy.clientDailySends, now);
       const signalled = decideSignals(counted, history.signals, now, policy.signals.windowSeconds);
       const refusal = !signalled.allowed
@@ -393,7 +411,8 @@ export class VerificationService {
     const { store, policy, clock } = this.deps;
     const committed = await store.optimistic(async (tx): Promise<VerifyOutcome> => {
       const current = await tx.find(clientId, id);
-      if (!current) return { kind: 'not-found' };
+      // A relayed code is its auth server's to check: there is nothing to verify here.
+      if (!current || current.relayed) return { kind: 'not-found' };
       const now = clock.now();
       const decision = decideVerify(current, code, now, policy.maxAttempts);
       if (decision.kind === 'not-pending') {
@@ -471,6 +490,29 @@ export class VerificationService {
       return { kind: 'canceled', verification: decision.next };
     }, [`verification|${id}`]);
     return dispatched(this.deps.afterCommit, committed);
+  }
+
+  /** Approve (contract 15, Twilio's `Status=approved`): SUCCESS without a code, with its event. */
+  async approve(clientId: string, id: string): Promise<ApproveOutcome> {
+    const { store, clock } = this.deps;
+    const committed = await store.transaction(async (tx): Promise<ApproveOutcome> => {
+      const current = await tx.findForUpdate(id, clientId);
+      if (!current) return { kind: 'not-found' };
+      const now = clock.now();
+      const decision = decideApprove(current, now);
+      if (decision.kind === 'not-pending') return this.notPending(tx, current, decision.current, now);
+      this.change(tx, decision.next, now);
+      return { kind: 'approved', verification: decision.next };
+    }, [`verification|${id}`]);
+    return dispatched(this.deps.afterCommit, committed);
+  }
+
+  /** A client's latest PENDING verification of a number, else its latest of it (a check by number, contract 15). */
+  async latestOfNumber(clientId: string, countryCode: string, phoneNumber: string): Promise<Verification | null> {
+    const phone = parsePhone(countryCode, phoneNumber);
+    if (!phone) return null;
+    const v = await this.deps.store.latestOfNumber(clientId, phone.e164);
+    return v ? asOf(v, this.deps.clock.now()) : null;
   }
 
   /** Not PENDING any more; an expiry the sweep has not recorded yet is recorded now, so its event is not late. */

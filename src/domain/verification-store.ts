@@ -193,6 +193,11 @@ export interface VerificationStore {
   /** Any client's verification, for the workers. */
   findById(id: string): Promise<Verification | null>;
   /**
+   * A client's latest PENDING verification of a number (E.164), else its latest of that number, else null: a
+   * check by number (the Twilio-shaped surface, contract 15) names no id.
+   */
+  latestOfNumber(clientId: string, phoneNumber: string): Promise<Verification | null>;
+  /**
    * Kept receipts, oldest first: those of one message, or (no `message`) those whose send is known by now.
    */
   parkedReceipts(limit: number, message?: { readonly provider: string; readonly account: string; readonly messageId: string }): Promise<ParkedReceipt[]>;

@@ -78,6 +78,13 @@ export interface Verification {
    */
   readonly regionCode: string | null;
   readonly delivery: Delivery;
+  /** A caller's own SMS text with `{{code}}` (contract 15, CAMARA send-code), used instead of the client's templates. */
+  readonly messageText?: string | null;
+  /**
+   * The code was made by an auth server and is only delivered here (contract 15's relays): it is never verified
+   * here, and conversion reads its delivery instead.
+   */
+  readonly relayed?: boolean;
   /** Every send attempt, oldest first (contract 13); the latest one is `delivery` as it stands. */
   readonly deliveries: readonly DeliveryAttempt[];
   /**
@@ -217,6 +224,19 @@ export function decideCancel(
 }
 
 /** Compares two codes in time that does not depend on where they differ, nor on their lengths. */
+/**
+ * Approve without a code (the Twilio-shaped surface's `Status=approved`, contract 15): the client vouches for
+ * the user, as Twilio lets it; the attempt counter does not move.
+ */
+export function decideApprove(
+  v: Verification,
+  now: Date,
+): { readonly kind: 'approved'; readonly next: Verification } | { readonly kind: 'not-pending'; readonly current: Verification } {
+  const current = asOf(v, now);
+  if (current.status !== 'PENDING') return { kind: 'not-pending', current };
+  return { kind: 'approved', next: { ...v, status: 'SUCCESS', updatedAt: now } };
+}
+
 export function codesMatch(expected: string, given: string): boolean {
   const a = createHash('sha256').update(expected).digest();
   const b = createHash('sha256').update(given).digest();

@@ -26,6 +26,7 @@ const scopeDescriptions: Record<Scope, string> = {
   'lookup:request': 'Look numbers up.',
   'lookup:status': 'Read lookups.',
   'deposit:request': 'Known scope with no operation.',
+  'one-time-password-sms:send-validate': "CAMARA's one-time-password-sms API: send a code in the caller's own text, and validate it.",
 };
 
 /**
@@ -67,7 +68,8 @@ function documentRoute({ schema: given, url, route }: { schema: FastifySchema | 
     schema: {
       ...schema,
       ...(schema.description !== undefined && { description: schema.description + scopeNote }),
-      security: scopes.map((scope) => ({ oauth2: [scope] })),
+      // A route that names its own scheme (the Twilio-shaped /v2's HTTP Basic) keeps it.
+      security: schema.security ?? scopes.map((scope) => ({ oauth2: [scope] })),
       ...(documentedBody && {
         body: { content: Object.fromEntries(Object.entries(documentedBody).map(([type, body]) => [type, { schema: body }])) },
       }),
@@ -97,11 +99,31 @@ const document: Partial<OpenAPIV3_1.Document> = {
       name: 'Provider callbacks',
       description: 'Delivery receipts from the SMS and call providers, authenticated by each provider\'s own signature; not for API clients.',
     },
+    {
+      name: 'Twilio Verify v2 (drop-in)',
+      description:
+        "Twilio Verify's v2 API, the subset code written against Twilio's SDKs uses, over the same verifications as /v1 (contract 15): HTTP Basic with the client's account sid (`AC` + its id's hex digits) and secret.",
+    },
+    {
+      name: 'CAMARA one-time-password-sms (drop-in)',
+      description:
+        "GSMA Open Gateway's CAMARA one-time-password-sms v1 (description 1.1.1): send a code in your own text, validate it; bearer tokens with scope `one-time-password-sms:send-validate`.",
+    },
+    {
+      name: 'Relays for auth servers (drop-in)',
+      description:
+        "For auth servers that make their own codes (Supabase Auth, Logto): the service only delivers them, under a client, authenticated with the client's hook secret.",
+    },
     { name: 'Reference', description: 'This document.' },
   ],
   components: {
     schemas: { WebhookEvent: webhookEventSchema },
     securitySchemes: {
+      twilioBasic: {
+        type: 'http',
+        scheme: 'basic',
+        description: "Twilio's authentication: the client's id or account sid (`AC` + the id's 32 hex digits) as user, its secret as password.",
+      },
       oauth2: {
         type: 'oauth2',
         description:

@@ -17,6 +17,9 @@ import { oauthRoutes, type OAuthRouteDeps } from './routes/oauth.js';
 import { otpRoutes } from './routes/otp.js';
 import { otpLifecycleRoutes } from './routes/otp-lifecycle.js';
 import { statsRoutes } from './routes/stats.js';
+import { camaraRoutes } from './camara/routes.js';
+import { relayRoutes, type RelayRouteDeps } from './relays/routes.js';
+import { twilioRoutes, type TwilioRouteDeps } from './twilio/routes.js';
 import { applyConnectionCap, clientErrorHandler, serverOptions, type ServerLimits } from './server-limits.js';
 
 /** Told of every answer, and serves the metrics at GET /metrics (contract 12); absent: no /metrics. */
@@ -41,6 +44,10 @@ export interface AppDeps extends AuthHookDeps, OAuthRouteDeps {
   /** Providers' delivery callbacks; absent: no /callbacks routes. */
   readonly callbacks?: CallbackRouteDeps;
   readonly metrics?: HttpObserver;
+  /** Twilio Verify v2 at /v2 (contract 15); absent: no /v2 routes. */
+  readonly twilio?: TwilioRouteDeps;
+  /** The relays for auth servers (contract 15); absent: no /hooks routes. */
+  readonly relays?: RelayRouteDeps;
   /** The development inbox (contract 12); absent: /dev/inbox is a 404. */
   readonly devInbox?: DevInboxRouteDeps;
 }
@@ -121,6 +128,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await callbackRoutes(scope, callbacks);
     });
   }
+  const { twilio } = deps;
+  if (twilio) await app.register(async (v2) => twilioRoutes(v2, twilio), { prefix: '/v2' });
+  const { relays } = deps;
+  if (relays) await app.register(async (hooks) => relayRoutes(hooks, relays));
+  // CAMARA's one-time-password-sms v1 (contract 15), over the same services as /v1.
+  await app.register(async (camara) => camaraRoutes(camara, deps), { prefix: '/one-time-password-sms/v1' });
   await app.register(async (v1) => {
     v1.setErrorHandler(v1ErrorHandler);
     // Fastify parses text/plain by default; /v1 takes JSON only (contract 5: 415 for a body that is not JSON).

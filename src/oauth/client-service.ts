@@ -1,7 +1,7 @@
 import { defaultClientSettings, type ClientSettings } from '../domain/client-settings.js';
 import type { Clock, Random } from '../domain/ports.js';
 import type { Scope } from '../domain/scopes.js';
-import { hashSecret, newClientSecret, newWebhookSecret, type Client, type ClientStore } from './client.js';
+import { hashSecret, newClientSecret, newHookSecret, newWebhookSecret, type Client, type ClientStore } from './client.js';
 
 /** What an operator sees of a client: never its secret hash. */
 export interface ClientView {
@@ -17,6 +17,18 @@ export interface ClientView {
 export interface ClientCredentials extends ClientView {
   readonly clientSecret: string;
   readonly webhookSecret: string;
+}
+
+/** The relays of a client (contract 15): each one's address, and the one secret they are signed with. */
+export interface ClientHooks {
+  readonly clientId: string;
+  readonly hookSecret: string;
+  /** Supabase Auth's Send SMS Hook URI. */
+  readonly supabase: string;
+  /** Logto's HTTP SMS connector endpoint. */
+  readonly logto: string;
+  /** Ory Kratos' HTTP courier `request_config.url` for SMS. */
+  readonly kratos: string;
 }
 
 /** How long a rotated-out webhook secret keeps signing, so receivers can switch without a gap. */
@@ -91,6 +103,29 @@ export class ClientService {
     if (!updated) return null;
     this.onChange(id);
     return { ...view(updated), webhookSecret: updated.webhookSecret };
+  }
+
+  /**
+   * The relays' addresses and hook secret (contract 15, `clients hooks ID`); the first call makes the secret.
+   * The address carries the client: its id is the hook id.
+   */
+  async hooks(id: string, publicBaseUrl: string | null): Promise<ClientHooks | null> {
+    const existing = await this.store.find(id);
+    if (!existing) return null;
+    let hookSecret = existing.hookSecret ?? null;
+    if (hookSecret === null) {
+      hookSecret = newHookSecret(this.random);
+      if (!(await this.store.update(id, { hookSecret }, this.clock.now()))) return null;
+      this.onChange(id);
+    }
+    const base = publicBaseUrl ?? '';
+    return {
+      clientId: id,
+      hookSecret,
+      supabase: `${base}/hooks/supabase/send-sms/${id}`,
+      logto: `${base}/hooks/logto/sms/${id}`,
+      kratos: `${base}/hooks/kratos/sms/${id}`,
+    };
   }
 
   /** A client and its settings (`clients show`); never a secret. */

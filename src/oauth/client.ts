@@ -19,6 +19,8 @@ export interface Client {
   readonly createdAt: Date;
   /** What it set about its verifications (contract 9). */
   readonly settings: ClientSettings;
+  /** The relays' hook secret (contract 15), `v1,whsec_` + base64; null (or absent) until `clients hooks ID` makes it. */
+  readonly hookSecret?: string | null;
 }
 
 /** Storage of clients (port). */
@@ -41,6 +43,11 @@ export function newClientSecret(random: Random): string {
 
 export function newWebhookSecret(random: Random): string {
   return `whsec_${random.bytes(32).toString('base64')}`;
+}
+
+/** The relays' hook secret (contract 15), in the form Supabase shows its hook secrets: `v1,whsec_` + base64. */
+export function newHookSecret(random: Random): string {
+  return `v1,whsec_${random.bytes(32).toString('base64')}`;
 }
 
 export function hashSecret(secret: string): string {

@@ -68,6 +68,7 @@ export class SqlClientStore implements ClientStore {
           ...(change.secretHash !== undefined && { secret_hash: change.secretHash }),
           ...(change.scopes !== undefined && { scopes: [...change.scopes] }),
           ...(change.webhookSecret !== undefined && { webhook_secret: change.webhookSecret }),
+          ...(change.hookSecret !== undefined && { hook_secret: change.hookSecret }),
           ...(change.previousWebhookSecret !== undefined && { previous_webhook_secret: change.previousWebhookSecret }),
           ...(change.previousWebhookSecretExpiresAt !== undefined && {
             previous_webhook_secret_expires_at: change.previousWebhookSecretExpiresAt,
@@ -97,6 +98,7 @@ function toClient(row: Selectable<ClientsTable>): Client {
     disabledAt: row.disabled_at,
     createdAt: row.created_at,
     settings: parseClientSettings(row.settings),
+    ...(row.hook_secret !== null && { hookSecret: row.hook_secret }),
   };
 }
 

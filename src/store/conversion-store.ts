@@ -13,7 +13,7 @@ export class SqlConversionStore implements ConversionStore {
     const { rows } = await sql<{ region_code: string; country_code: string; provider: string; sends: number; delivered: number; verified: number }>`
       SELECT v.region_code, v.country_code, v.delivery_provider AS provider, sum(greatest(v.delivery_sends, 1))::int AS sends,
           (count(*) FILTER (WHERE v.delivery_status = 'DELIVERED'))::int AS delivered,
-          (count(*) FILTER (WHERE v.status = 'SUCCESS'))::int AS verified
+          (count(*) FILTER (WHERE v.status = 'SUCCESS' OR (v.relayed AND v.delivery_status = 'DELIVERED')))::int AS verified
         FROM verifications v
           LEFT JOIN country_throttles t
             ON t.region_code = v.region_code AND t.country_code = v.country_code AND t.provider = v.delivery_provider

@@ -419,6 +419,19 @@ const migrations: Record<string, Migration> = {
       `);
     },
   },
+  '0025_drop_in_surfaces': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- contract 15: a caller's own SMS text with {{code}} (CAMARA send-code), used instead of the client's
+        -- templates; and codes made by an auth server and only relayed here (never verified here: conversion
+        -- reads their delivery).
+        ALTER TABLE verifications ADD COLUMN message_text text;
+        ALTER TABLE verifications ADD COLUMN relayed boolean NOT NULL DEFAULT false;
+        -- the client's relay hook secret (v1,whsec_...), made by the first \`otp-service clients hooks ID\`.
+        ALTER TABLE clients ADD COLUMN hook_secret text;
+      `);
+    },
+  },
 };
 
 /** Runs DDL one statement at a time: PGlite's extended protocol takes one statement per query. */

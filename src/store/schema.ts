@@ -15,6 +15,8 @@ export interface ClientsTable {
   updated_at: Timestamp;
   /** The client's settings (ClientSettings), as JSON; read back through parseClientSettings. */
   settings: ColumnType<unknown, string | undefined, string>;
+  /** The relays' hook secret (contract 15), `v1,whsec_...`; null until `clients hooks ID` makes it. */
+  hook_secret: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface SigningKeysTable {
@@ -40,6 +42,10 @@ export interface VerificationsTable {
   locale: string | null;
   code_withheld: Generated<boolean>;
   test_number: Generated<boolean>;
+  /** A caller's own SMS text with {{code}} (contract 15, CAMARA). */
+  message_text: ColumnType<string | null, string | null | undefined, string | null>;
+  /** A code an auth server made, only relayed here (contract 15). */
+  relayed: Generated<boolean>;
   /** 0010: ISO 3166 alpha-2, 001 for a non-geographic number; null on rows made before it. */
   region_code: string | null;
   counter: number;

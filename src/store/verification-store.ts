@@ -233,6 +233,20 @@ export class SqlVerificationStore implements VerificationStore {
     return row ? toVerification(row) : null;
   }
 
+  async latestOfNumber(clientId: string, phoneNumber: string): Promise<Verification | null> {
+    // The (client_id, phone_number, created_at) index serves it; the client's verifications of one number are few.
+    const row = await this.db
+      .selectFrom('verifications')
+      .selectAll()
+      .where('client_id', '=', clientId)
+      .where('phone_number', '=', phoneNumber)
+      .orderBy(sql`status = 'PENDING'`, 'desc')
+      .orderBy('created_at', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return row ? toVerification(row) : null;
+  }
+
   async parkedReceipts(
     limit: number,
     message?: { readonly provider: string; readonly account: string; readonly messageId: string },

@@ -46,7 +46,7 @@ describe('otp-service --help', () => {
       }
     }
     const create = await runCli(['clients', 'create', '--help'], env);
-    assert.match(create.stdout, /otp:send otp:verify lookup:request lookup:status deposit:request/);
+    assert.match(create.stdout, /otp:send otp:verify lookup:request lookup:status deposit:request one-time-password-sms:send-validate/);
   });
 
   it('names an unknown option and where help is, without Node\'s parser text', async () => {
@@ -72,7 +72,7 @@ describe('otp-service clients: list header and a mistyped scope', () => {
     assert.equal(
       ran.stderr,
       `otp-service: database: embedded, in ${dir}\n` +
-        'error: unknown scope "otp:verfy"; --scopes takes some of: otp:send otp:verify lookup:request lookup:status deposit:request\n',
+        'error: unknown scope "otp:verfy"; --scopes takes some of: otp:send otp:verify lookup:request lookup:status deposit:request one-time-password-sms:send-validate\n',
     );
   });
 

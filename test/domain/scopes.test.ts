@@ -3,8 +3,8 @@ import { describe, it } from 'node:test';
 import { allows, isScope, knownScopes, parseScopeList, requiredScopes } from '../../src/domain/scopes.js';
 
 describe('scopes (contract 2)', () => {
-  it('knows the five seed scopes', () => {
-    assert.deepEqual([...knownScopes].sort(), ['deposit:request', 'lookup:request', 'lookup:status', 'otp:send', 'otp:verify']);
+  it('knows the five seed scopes and CAMARA\'s (contract 15)', () => {
+    assert.deepEqual([...knownScopes].sort(), ['deposit:request', 'lookup:request', 'lookup:status', 'one-time-password-sms:send-validate', 'otp:send', 'otp:verify']);
     assert.equal(isScope('otp:send'), true);
     assert.equal(isScope('OTP:SEND'), false);
     assert.equal(isScope('admin'), false);
@@ -20,6 +20,7 @@ describe('scopes (contract 2)', () => {
       requestLookup: ['lookup:request'],
       fetchLookup: ['lookup:status'],
       fetchStats: ['otp:send', 'otp:verify'],
+      camaraSendValidate: ['one-time-password-sms:send-validate'],
     });
     assert.equal(allows(['otp:send'], 'createVerification'), true);
     assert.equal(allows(['otp:verify'], 'createVerification'), false);

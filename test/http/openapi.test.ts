@@ -143,6 +143,12 @@ forEachDatabase('openapi document', (kind) => {
         assert.ok(scopes.every((s) => (knownScopes as readonly string[]).includes(s)), `${method} ${path}: ${scopes.join(' ')}`);
         assert.match(op.description ?? '', /Scope: /);
         for (const status of [401, 403, 429, 500, 503]) assert.ok(String(status) in (op.responses ?? {}), `${method} ${path} lacks ${status}`);
+      } else if (path.startsWith('/one-time-password-sms/')) {
+        // CAMARA's surface (contract 15): bearer tokens with its own scope.
+        assert.deepEqual(scopes, ['one-time-password-sms:send-validate'], `${method} ${path}`);
+      } else if (path.startsWith('/v2/')) {
+        // The Twilio-shaped surface (contract 15) authenticates as Twilio does: HTTP Basic.
+        assert.deepEqual(op.security, [{ twilioBasic: [] }], `${method} ${path} names Twilio's Basic scheme`);
       } else {
         assert.deepEqual(op.security, [], `${method} ${path} is public`);
       }
@@ -230,6 +236,16 @@ forEachDatabase('openapi document', (kind) => {
       const scopes = (op.security ?? []).flatMap((requirement) => requirement.oauth2 ?? []).filter((s): s is Scope => (knownScopes as readonly string[]).includes(s));
       const anonymous = await h.call(method, url, null, method === 'POST' ? {} : undefined);
       assert.ok(documentsStatus(op, anonymous.statusCode), `${method} ${path} answered ${anonymous.statusCode}, not documented`);
+      if (path.startsWith('/one-time-password-sms/')) {
+        assert.equal(anonymous.statusCode, 401, `${method} ${path} without a token`);
+        assert.equal(anonymous.json().code, 'UNAUTHENTICATED', "CAMARA's error shape and code");
+        continue;
+      }
+      if ((op.security ?? []).some((requirement) => 'twilioBasic' in requirement)) {
+        assert.equal(anonymous.statusCode, 401, `${method} ${path} without credentials`);
+        assert.equal(anonymous.json().code, 20003, 'Twilio\'s error shape and code');
+        continue;
+      }
       if (scopes.length === 0) {
         assert.notEqual(anonymous.statusCode, 401, `${method} ${path} is documented as public`);
         continue;

@@ -165,7 +165,7 @@ forEachDatabase('token endpoint', (kind) => {
       assert.equal(meta.token_endpoint, 'http://otp.example:8443/oauth2/token');
       assert.deepEqual(meta.grant_types_supported, ['client_credentials']);
       assert.deepEqual([...meta.token_endpoint_auth_methods_supported].sort(), ['client_secret_basic', 'client_secret_post']);
-      assert.deepEqual([...meta.scopes_supported].sort(), ['deposit:request', 'lookup:request', 'lookup:status', 'otp:send', 'otp:verify']);
+      assert.deepEqual([...meta.scopes_supported].sort(), ['deposit:request', 'lookup:request', 'lookup:status', 'one-time-password-sms:send-validate', 'otp:send', 'otp:verify']);
     });
   });
 
