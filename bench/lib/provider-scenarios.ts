@@ -34,6 +34,7 @@ import { parseSmppUrl } from '../../src/providers/smpp/settings.js';
 import { startChild, stringFields, type Child } from './child.js';
 import { onCleanup } from './cleanup.js';
 import { PhoneSequence } from './phones.js';
+import { startGraphReceiver } from './graph-receiver.js';
 import { benchLateProvider, type LateProviderResults } from './late-provider.js';
 import { fetchToken } from './service-scenarios.js';
 
@@ -196,6 +197,8 @@ export interface ProviderResults {
   smppLatency: PacedLatency | null;
   httpLatency: (PacedLatency & { readonly gatewayConnections: number; readonly gatewayRequests: number; readonly poolSize: number }) | null;
   receiptLatency: (PacedLatency & { readonly failedVerifications: number; readonly otherEvents: number }) | null;
+  /** WHATSAPP creates through the meta provider to a local Graph API receiver (bench/lib/graph-receiver.ts). */
+  metaLatency: PacedLatency | null;
   /** An SMSC answering after PROVIDER_TIMEOUT_MS: copies per verification, ours beside BENCH_BASELINE_REF's. */
   lateProvider: LateProviderResults | null;
   notes: string[];
@@ -216,7 +219,7 @@ export interface ProviderBenchOptions {
 const httpProviderPoolSize = 16;
 
 export function emptyProviderResults(settings: ProviderBenchSettings): ProviderResults {
-  return { settings, clock: null, smppThroughput: null, smppLatency: null, httpLatency: null, receiptLatency: null, lateProvider: null, notes: [] };
+  return { settings, clock: null, smppThroughput: null, smppLatency: null, httpLatency: null, receiptLatency: null, metaLatency: null, lateProvider: null, notes: [] };
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -687,11 +690,12 @@ async function pacedCreates(
   webhookUrl: string | null,
   pids: Readonly<Record<string, number>>,
   db: pg.Pool,
+  type = 'SEND_SMS',
 ): Promise<{ warm: Sent[]; measured: Sent[]; cpu: CpuShares; transactions: number }> {
   const headers = { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' };
   const create = () => {
     const local = phones.take();
-    const body = JSON.stringify({ countryCode: '+234', phoneNumber: local, ...(webhookUrl && { webhookUrl }) });
+    const body = JSON.stringify({ countryCode: '+234', phoneNumber: local, type, ...(webhookUrl && { webhookUrl }) });
     return { key: `+234${local.slice(1)}`, path: '/v1/otp/request', headers, body };
   };
   const warm = s.warmUpSeconds > 0 ? await paced(service.url, s.connections, Math.round(s.rate * s.warmUpSeconds), s.rate, create) : [];
@@ -848,7 +852,34 @@ async function run(o: ProviderBenchOptions, db: pg.Pool): Promise<void> {
     await receiver.close();
   }
 
-  // 5. An SMSC that answers after the time-out: copies per verification, ours and the baseline ref's.
+  // 5. Create to Graph API request: WHATSAPP through meta, beside the HTTP gateway's figure above.
+  {
+    const graph = await startGraphReceiver();
+    onCleanup(() => graph.close());
+    const meta = await startService({
+      ...o.serviceEnv(),
+      WHATSAPP_PROVIDER: 'meta',
+      META_BASE_URL: graph.url,
+      META_ACCESS_TOKEN: 'bench-token',
+      META_PHONE_NUMBER_ID: '106540352242922',
+      META_APP_SECRET: 'bench-app-secret',
+      META_WEBHOOK_VERIFY_TOKEN: 'bench-verify-token',
+      WHATSAPP_TEMPLATE: 'otp_code',
+      PUBLIC_BASE_URL: 'https://otp.bench.invalid',
+    });
+    try {
+      const { measured, cpu, transactions } = await pacedCreates(meta, s, new PhoneSequence(67_000_000), null, {}, db, 'WHATSAPP');
+      const wanted = measured.filter((m) => m.status === 200).map((m) => m.key);
+      await awaitArrivals(wanted, (k) => graph.arrivals.has(k), 3_000, 20_000);
+      out.metaLatency = latencyOf(s.rate, s.seconds, measured, (m) => graph.arrivals.get(m.key), cpu, transactions);
+      log(`providers: create→Graph request ${JSON.stringify(out.metaLatency)}`);
+    } finally {
+      await meta.child.stop();
+      await graph.close();
+    }
+  }
+
+  // 6. An SMSC that answers after the time-out: copies per verification, ours and the baseline ref's.
   out.lateProvider = await benchLateProvider({
     rate: Number(process.env.BENCH_LATE_RATE ?? 200),
     seconds: Number(process.env.BENCH_LATE_SECONDS ?? 5),

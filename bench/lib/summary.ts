@@ -215,6 +215,7 @@ function providerRows(p: ProviderResults | null): Row[] {
       h ? `pool size ${h.poolSize}` : '',
     ),
     latencyRow(`Receipt-to-webhook (UNDELIVERED → action.otp.failed) at ${rate}/s`, p?.receiptLatency ?? null, 'receipt'),
+    latencyRow(`WhatsApp (meta) create-to-Graph request at ${rate} creates/s (beside the HTTP gateway's above)`, p?.metaLatency ?? null, 'create'),
     ...lateProviderRows(p?.lateProvider ?? null),
   ];
 }
