@@ -100,10 +100,11 @@ describe('the /docs page in a browser', { skip: browserSkip }, () => {
     await modal.getByLabel('client_id:').fill(client.clientId);
     await modal.getByLabel('client_secret:').fill(client.clientSecret);
     await modal.locator('label[for^="otp:send-"]').click();
-    await modal.locator('.auth-btn-wrapper button.authorize').click();
+    // The modal holds each scheme (OAuth2, and /v2's HTTP Basic): this one is OAuth2's.
+    await modal.getByRole('button', { name: 'Apply given OAuth2 credentials' }).click();
     // Swagger UI shows Logout once the token endpoint answered with a token.
     await modal.locator('.auth-btn-wrapper button', { hasText: 'Logout' }).waitFor({ timeout: 10_000 });
-    await modal.locator('.auth-btn-wrapper button', { hasText: 'Close' }).click();
+    await modal.locator('.auth-btn-wrapper button', { hasText: 'Close' }).first().click();
 
     await operation('GET', '/v1/otp/{id}').click();
     const open = page.locator('.opblock.is-open');
