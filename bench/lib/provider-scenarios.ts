@@ -860,10 +860,10 @@ async function run(o: ProviderBenchOptions, db: pg.Pool): Promise<void> {
       ...o.serviceEnv(),
       WHATSAPP_PROVIDER: 'meta',
       META_BASE_URL: graph.url,
-      META_ACCESS_TOKEN: 'bench-token',
+      META_ACCESS_TOKEN: 'EAAbenchaccesstoken0123456789',
       META_PHONE_NUMBER_ID: '106540352242922',
-      META_APP_SECRET: 'bench-app-secret',
-      META_WEBHOOK_VERIFY_TOKEN: 'bench-verify-token',
+      META_APP_SECRET: '0123456789abcdef0123456789abcdef',
+      META_WEBHOOK_VERIFY_TOKEN: 'bench-verify-token-0123456789',
       WHATSAPP_TEMPLATE: 'otp_code',
       PUBLIC_BASE_URL: 'https://otp.bench.invalid',
     });

@@ -1,9 +1,8 @@
 import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { startPrism, type PrismMock } from './prism.js';
+import { startPrismOn, type PrismMock } from './prism.js';
 import { repoRoot } from './processes.js';
 
 /**
@@ -56,22 +55,8 @@ export function metaOverlay(description: unknown): Json {
 
 /** Prism serving Meta's description with the overlay, refusing every request it does not allow. */
 export async function startMetaPrism(): Promise<PrismMock> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'meta-oai-'));
-  const spec = path.join(dir, 'business-messaging-api_v23.0.json');
-  fs.writeFileSync(spec, JSON.stringify(metaOverlay(parse(fs.readFileSync(metaCloudApiSpec, 'utf8'), { maxAliasCount: -1 }))));
-  try {
-    const prism = await startPrism(spec);
-    return {
-      ...prism,
-      stop: async () => {
-        await prism.stop();
-        fs.rmSync(dir, { recursive: true, force: true });
-      },
-    };
-  } catch (err) {
-    fs.rmSync(dir, { recursive: true, force: true });
-    throw err;
-  }
+  const description = metaOverlay(parse(fs.readFileSync(metaCloudApiSpec, 'utf8'), { maxAliasCount: -1 }));
+  return startPrismOn('business-messaging-api_v23.0.json', JSON.stringify(description));
 }
 
 /** An answer a test scripts for one destination instead of Prism's: Meta's error shape with its code. */

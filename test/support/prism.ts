@@ -79,10 +79,18 @@ async function answers(url: string): Promise<boolean> {
  * sent is checked against a local server, not here.
  */
 export async function startTwilioPrism(): Promise<PrismMock> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'twilio-oai-'));
-  const spec = path.join(dir, 'twilio_api_v2010.json');
   const description: unknown = JSON.parse(fs.readFileSync(twilioApiV2010Spec, 'utf8'));
-  fs.writeFileSync(spec, JSON.stringify(withFormArrayEncodings(description)));
+  return startPrismOn('twilio_api_v2010.json', JSON.stringify(withFormArrayEncodings(description)));
+}
+
+/**
+ * Prism serving a description as the tests changed it (an overlay, an encoding Prism needs), written to a folder
+ * of its own that goes when Prism stops, or when it fails to start.
+ */
+export async function startPrismOn(fileName: string, description: string): Promise<PrismMock> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'prism-oai-'));
+  const spec = path.join(dir, fileName);
+  fs.writeFileSync(spec, description);
   try {
     const prism = await startPrism(spec);
     return {

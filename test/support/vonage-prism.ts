@@ -1,8 +1,7 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
-import { startPrism, type PrismMock } from './prism.js';
+import { startPrismOn, type PrismMock } from './prism.js';
 import { repoRoot } from './processes.js';
 
 /**
@@ -40,20 +39,5 @@ function withOverlay(description: unknown): unknown {
 }
 
 export async function startVonageVoicePrism(): Promise<PrismMock> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vonage-oas-'));
-  const spec = path.join(dir, 'voice.yml');
-  fs.writeFileSync(spec, stringify(withOverlay(parse(fs.readFileSync(vonageVoiceSpec, 'utf8')))));
-  try {
-    const prism = await startPrism(spec);
-    return {
-      ...prism,
-      stop: async () => {
-        await prism.stop();
-        fs.rmSync(dir, { recursive: true, force: true });
-      },
-    };
-  } catch (err) {
-    fs.rmSync(dir, { recursive: true, force: true });
-    throw err;
-  }
+  return startPrismOn('voice.yml', stringify(withOverlay(parse(fs.readFileSync(vonageVoiceSpec, 'utf8')))));
 }
