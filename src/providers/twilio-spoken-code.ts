@@ -1,6 +1,7 @@
 import type { DeliveryReceipt, OutgoingVoice, ProviderContext, SendResult } from '../channels/provider-port.js';
 import { speechLanguage } from './speech-language.js';
 import { decideTwilioAnswer, type TwilioAccountApi, type TwilioRequestKind } from './twilio-api.js';
+import { callForm } from './twilio-voice.js';
 
 /**
  * The voice part of the `twilio` provider (contract 13): a call through Programmable Voice whose inline TwiML
@@ -11,9 +12,6 @@ import { decideTwilioAnswer, type TwilioAccountApi, type TwilioRequestKind } fro
 
 /** The path under the provider's callback URL that voice calls report to. */
 export const voiceCallbackPath = '/voice';
-
-/** The progress events asked for: `answered` is the one that decides; `completed` carries a call that never was. */
-const progressEvents = ['initiated', 'ringing', 'answered', 'completed'] as const;
 
 /**
  * CallStatus -> receipt: a call is DELIVERED once answered (in-progress; completed comes only after an answer);
@@ -73,17 +71,8 @@ export class TwilioSpokenCalls {
 
   /** POST /Calls.json: To, From, Twiml, Timeout, and the progress callbacks to `{callback URL}/voice`. */
   place(voice: OutgoingVoice, signal: AbortSignal): Promise<SendResult> {
-    const form = new URLSearchParams({
-      To: voice.to,
-      From: voice.from,
-      Twiml: spokenCodeTwiml(voice),
-      Timeout: String(this.context.callRingSeconds),
-    });
-    if (this.context.callbackUrl !== null) {
-      form.set('StatusCallback', `${this.context.callbackUrl}${voiceCallbackPath}`);
-      for (const event of progressEvents) form.append('StatusCallbackEvent', event);
-      form.set('StatusCallbackMethod', 'POST');
-    }
+    const callbackUrl = this.context.callbackUrl === null ? null : `${this.context.callbackUrl}${voiceCallbackPath}`;
+    const form = callForm(voice.to, voice.from, spokenCodeTwiml(voice), this.context.callRingSeconds, callbackUrl);
     return this.api.postForm('/Calls.json', form, signal, (answer) => decideTwilioAnswer(answer, call, this.context.logger));
   }
 

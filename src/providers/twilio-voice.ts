@@ -102,18 +102,8 @@ export class TwilioCalls {
 
   /** POST /Calls.json: To, From (the caller id), Twiml, Timeout, and the progress callbacks when there is a URL. */
   place(outgoing: OutgoingCall, signal: AbortSignal): Promise<SendResult> {
-    const form = new URLSearchParams({
-      To: outgoing.to,
-      From: outgoing.callerId,
-      Twiml: hangUpTwiml,
-      Timeout: String(this.context.callRingSeconds),
-    });
     // Without a callback URL the call cannot be cut at the first ring: it rings out after Timeout (no-answer).
-    if (this.context.callbackUrl !== null) {
-      form.set('StatusCallback', this.context.callbackUrl);
-      for (const event of progressEvents) form.append('StatusCallbackEvent', event);
-      form.set('StatusCallbackMethod', 'POST');
-    }
+    const form = callForm(outgoing.to, outgoing.callerId, hangUpTwiml, this.context.callRingSeconds, this.context.callbackUrl);
     return this.api.postForm('/Calls.json', form, signal, (answer) => decideTwilioAnswer(answer, call, this.context.logger));
   }
 
@@ -177,6 +167,17 @@ export class TwilioCalls {
       return done ? { kind: 'accepted', messageId: callSid } : decideTwilioAnswer(answer, hangUpRequest, this.context.logger);
     });
   }
+}
+
+/** The Calls.json form of a call: To, From, Twiml, Timeout, and the progress callbacks when there is a URL for them. */
+export function callForm(to: string, from: string, twiml: string, ringSeconds: number, statusCallback: string | null): URLSearchParams {
+  const form = new URLSearchParams({ To: to, From: from, Twiml: twiml, Timeout: String(ringSeconds) });
+  if (statusCallback !== null) {
+    form.set('StatusCallback', statusCallback);
+    for (const event of progressEvents) form.append('StatusCallbackEvent', event);
+    form.set('StatusCallbackMethod', 'POST');
+  }
+  return form;
 }
 
 /** Twilio's status, with the SIP response and error code that explain it when the callback has them. */
