@@ -60,7 +60,7 @@ export function findAutoFailover(): string | null {
  * after 20 s, 30 s before a primary that stopped reporting counts as demoted), so that a failover takes seconds.
  * The demote timeout is how long the monitor waits before it promotes the standby while the primary's keeper does
  * not answer: a keeper cut off from the monitor demotes its own primary within it, so it must stay above the
- * keeper's own network timeouts on a real network (README, Failover).
+ * keeper's own network timeouts on a real network (docs/failover.md).
  */
 export const fastMonitorSettings: Readonly<Record<string, string>> = {
   'pgautofailover.health_check_period': '1000',

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { settings } from '../src/config.js';
 
 /**
- * The README's table of settings, made from the one schema in src/config.ts. With `--write README.md` it
+ * The table of settings in docs/settings.md, made from the one schema in src/config.ts. With `--write docs/settings.md` it
  * replaces the table between the settings markers; otherwise it prints it.
  */
 export function settingsTable(): string {

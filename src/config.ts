@@ -11,7 +11,7 @@ import { parseDatabaseUrl } from './store/database-url.js';
 
 /** A setting the operator can give through the environment. */
 interface Setting<T> {
-  /** What the setting means, shown in `otp-service config` and the README table. */
+  /** What the setting means, shown in `otp-service config` and the settings table (docs/settings.md). */
   readonly doc: string;
   /** The value used when the variable is absent or empty, as the operator would write it. */
   readonly default: string | undefined;

@@ -153,7 +153,7 @@ export interface ProviderContext {
 
 /** One setting of a provider module, read from the environment like every other setting (src/config.ts). */
 export interface ProviderSetting<T> {
-  /** What it means, for the README table. */
+  /** What it means, for the provider's settings table in docs/. */
   readonly doc: string;
   /** The value when unset, as the operator would write it; undefined: none. */
   readonly default: string | undefined;

@@ -72,7 +72,7 @@ export class SendWorker {
   /**
    * Stops claiming and waits for the sends in flight, at most a provider time-out: those still waiting then are
    * abandoned unrecorded, their jobs held until their claim runs out (a provider that took the code meanwhile may
-   * then be asked again by another worker: README, Sending codes).
+   * then be asked again by another worker: docs/sms.md).
    */
   async stop(): Promise<void> {
     await this.task.stop();

@@ -9,7 +9,7 @@ import { repoRoot, runNode } from '../support/processes.js';
 /**
  * The client package as it is shipped: its generated files are what the app's document makes today (else
  * `npm run generate -w client`), it builds with tsc, its entry resolves by name through `exports`, and the
- * README's example compiles against the built types.
+ * example of docs/typed-client.md compiles against the built types.
  */
 
 const tsc = path.join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc');
@@ -30,7 +30,7 @@ it('client/openapi.json and client/src/api.ts are what the app\'s own document m
   assert.equal(fs.readFileSync(clientTypesFile, 'utf8'), await typesText(document), regenerate);
 });
 
-it('builds, resolves by name through its exports, and compiles the README example', async () => {
+it('builds, resolves by name through its exports, and compiles the example of the docs', async () => {
   const built = await runNode([tsc, '-p', path.join(repoRoot, 'client', 'tsconfig.json')], {});
   assert.equal(built.code, 0, built.stdout + built.stderr);
   const pkg: unknown = JSON.parse(fs.readFileSync(path.join(repoRoot, 'client', 'package.json'), 'utf8'));
@@ -45,10 +45,10 @@ it('builds, resolves by name through its exports, and compiles the README exampl
     assert.equal(typeof entry[name], 'function', name);
   }
 
-  // The README's example, type-checked as a project of its own would: importing the package by name.
-  const readme = fs.readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
-  const example = /## Typed client\n[\s\S]*?```ts\n([\s\S]*?)```/.exec(readme)?.[1];
-  assert.ok(example, 'the README has a Typed client section with a ts example');
+  // The docs' example, type-checked as a project of its own would: importing the package by name.
+  const page = fs.readFileSync(path.join(repoRoot, 'docs', 'typed-client.md'), 'utf8');
+  const example = /^# The typed client\n[\s\S]*?```ts\n([\s\S]*?)```/.exec(page)?.[1];
+  assert.ok(example, 'docs/typed-client.md has a ts example');
   const dir = path.join(repoRoot, 'test-output', 'client-readme');
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(dir, { recursive: true });

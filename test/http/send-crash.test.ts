@@ -13,7 +13,7 @@ import { kill, runCliFromSource, startServerChild, type ChildService } from '../
  * Contract 3.1 and 8: a code is never lost, even when the process dies between the provider taking the message
  * and the commit of that answer. The send is made again once its lease runs out, under the same id and
  * Idempotency-Key, so that a gateway that honours the key sends one SMS; a provider that cannot be told it is a
- * retry may send two (README, Sending codes).
+ * retry may send two (docs/sms.md).
  */
 forEachDatabase('sending across a crash', (kind) => {
   let database: TestDatabase | null = null;

@@ -13,7 +13,7 @@ import { startReceiver, waitFor, type Receiver } from '../webhooks/helpers.js';
  * primary's keeper and postmaster. Each time: no answer other than 200 or 503 UNAVAILABLE (no 500, no hang),
  * creates answer 200 again within a bound, every create answered 200 is readable afterwards, and each code goes
  * to the gateway under one send id (a retry after a lost answer keeps its id and Idempotency-Key, so that the
- * gateway sends one SMS: README, Sending codes). The gateway is a local receiver that answers as the `http`
+ * gateway sends one SMS: docs/sms.md). The gateway is a local receiver that answers as the `http`
  * provider's contract says (src/providers/http-gateway.ts); the rest is real: the built server, pg_autoctl and
  * PostgreSQL.
  */
