@@ -48,7 +48,8 @@ const batchSize = 50;
 
 /** Sends the code of each committed verification through its channel's provider, retrying transient failures. */
 export class SendWorker {
-  private readonly inFlight = new Set<Promise<void>>();
+  /** Sends in flight, with the channel each goes through (a call may take longer than an SMS to be answered). */
+  private readonly inFlight = new Map<Promise<void>, Channel>();
   /** Aborted when stop() has waited long enough for the sends in flight. */
   private readonly stopping = new AbortController();
   /** Acceptances being recorded, by provider, account and message id: their receipts wait for the commit. */
@@ -70,13 +71,15 @@ export class SendWorker {
   }
 
   /**
-   * Stops claiming and waits for the sends in flight, at most a provider time-out: those still waiting then are
+   * Stops claiming and waits for the sends in flight, at most the longest provider time-out of their channels
+   * (a call is placed while the phone rings, so its time-out is longer than an SMS's): those still waiting then are
    * abandoned unrecorded, their jobs held until their claim runs out (a provider that took the code meanwhile may
    * then be asked again by another worker: docs/sms.md).
    */
   async stop(): Promise<void> {
     await this.task.stop();
-    const grace = new Promise<void>((resolve) => setTimeout(resolve, this.deps.providerTimeoutMs('sms')).unref());
+    const patience = Math.max(this.deps.providerTimeoutMs('sms'), ...[...this.inFlight.values()].map((channel) => this.deps.providerTimeoutMs(channel)));
+    const grace = new Promise<void>((resolve) => setTimeout(resolve, patience).unref());
     await Promise.race([this.idle(), grace]);
     this.stopping.abort();
     await this.idle();
@@ -84,7 +87,7 @@ export class SendWorker {
 
   /** Resolves when no send started here is in flight (tests, shutdown). */
   async idle(): Promise<void> {
-    while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
+    while (this.inFlight.size > 0) await Promise.all([...this.inFlight.keys()]);
   }
 
   /**
@@ -126,7 +129,7 @@ export class SendWorker {
     const tracked = run
       .catch((err: unknown) => this.deps.logger.error({ err, verificationId: job.verificationId }, 'send failed unexpectedly; the job comes back after its lease'))
       .finally(() => this.inFlight.delete(tracked));
-    this.inFlight.add(tracked);
+    this.inFlight.set(tracked, job.channel);
   }
 
   private async process(job: SendJob): Promise<void> {
