@@ -63,7 +63,7 @@ async function main(): Promise<void> {
       SIP_FROM_HOST: undefined,
       SIP_NUMBER_FORMAT: 'e164',
     },
-    { callbackUrl: null, callRingSeconds: 5, onReceipt: async () => 'recorded', messageLog: { record: async () => undefined }, logger: silent },
+    { callbackUrl: null, callRingSeconds: 5, onReceipt: async () => undefined, messageLog: { record: async () => undefined }, logger: silent },
     { lingerMs: 1_000, stopGraceMs: 60_000, connectTimeoutMs: 2_000, onFirstPacket: (ms) => internal.push(ms) },
   );
   try {

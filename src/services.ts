@@ -289,7 +289,6 @@ export async function createServices(
     onReceipt: async (provider, receipt, account = '') => {
       await sendWorker.recorded(provider, account, receipt.messageId);
       await deliveries.recordReceipt(provider, receipt, account);
-      return 'recorded';
     },
   }));
   const sendWorker = new SendWorker({

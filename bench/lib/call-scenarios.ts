@@ -226,7 +226,7 @@ export async function benchCalls(o: CallBenchOptions): Promise<void> {
       callRingSeconds: 15,
       messageLog: { record: async () => undefined },
       logger: { info: noop, warn: noop, error: noop },
-      onReceipt: async () => 'recorded',
+      onReceipt: async () => undefined,
     };
     const provider = createSipProvider(
       {

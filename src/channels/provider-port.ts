@@ -128,11 +128,10 @@ export interface Provider {
 export interface ProviderContext {
   /**
    * Receipts that arrive outside HTTP (SMPP deliver_sm), with the provider's account (Provider.account):
-   * resolves once recorded, or kept durably for a send not known yet, so the provider may acknowledge.
-   * 'unknown': it could not be kept, so the provider should ask for it again later (SMPP: a temporary error in
-   * deliver_sm_resp); the service's own never answers it.
+   * resolves once recorded, or kept durably for a send not known yet, so the provider may acknowledge; rejects
+   * when it could be neither, so the provider should have it sent again (SMPP: a temporary error in deliver_sm_resp).
    */
-  readonly onReceipt: (provider: string, receipt: DeliveryReceipt, account?: string) => Promise<'recorded' | 'unknown'>;
+  readonly onReceipt: (provider: string, receipt: DeliveryReceipt, account?: string) => Promise<void>;
   /** `PUBLIC_BASE_URL/callbacks/<name>`, or null when PUBLIC_BASE_URL is unset (the start refuses providers that need it). */
   readonly callbackUrl: string | null;
   /** PROVIDER_TIMEOUT_MS: how long a request to the provider is expected to take (SMPP: bind, enquire_link, unbind). */

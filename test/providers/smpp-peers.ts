@@ -32,7 +32,6 @@ export function recordingContext(receiptOutcome: () => Promise<void> = () => Pro
       order.push(`receipt ${receipt.messageId}`);
       await receiptOutcome();
       receipts.push(receipt);
-      return 'recorded';
     },
   };
   return { context, receipts, log, order };

@@ -29,7 +29,7 @@ export function recordingContext(callbackUrl: string | null): ProviderContext & 
     lines,
     callbackUrl,
     callRingSeconds: 15,
-    onReceipt: async () => 'recorded',
+    onReceipt: async () => undefined,
     messageLog: { record: async () => {} },
     logger: { info: log, warn: log, error: log },
   };

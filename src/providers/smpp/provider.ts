@@ -142,7 +142,6 @@ export class SmppProvider implements Provider {
     if (status !== STATUS.ESME_ROK) return refusal(status);
     const id = outcome.response['message_id'];
     if (typeof id !== 'string' || id === '') return transient('SMSC accepted the message without a message_id');
-    this.router.accepted(id);
     if (group) this.router.addPart(group, id);
     return { kind: 'accepted', messageId: id };
   }
@@ -166,15 +165,9 @@ export class SmppProvider implements Provider {
     const receipt = this.router.route(parsed);
     if (!receipt) return answer(STATUS.ESME_ROK);
     try {
-      const outcome = await this.context.onReceipt(this.name, receipt, this.account);
-      // Unknown to the service but submitted here lately: its send's result is not committed yet (the receipt
-      // overtook it), so the SMSC is asked to send it again later. Unknown otherwise: not ours, acknowledged.
-      if (outcome === 'recorded' || !this.router.submittedHere(parsed.smscId)) return answer(STATUS.ESME_ROK);
-      this.context.logger.info(
-        { provider: 'smpp', messageId: receipt.messageId },
-        `SMPP receipt for a message not known yet, answering ${describeStatus(RETRY_LATER)} so that the SMSC sends it again`,
-      );
-      answer(RETRY_LATER);
+      // Recorded, or kept by the service for a send it does not know yet (its acceptance not committed, or not ours).
+      await this.context.onReceipt(this.name, receipt, this.account);
+      answer(STATUS.ESME_ROK);
     } catch (error) {
       this.context.logger.error(
         { provider: 'smpp', messageId: receipt.messageId, error: error instanceof Error ? error.message : String(error) },

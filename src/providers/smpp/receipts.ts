@@ -19,23 +19,6 @@ const MAX_PARTS_REMEMBERED = 20_000;
  */
 export class ReceiptRouter {
   private readonly byPart = new Map<string, PartGroup>();
-  /** Ids this bind's submits were accepted under lately, so that a receipt the service cannot place yet is asked for again. */
-  private readonly submitted = new Set<string>();
-
-  /** One message (or part) was accepted under `smscId`. */
-  accepted(smscId: string): void {
-    this.submitted.add(smscId);
-    if (this.submitted.size > MAX_PARTS_REMEMBERED) {
-      const oldest = this.submitted.values().next().value;
-      if (oldest !== undefined) this.submitted.delete(oldest);
-    }
-  }
-
-  /** True when this process submitted a message under `smscId` lately. */
-  submittedHere(smscId: string): boolean {
-    return this.submitted.has(smscId);
-  }
-
   /** A multipart message about to be submitted. */
   newGroup(total: number): PartGroup {
     return { total, messageId: null, ids: [], delivered: new Set() };
