@@ -422,9 +422,15 @@ async function main(): Promise<void> {
       results.load.dropInV2Create = r.v2Create;
       results.load.dropInV1Check = r.v1Check;
       results.load.dropInV2Check = r.v2Check;
+      results.load.dropInSideV1Create = r.sideBySide.v1Create;
+      results.load.dropInSideV2Create = r.sideBySide.v2Create;
+      results.load.dropInSideV1Check = r.sideBySide.v1Check;
+      results.load.dropInSideV2Check = r.sideBySide.v2Check;
       log(`drop-in (${r.rounds} alternating rounds per side): /v1 create ${short(r.v1Create)}; /v2 create ${short(r.v2Create)}`);
       log(`drop-in: /v1 verify ${short(r.v1Check)}; /v2 VerificationCheck ${short(r.v2Check)}`);
-      if (r.v1Check.statuses['409'] || r.v2Check.statuses['404']) {
+      log(`drop-in side by side: /v1 create ${short(r.sideBySide.v1Create)}; /v2 create ${short(r.sideBySide.v2Create)}`);
+      log(`drop-in side by side: /v1 verify ${short(r.sideBySide.v1Check)}; /v2 VerificationCheck ${short(r.sideBySide.v2Check)}`);
+      if ([r.v1Check, r.sideBySide.v1Check].some((x) => x.statuses['409']) || [r.v2Check, r.sideBySide.v2Check].some((x) => x.statuses['404'])) {
         results.notes.push('drop-in check pool ran dry: later checks answered 409 (/v1) or 404 (/v2) and the ratio is off (raise BENCH_VERIFY_POOL)');
       }
       await awaitSendQueue(db);

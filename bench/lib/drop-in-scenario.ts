@@ -10,6 +10,11 @@ export interface DropInResults {
   readonly v1Check: LoadResult;
   readonly v2Check: LoadResult;
   readonly rounds: number;
+  /**
+   * Both at once, half the connections each, for rounds x seconds: whatever else the machine does then weighs on
+   * both sides in the same instant, so the ratio holds under noise that alternating rounds only evens out.
+   */
+  readonly sideBySide: { readonly v1Create: LoadResult; readonly v2Create: LoadResult; readonly v1Check: LoadResult; readonly v2Check: LoadResult };
 }
 
 export interface DropInSettings extends ScenarioSettings {
@@ -38,10 +43,10 @@ export async function benchDropIn(target: ServiceTarget, s: DropInSettings): Pro
     if (s.warmUpSeconds > 0) await warmUp(options, s.warmUpSeconds);
     return runLoad(options);
   };
-  const form = (path: string, body: () => string): LoadOptions => ({
+  const form = (path: string, body: () => string, t: ScenarioSettings = s): LoadOptions => ({
     url: target.url,
-    connections: s.connections,
-    seconds: s.seconds,
+    connections: t.connections,
+    seconds: t.seconds,
     method: 'POST',
     path: `${service}/${path}`,
     headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' },
@@ -65,20 +70,25 @@ export async function benchDropIn(target: ServiceTarget, s: DropInSettings): Pro
     }
     return [sumRounds(ones), sumRounds(twos)];
   };
-  const [v1Create, v2Create] = await pairs(
-    async () => (await benchCreate(target, v1Phones, s)).result,
-    () => measured(form('Verifications', () => new URLSearchParams({ To: `+234${v2Phones.take().slice(1)}`, Channel: 'sms' }).toString())),
-  );
-  const [v1Check, v2Check] = await pairs(
-    () => benchVerify(target, () => (a < s.pool ? { id: seededId('a', a++), otp: seedOtp } : null), s),
-    () =>
-      measured(
-        form('VerificationCheck', () =>
-          new URLSearchParams({ VerificationSid: `VE${seededId('b', Math.min(b++, s.pool - 1)).replace(/-/g, '')}`, Code: seedOtp }).toString(),
-        ),
+  const v1Create = (t: ScenarioSettings) => async () => (await benchCreate(target, v1Phones, t)).result;
+  const v2Create = (t: ScenarioSettings) => () =>
+    measured(form('Verifications', () => new URLSearchParams({ To: `+234${v2Phones.take().slice(1)}`, Channel: 'sms' }).toString(), t));
+  const v1Check = (t: ScenarioSettings) => () => benchVerify(target, () => (a < s.pool ? { id: seededId('a', a++), otp: seedOtp } : null), t);
+  const v2Check = (t: ScenarioSettings) => () =>
+    measured(
+      form(
+        'VerificationCheck',
+        () => new URLSearchParams({ VerificationSid: `VE${seededId('b', Math.min(b++, s.pool - 1)).replace(/-/g, '')}`, Code: seedOtp }).toString(),
+        t,
       ),
-  );
-  return { v1Create, v2Create, v1Check, v2Check, rounds: s.rounds };
+    );
+  const half: ScenarioSettings = { ...s, connections: Math.max(1, Math.floor(s.connections / 2)), seconds: s.seconds * s.rounds };
+  const together = async (one: () => Promise<LoadResult>, two: () => Promise<LoadResult>) => Promise.all([one(), two()]);
+  const [c1, c2] = await pairs(v1Create(s), v2Create(s));
+  const [sc1, sc2] = await together(v1Create(half), v2Create(half));
+  const [k1, k2] = await pairs(v1Check(s), v2Check(s));
+  const [sk1, sk2] = await together(v1Check(half), v2Check(half));
+  return { v1Create: c1, v2Create: c2, v1Check: k1, v2Check: k2, rounds: s.rounds, sideBySide: { v1Create: sc1, v2Create: sc2, v1Check: sk1, v2Check: sk2 } };
 }
 
 /** Rounds summed: rates over the whole time, statuses added, latency the worst round's. */
@@ -108,8 +118,10 @@ export function dropInTable(r: DropInResults, heading: string): string {
     heading,
     '| operation | /v1 ok/s | /v2 ok/s | /v2 vs /v1 | p99 ms /v1 / /v2 | /v2 statuses |',
     '|---|---|---|---|---|---|',
-    row('create', r.v1Create, r.v2Create),
-    row('check', r.v1Check, r.v2Check),
+    row('create, alternating rounds', r.v1Create, r.v2Create),
+    row('create, side by side', r.sideBySide.v1Create, r.sideBySide.v2Create),
+    row('check, alternating rounds', r.v1Check, r.v2Check),
+    row('check, side by side', r.sideBySide.v1Check, r.sideBySide.v2Check),
     '',
   ].join('\n');
 }

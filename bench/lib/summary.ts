@@ -73,6 +73,8 @@ export function summaryRows(r: Results): Row[] {
     ),
     ratioRow('Create POST /v2 Twilio Verifications vs /v1 create (PG, alternating rounds)', ok('dropInV2Create'), 'req/s', '/v1 create', ok('dropInV1Create'), 0.9),
     ratioRow('Check POST /v2 VerificationCheck vs /v1 verify (PG, alternating rounds)', ok('dropInV2Check'), 'req/s', '/v1 verify', ok('dropInV1Check'), 0.9),
+    ratioRow('Create POST /v2 vs /v1 side by side (PG, half the connections each)', ok('dropInSideV2Create'), 'req/s', '/v1 create', ok('dropInSideV1Create'), 0.9),
+    ratioRow('Check POST /v2 vs /v1 side by side (PG, half the connections each)', ok('dropInSideV2Check'), 'req/s', '/v1 verify', ok('dropInSideV1Check'), 0.9),
     ratioRow('PGlite token', ok('pgliteToken'), 'req/s', 'ceiling', ceiling, null),
     ratioRow('PGlite create', ok('pgliteCreate'), 'req/s', 'ceiling', ceiling, null),
     ratioRow('PGlite fetch', ok('pgliteFetch'), 'req/s', 'ceiling', ceiling, null),
