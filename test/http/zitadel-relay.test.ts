@@ -133,6 +133,14 @@ forEachDatabase('ZITADEL HTTP SMS provider relay', (kind) => {
     // The code is ZITADEL's to check: /v1 has nothing to verify.
     const token = await h.token(['otp:verify'], c);
     assert.equal((await h.call('POST', '/v1/otp/verify', token, { id: sent[0]?.id, otp: 'K7Q2M9XD' })).statusCode, 404);
+    // Counted as the client's sends, and in the inbox (the operator's `messages`).
+    const stats = await runAdminCommand(adminDeps(h.services), { name: 'stats', clientId: c.clientId, from: null, to: null });
+    assert.ok(stats.ok);
+    const rows = (stats.value as { rows: { sends: number; regionCode: string }[] }).rows;
+    assert.equal(rows.filter((r) => r.regionCode === 'NG').reduce((n, r) => n + r.sends, 0), 3);
+    const inbox = await runAdminCommand(adminDeps(h.services), { name: 'messages.latest', to: b, limit: 10 });
+    assert.ok(inbox.ok);
+    assert.match(JSON.stringify(inbox.value), /90817263/);
   });
 
   it('a wrong key, a changed body, a stale or far-ahead timestamp, no or a malformed header, an unknown hook, no key kept or a disabled client: 401, nothing sent', async () => {
