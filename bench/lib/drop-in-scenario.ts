@@ -11,7 +11,7 @@ export interface DropInResults {
   readonly v2Check: LoadResult;
   readonly rounds: number;
   /**
-   * Both at once, half the connections each, for rounds x seconds: whatever else the machine does then weighs on
+   * Both at once, half the connections each, for one round's time: whatever else the machine does then weighs on
    * both sides in the same instant, so the ratio holds under noise that alternating rounds only evens out.
    */
   readonly sideBySide: { readonly v1Create: LoadResult; readonly v2Create: LoadResult; readonly v1Check: LoadResult; readonly v2Check: LoadResult };
@@ -82,7 +82,7 @@ export async function benchDropIn(target: ServiceTarget, s: DropInSettings): Pro
         t,
       ),
     );
-  const half: ScenarioSettings = { ...s, connections: Math.max(1, Math.floor(s.connections / 2)), seconds: s.seconds * s.rounds };
+  const half: ScenarioSettings = { ...s, connections: Math.max(1, Math.floor(s.connections / 2)) };
   const together = async (one: () => Promise<LoadResult>, two: () => Promise<LoadResult>) => Promise.all([one(), two()]);
   const [c1, c2] = await pairs(v1Create(s), v2Create(s));
   const [sc1, sc2] = await together(v1Create(half), v2Create(half));
