@@ -53,7 +53,7 @@ const commands: Readonly<Record<string, Readonly<Record<string, CommandHelp>>>> 
         "Ory Kratos' HTTP courier, ZITADEL's HTTP SMS provider)\n" +
         'and their one hook secret (v1,whsec_...), made by the first call; they start with PUBLIC_BASE_URL.\n' +
         '--zitadel-signing-key keeps the signing key ZITADEL showed when its HTTP SMS provider was added (ZITADEL makes it),\n' +
-        'to check its ZITADEL-Signature with; given again, the new key replaces the old.',
+        'to check its ZITADEL-Signature with (- reads it from stdin); given again, the new key replaces the old.',
     },
   },
   webhooks: {

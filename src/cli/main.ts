@@ -202,8 +202,10 @@ function parseAdmin(positionals: readonly string[], values: Values): { command: 
       case 'rotate-webhook-secret':
         return { command: { name: `clients.${action}`, id: needId() }, json };
       case 'hooks': {
-        const key = values['zitadel-signing-key'];
-        if (key === undefined) return { command: { name: 'clients.hooks', id: needId() }, json };
+        const given = values['zitadel-signing-key'];
+        if (given === undefined) return { command: { name: 'clients.hooks', id: needId() }, json };
+        // `-`: read from stdin, so that the key stays out of the shell's history and the process list.
+        const key = given === '-' ? fs.readFileSync(0, 'utf8').trim() : given;
         if (!isZitadelSigningKey(key)) throw new UsageError('--zitadel-signing-key takes the signing key ZITADEL showed for its HTTP SMS provider');
         return { command: { name: 'clients.hooks', id: needId(), zitadelSigningKey: key }, json };
       }
