@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Clock } from '../../domain/ports.js';
 import { Webhook } from 'standardwebhooks';
+import type { Clock } from '../../domain/ports.js';
 import type { UnavailableError } from '../../domain/unavailable.js';
 import type { VerificationService } from '../../domain/verification-service.js';
 import type { Client } from '../../oauth/client.js';
