@@ -4,13 +4,12 @@
  * writes nothing (bench/results.json is npm run bench's). BENCH_CONNECTIONS, BENCH_SECONDS and
  * BENCH_WARMUP_SECONDS as in npm run bench; the embedded database (PGlite), as the service runs by default.
  */
+import os from 'node:os';
 import path from 'node:path';
 import { startChild, stringFields } from './lib/child.js';
 import { cleanUp, onCleanup, tempDir } from './lib/cleanup.js';
-import { runLoad, warmUp, type LoadOptions, type LoadResult } from './lib/load.js';
-import { PhoneSequence } from './lib/phones.js';
-import { seededId, seedOtp } from './lib/seed.js';
-import { benchCreate, benchVerify, fetchToken, type ServiceTarget } from './lib/service-scenarios.js';
+import { benchDropIn, dropInTable } from './lib/drop-in-scenario.js';
+import { fetchToken, type ServiceTarget } from './lib/service-scenarios.js';
 
 const envInt = (name: string, fallback: number): number => {
   const value = Number(process.env[name] ?? fallback);
@@ -44,96 +43,15 @@ async function main(): Promise<void> {
   onCleanup(() => child.stop());
   const { url, clientId, clientSecret } = child.info;
   const target: ServiceTarget = { url, clientId, clientSecret, token: await fetchToken(url, clientId, clientSecret) };
-  const hex = clientId.replace(/-/g, '');
-  const basic = `Basic ${Buffer.from(`AC${hex}:${clientSecret}`).toString('base64')}`;
-  const service = `/v2/Services/VA${hex}`;
-
-  const measured = async (options: LoadOptions): Promise<LoadResult> => {
-    if (s.warmUpSeconds > 0) await warmUp(options, s.warmUpSeconds);
-    return runLoad(options);
-  };
-  const v2Create = (phones: PhoneSequence) =>
-    measured({
-      url,
-      connections: s.connections,
-      seconds: s.seconds,
-      method: 'POST',
-      path: `${service}/Verifications`,
-      headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' },
-      setup: (req) => ({ ...req, body: new URLSearchParams({ To: `+234${phones.take().slice(1)}`, Channel: 'sms' }).toString() }),
-    });
-  const v2Check = (next: () => number) =>
-    measured({
-      url,
-      connections: s.connections,
-      seconds: s.seconds,
-      method: 'POST',
-      path: `${service}/VerificationCheck`,
-      headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' },
-      setup: (req) => ({
-        ...req,
-        body: new URLSearchParams({ VerificationSid: `VE${seededId('b', next()).replace(/-/g, '')}`, Code: seedOtp }).toString(),
-      }),
-    });
-
-  let a = 0;
-  let b = 0;
-  // Other work on a shared machine drifts over a run: the pairs are measured in BENCH_ROUNDS short rounds, the order
-  // alternating from round to round (BENCH_V2_FIRST=1 starts with /v2), and the rounds summed.
   const rounds = envInt('BENCH_ROUNDS', 3);
   const v2First = process.env.BENCH_V2_FIRST === '1';
-  const sum = (results: LoadResult[]): LoadResult => {
-    const seconds = results.reduce((n, r) => n + r.seconds, 0);
-    const responses = results.reduce((n, r) => n + r.responses, 0);
-    const ok = results.reduce((n, r) => n + r.okRps * r.seconds, 0);
-    const statuses: Record<string, number> = {};
-    for (const r of results) for (const [k, v] of Object.entries(r.statuses)) statuses[k] = (statuses[k] ?? 0) + v;
-    return {
-      rps: responses / seconds,
-      okRps: ok / seconds,
-      p50: Math.max(...results.map((r) => r.p50)),
-      p99: Math.max(...results.map((r) => r.p99)),
-      responses,
-      statuses,
-      errors: results.reduce((n, r) => n + r.errors, 0),
-      seconds,
-    };
-  };
-  const pairs = async (v1: () => Promise<LoadResult>, v2: () => Promise<LoadResult>): Promise<[LoadResult, LoadResult]> => {
-    const a: LoadResult[] = [];
-    const b: LoadResult[] = [];
-    for (let i = 0; i < rounds; i++) {
-      if ((i % 2 === 0) !== v2First) {
-        a.push(await v1());
-        b.push(await v2());
-      } else {
-        b.push(await v2());
-        a.push(await v1());
-      }
-    }
-    return [sum(a), sum(b)];
-  };
-  const v1Phones = new PhoneSequence(0);
-  const v2Phones = new PhoneSequence(50_000_000);
-  const [v1c, v2c] = await pairs(
-    async () => (await benchCreate(target, v1Phones, s)).result,
-    () => v2Create(v2Phones),
-  );
-  const [v1v, v2v] = await pairs(
-    () => benchVerify(target, () => (a < pool ? { id: seededId('a', a++), otp: seedOtp } : null), s),
-    () => v2Check(() => Math.min(b++, pool - 1)),
-  );
-  const row = (name: string, v1: LoadResult, v2: LoadResult) =>
-    `| ${name} | ${v1.okRps.toFixed(0)} | ${v2.okRps.toFixed(0)} | ${(v2.okRps / v1.okRps).toFixed(2)}x | ${v1.p99} / ${v2.p99} | ${JSON.stringify(v2.statuses)} |`;
+  const results = await benchDropIn(target, { ...s, rounds, v2First, pool, v1PhoneOffset: 0, v2PhoneOffset: 50_000_000 });
   process.stdout.write(
-    [
-      `${s.connections} connections, ${rounds} rounds of ${s.seconds} s per side, order alternating (${v2First ? '/v2' : '/v1'} first), PGlite, one process; p99: the worst round's`,
-      '| operation | /v1 ok/s | /v2 ok/s | /v2 vs /v1 | p99 ms /v1 / /v2 | /v2 statuses |',
-      '|---|---|---|---|---|---|',
-      row('create', v1c, v2c),
-      row('check', v1v, v2v),
-      '',
-    ].join('\n'),
+    dropInTable(
+      results,
+      `${s.connections} connections, ${rounds} rounds of ${s.seconds} s per side, order alternating (${v2First ? '/v2' : '/v1'} first), PGlite, one process; ` +
+        `p99: the worst round's; 1-min load average at the end ${os.loadavg()[0]?.toFixed(2)}`,
+    ),
   );
 }
 

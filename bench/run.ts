@@ -17,6 +17,7 @@ import { benchBetterAuthSend, benchBetterAuthVerify, seedBetterAuth } from './li
 import { benchDir, killAllChildren, startChild, stringFields, type Child } from './lib/child.js';
 import { cleanUp, onCleanup, once, tempDir } from './lib/cleanup.js';
 import { dbLimitCreate, dbLimitFetch, dbLimitVerify } from './lib/db-limit.js';
+import { benchDropIn } from './lib/drop-in-scenario.js';
 import {
   dbLimitCreateBatched,
   dbLimitFetchBatched,
@@ -67,6 +68,9 @@ const webhookSeconds = envInt('BENCH_WEBHOOK_SECONDS', 10);
 const webhookBatch = envInt('BENCH_WEBHOOK_BATCH', 20_000);
 /** PENDING verifications seeded for each verify run (more than a run can use, so every verify is a real one). */
 const verifyPool = envInt('BENCH_VERIFY_POOL', 150_000);
+/** The drop-in section: /v2 against /v1 in BENCH_DROPIN_ROUNDS alternating rounds per side, each of BENCH_SECONDS. */
+const dropInRounds = envInt('BENCH_DROPIN_ROUNDS', 2);
+const dropInPool = verifyPool;
 const providerSettings: ProviderBenchSettings = {
   rate: envInt('BENCH_PROVIDER_RATE', 500),
   seconds: envInt('BENCH_PROVIDER_SECONDS', 10),
@@ -98,7 +102,7 @@ const failoverSettings: FailoverSettings = {
   connections: s.connections,
   databaseTimeoutMs: 3_000,
 };
-const allSections = ['ceiling', 'token', 'create', 'fetch', 'verify', 'webhooks', 'pglite', 'memory', 'backup', 'providers', 'calls', 'fallback', 'pumping', 'failover'];
+const allSections = ['ceiling', 'token', 'create', 'fetch', 'verify', 'drop-in', 'webhooks', 'pglite', 'memory', 'backup', 'providers', 'calls', 'fallback', 'pumping', 'failover'];
 const sections = new Set((process.env.BENCH_SECTIONS ?? 'all').split(',').map((x) => x.trim()));
 const on = (name: string) => sections.has('all') || sections.has(name);
 
@@ -305,7 +309,7 @@ async function main(): Promise<void> {
     await child.stop();
   });
 
-  const needService = ['token', 'create', 'fetch', 'verify', 'webhooks', 'memory', 'backup'].some(on);
+  const needService = ['token', 'create', 'fetch', 'verify', 'drop-in', 'webhooks', 'memory', 'backup'].some(on);
   if (needService) {
     const { child, target } = await startService(tempDir('pg'), serviceUrl);
     const db = new pg.Pool({ connectionString: serviceUrl, max: 4 });
@@ -323,6 +327,9 @@ async function main(): Promise<void> {
       ['e', on('verify') ? verifyPool : 0, null],
       ['w', on('webhooks') ? webhookRate * webhookSeconds : 0, receiver.url],
       ['x', on('webhooks') ? webhookBatch : 0, receiver.url],
+      // The drop-in section's checks: /v1's (a) and /v2's (b).
+      ['a', on('drop-in') ? dropInPool : 0, null],
+      ['b', on('drop-in') ? dropInPool : 0, null],
     ];
     for (const [series, count, webhookUrl] of seeds) {
       if (count > 0) await seedVerifications(db, { clientId: target.clientId, series, count, webhookUrl });
@@ -408,6 +415,26 @@ async function main(): Promise<void> {
       log(`better-auth verify (disableCleanup): ${short(results.load.betterAuthVerifyNoCleanup)}`);
     });
     await peer.current?.child.stop();
+
+    await section('drop-in', async () => {
+      const r = await benchDropIn(target, { ...s, rounds: dropInRounds, v2First: false, pool: dropInPool, v1PhoneOffset: 60_000_000, v2PhoneOffset: 70_000_000 });
+      results.load.dropInV1Create = r.v1Create;
+      results.load.dropInV2Create = r.v2Create;
+      results.load.dropInV1Check = r.v1Check;
+      results.load.dropInV2Check = r.v2Check;
+      results.load.dropInSideV1Create = r.sideBySide.v1Create;
+      results.load.dropInSideV2Create = r.sideBySide.v2Create;
+      results.load.dropInSideV1Check = r.sideBySide.v1Check;
+      results.load.dropInSideV2Check = r.sideBySide.v2Check;
+      log(`drop-in (${r.rounds} alternating rounds per side): /v1 create ${short(r.v1Create)}; /v2 create ${short(r.v2Create)}`);
+      log(`drop-in: /v1 verify ${short(r.v1Check)}; /v2 VerificationCheck ${short(r.v2Check)}`);
+      log(`drop-in side by side: /v1 create ${short(r.sideBySide.v1Create)}; /v2 create ${short(r.sideBySide.v2Create)}`);
+      log(`drop-in side by side: /v1 verify ${short(r.sideBySide.v1Check)}; /v2 VerificationCheck ${short(r.sideBySide.v2Check)}`);
+      if ([r.v1Check, r.sideBySide.v1Check].some((x) => x.statuses['409']) || [r.v2Check, r.sideBySide.v2Check].some((x) => x.statuses['404'])) {
+        results.notes.push('drop-in check pool ran dry: later checks answered 409 (/v1) or 404 (/v2) and the ratio is off (raise BENCH_VERIFY_POOL)');
+      }
+      await awaitSendQueue(db);
+    });
 
     await section('webhooks', async () => {
       const items = (series: string, count: number): Created[] =>

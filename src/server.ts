@@ -77,7 +77,7 @@ export function appDeps(services: Services): AppDeps {
       requestTypeNamed: (name) => services.channels.requestTypeNamed(name),
       codeLength: config.OTP_LENGTH,
     },
-    relays: { verifications: services.verifications, clients: services.clientDirectory },
+    relays: { verifications: services.verifications, clients: services.clientDirectory, clock: services.clock },
     ...(services.inboxFeed && {
       devInbox: {
         feed: services.inboxFeed,

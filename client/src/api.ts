@@ -661,6 +661,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/hooks/zitadel/sms/{hookId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * ZITADEL's HTTP SMS provider
+         * @description Set as the HTTP SMS provider's `endpoint` in ZITADEL, with the signing key ZITADEL shows given to `otp-service clients hooks ID --zitadel-signing-key KEY`: delivers `args.code` (or `args.oTP`) to `contextInfo.recipientPhoneNumber`. ZITADEL-Signature checked; 204 when sent.
+         */
+        post: operations["relayZitadelSms"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/hooks/supabase/send-sms/{hookId}": {
         parameters: {
             query?: never;
@@ -2484,6 +2504,140 @@ export interface operations {
                         /** Format: uri */
                         more_info: string;
                         status: number;
+                    };
+                };
+            };
+        };
+    };
+    relayZitadelSms: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                hookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    contextInfo: {
+                        recipientPhoneNumber: string;
+                        eventType?: string;
+                        provider?: ({
+                            id?: string;
+                            description?: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | null;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                    templateData?: {
+                        title?: string;
+                        preHeader?: string;
+                        subject?: string;
+                        greeting?: string;
+                        text?: string;
+                        url?: string;
+                        buttonText?: string;
+                        primaryColor?: string;
+                        backgroundColor?: string;
+                        fontColor?: string;
+                        logoUrl?: string;
+                        fontUrl?: string;
+                        fontFaceFamily?: string;
+                        fontFamily?: string;
+                        includeFooter?: boolean;
+                        footerText?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                    args: {
+                        [key: string]: unknown;
+                    };
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Sent. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code?: string;
+                        message?: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code?: string;
+                        message?: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code?: string;
+                        message?: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code?: string;
+                        message?: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code?: string;
+                        message?: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code?: string;
+                        message?: string;
                     };
                 };
             };

@@ -9,7 +9,7 @@ import {
 import type { TextPolicy } from '../domain/client-settings.js';
 import { isScope, knownScopes, type Scope } from '../domain/scopes.js';
 import { deliveryStatuses, type DeliveryStatus } from '../domain/webhook-delivery.js';
-import type { ClientService } from '../oauth/client-service.js';
+import { isZitadelSigningKey, type ClientService } from '../oauth/client-service.js';
 import type { SqlWebhookStore } from '../store/webhook-store.js';
 import { eventDetailView, eventView } from '../webhooks/delivery-log.js';
 import type { Clock } from '../domain/ports.js';
@@ -53,8 +53,11 @@ export type AdminCommand =
   | { readonly name: 'clients.disable'; readonly id: string }
   | { readonly name: 'clients.rotate-secret'; readonly id: string }
   | { readonly name: 'clients.rotate-webhook-secret'; readonly id: string }
-  /** The relays' addresses and hook secret (contract 15); the first one makes the secret. */
-  | { readonly name: 'clients.hooks'; readonly id: string }
+  /**
+   * The relays' addresses and hook secret (contract 15); the first one makes the secret. `zitadelSigningKey`: the key
+   * ZITADEL made for its HTTP SMS provider, kept to check its signatures.
+   */
+  | { readonly name: 'clients.hooks'; readonly id: string; readonly zitadelSigningKey?: string }
   | {
       readonly name: 'webhooks.list';
       readonly status: DeliveryStatus | null;
@@ -105,9 +108,15 @@ export function parseAdminCommand(input: unknown): AdminCommand | string {
     case 'clients.disable':
     case 'clients.rotate-secret':
     case 'clients.rotate-webhook-secret':
-    case 'clients.hooks':
       if (typeof c.id !== 'string') return `${c.name} needs a client id`;
       return { name: c.name, id: c.id };
+    case 'clients.hooks':
+      if (typeof c.id !== 'string') return `${c.name} needs a client id`;
+      if (c.zitadelSigningKey === undefined) return { name: c.name, id: c.id };
+      if (typeof c.zitadelSigningKey !== 'string' || !isZitadelSigningKey(c.zitadelSigningKey)) {
+        return 'zitadelSigningKey must be the signing key ZITADEL showed (16 to 512 printable characters, no spaces)';
+      }
+      return { name: c.name, id: c.id, zitadelSigningKey: c.zitadelSigningKey };
     case 'webhooks.list': {
       const status = c.status === null || c.status === undefined ? null : parseDeliveryStatus(String(c.status));
       if (status === undefined) return `--status must be one of: ${deliveryStatuses.join(', ')}`;
@@ -202,7 +211,7 @@ export async function runAdminCommand(deps: AdminDeps, command: AdminCommand): P
     case 'clients.rotate-webhook-secret':
       return found(await clients.rotateWebhookSecret(command.id), command.id);
     case 'clients.hooks':
-      return found(await clients.hooks(command.id, deps.publicBaseUrl), command.id);
+      return found(await clients.hooks(command.id, deps.publicBaseUrl, command.zitadelSigningKey), command.id);
     case 'webhooks.list': {
       const events = await webhooks.list({
         limit: command.limit,

@@ -47,11 +47,13 @@ const commands: Readonly<Record<string, Readonly<Record<string, CommandHelp>>>> 
       about: 'Gives a client a new webhook signing secret (printed once); the old one still verifies for a while.',
     },
     hooks: {
-      args: 'CLIENT_ID [--json]',
+      args: 'CLIENT_ID [--zitadel-signing-key KEY] [--json]',
       about:
         "Prints the addresses of the client's relays for auth servers (Supabase Auth's Send SMS Hook, Logto's HTTP SMS connector,\n" +
-        "Ory Kratos' HTTP courier)\n" +
-        'and their one hook secret (v1,whsec_...), made by the first call; they start with PUBLIC_BASE_URL.',
+        "Ory Kratos' HTTP courier, ZITADEL's HTTP SMS provider)\n" +
+        'and their one hook secret (v1,whsec_...), made by the first call; they start with PUBLIC_BASE_URL.\n' +
+        '--zitadel-signing-key keeps the signing key ZITADEL showed when its HTTP SMS provider was added (ZITADEL makes it),\n' +
+        'to check its ZITADEL-Signature with (- reads it from stdin); given again, the new key replaces the old.',
     },
   },
   webhooks: {

@@ -26,6 +26,7 @@ import { runMessages, type MessagesOptions } from './messages.js';
 import { runDataCommand, type DataCommand } from './backup.js';
 import { parseWhatsAppCommand, runWhatsApp, type WhatsAppCommand } from './whatsapp.js';
 import { describeDatabaseUrl } from '../store/database-url.js';
+import { isZitadelSigningKey } from '../oauth/client-service.js';
 
 export class UsageError extends Error {}
 
@@ -47,6 +48,7 @@ const optionSpec = {
   client: { type: 'string' },
   from: { type: 'string' },
   'reveal-code': { type: 'string' },
+  'zitadel-signing-key': { type: 'string' },
   'default-webhook': { type: 'string' },
   'allowed-countries': { type: 'string' },
   'app-name': { type: 'string' },
@@ -198,8 +200,15 @@ function parseAdmin(positionals: readonly string[], values: Values): { command: 
       case 'disable':
       case 'rotate-secret':
       case 'rotate-webhook-secret':
-      case 'hooks':
         return { command: { name: `clients.${action}`, id: needId() }, json };
+      case 'hooks': {
+        const given = values['zitadel-signing-key'];
+        if (given === undefined) return { command: { name: 'clients.hooks', id: needId() }, json };
+        // `-`: read from stdin, so that the key stays out of the shell's history and the process list.
+        const key = given === '-' ? fs.readFileSync(0, 'utf8').trim() : given;
+        if (!isZitadelSigningKey(key)) throw new UsageError('--zitadel-signing-key takes the signing key ZITADEL showed for its HTTP SMS provider');
+        return { command: { name: 'clients.hooks', id: needId(), zitadelSigningKey: key }, json };
+      }
     }
   }
   throw new UsageError(group && isGroup(group) ? helpFor(group, undefined) : usage());

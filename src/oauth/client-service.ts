@@ -29,6 +29,15 @@ export interface ClientHooks {
   readonly logto: string;
   /** Ory Kratos' HTTP courier `request_config.url` for SMS. */
   readonly kratos: string;
+  /** ZITADEL's HTTP SMS provider `endpoint`. */
+  readonly zitadel: string;
+  /** Whether ZITADEL's signing key was given (it is ZITADEL's secret, never printed back). */
+  readonly zitadelSigningKeySet: boolean;
+}
+
+/** ZITADEL's signing keys are random text; anything printable and not short is taken as given. */
+export function isZitadelSigningKey(key: string): boolean {
+  return /^[\x21-\x7e]{16,512}$/.test(key);
 }
 
 /** How long a rotated-out webhook secret keeps signing, so receivers can switch without a gap. */
@@ -107,15 +116,18 @@ export class ClientService {
 
   /**
    * The relays' addresses and hook secret (contract 15, `clients hooks ID`); the first call makes the secret.
-   * The address carries the client: its id is the hook id.
+   * The address carries the client: its id is the hook id. ZITADEL makes its own signing key: given here
+   * (`--zitadel-signing-key`), it is kept, replacing one given before (ZITADEL's "generate a new key").
    */
-  async hooks(id: string, publicBaseUrl: string | null): Promise<ClientHooks | null> {
+  async hooks(id: string, publicBaseUrl: string | null, zitadelSigningKey?: string): Promise<ClientHooks | null> {
     const existing = await this.store.find(id);
     if (!existing) return null;
     let hookSecret = existing.hookSecret ?? null;
-    if (hookSecret === null) {
-      hookSecret = newHookSecret(this.random);
-      if (!(await this.store.update(id, { hookSecret }, this.clock.now()))) return null;
+    const change: { hookSecret?: string; zitadelSigningKey?: string } = {};
+    if (hookSecret === null) hookSecret = change.hookSecret = newHookSecret(this.random);
+    if (zitadelSigningKey !== undefined && zitadelSigningKey !== existing.zitadelSigningKey) change.zitadelSigningKey = zitadelSigningKey;
+    if (Object.keys(change).length > 0) {
+      if (!(await this.store.update(id, change, this.clock.now()))) return null;
       this.onChange(id);
     }
     const base = publicBaseUrl ?? '';
@@ -125,6 +137,8 @@ export class ClientService {
       supabase: `${base}/hooks/supabase/send-sms/${id}`,
       logto: `${base}/hooks/logto/sms/${id}`,
       kratos: `${base}/hooks/kratos/sms/${id}`,
+      zitadel: `${base}/hooks/zitadel/sms/${id}`,
+      zitadelSigningKeySet: (change.zitadelSigningKey ?? existing.zitadelSigningKey ?? null) !== null,
     };
   }
 

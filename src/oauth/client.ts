@@ -21,6 +21,11 @@ export interface Client {
   readonly settings: ClientSettings;
   /** The relays' hook secret (contract 15), `v1,whsec_` + base64; null (or absent) until `clients hooks ID` makes it. */
   readonly hookSecret?: string | null;
+  /**
+   * The signing key ZITADEL made for its HTTP SMS provider (contract 15's ZITADEL relay): ZITADEL makes it and shows
+   * it once, so it is given here (`clients hooks ID --zitadel-signing-key KEY`); null (or absent) until then.
+   */
+  readonly zitadelSigningKey?: string | null;
 }
 
 /** Storage of clients (port). */

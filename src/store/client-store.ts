@@ -69,6 +69,7 @@ export class SqlClientStore implements ClientStore {
           ...(change.scopes !== undefined && { scopes: [...change.scopes] }),
           ...(change.webhookSecret !== undefined && { webhook_secret: change.webhookSecret }),
           ...(change.hookSecret !== undefined && { hook_secret: change.hookSecret }),
+          ...(change.zitadelSigningKey !== undefined && { zitadel_signing_key: change.zitadelSigningKey }),
           ...(change.previousWebhookSecret !== undefined && { previous_webhook_secret: change.previousWebhookSecret }),
           ...(change.previousWebhookSecretExpiresAt !== undefined && {
             previous_webhook_secret_expires_at: change.previousWebhookSecretExpiresAt,
@@ -99,6 +100,7 @@ function toClient(row: Selectable<ClientsTable>): Client {
     createdAt: row.created_at,
     settings: parseClientSettings(row.settings),
     ...(row.hook_secret !== null && { hookSecret: row.hook_secret }),
+    ...(row.zitadel_signing_key !== null && { zitadelSigningKey: row.zitadel_signing_key }),
   };
 }
 

@@ -432,6 +432,16 @@ const migrations: Record<string, Migration> = {
       `);
     },
   },
+  '0028_zitadel_signing_key': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- contract 15: ZITADEL makes its HTTP SMS provider's signing key itself (and shows it once), so the relay
+        -- keeps the key it was given (\`otp-service clients hooks ID --zitadel-signing-key KEY\`) to check
+        -- ZITADEL-Signature with; null until then.
+        ALTER TABLE clients ADD COLUMN zitadel_signing_key text;
+      `);
+    },
+  },
 };
 
 /** Runs DDL one statement at a time: PGlite's extended protocol takes one statement per query. */

@@ -17,6 +17,8 @@ export interface ClientsTable {
   settings: ColumnType<unknown, string | undefined, string>;
   /** The relays' hook secret (contract 15), `v1,whsec_...`; null until `clients hooks ID` makes it. */
   hook_secret: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The signing key ZITADEL made for its HTTP SMS provider (contract 15), kept to check ZITADEL-Signature; null until given. */
+  zitadel_signing_key: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface SigningKeysTable {

@@ -57,6 +57,26 @@ function clientCommands(env: () => Record<string, string>): void {
     assert.equal((JSON.parse(disabled.stdout) as Created).status, 'disabled');
   });
 
+  it('clients hooks keeps the signing key ZITADEL showed, given as an option or on stdin (-), and never prints it', async () => {
+    const c = await createClient(env());
+    const hooks = async (args: string[], input?: string) => {
+      const ran = await runCli(['clients', 'hooks', c.clientId, ...args, '--json'], env(), undefined, input);
+      assert.equal(ran.code, 0, ran.stderr);
+      return { ran, value: JSON.parse(ran.stdout) as { zitadel: string; zitadelSigningKeySet: boolean } };
+    };
+    const first = await hooks([]);
+    assert.match(first.value.zitadel, new RegExp(`/hooks/zitadel/sms/${c.clientId}$`));
+    assert.equal(first.value.zitadelSigningKeySet, false);
+    const fromStdin = await hooks(['--zitadel-signing-key', '-'], 'zItAdElKeY0123456789abcdef\n');
+    assert.equal(fromStdin.value.zitadelSigningKeySet, true);
+    assert.ok(!fromStdin.ran.stdout.includes('zItAdElKeY0123456789abcdef'));
+    const asOption = await hooks(['--zitadel-signing-key', 'another-zitadel-key-0123456789']);
+    assert.equal(asOption.value.zitadelSigningKeySet, true);
+    const short = await runCli(['clients', 'hooks', c.clientId, '--zitadel-signing-key', 'short'], env());
+    assert.equal(short.code, 2, short.stderr);
+    assert.match(short.stderr, /zitadel-signing-key/);
+  });
+
   it('refuses bad input with a message and a non-zero exit', async () => {
     const unknownScope = await runCli(['clients', 'create', '--name', 'x', '--scopes', 'otp:all'], env());
     assert.equal(unknownScope.code, 1);

@@ -19,18 +19,20 @@ export interface NodeProcess {
   readonly exited: Promise<number | null>;
 }
 
-function spawnNode(argv: readonly string[], env: Record<string, string>, cwd = repoRoot): ChildProcess {
-  return spawn(process.execPath, [...argv], {
+function spawnNode(argv: readonly string[], env: Record<string, string>, cwd = repoRoot, input?: string): ChildProcess {
+  const child = spawn(process.execPath, [...argv], {
     cwd,
     env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
+  if (input !== undefined) child.stdin?.end(input);
+  return child;
 }
 
 /** Runs `node <argv>` to its end. */
-export function runNode(argv: readonly string[], env: Record<string, string>, cwd = repoRoot): Promise<Ran> {
+export function runNode(argv: readonly string[], env: Record<string, string>, cwd = repoRoot, input?: string): Promise<Ran> {
   return new Promise((resolve, reject) => {
-    const child = spawnNode(argv, env, cwd);
+    const child = spawnNode(argv, env, cwd, input);
     let stdout = '';
     let stderr = '';
     child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -67,8 +69,9 @@ export async function startNode(
 }
 
 /** Runs the built `otp-service` command (bin/otp-service.mjs) with the given settings, from `cwd` (the repository). */
-export function runCli(args: readonly string[], env: Record<string, string>, cwd = repoRoot): Promise<Ran> {
-  return runNode([path.join(repoRoot, 'bin', 'otp-service.mjs'), ...args], env, cwd);
+/** Runs the CLI to its end; `input`, when given, is its stdin. */
+export function runCli(args: readonly string[], env: Record<string, string>, cwd = repoRoot, input?: string): Promise<Ran> {
+  return runNode([path.join(repoRoot, 'bin', 'otp-service.mjs'), ...args], env, cwd, input);
 }
 
 /** A server started as `node dist/main.js`, as `npm start` runs it. */

@@ -1,14 +1,18 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Webhook } from 'standardwebhooks';
-import { UnavailableError } from '../../domain/unavailable.js';
+import type { Clock } from '../../domain/ports.js';
+import type { UnavailableError } from '../../domain/unavailable.js';
 import type { VerificationService } from '../../domain/verification-service.js';
 import type { Client } from '../../oauth/client.js';
+import { codeOf, relayError, relayErrorBody } from './relay-errors.js';
 import { relaySend, type RelayRefusal } from './relay-send.js';
+import { zitadelRelay } from './zitadel.js';
 
 export interface RelayRouteDeps {
   readonly verifications: VerificationService;
   readonly clients: { get(id: string): Promise<Client | null> };
+  readonly clock: Clock;
 }
 
 interface HookParams {
@@ -30,7 +34,7 @@ const supabaseError = {
   type: 'object',
   properties: { error: { type: 'object', properties: { http_code: { type: 'integer' }, message: { type: 'string' } } } },
 } as const;
-const logtoError = { type: 'object', properties: { code: { type: 'string' }, message: { type: 'string' } } } as const;
+const logtoError = relayErrorBody;
 
 /**
  * Supabase Auth's Send SMS Hook body, as supabase/auth `internal/hooks/v0hooks/v0hooks.go` declares it
@@ -101,11 +105,17 @@ export async function relayRoutes(app: FastifyInstance, deps: RelayRouteDeps): P
     }
   });
 
-  const hookClient = async (hookId: string): Promise<{ client: Client; secret: string } | null> => {
+  /** The client a hook address names, unless it is unknown or disabled. */
+  const clientOf = async (hookId: string): Promise<Client | null> => {
     const client = /^[0-9a-f-]{36}$/.test(hookId) ? await deps.clients.get(hookId) : null;
-    if (!client || client.disabledAt || !client.hookSecret) return null;
-    return { client, secret: client.hookSecret };
+    return client && !client.disabledAt ? client : null;
   };
+  const hookClient = async (hookId: string): Promise<{ client: Client; secret: string } | null> => {
+    const client = await clientOf(hookId);
+    return client?.hookSecret ? { client, secret: client.hookSecret } : null;
+  };
+
+  await app.register(async (zitadel) => zitadelRelay(zitadel, { verifications: deps.verifications, clock: deps.clock, clientOf }));
 
   await app.register(async (supabase) => {
     const fail = (reply: FastifyReply, status: number, message: string, retryAfterSeconds?: number) => {
@@ -237,22 +247,4 @@ function bearerMatches(header: string | undefined, secret: string): boolean {
   const given = Buffer.from(/^Bearer (.+)$/i.exec(header ?? '')?.[1]?.trim() ?? '');
   const expected = Buffer.from(secret);
   return given.length === expected.length && timingSafeEqual(given, expected);
-}
-
-function codeOf(status: number): string {
-  return status === 400 ? 'BAD_REQUEST' : status === 401 ? 'UNAUTHORIZED' : status === 403 ? 'FORBIDDEN' : status === 429 ? 'RATE_LIMITED' : status === 503 ? 'UNAVAILABLE' : 'INTERNAL_ERROR';
-}
-
-function relayError(
-  error: FastifyError | UnavailableError,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  fail: (status: number, message: string, retryAfterSeconds?: number) => FastifyReply,
-): FastifyReply {
-  if (error instanceof UnavailableError) return fail(503, 'The service is temporarily unavailable', error.retryAfterSeconds);
-  if (error.validation) return fail(400, `The body is not what the sender sends: ${error.validation[0]?.message ?? 'invalid'}`);
-  if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) return fail(error.statusCode === 415 ? 400 : error.statusCode, error.message);
-  request.log.error({ err: error }, 'unexpected error');
-  void reply;
-  return fail(500, 'Internal error');
 }

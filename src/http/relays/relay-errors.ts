@@ -1,0 +1,23 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { UnavailableError } from '../../domain/unavailable.js';
+
+/** The relays' own error body where the sender defines none (Logto, Kratos, ZITADEL): `{ code, message }`. */
+export const relayErrorBody = { type: 'object', properties: { code: { type: 'string' }, message: { type: 'string' } } } as const;
+
+export function codeOf(status: number): string {
+  return status === 400 ? 'BAD_REQUEST' : status === 401 ? 'UNAUTHORIZED' : status === 403 ? 'FORBIDDEN' : status === 429 ? 'RATE_LIMITED' : status === 503 ? 'UNAVAILABLE' : 'INTERNAL_ERROR';
+}
+
+export function relayError(
+  error: FastifyError | UnavailableError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  fail: (status: number, message: string, retryAfterSeconds?: number) => FastifyReply,
+): FastifyReply {
+  if (error instanceof UnavailableError) return fail(503, 'The service is temporarily unavailable', error.retryAfterSeconds);
+  if (error.validation) return fail(400, `The body is not what the sender sends: ${error.validation[0]?.message ?? 'invalid'}`);
+  if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) return fail(error.statusCode === 415 ? 400 : error.statusCode, error.message);
+  request.log.error({ err: error }, 'unexpected error');
+  void reply;
+  return fail(500, 'Internal error');
+}
