@@ -6,6 +6,7 @@ import { after, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { UnavailableError } from '../../src/domain/unavailable.js';
 import { inMemoryDataDir, openDatabase, type Db } from '../../src/store/database.js';
+import { vacuumEmbedded } from '../../src/store/embedded-vacuum.js';
 import { pgliteTemplate } from '../support/databases.js';
 
 /** An in-memory embedded database, migrated, opened the production way: PGlite in its worker thread. */
@@ -67,6 +68,18 @@ describe('embedded database in its worker thread', () => {
     const { rows } = await sql<{ at: Date; b: Uint8Array; n: number; z: null }>`
       SELECT '2026-01-02T03:04:05Z'::timestamptz AS at, '\\x0102'::bytea AS b, 7::int AS n, NULL AS z`.execute(db.db);
     assert.deepEqual(rows, [{ at: new Date('2026-01-02T03:04:05Z'), b: new Uint8Array([1, 2]), n: 7, z: null }]);
+  });
+
+  it('is vacuumed and analysed by the service, PGlite running no autovacuum: the planner learns the table sizes', async () => {
+    const db = await embedded();
+    opened.push(db);
+    await sql`CREATE TABLE grown (n int)`.execute(db.db);
+    await sql`INSERT INTO grown SELECT generate_series(1, 1000)`.execute(db.db);
+    const tuples = async () =>
+      (await sql<{ n: number }>`SELECT reltuples::int AS n FROM pg_class WHERE relname = 'grown'`.execute(db.db)).rows[0]?.n;
+    assert.equal(await tuples(), -1, 'never analysed yet');
+    await vacuumEmbedded(db.db);
+    assert.equal(await tuples(), 1000);
   });
 
   it('a thread that dies mid-query fails that query and every later one with UnavailableError, and says it is lost', async () => {
