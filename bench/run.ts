@@ -612,6 +612,21 @@ async function runPglite(results: Results, section: (name: string, work: () => P
     const { result } = await benchCreate(target, new PhoneSequence(30_000_000), s);
     results.load.pgliteCreate = result;
     log(`PGlite create: ${short(result)}`);
+    // Reads beside writes, as an application's traffic mixes them: token and fetch requests (a fifth of the
+    // connections each) while creates run on all of them; the reads must not wait behind the creates' database work.
+    await sleep(3_000);
+    const beside = { ...s, connections: Math.max(1, Math.round(s.connections / 5)) };
+    const [createBeside, tokenBeside, fetchBeside] = await Promise.all([
+      benchCreate(target, new PhoneSequence(35_000_000), s),
+      benchTokenEndpoint(target.url, '/oauth/token', form, beside),
+      benchFetch(target, () => seededId('v', randomInt(verifyPool)), beside),
+    ]);
+    results.load.pgliteCreateMixed = createBeside.result;
+    results.load.pgliteTokenBesideCreate = tokenBeside;
+    results.load.pgliteFetchBesideCreate = fetchBeside;
+    log(`PGlite create beside token and fetch: ${short(createBeside.result)}`);
+    log(`PGlite token beside creates (${beside.connections} connections): ${short(tokenBeside)}`);
+    log(`PGlite fetch beside creates (${beside.connections} connections): ${short(fetchBeside)}`);
     // The send worker shares the one PGlite session: let it catch up before measuring reads.
     await sleep(3_000);
     results.load.pgliteFetch = await benchFetch(target, () => seededId('v', randomInt(verifyPool)), s);

@@ -16,14 +16,20 @@ async function main(): Promise<void> {
     else logger.warn(where, 'DEV_INBOX=true beside a real provider: the development inbox shows codes to anyone who reaches this server');
   }
   let stopping = false;
-  const stop = (signal: string) => {
+  const stop = (signal: string, exitCode = 0) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down: finishing in-flight requests');
-    stopWithin(config.SHUTDOWN_GRACE_MS, logger, () => server.close());
+    stopWithin(config.SHUTDOWN_GRACE_MS, logger, () => server.close(), (code) => process.exit(Math.max(code, exitCode)));
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // The embedded database's thread died: what waited for it was answered 503, and nothing more can be served
+  // until it is opened again, which is a start of the process (PGlite replays its log then), by its supervisor.
+  void server.services.db.lost.then((err) => {
+    logger.fatal({ err }, 'the embedded database stopped: exiting so that the supervisor starts the service again');
+    stop('database lost', 1);
+  });
 }
 
 main().catch((err: unknown) => {

@@ -15,6 +15,7 @@ import { webhookRoutes } from './http/routes/webhooks.js';
 import { housekeeping } from './jobs/housekeeping.js';
 import { Workers, type WorkerDeps } from './jobs/workers.js';
 import { createServices, devInboxLimit, type Services } from './services.js';
+import { vacuumEmbedded } from './store/embedded-vacuum.js';
 import { clientsChannel } from './store/client-store.js';
 import { numberListsChannel } from './store/number-list-store.js';
 import { webhookChannel } from './store/outbox-rows.js';
@@ -127,6 +128,7 @@ export function workerDeps(services: Services, deliverWebhooks: boolean): Worker
       forget: (id) => (id === null ? services.clientDirectory.forgetAll() : services.clientDirectory.forget(id)),
     },
     listChanges: { channel: numberListsChannel, refresh: () => services.listsInForce.refresh() },
+    embeddedVacuum: db.kind === 'pglite' ? () => vacuumEmbedded(db.db) : null,
   };
 }
 

@@ -77,27 +77,32 @@ export function summaryRows(r: Results): Row[] {
     ratioRow('Check POST /v2 vs /v1 side by side (PG, half the connections each)', ok('dropInSideV2Check'), 'req/s', '/v1 verify', ok('dropInSideV1Check'), 0.9),
     ratioRow('PGlite token', ok('pgliteToken'), 'req/s', 'ceiling', ceiling, null),
     ratioRow('PGlite create', ok('pgliteCreate'), 'req/s', 'ceiling', ceiling, null),
+    ratioRow('PGlite create vs PostgreSQL create', ok('pgliteCreate'), 'req/s', 'PG create', ok('create'), 0.5),
     ratioRow('PGlite fetch', ok('pgliteFetch'), 'req/s', 'ceiling', ceiling, null),
     ratioRow('PGlite verify', ok('pgliteVerify'), 'req/s', 'ceiling', ceiling, null),
   );
-  const latency: [string, string][] = [
-    ['token', 'token (PG)'],
-    ['create', 'create (PG)'],
-    ['fetch', 'fetch (PG)'],
-    ['verify', 'verify (PG)'],
-    ['pgliteToken', 'token (PGlite)'],
-    ['pgliteCreate', 'create (PGlite)'],
-    ['pgliteFetch', 'fetch (PGlite)'],
-    ['pgliteVerify', 'verify (PGlite)'],
+  // p99 bounds: 25 ms, but an embedded create's is 100 ms (issue 22), its commit being a write to the disk.
+  const latency: [string, string, number][] = [
+    ['token', 'token (PG)', 25],
+    ['create', 'create (PG)', 25],
+    ['fetch', 'fetch (PG)', 25],
+    ['verify', 'verify (PG)', 25],
+    ['pgliteToken', 'token (PGlite)', 25],
+    ['pgliteCreate', 'create (PGlite)', 100],
+    ['pgliteFetch', 'fetch (PGlite)', 25],
+    ['pgliteVerify', 'verify (PGlite)', 25],
+    ['pgliteCreateMixed', 'create (PGlite) beside token and fetch', 100],
+    ['pgliteTokenBesideCreate', 'token (PGlite) beside creates', 25],
+    ['pgliteFetchBesideCreate', 'fetch (PGlite) beside creates', 25],
   ];
-  for (const [key, label] of latency) {
+  for (const [key, label, bound] of latency) {
     const l = r.load[key];
     rows.push(
       boundRow(
         `Latency ${label}, ${r.settings.connections} connections`,
         l ? `p50 ${l.p50} ms, p99 ${l.p99} ms` : 'n/a',
-        'p99 < 25 ms',
-        l ? l.p99 < 25 : null,
+        `p99 < ${bound} ms`,
+        l ? l.p99 < bound : null,
       ),
     );
   }

@@ -328,10 +328,18 @@ async function runWorker(config: Config): Promise<number> {
   const signal = await new Promise<string>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));
     process.once('SIGINT', () => resolve('SIGINT'));
+    // As the server does (main.ts): the embedded database's thread died, so stop and let the supervisor start again.
+    void running.services.db.lost.then((err) => {
+      logger.fatal({ err }, 'the embedded database stopped: exiting so that the supervisor starts the worker again');
+      resolve('database lost');
+    });
   });
+  const exitCode = signal === 'database lost' ? 1 : 0;
   logger.info({ signal }, 'worker shutting down: finishing deliveries in flight');
   // The same one deadline as the server's: exits by SHUTDOWN_GRACE_MS whatever still waits (its claims hold it).
-  return new Promise<number>((resolve) => stopWithin(config.SHUTDOWN_GRACE_MS, logger, () => running.close(), resolve));
+  return new Promise<number>((resolve) =>
+    stopWithin(config.SHUTDOWN_GRACE_MS, logger, () => running.close(), (code) => resolve(Math.max(code, exitCode))),
+  );
 }
 
 /** `otp-service messages`, until done or, following, until SIGINT or SIGTERM. */

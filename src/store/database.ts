@@ -2,11 +2,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
-import { PGlite } from '@electric-sql/pglite';
-import { BoundedPgPool } from './bounded-pool.js';
+import { BoundedPgPool, retryAfterFor } from './bounded-pool.js';
 import { parseDatabaseUrl } from './database-url.js';
 import { PrimaryPool } from './primary-pool.js';
 import { PGlitePool } from './pglite-pool.js';
+import { PGliteThread } from './pglite-thread.js';
 import { migrateToLatest } from './migrations.js';
 import type { Database } from './schema.js';
 
@@ -16,8 +16,16 @@ export interface Db {
   readonly db: Kysely<Database>;
   /** PostgreSQL only: the pool, for LISTEN connections. */
   readonly pool: pg.Pool | null;
+  /** PGlite only: the worker thread that owns it. */
+  readonly thread: PGliteThread | null;
   /** PGlite only: a dump of the data folder. */
   dumpDataDir(): Promise<Blob>;
+  /**
+   * Settles if the database is gone for good: the embedded database's thread died (its requests fail with an
+   * UnavailableError, and so would every later one), and the process should stop so its supervisor starts it
+   * again. Never settles on PostgreSQL, where a lost server is found again by reconnecting.
+   */
+  readonly lost: Promise<Error>;
   /** True when the database answers. */
   ping(): Promise<boolean>;
   close(): Promise<void>;
@@ -106,7 +114,9 @@ function openPostgres(url: string, poolSize: number, timeoutMs: number): Db {
     kind: 'postgres',
     db,
     pool,
+    thread: null,
     dumpDataDir: () => Promise.reject(new Error('only the embedded database can be dumped')),
+    lost: new Promise<Error>(() => undefined),
     ping: () => ping(db),
     close: () => db.destroy(),
   };
@@ -116,24 +126,29 @@ function openPostgres(url: string, poolSize: number, timeoutMs: number): Db {
 export const inMemoryDataDir = 'memory://';
 
 async function openPGlite(options: DbOptions): Promise<Db> {
-  let pglite: PGlite;
-  if (options.dataDir === inMemoryDataDir) {
-    pglite = await PGlite.create(options.pgliteDump ? { loadDataDir: options.pgliteDump } : {});
-  } else {
-    const dir = path.resolve(options.dataDir, 'pglite');
-    fs.mkdirSync(dir, { recursive: true });
-    pglite = await PGlite.create(dir);
+  let dataDir: string | null = null;
+  if (options.dataDir !== inMemoryDataDir) {
+    dataDir = path.resolve(options.dataDir, 'pglite');
+    fs.mkdirSync(dataDir, { recursive: true });
   }
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new PGlitePool(pglite, options.timeoutMs) }) });
+  const thread = await PGliteThread.start({
+    dataDir,
+    ...(dataDir === null && options.pgliteDump && { loadDataDir: options.pgliteDump }),
+    retryAfterSeconds: retryAfterFor(options.timeoutMs),
+  });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new PGlitePool(thread, options.timeoutMs) }) });
   return {
     kind: 'pglite',
     db,
     pool: null,
-    dumpDataDir: async () => pglite.dumpDataDir('none'),
+    thread,
+    dumpDataDir: () => thread.dump(),
+    lost: thread.lost,
     ping: () => ping(db),
+    // Kysely's end waits for the holder of the session and those queued for it; then PGlite closes in its thread.
     close: async () => {
       await db.destroy();
-      await pglite.close();
+      await thread.close();
     },
   };
 }

@@ -1,22 +1,25 @@
-import type { PGlite } from '@electric-sql/pglite';
 import type { PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
 import { UnavailableError } from '../domain/unavailable.js';
 import { retryAfterFor } from './bounded-pool.js';
+import type { PGliteThread } from './pglite-thread.js';
 
 /**
- * Presents one PGlite instance as the `pg` pool that Kysely's PostgreSQL dialect expects.
+ * Presents the embedded database (one PGlite instance, in its thread) as the `pg` pool that Kysely's PostgreSQL dialect expects.
  *
  * PGlite is a single session, so a "connection" is the whole database: it is lent to one holder at a time
  * and the others queue. Without this, two interleaved Kysely transactions would share one session.
  * The wait for the turn is bounded (DATABASE_TIMEOUT_MS, as PostgreSQL bounds the wait for a connection): a
  * holder that keeps the session too long makes the others fail with an UnavailableError rather than queue
  * without end, and a waiter that gave up passes its turn on as soon as it comes.
+ *
+ * A transaction's BEGIN is not sent alone: it goes to the thread with the transaction's first statement, in one
+ * message, which saves a round trip per transaction (a failing BEGIN fails that statement, and so the transaction).
  */
 export class PGlitePool implements PostgresPool {
   private tail: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly pglite: PGlite,
+    private readonly thread: PGliteThread,
     private readonly timeoutMs: number,
   ) {}
 
@@ -40,11 +43,18 @@ export class PGlitePool implements PostgresPool {
         retryAfterFor(this.timeoutMs),
       );
     }
-    const pglite = this.pglite;
+    const thread = this.thread;
     let released = false;
+    let begin: { sql: string; params: readonly unknown[] } | null = null;
     return {
       async query<R>(sql: string, parameters: readonly unknown[]): Promise<PostgresQueryResult<R>> {
-        const result = await pglite.query<R>(sql, [...parameters]);
+        if (begin === null && isBegin(sql)) {
+          begin = { sql, params: parameters };
+          return { command: 'SELECT', rowCount: 0, rows: [] };
+        }
+        const statements = begin ? [begin, { sql, params: parameters }] : [{ sql, params: parameters }];
+        begin = null;
+        const result = await thread.query<R>(statements);
         return {
           command: commandOf(sql),
           rowCount: result.affectedRows ?? result.rows.length,
@@ -62,6 +72,11 @@ export class PGlitePool implements PostgresPool {
   async end(): Promise<void> {
     await this.tail;
   }
+}
+
+/** Kysely's transaction openers: `begin`, or `start transaction` with an isolation level or access mode. */
+function isBegin(sql: string): boolean {
+  return /^\s*(?:begin|start\s+transaction)\b/i.test(sql);
 }
 
 function commandOf(sql: string): PostgresQueryResult<unknown>['command'] {
