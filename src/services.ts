@@ -46,6 +46,11 @@ import { SqlVerificationStore } from './store/verification-store.js';
 import { SqlWebhookStore } from './store/webhook-store.js';
 import { DeliveryWorker } from './webhooks/delivery-worker.js';
 import { GuardedHttpClient } from './webhooks/guarded-client.js';
+import { OperatorService } from './console/operator-service.js';
+import { consoleSessionPolicy } from './console/session-policy.js';
+import type { AuditLog } from './console/audit-log.js';
+import { SqlAuditLog } from './store/audit-store.js';
+import { SqlOperatorStore } from './store/operator-store.js';
 
 /**
  * The parts the composition root builds, each once and in order (nothing refers to a part built later). The
@@ -99,6 +104,10 @@ export interface Services {
   readonly providers: Providers;
   readonly sendWorker: SendWorker;
   readonly webhookWorker: DeliveryWorker;
+  /** Console operators, their links and sessions (contract 16). */
+  readonly operators: OperatorService;
+  /** Every change made through the console or the CLI. */
+  readonly audit: AuditLog;
 }
 
 /** The most messages the development inbox page shows. */
@@ -362,6 +371,8 @@ export async function createServices(
     providers,
     sendWorker,
     webhookWorker,
+    operators: new OperatorService(new SqlOperatorStore(db.db), clock, random, consoleSessionPolicy),
+    audit: new SqlAuditLog(db.db),
   };
 }
 

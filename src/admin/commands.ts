@@ -18,6 +18,9 @@ import type { CountryThrottles, PrefixBlocks } from './prefix-blocks.js';
 import type { StatsService } from '../domain/stats-service.js';
 import { isUuid } from '../store/uuid.js';
 import { isListCommandName, parseListCommand, runListCommand, type ListCommand, type ListDeps } from './list-commands.js';
+import type { OperatorService } from '../console/operator-service.js';
+import { findVerifications, type VerificationSearchDeps } from './verification-search.js';
+import { maxAuditLimit, type AuditLog } from '../console/audit-log.js';
 
 /** What the operator commands use. */
 export interface AdminDeps {
@@ -42,6 +45,14 @@ export interface AdminDeps {
   readonly snapshot: (file: string) => Promise<number>;
   /** Block and allow lists (`otp-service lists`). */
   readonly lists: Omit<ListDeps, 'clientExists' | 'clock'>;
+  /** Console operators (`otp-service operators`, contract 16). */
+  readonly operators: Pick<OperatorService, 'create' | 'list' | 'disable'>;
+  /** The console's address, which one-time links start with: CONSOLE_ORIGIN, PUBLIC_BASE_URL or localhost:PORT. */
+  readonly consoleOrigin: string;
+  /** Every change, by whom (`otp-service audit`). */
+  readonly audit: AuditLog;
+  /** Verifications by id, number or reference, with their webhook events (`otp-service verifications find`). */
+  readonly verificationSearch: VerificationSearchDeps;
 }
 
 /** An operator command, as the CLI parsed it; run in the CLI or, on the embedded database, in the server. */
@@ -71,6 +82,15 @@ export type AdminCommand =
   | { readonly name: 'stats'; readonly clientId: string | null; readonly from: string | null; readonly to: string | null }
   /** A copy of the embedded database's data folder, for `otp-service backup` while the server runs. */
   | { readonly name: 'database.snapshot'; readonly path: string }
+  /** A console operator and their one-time link to set a password (contract 16). */
+  | { readonly name: 'operators.create'; readonly email: string }
+  | { readonly name: 'operators.list' }
+  /** Disables an operator; their sessions end at once. */
+  | { readonly name: 'operators.disable'; readonly id: string }
+  /** The newest audit log entries. */
+  | { readonly name: 'audit.list'; readonly limit: number }
+  /** Verifications by id, number (E.164) or reference, whichever client made them, each with its whole life. */
+  | { readonly name: 'verifications.find'; readonly query: string }
   /** The newest messages, newest first. */
   | { readonly name: 'messages.latest'; readonly to: string | null; readonly limit: number }
   /** Messages after a reader's place (InboxSource.recent), oldest first. */
@@ -128,6 +148,22 @@ export function parseAdminCommand(input: unknown): AdminCommand | string {
       if (!text(c.clientId) || !text(c.from) || !text(c.to)) return 'stats takes a client id and days as text';
       const or = (v: unknown) => (typeof v === 'string' ? v : null);
       return { name: c.name, clientId: or(c.clientId), from: or(c.from), to: or(c.to) };
+    }
+    case 'operators.create':
+      if (typeof c.email !== 'string') return 'operators.create needs an email';
+      return { name: c.name, email: c.email };
+    case 'operators.list':
+      return { name: c.name };
+    case 'verifications.find':
+      if (typeof c.query !== 'string' || c.query.trim() === '' || c.query.length > 200) return 'verifications.find needs an id, a number or a reference';
+      return { name: c.name, query: c.query };
+    case 'operators.disable':
+      if (typeof c.id !== 'string') return 'operators.disable needs an operator id';
+      return { name: c.name, id: c.id };
+    case 'audit.list': {
+      const limit = c.limit;
+      if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > maxAuditLimit) return `--limit must be 1 to ${maxAuditLimit}`;
+      return { name: c.name, limit };
     }
     case 'database.snapshot':
       if (typeof c.path !== 'string' || !path.isAbsolute(c.path)) return 'database.snapshot needs an absolute path';
@@ -243,6 +279,20 @@ export async function runAdminCommand(deps: AdminDeps, command: AdminCommand): P
     }
     case 'stats':
       return stats(deps, command);
+    case 'operators.create': {
+      const made = await deps.operators.create(command.email);
+      if (typeof made === 'string') return { ok: false, error: made };
+      // The token rides in the fragment, which the browser never sends: it reaches no server or proxy log.
+      return { ok: true, value: { ...made.operator, link: `${deps.consoleOrigin}/console/setup#${made.token}`, linkExpiresAt: made.expiresAt } };
+    }
+    case 'operators.list':
+      return { ok: true, value: await deps.operators.list() };
+    case 'operators.disable':
+      return (await deps.operators.disable(command.id)) ? { ok: true, value: { disabled: command.id } } : { ok: false, error: `no operator ${command.id}` };
+    case 'audit.list':
+      return { ok: true, value: await deps.audit.latest(command.limit) };
+    case 'verifications.find':
+      return { ok: true, value: await findVerifications(deps.verificationSearch, command.query, clock.now()) };
     case 'database.snapshot':
       return { ok: true, value: { bytes: await deps.snapshot(command.path) } };
     case 'messages.latest':
