@@ -12,6 +12,7 @@ import { runAudited } from './admin/audited.js';
 import type { ConsoleRouteDeps } from './console/http/routes.js';
 import { Passkeys } from './console/passkeys.js';
 import { SqlPasskeyStore } from './store/passkey-store.js';
+import { providerTraffic } from './store/stats-store.js';
 import { claimAdminSocket, type AdminSocket } from './admin/socket.js';
 import { buildApp, type AppDeps } from './http/app.js';
 import { inboxHosts } from './http/dev-inbox-hosts.js';
@@ -217,6 +218,12 @@ export function adminDeps(services: Services): AdminDeps {
       findById: (id) => services.verificationStore.findById(id),
       search: (by, limit) => services.verificationStore.search(by, limit),
       webhooksOf: (id) => services.webhooks.forVerification(id),
+    },
+    providers: {
+      configured: () => channels.map((channel) => ({ channel, providers: services.config.providers[channel].map((p) => p.module.name) })),
+      circuit: (provider) => ({ openUntil: services.breaker.openUntil(provider), failuresInARow: services.breaker.failuresInARow(provider) }),
+      latency: () => services.metrics.sendLatency(),
+      traffic: (since) => providerTraffic(services.db.db, since),
     },
   };
 }

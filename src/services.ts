@@ -103,6 +103,8 @@ export interface Services {
   readonly dispatcher: CommitDispatcher;
   readonly providers: Providers;
   readonly sendWorker: SendWorker;
+  /** Providers skipped after failing (in this process): the console's providers page reads it. */
+  readonly breaker: CircuitBreaker;
   readonly webhookWorker: DeliveryWorker;
   /** Console operators, their links and sessions (contract 16). */
   readonly operators: OperatorService;
@@ -301,13 +303,14 @@ export async function createServices(
       return 'recorded';
     },
   }));
+  const breaker = new CircuitBreaker(now);
   const sendWorker = new SendWorker({
     jobs: new SqlSendJobStore(db.db),
     findVerification: (id) => verificationStore.findById(id),
     recordOutcome: (job, provider, result, account) => deliveries.recordSendOutcome(job, provider, result, account),
     outgoing: async (channel, v, from, sendId) => channels.forChannel(channel).outgoing(v, from, sendId, await settingsOf(v.clientId)),
     providers: (channel) => providers.forChannel(channel),
-    breaker: new CircuitBreaker(now),
+    breaker,
     leaseMs: config.SEND_LEASE_MS,
     // A call (dropped or voice) rings for up to CALL_RING_SECONDS before its provider can say how it went.
     providerTimeoutMs: (channel) => (channel !== 'sms' ? Math.max(config.PROVIDER_TIMEOUT_MS, callTimeoutMs(config.CALL_RING_SECONDS)) : config.PROVIDER_TIMEOUT_MS),
@@ -370,6 +373,7 @@ export async function createServices(
     dispatcher,
     providers,
     sendWorker,
+    breaker,
     webhookWorker,
     operators: new OperatorService(new SqlOperatorStore(db.db), clock, random, consoleSessionPolicy),
     audit: new SqlAuditLog(db.db),

@@ -9,6 +9,7 @@ const readOnly = new Set<AdminCommand['name']>([
   'clients.templates.list',
   'clients.templates.preview',
   'verifications.find',
+  'providers.status',
   'clients.test-numbers.list',
   'lists.show',
   'webhooks.list',

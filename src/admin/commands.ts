@@ -20,6 +20,7 @@ import { isUuid } from '../store/uuid.js';
 import { isListCommandName, parseListCommand, runListCommand, type ListCommand, type ListDeps } from './list-commands.js';
 import type { OperatorService } from '../console/operator-service.js';
 import { findVerifications, type VerificationSearchDeps } from './verification-search.js';
+import { providerStatus, type ProviderStatusDeps } from './provider-status.js';
 import { maxAuditLimit, type AuditLog } from '../console/audit-log.js';
 
 /** What the operator commands use. */
@@ -53,6 +54,8 @@ export interface AdminDeps {
   readonly audit: AuditLog;
   /** Verifications by id, number or reference, with their webhook events (`otp-service verifications find`). */
   readonly verificationSearch: VerificationSearchDeps;
+  /** The providers configured, their circuit state, answer time and delivery rate (`otp-service providers`). */
+  readonly providers: ProviderStatusDeps;
 }
 
 /** An operator command, as the CLI parsed it; run in the CLI or, on the embedded database, in the server. */
@@ -91,6 +94,8 @@ export type AdminCommand =
   | { readonly name: 'audit.list'; readonly limit: number }
   /** Verifications by id, number (E.164) or reference, whichever client made them, each with its whole life. */
   | { readonly name: 'verifications.find'; readonly query: string }
+  /** Each channel's providers: circuit state, answer time, the last day's delivery rate. */
+  | { readonly name: 'providers.status' }
   /** The newest messages, newest first. */
   | { readonly name: 'messages.latest'; readonly to: string | null; readonly limit: number }
   /** Messages after a reader's place (InboxSource.recent), oldest first. */
@@ -153,6 +158,7 @@ export function parseAdminCommand(input: unknown): AdminCommand | string {
       if (typeof c.email !== 'string') return 'operators.create needs an email';
       return { name: c.name, email: c.email };
     case 'operators.list':
+    case 'providers.status':
       return { name: c.name };
     case 'verifications.find':
       if (typeof c.query !== 'string' || c.query.trim() === '' || c.query.length > 200) return 'verifications.find needs an id, a number or a reference';
@@ -291,6 +297,8 @@ export async function runAdminCommand(deps: AdminDeps, command: AdminCommand): P
       return (await deps.operators.disable(command.id)) ? { ok: true, value: { disabled: command.id } } : { ok: false, error: `no operator ${command.id}` };
     case 'audit.list':
       return { ok: true, value: await deps.audit.latest(command.limit) };
+    case 'providers.status':
+      return { ok: true, value: await providerStatus(deps.providers, clock.now()) };
     case 'verifications.find':
       return { ok: true, value: await findVerifications(deps.verificationSearch, command.query, clock.now()) };
     case 'database.snapshot':

@@ -96,6 +96,13 @@ export function formatResult(command: AdminCommand, value: unknown): string {
       const o = value as { id: string; email: string; link: string; linkExpiresAt: string };
       return `operator ${o.email} (${o.id})\nTheir one-time link, to set a password (and a passkey), until ${o.linkExpiresAt}:\n\n  ${o.link}\n\nSend it to them privately: whoever opens it first becomes this operator.\n`;
     }
+    case 'providers.status': {
+      type P = { channel: string; provider: string; order: number; circuit: string; sendsAnswered: number; meanSendSeconds: number | null; lastDay: { verifications: number; delivered: number; deliveryRate: number | null } };
+      const rows = (value as P[]).map((p) =>
+        [p.channel, p.order, p.provider, p.circuit, p.sendsAnswered, p.meanSendSeconds === null ? '-' : `${Math.round(p.meanSendSeconds * 1000)} ms`, `${p.lastDay.delivered}/${p.lastDay.verifications}`].join('\t'),
+      );
+      return `CHANNEL\tORDER\tPROVIDER\tCIRCUIT\tSENDS\tMEAN ANSWER\tDELIVERED (24 h)\n${rows.join('\n')}\n`;
+    }
     case 'audit.list': {
       type Entry = { at: string; actor: string; action: string; target: string | null; outcome: string };
       const entries = value as Entry[];

@@ -144,6 +144,14 @@ const commands: Readonly<Record<string, Readonly<Record<string, CommandHelp>>>> 
         'state, sends and delivery attempts, wrong codes tried, and its webhook events with every delivery attempt. Never the code.',
     },
   },
+  providers: {
+    '': {
+      args: '[--json]',
+      about:
+        "Each channel's providers in failover order: circuit state (open: skipped after 5 transient failures in a row, in the process asked),\n" +
+        'sends answered and their mean answer time since that process started, and the last 24 hours\' verifications they carried and delivered.',
+    },
+  },
   audit: {
     '': {
       args: '[--limit N] [--json]',

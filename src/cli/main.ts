@@ -177,6 +177,7 @@ function parseAdmin(positionals: readonly string[], values: Values): { command: 
     if (!id || positionals.length !== 3) throw new UsageError('verifications find needs an ID, a NUMBER (+2348031234567) or a REFERENCE; see otp-service verifications --help');
     return { command: { name: 'verifications.find', query: id }, json };
   }
+  if (group === 'providers' && action === undefined) return { command: { name: 'providers.status' }, json };
   if (group === 'audit' && action === undefined) {
     return { command: { name: 'audit.list', limit: positiveLimit(values.limit, defaultAuditLimit, maxAuditLimit) }, json };
   }

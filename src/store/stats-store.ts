@@ -51,3 +51,21 @@ export class SqlStatsStore implements StatsStore {
     }));
   }
 }
+
+/** Sends and deliveries per channel and provider since a time, every client's, test numbers left out (the providers page). */
+export async function providerTraffic(db: Kysely<Database>, since: Date): Promise<{ channel: string; provider: string; verifications: number; delivered: number }[]> {
+  const rows = await db
+    .selectFrom('verifications')
+    .select((eb) => [
+      'delivery_channel',
+      'delivery_provider',
+      eb.fn.countAll<Count>().as('verifications'),
+      eb.fn.countAll<Count>().filterWhere('delivery_status', '=', 'DELIVERED').as('delivered'),
+    ])
+    .where('created_at', '>=', since)
+    .where('test_number', '=', false)
+    .where('delivery_provider', 'is not', null)
+    .groupBy(['delivery_channel', 'delivery_provider'])
+    .execute();
+  return rows.map((r) => ({ channel: r.delivery_channel, provider: r.delivery_provider ?? '', verifications: Number(r.verifications), delivered: Number(r.delivered) }));
+}
