@@ -7,7 +7,11 @@ export interface Series {
   readonly color: string;
 }
 
-const bars = uPlot.paths.bars?.({ size: [0.7, 48] });
+/** Bars side by side: each series takes its share of the category's width. */
+function barsOf(index: number, count: number) {
+  const share = 0.8 / count;
+  return uPlot.paths.bars?.({ size: [share, 40], align: index < count / 2 ? -1 : 1 });
+}
 
 /**
  * A uPlot chart: lines over days, or bars over categories. The figures it draws are also in the table the page
@@ -25,19 +29,26 @@ export function Chart(props: { id: string; title: string; labels: readonly strin
         height: 220,
         legend: { show: true },
         cursor: { show: true },
-        scales: { x: { time: false } },
+        scales: {
+          // Categories sit at whole numbers with half a step either side; counts start at zero.
+          x: { time: false, ...(props.kind === 'bar' && { range: (): uPlot.Range.MinMax => [-0.5, Math.max(0, props.labels.length - 1) + 0.5] }) },
+          y: { range: (_u: uPlot, _min: number, max: number): uPlot.Range.MinMax => [0, max > 0 ? max * 1.1 : 1] },
+        },
         axes: [
-          { values: (_u, splits) => splits.map((i) => props.labels[Math.round(i)] ?? ''), stroke: '#333', grid: { stroke: '#e4e4e4' } },
+          {
+            values: (_u, splits) => splits.map((i) => (Number.isInteger(i) ? (props.labels[i] ?? '') : '')),
+            ...(props.kind === 'bar' && { splits: () => props.labels.map((_, i) => i) }),
+            stroke: '#333',
+            grid: { stroke: '#e4e4e4' },
+          },
           { stroke: '#333', grid: { stroke: '#e4e4e4' }, ...(props.percent && { values: (_u: uPlot, v: number[]) => v.map((n) => `${n}%`) }) },
         ],
         series: [
           { label: 'x' },
-          ...props.series.map((s) => ({
-            label: s.label,
-            stroke: s.color,
-            width: 2,
-            ...(props.kind === 'bar' && bars ? { paths: bars, fill: `${s.color}cc` } : {}),
-          })),
+          ...props.series.map((s, i) => {
+            const bars = props.kind === 'bar' ? barsOf(i, props.series.length) : undefined;
+            return { label: s.label, stroke: s.color, width: 2, ...(bars && { paths: bars, fill: `${s.color}cc`, points: { show: false } }) };
+          }),
         ],
       },
       [xs, ...props.series.map((s) => [...s.values])],

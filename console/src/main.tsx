@@ -62,9 +62,13 @@ function App() {
       () => setOperator(null),
     );
   }, []);
-  // After a move, keyboard and screen-reader users start at the new page's heading.
+  // After a move (or a sign-in), keyboard and screen-reader users start at the new page's heading; on the first
+  // load the browser's own order holds (the skip link first).
+  const previous = useRef<Operator | null | undefined>(undefined);
   useEffect(() => {
-    main.current?.querySelector<HTMLElement>('h1')?.focus();
+    const firstLoad = previous.current === undefined;
+    previous.current = operator;
+    if (!firstLoad) main.current?.querySelector<HTMLElement>('h1')?.focus();
   }, [path, operator]);
 
   const signedIn = (s: { operator: Operator; csrfToken: string }) => {
