@@ -82,7 +82,14 @@ export type AdminCommand =
   /** Ends a prefix's block now. */
   | { readonly name: 'blocks.lift'; readonly prefix: string }
   /** Traffic per day and country of one client, or of every client (null); days null: the defaults of GET /v1/stats. */
-  | { readonly name: 'stats'; readonly clientId: string | null; readonly from: string | null; readonly to: string | null }
+  | {
+      readonly name: 'stats';
+      readonly clientId: string | null;
+      readonly from: string | null;
+      readonly to: string | null;
+      /** Every client's rows also per provider of the latest send (`--by-provider`, the console's overview). */
+      readonly byProvider?: boolean;
+    }
   /** A copy of the embedded database's data folder, for `otp-service backup` while the server runs. */
   | { readonly name: 'database.snapshot'; readonly path: string }
   /** A console operator and their one-time link to set a password (contract 16). */
@@ -152,7 +159,7 @@ export function parseAdminCommand(input: unknown): AdminCommand | string {
       const text = (v: unknown) => v === null || v === undefined || typeof v === 'string';
       if (!text(c.clientId) || !text(c.from) || !text(c.to)) return 'stats takes a client id and days as text';
       const or = (v: unknown) => (typeof v === 'string' ? v : null);
-      return { name: c.name, clientId: or(c.clientId), from: or(c.from), to: or(c.to) };
+      return { name: c.name, clientId: or(c.clientId), from: or(c.from), to: or(c.to), ...(c.byProvider === true && { byProvider: true }) };
     }
     case 'operators.create':
       if (typeof c.email !== 'string') return 'operators.create needs an email';
@@ -201,7 +208,8 @@ async function stats(deps: AdminDeps, command: Extract<AdminCommand, { name: 'st
   const query = { from: command.from ?? undefined, to: command.to ?? undefined };
   const { clientId } = command;
   if (clientId !== null && !(await deps.clients.show(clientId))) return { ok: false, error: `no client ${clientId}` };
-  const outcome = clientId === null ? await deps.stats.forAllClients(query) : await deps.stats.forClient(clientId, query);
+  if (command.byProvider === true && clientId !== null) return { ok: false, error: '--by-provider counts every client: leave out --client' };
+  const outcome = clientId === null ? await deps.stats.forAllClients(query, command.byProvider === true) : await deps.stats.forClient(clientId, query);
   if (outcome.kind === 'invalid') return { ok: false, error: outcome.problems.map((p) => `--${p.field} ${p.issue}`).join('; ') };
   return { ok: true, value: { from: outcome.range.from, to: outcome.range.to, rows: outcome.rows } };
 }

@@ -130,8 +130,9 @@ function formatStats(value: unknown, allClients: boolean): string {
   const { from, to } = value as { from: string; to: string };
   const rows = statsRows(value);
   if (rows.length === 0) return `no traffic from ${from} to ${to}\n`;
-  const columns = ['day', 'regionCode', 'countryCode', 'channel', 'sends', 'delivered', 'verified'];
-  const header = ['DAY', 'REGION', 'COUNTRY', 'CHANNEL', 'SENDS', 'DELIVERED', 'VERIFIED'];
+  const byProvider = rows.some((r) => 'provider' in r);
+  const columns = ['day', 'regionCode', 'countryCode', 'channel', ...(byProvider ? ['provider'] : []), 'sends', 'delivered', 'verified'];
+  const header = ['DAY', 'REGION', 'COUNTRY', 'CHANNEL', ...(byProvider ? ['PROVIDER'] : []), 'SENDS', 'DELIVERED', 'VERIFIED'];
   const lines = rows.map((r) => [...(allClients ? [r.clientId] : []), ...columns.map((c) => r[c] ?? '-')].map(String).join('\t'));
   return `${[...(allClients ? ['CLIENT_ID'] : []), ...header].join('\t')}\n${lines.join('\n')}\n`;
 }

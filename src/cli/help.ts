@@ -97,11 +97,12 @@ const commands: Readonly<Record<string, Readonly<Record<string, CommandHelp>>>> 
   },
   stats: {
     '': {
-      args: '[--client CLIENT_ID] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--json]',
+      args: '[--client CLIENT_ID | --by-provider] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--json]',
       about:
         'Traffic per UTC day and country, as GET /v1/stats answers it: sends (creates and resends), verifications delivered, verifications verified;\n' +
         'test numbers left out. Both days included; by default the last 7 days, today included; at most 366 days.\n' +
-        "--client: that client's only; without it every client's, each row naming its client. --json: one object a line.",
+        "--client: that client's only; without it every client's, each row naming its client. --by-provider: every client's, also per provider\n" +
+        'of the latest send (a row\'s provider is null while none took it). --json: one object a line.',
     },
   },
   messages: {

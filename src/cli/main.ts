@@ -67,6 +67,7 @@ const optionSpec = {
   'captcha-secret': { type: 'string' },
   'captcha-min-score': { type: 'string' },
   follow: { type: 'boolean', default: false },
+  'by-provider': { type: 'boolean', default: false },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
@@ -159,7 +160,8 @@ function parseAdmin(positionals: readonly string[], values: Values): { command: 
     }
   }
   if (group === 'stats' && action === undefined) {
-    return { command: { name: 'stats', clientId: values.client ?? null, from: values.from ?? null, to: values.to ?? null }, json };
+    const byProvider = values['by-provider'] ? { byProvider: true } : {};
+    return { command: { name: 'stats', clientId: values.client ?? null, from: values.from ?? null, to: values.to ?? null, ...byProvider }, json };
   }
   if (group === 'operators') {
     switch (action) {

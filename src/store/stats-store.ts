@@ -29,7 +29,8 @@ export function dailyTrafficQuery(db: Kysely<Database>, query: TrafficQuery) {
     .where('created_at', '>=', query.since)
     .where('created_at', '<', query.before)
     .where('test_number', '=', false)
-    .groupBy(['client_id', day, 'region_code', 'country_code', 'delivery_channel']);
+    .groupBy(['client_id', day, 'region_code', 'country_code', 'delivery_channel'])
+    .$if(query.byProvider === true, (qb) => qb.select('delivery_provider').groupBy('delivery_provider'));
   return query.clientId === null ? counted : counted.where('client_id', '=', query.clientId);
 }
 
@@ -48,6 +49,7 @@ export class SqlStatsStore implements StatsStore {
       sends: Number(row.sends),
       delivered: Number(row.delivered),
       verified: Number(row.verified),
+      ...(query.byProvider === true && { provider: row.delivery_provider ?? null }),
     }));
   }
 }

@@ -203,8 +203,10 @@ const suite = (kind: 'pglite' | 'postgres') => {
     assert.deepEqual(shown, want, 'the console shows what /v1/stats counts');
     const ng = page.locator('#figures-country tr[data-key="NG"] [data-field="sends"]');
     assert.equal(Number(await ng.textContent()), want.sends);
+    const viaLog = page.locator('#figures-provider tr[data-key="SMS log"] [data-field="sends"]');
+    assert.equal(Number(await viaLog.textContent()), want.sends, 'every send went through the log provider');
     // Each chart drew on its canvas: some pixels are not blank.
-    for (const id of ['chart-traffic', 'chart-conversion', 'chart-country', 'chart-channel']) {
+    for (const id of ['chart-traffic', 'chart-conversion', 'chart-country', 'chart-channel', 'chart-provider']) {
       const inked = await page.locator(`#${id} canvas`).first().evaluate((c: HTMLCanvasElement) => {
         const d = c.getContext('2d')?.getImageData(0, 0, c.width, c.height).data ?? new Uint8ClampedArray();
         let n = 0;

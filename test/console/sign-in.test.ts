@@ -4,6 +4,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { runAudited } from '../../src/admin/audited.js';
 import { runAdminCommand } from '../../src/admin/commands.js';
 import { adminDeps } from '../../src/server.js';
+import { createVerification } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
 
@@ -170,6 +171,44 @@ forEachDatabase('console sign-in', (kind) => {
     const page = await get('/console/api/audit?limit=5', { cookie: op.cookie });
     assert.equal(page.statusCode, 200);
     assert.equal((page.json() as { data: unknown[] }).data.length, 5);
+  });
+
+  it('gives the CLI what the console shows: stats by provider, a verification search, the providers, a template preview', async () => {
+    const c = await h.client();
+    const token = await h.token(undefined, c);
+    const v = await createVerification(h, token, { reference: 'order-77' });
+    const byProvider = await command({ name: 'stats', clientId: null, from: null, to: null, byProvider: true });
+    assert.ok(byProvider.ok);
+    const rows = (byProvider.value as { rows: { clientId: string; provider?: string | null; sends: number }[] }).rows.filter((r) => r.clientId === c.clientId);
+    assert.deepEqual(rows.map((r) => [r.provider, r.sends]), [['log', 1]]);
+    const plain = await command({ name: 'stats', clientId: null, from: null, to: null });
+    assert.ok(plain.ok && !(plain.value as { rows: object[] }).rows.some((r) => 'provider' in r), 'only when asked for');
+    assert.equal((await command({ name: 'stats', clientId: c.clientId, from: null, to: null, byProvider: true })).ok, false);
+
+    for (const query of [v.id, v.phoneNumber, 'order-77']) {
+      const found = await command({ name: 'verifications.find', query });
+      assert.ok(found.ok);
+      const lives = found.value as { id: string; deliveries: unknown[]; webhooks: unknown[]; otp?: unknown }[];
+      assert.deepEqual(lives.map((l) => l.id), [v.id], query);
+      assert.equal(lives[0]?.deliveries.length, 1);
+      assert.equal(JSON.stringify(lives).includes(String(v.otp)), false, 'never the code');
+    }
+    const none = await command({ name: 'verifications.find', query: 'no-such-reference' });
+    assert.ok(none.ok && (none.value as unknown[]).length === 0);
+
+    const providers = await command({ name: 'providers.status' });
+    assert.ok(providers.ok);
+    const sms = (providers.value as { channel: string; provider: string; circuit: string; lastDay: { verifications: number } }[]).find((p) => p.channel === 'sms');
+    assert.equal(sms?.provider, 'log');
+    assert.equal(sms?.circuit, 'closed');
+    assert.ok((sms?.lastDay.verifications ?? 0) >= 1);
+
+    const preview = await command({ name: 'clients.templates.preview', id: c.clientId, locale: 'fr', template: 'Votre code : {code} ✓' });
+    assert.ok(preview.ok);
+    assert.equal((preview.value as { encoding: string }).encoding, 'UCS-2');
+    const shown = await command({ name: 'clients.show', id: c.clientId });
+    assert.ok(shown.ok);
+    assert.deepEqual((shown.value as { settings: { templates: object } }).settings.templates, {}, 'a preview saves nothing');
   });
 
   it('answers a route it does not know, and a bad body, in the contract\'s shape', async () => {

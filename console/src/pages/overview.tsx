@@ -8,6 +8,7 @@ interface Row {
   readonly regionCode: string | null;
   readonly countryCode: string;
   readonly channel: string;
+  readonly provider: string | null;
   readonly sends: number;
   readonly delivered: number;
   readonly verified: number;
@@ -75,7 +76,7 @@ export function Overview() {
   useEffect(() => {
     const to = new Date().toISOString().slice(0, 10);
     const from = new Date(Date.now() - (Number(range) - 1) * 86_400_000).toISOString().slice(0, 10);
-    data<{ from: string; to: string; rows: Row[] }>('GET', `/stats?from=${from}&to=${to}`).then(setStats, (e) => setError(messageOf(e)));
+    data<{ from: string; to: string; rows: Row[] }>('GET', `/stats?from=${from}&to=${to}&byProvider=true`).then(setStats, (e) => setError(messageOf(e)));
   }, [range]);
   const byDay = stats ? totalsBy(stats.rows, (r) => r.day) : new Map<string, Totals>();
   const dayList = stats ? days(stats.from, stats.to) : [];
@@ -83,6 +84,7 @@ export function Overview() {
   const perDay = dayList.map((d) => byDay.get(d) ?? zero);
   const byCountry = stats ? [...totalsBy(stats.rows, (r) => r.regionCode ?? r.countryCode)].sort((a, b) => b[1].sends - a[1].sends) : [];
   const byChannel = stats ? [...totalsBy(stats.rows, (r) => r.channel)].sort((a, b) => b[1].sends - a[1].sends) : [];
+  const byProvider = stats ? [...totalsBy(stats.rows, (r) => `${r.channel} ${r.provider ?? '(not sent)'}`)].sort((a, b) => b[1].sends - a[1].sends) : [];
   return (
     <section>
       <h1 tabIndex={-1}>Overview</h1>
@@ -129,10 +131,22 @@ export function Overview() {
                 { label: 'Verified', values: byChannel.map(([, t]) => t.verified), color: '#1b7a3a' },
               ]}
             />
+            <Chart
+              id="chart-provider"
+              kind="bar"
+              title="By provider (of the latest send)"
+              labels={byProvider.map(([k]) => k)}
+              series={[
+                { label: 'Sends', values: byProvider.map(([, t]) => t.sends), color: '#1f5fbf' },
+                { label: 'Delivered', values: byProvider.map(([, t]) => t.delivered), color: '#a35200' },
+                { label: 'Verified', values: byProvider.map(([, t]) => t.verified), color: '#1b7a3a' },
+              ]}
+            />
           </div>
           <FigureTable id="figures-day" caption="Per day" first="Day" entries={dayList.map((d) => [d, byDay.get(d) ?? zero])} />
           <FigureTable id="figures-country" caption="By country" first="Country" entries={byCountry} />
           <FigureTable id="figures-channel" caption="By channel" first="Channel" entries={byChannel} />
+          <FigureTable id="figures-provider" caption="By provider" first="Channel and provider" entries={byProvider} />
         </>
       )}
     </section>

@@ -36,7 +36,7 @@ export function apiRoutes(app: FastifyInstance, run: RunCommand): void {
 
   // Overview: the figures of GET /v1/stats, every client's.
   app.get('/console/api/stats', { schema: hidden }, (r, reply) =>
-    answer(r, reply, { name: 'stats', clientId: query(r).client ?? null, from: query(r).from ?? null, to: query(r).to ?? null }),
+    answer(r, reply, { name: 'stats', clientId: query(r).client ?? null, from: query(r).from ?? null, to: query(r).to ?? null, byProvider: query(r).byProvider === 'true' }),
   );
   // Verifications and their webhooks.
   app.get('/console/api/verifications', { schema: hidden }, (r, reply) => answer(r, reply, { name: 'verifications.find', query: query(r).q ?? '' }));
