@@ -47,7 +47,7 @@ export interface AdminDeps {
   /** Block and allow lists (`otp-service lists`). */
   readonly lists: Omit<ListDeps, 'clientExists' | 'clock'>;
   /** Console operators (`otp-service operators`, contract 16). */
-  readonly operators: Pick<OperatorService, 'create' | 'list' | 'disable'>;
+  readonly operators: Pick<OperatorService, 'create' | 'list' | 'disable' | 'newLink'>;
   /** The console's address, which one-time links start with: CONSOLE_ORIGIN, PUBLIC_BASE_URL or localhost:PORT. */
   readonly consoleOrigin: string;
   /** Every change, by whom (`otp-service audit`). */
@@ -97,6 +97,8 @@ export type AdminCommand =
   | { readonly name: 'operators.list' }
   /** Disables an operator; their sessions end at once. */
   | { readonly name: 'operators.disable'; readonly id: string }
+  /** A new one-time link for an operator, to set a new password (a lost one). */
+  | { readonly name: 'operators.link'; readonly id: string }
   /** The newest audit log entries. */
   | { readonly name: 'audit.list'; readonly limit: number }
   /** Verifications by id, number (E.164) or reference, whichever client made them, each with its whole life. */
@@ -171,7 +173,8 @@ export function parseAdminCommand(input: unknown): AdminCommand | string {
       if (typeof c.query !== 'string' || c.query.trim() === '' || c.query.length > 200) return 'verifications.find needs an id, a number or a reference';
       return { name: c.name, query: c.query };
     case 'operators.disable':
-      if (typeof c.id !== 'string') return 'operators.disable needs an operator id';
+    case 'operators.link':
+      if (typeof c.id !== 'string') return `${c.name} needs an operator id`;
       return { name: c.name, id: c.id };
     case 'audit.list': {
       const limit = c.limit;
@@ -293,8 +296,10 @@ export async function runAdminCommand(deps: AdminDeps, command: AdminCommand): P
     }
     case 'stats':
       return stats(deps, command);
-    case 'operators.create': {
-      const made = await deps.operators.create(command.email);
+    case 'operators.create':
+    case 'operators.link': {
+      const made = command.name === 'operators.create' ? await deps.operators.create(command.email) : await deps.operators.newLink(command.id);
+      if (made === null) return { ok: false, error: `no operator ${command.name === 'operators.link' ? command.id : ''} enabled` };
       if (typeof made === 'string') return { ok: false, error: made };
       // The token rides in the fragment, which the browser never sends: it reaches no server or proxy log.
       return { ok: true, value: { ...made.operator, link: `${deps.consoleOrigin}/console/setup#${made.token}`, linkExpiresAt: made.expiresAt } };

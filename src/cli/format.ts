@@ -92,7 +92,8 @@ export function formatResult(command: AdminCommand, value: unknown): string {
       const rows = ops.map((o) => [o.id, o.email, o.hasPassword ? 'yes' : 'no', o.passkeys, o.createdAt, o.disabledAt ?? '-'].join('\t'));
       return `ID\tEMAIL\tPASSWORD\tPASSKEYS\tCREATED\tDISABLED\n${rows.join('\n')}\n`;
     }
-    case 'operators.create': {
+    case 'operators.create':
+    case 'operators.link': {
       const o = value as { id: string; email: string; link: string; linkExpiresAt: string };
       return `operator ${o.email} (${o.id})\nTheir one-time link, to set a password (and a passkey), until ${o.linkExpiresAt}:\n\n  ${o.link}\n\nSend it to them privately: whoever opens it first becomes this operator.\n`;
     }

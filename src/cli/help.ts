@@ -136,6 +136,10 @@ const commands: Readonly<Record<string, Readonly<Record<string, CommandHelp>>>> 
     },
     list: { args: '[--json]', about: 'Every operator: id, email, whether a password is set, passkeys, when made and disabled.' },
     disable: { args: 'OPERATOR_ID [--json]', about: 'Disables an operator: their sessions end at once and they cannot sign in again.' },
+    link: {
+      args: 'OPERATOR_ID [--json]',
+      about: 'A new one-time link for an operator who lost their password (24 hours, once); the old password works until it is used.',
+    },
   },
   verifications: {
     find: {

@@ -171,8 +171,9 @@ function parseAdmin(positionals: readonly string[], values: Values): { command: 
       case 'list':
         return { command: { name: 'operators.list' }, json };
       case 'disable':
-        if (!id) throw new UsageError('operators disable needs an OPERATOR_ID; see otp-service operators --help');
-        return { command: { name: 'operators.disable', id }, json };
+      case 'link':
+        if (!id) throw new UsageError(`operators ${action} needs an OPERATOR_ID; see otp-service operators --help`);
+        return { command: { name: `operators.${action}`, id }, json };
     }
   }
   if (group === 'verifications' && action === 'find') {

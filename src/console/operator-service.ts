@@ -37,6 +37,8 @@ export interface OperatorStore {
   byId(id: string): Promise<OperatorRecord | null>;
   /** Disables an operator and deletes their sessions, in one transaction; false when there is none. */
   disable(id: string, now: Date): Promise<boolean>;
+  /** Adds a one-time link for an existing, enabled operator; false when there is none. */
+  addLink(operatorId: string, link: { tokenHash: string; expiresAt: Date }): Promise<boolean>;
   /** Marks a link used, if unused and unexpired at `now`; its operator's id, or null. */
   useLink(tokenHash: string, now: Date): Promise<string | null>;
   setPassword(operatorId: string, hash: string): Promise<void>;
@@ -92,6 +94,15 @@ export class OperatorService {
 
   list(): Promise<OperatorView[]> {
     return this.store.list();
+  }
+
+  /** A new one-time link for an operator (a lost password): the old password works until the link is used. */
+  async newLink(id: string): Promise<{ operator: OperatorView; token: string; expiresAt: string } | null> {
+    const token = this.random.bytes(32).toString('base64url');
+    const expiresAt = new Date(this.clock.now().getTime() + linkLifetimeMs);
+    if (!(await this.store.addLink(id, { tokenHash: secretHash(token), expiresAt }))) return null;
+    const operator = (await this.store.list()).find((o) => o.id === id);
+    return operator ? { operator, token, expiresAt: expiresAt.toISOString() } : null;
   }
 
   /** Disables an operator: their sessions end at once. */

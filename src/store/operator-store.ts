@@ -64,6 +64,14 @@ export class SqlOperatorStore implements OperatorStore {
     });
   }
 
+  async addLink(operatorId: string, link: { tokenHash: string; expiresAt: Date }): Promise<boolean> {
+    if (!isUuid(operatorId)) return false;
+    const operator = await this.db.selectFrom('operators').select('id').where('id', '=', operatorId).where('disabled_at', 'is', null).executeTakeFirst();
+    if (!operator) return false;
+    await this.db.insertInto('operator_links').values({ token_hash: link.tokenHash, operator_id: operatorId, expires_at: link.expiresAt, used_at: null }).execute();
+    return true;
+  }
+
   async useLink(tokenHash: string, now: Date): Promise<string | null> {
     const row = await this.db
       .updateTable('operator_links')

@@ -90,6 +90,21 @@ forEachDatabase('console sign-in', (kind) => {
     assert.equal(JSON.stringify(listed.value).includes('scrypt'), false, 'no hash is listed');
   });
 
+  it('gives an operator who lost their password a new one-time link', async () => {
+    const op = await operator('forgetful@example.com');
+    const listed = await command({ name: 'operators.list' });
+    assert.ok(listed.ok);
+    const id = (listed.value as { id: string; email: string }[]).find((o) => o.email === op.email)?.id ?? '';
+    const linked = await command({ name: 'operators.link', id });
+    assert.ok(linked.ok, JSON.stringify(linked));
+    const token = tokenOf((linked.value as { link: string }).link);
+    const res = await post('/console/api/setup', { token, password: 'a brand new password' });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal((await post('/console/api/sign-in', { email: op.email, password: 'a long enough password' })).statusCode, 401, 'the old password is gone');
+    assert.equal((await post('/console/api/sign-in', { email: op.email, password: 'a brand new password' })).statusCode, 200);
+    assert.equal((await command({ name: 'operators.link', id: '00000000-0000-7000-8000-000000000000' })).ok, false);
+  });
+
   it('slows failed sign-ins down as the token endpoint does (AUTH_FAILURE_LIMIT), for that email and address only', async () => {
     const { email } = await operator('slow@example.com');
     for (let i = 0; i < 3; i += 1) assert.equal((await post('/console/api/sign-in', { email, password: `wrong ${i} guess here` })).statusCode, 401);
