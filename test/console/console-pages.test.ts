@@ -284,6 +284,34 @@ const suite = (kind: 'pglite' | 'postgres') => {
     await check(page, 'clients');
   });
 
+  it('creates a client, rotates its secret and disables it, each seen at the token endpoint', async () => {
+    const tokenWith = (clientId: string, secret: string) =>
+      fetch(`${base}/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ grant_type: 'client_credentials', client_id: clientId, client_secret: secret }),
+      }).then((r) => r.status);
+    await go(page, 'Clients');
+    await page.getByLabel('Name').fill('made in the console');
+    await page.getByRole('button', { name: 'Create client' }).click();
+    const secrets = page.locator('.secrets');
+    await secrets.waitFor();
+    const clientId = (await secrets.locator('[data-secret="clientId"]').textContent()) ?? '';
+    const secret = (await secrets.locator('[data-secret="clientSecret"]').textContent()) ?? '';
+    assert.equal(await tokenWith(clientId, secret), 200, 'the secret shown works');
+    await page.locator(`tr[data-client-id="${clientId}"]`).waitFor();
+    await page.getByRole('link', { name: 'Open the new client' }).click();
+    await page.getByRole('heading', { name: 'Client made in the console' }).waitFor();
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    const rotated = (await page.locator('[data-secret="clientSecret"]').textContent()) ?? '';
+    assert.notEqual(rotated, secret);
+    assert.equal(await tokenWith(clientId, secret), 401, 'the old secret stopped working');
+    assert.equal(await tokenWith(clientId, rotated), 200);
+    await page.getByRole('button', { name: 'Disable client' }).click();
+    await page.locator('#client-state', { hasText: 'disabled' }).waitFor();
+    assert.equal(await tokenWith(clientId, rotated), 401, 'a disabled client gets no token');
+  });
+
   it('lifts a prefix block, after which the prefix takes creates again', async () => {
     const prefix = '08095551';
     for (let i = 0; i < 3; i += 1) assert.equal((await create(number(prefix))).status, 200);
@@ -296,6 +324,18 @@ const suite = (kind: 'pglite' | 'postgres') => {
     await page.locator('#fraud-state', { hasText: 'Lifted +2348095551' }).waitFor();
     await row.waitFor({ state: 'detached' });
     assert.equal((await create(number(prefix))).status, 200, 'creates count afresh from the lift');
+
+    // A number put on the block list from the page is refused, and taken again once removed.
+    const blocked = number();
+    await page.getByLabel('Number or prefix (+2348030)').fill(`+234${blocked.slice(1)}`);
+    await page.getByLabel('Note').fill('reported by support');
+    await page.getByRole('button', { name: 'Add entry' }).click();
+    await page.locator('#fraud-state', { hasText: 'Added' }).waitFor();
+    const refused = await create(blocked);
+    assert.equal(refused.status, 403);
+    await page.getByRole('button', { name: `Remove +234${blocked.slice(1)} from the block list` }).click();
+    await page.locator('#fraud-state', { hasText: 'Removed' }).waitFor();
+    assert.equal((await create(blocked)).status, 200);
   });
 
   it('shows the providers with their circuit state and delivery rate, and the audit log', async () => {
@@ -308,7 +348,7 @@ const suite = (kind: 'pglite' | 'postgres') => {
     const rows = page.locator('#audit tbody tr');
     await rows.first().waitFor();
     const text = (await page.locator('#audit').textContent()) ?? '';
-    for (const action of ['blocks.lift', 'clients.templates.set', 'clients.update', 'webhooks.replay', 'console.add-passkey', 'operators.create']) {
+    for (const action of ['blocks.lift', 'lists.add', 'lists.remove', 'clients.create', 'clients.rotate-secret', 'clients.disable', 'clients.templates.set', 'clients.update', 'webhooks.replay', 'console.add-passkey', 'operators.create']) {
       assert.ok(text.includes(action), `the audit page lists ${action}`);
     }
     assert.ok(text.includes('operator:ops@example.com'));
