@@ -159,6 +159,22 @@ forEachDatabase('console sign-in', (kind) => {
     assert.equal((await post('/console/api/sign-in', { email: op.email, password: 'a long enough password' })).statusCode, 401);
   });
 
+  it('ends a session after 30 idle minutes, and 12 hours after sign-in however busy', async () => {
+    const op = await operator('clock@example.com');
+    h.clock.advance(29 * 60_000);
+    assert.equal((await get('/console/api/session', { cookie: op.cookie })).statusCode, 200, 'used within 30 minutes: kept');
+    h.clock.advance(30 * 60_000);
+    assert.equal((await get('/console/api/session', { cookie: op.cookie })).statusCode, 401, '30 minutes idle: ended');
+
+    const busy = cookieOf(await post('/console/api/sign-in', { email: op.email, password: 'a long enough password' }));
+    for (let t = 0; t < 12 * 60 - 25; t += 25) {
+      h.clock.advance(25 * 60_000);
+      assert.equal((await get('/console/api/session', { cookie: busy })).statusCode, 200, `at ${t + 25} minutes`);
+    }
+    h.clock.advance(25 * 60_000);
+    assert.equal((await get('/console/api/session', { cookie: busy })).statusCode, 401, '12 hours after sign-in: ended');
+  });
+
   it('writes every change to the audit log, by whom, never a secret', async () => {
     const op = await operator('audited@example.com');
     const res = await post('/console/api/clients', { name: 'audited client', scopes: ['otp:send'] }, { cookie: op.cookie, 'x-csrf-token': op.csrf });
