@@ -61,6 +61,24 @@ forEachDatabase('console sign-in', (kind) => {
     }
   });
 
+  it('serves its page and files under a strict Content-Security-Policy, with no inline script or style', async () => {
+    const res = await get('/console/clients');
+    assert.equal(res.statusCode, 200);
+    const csp = String(res.headers['content-security-policy']);
+    assert.match(csp, /default-src 'none'/);
+    assert.match(csp, /script-src 'self';/);
+    assert.match(csp, /style-src 'self';/);
+    assert.match(csp, /frame-ancestors 'none'/);
+    assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval|https?:/);
+    assert.doesNotMatch(res.body, /<script>|<script(?![^>]*\bsrc=)[^>]*>|<style|\sstyle=|\son[a-z]+=/i, 'nothing inline for the policy to refuse');
+    const js = await get('/console/assets/app.js');
+    assert.equal(js.statusCode, 200);
+    assert.match(String(js.headers['content-type']), /^text\/javascript/);
+    for (const bad of ['/console/assets/..%2f..%2fpackage.json', '/console/assets/nope.js', '/console/api/']) {
+      assert.equal((await get(bad)).statusCode, 404, bad);
+    }
+  });
+
   it('makes an operator whose one-time link sets a password once, then signs in with it', async () => {
     const made = await command({ name: 'operators.create', email: 'Ada@Example.com' });
     assert.ok(made.ok);

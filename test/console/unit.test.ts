@@ -4,6 +4,7 @@ import { csrfTokenMatches, csrfTokenOf, originAllowed } from '../../src/console/
 import { hashPassword, passwordMatches, passwordProblem, unmatchableHash } from '../../src/console/password.js';
 import { consoleSessionPolicy, sessionAlive } from '../../src/console/session-policy.js';
 import { searchKind } from '../../src/admin/verification-search.js';
+import { loadConfig } from '../../src/config.js';
 
 describe('console passwords (scrypt)', () => {
   it('verifies the password hashed and no other, with a fresh salt each time', async () => {
@@ -63,5 +64,27 @@ describe('verification search queries', () => {
     assert.deepEqual(searchKind('0193A0C2-1111-7000-8000-000000000001'), { id: '0193a0c2-1111-7000-8000-000000000001' });
     assert.deepEqual(searchKind('+234 803 123 4567'), { phoneNumber: '+2348031234567' });
     assert.deepEqual(searchKind('order-42'), { reference: 'order-42' });
+  });
+});
+
+describe('console settings', () => {
+  const problemsOf = (env: Record<string, string>): string => {
+    try {
+      loadConfig({ DATA_DIR: 'memory://', ...env });
+      return '';
+    } catch (err) {
+      return (err as Error).message;
+    }
+  };
+  it('needs an https origin in production, and takes an origin only', () => {
+    assert.match(problemsOf({ CONSOLE: 'true', NODE_ENV: 'production' }), /CONSOLE: true with NODE_ENV=production needs the console's https origin/);
+    assert.match(problemsOf({ CONSOLE: 'true', NODE_ENV: 'production', CONSOLE_ORIGIN: 'http://otp.example.com' }), /CONSOLE: true/);
+    assert.doesNotMatch(problemsOf({ CONSOLE: 'true', NODE_ENV: 'production', CONSOLE_ORIGIN: 'https://otp.example.com' }), /CONSOLE/);
+    assert.doesNotMatch(problemsOf({ CONSOLE: 'true', NODE_ENV: 'production', PUBLIC_BASE_URL: 'https://otp.example.com/base' }), /CONSOLE/);
+    assert.match(problemsOf({ CONSOLE_ORIGIN: 'https://otp.example.com/console' }), /CONSOLE_ORIGIN: must be an origin/);
+    assert.equal(loadConfig({ DATA_DIR: 'memory://', PUBLIC_BASE_URL: 'https://otp.example.com/base' }).consoleOrigin, 'https://otp.example.com');
+    assert.equal(loadConfig({ DATA_DIR: 'memory://', CONSOLE_ORIGIN: 'https://console.example.com:8443/' }).consoleOrigin, 'https://console.example.com:8443');
+    assert.equal(loadConfig({ DATA_DIR: 'memory://' }).consoleOrigin, null);
+    assert.equal(loadConfig({ DATA_DIR: 'memory://' }).CONSOLE, false, 'off by default');
   });
 });
