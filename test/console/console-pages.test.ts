@@ -280,6 +280,16 @@ const suite = (kind: 'pglite' | 'postgres') => {
     });
     assert.equal(sms.text, `Your Acme code is ${String(made.body.data.otp)}`);
 
+    // A test number added on the page: its fixed code, and no provider.
+    const testPhone = `+234${number().slice(1)}`;
+    await page.getByLabel('Number (E.164)').fill(testPhone);
+    await page.getByLabel('Its fixed code').fill('424242');
+    await page.getByRole('button', { name: 'Add test number' }).click();
+    await page.getByRole('button', { name: `Remove test number ${testPhone}` }).waitFor();
+    const fixed = await create(`0${testPhone.slice(4)}`);
+    assert.equal(fixed.status, 200);
+    assert.equal(fixed.body.data.otp, '424242');
+
     await go(page, 'Clients');
     await check(page, 'clients');
   });
@@ -348,7 +358,7 @@ const suite = (kind: 'pglite' | 'postgres') => {
     const rows = page.locator('#audit tbody tr');
     await rows.first().waitFor();
     const text = (await page.locator('#audit').textContent()) ?? '';
-    for (const action of ['blocks.lift', 'lists.add', 'lists.remove', 'clients.create', 'clients.rotate-secret', 'clients.disable', 'clients.templates.set', 'clients.update', 'webhooks.replay', 'console.add-passkey', 'operators.create']) {
+    for (const action of ['blocks.lift', 'lists.add', 'lists.remove', 'clients.create', 'clients.rotate-secret', 'clients.disable', 'clients.templates.set', 'clients.test-numbers.add', 'clients.update', 'webhooks.replay', 'console.add-passkey', 'operators.create']) {
       assert.ok(text.includes(action), `the audit page lists ${action}`);
     }
     assert.ok(text.includes('operator:ops@example.com'));
