@@ -15,7 +15,8 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
   && rm -f node_modules/@otp-service/client
 COPY tsconfig.json tsconfig.build.json ./
 COPY src/ src/
-COPY scripts/build-if-stale.mjs scripts/
+COPY console/ console/
+COPY scripts/build-if-stale.mjs scripts/build-console.mjs scripts/
 RUN node scripts/build-if-stale.mjs --force
 
 FROM ${NODE_IMAGE}
@@ -38,8 +39,9 @@ ENV NODE_ENV=production \
 COPY --from=build /app/package.json /app/package-lock.json /app/tsconfig.json /app/tsconfig.build.json ./
 COPY --from=build /app/node_modules/ node_modules/
 COPY --from=build /app/src/ src/
+COPY --from=build /app/console/ console/
 COPY --from=build /app/dist/ dist/
-COPY --from=build /app/scripts/build-if-stale.mjs scripts/
+COPY --from=build /app/scripts/build-if-stale.mjs /app/scripts/build-console.mjs scripts/
 COPY bin/ bin/
 # Fails the build, rather than the first `otp-service` command, if a builder did not keep the files' times.
 RUN node --input-type=module -e "import { staleness } from '/app/scripts/build-if-stale.mjs'; \

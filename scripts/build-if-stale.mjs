@@ -6,11 +6,12 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildConsole, consoleInputs } from './build-console.mjs';
 
 /** Written into dist/ after each build: the sources it was built from; its mtime is when that build began. */
 const stampName = '.build-stamp';
 
-/** The files a build reads, relative to root, sorted: everything under src/ and the two tsconfig files. */
+/** The files a build reads, relative to root, sorted: everything under src/ and console/, and the two tsconfig files. */
 export function buildInputs(root) {
   const files = [];
   const walk = (dir) => {
@@ -22,6 +23,7 @@ export function buildInputs(root) {
   };
   if (fs.existsSync(path.join(root, 'src'))) walk('src');
   for (const config of ['tsconfig.json', 'tsconfig.build.json']) if (fs.existsSync(path.join(root, config))) files.push(config);
+  files.push(...consoleInputs(root));
   return files.sort();
 }
 
@@ -55,6 +57,7 @@ export function build(root) {
   const inputs = buildInputs(root);
   // Compiler output goes to stderr: a command's stdout (--json) stays its own.
   execFileSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json')], { stdio: ['ignore', 2, 2] });
+  if (fs.existsSync(path.join(root, 'console'))) buildConsole(root);
   const stamp = path.join(root, 'dist', stampName);
   fs.writeFileSync(stamp, `${JSON.stringify({ files: inputs })}\n`);
   fs.utimesSync(stamp, startedAt, startedAt);

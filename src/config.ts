@@ -423,6 +423,20 @@ export const settings = {
     default: undefined,
     parse: bool,
   },
+  CONSOLE: {
+    doc: 'The operator console (GET /console, contract 16): true serves it; operators are made with `otp-service operators create --email E`. Off by default: /console is then a 404',
+    default: 'false',
+    parse: bool,
+  },
+  CONSOLE_ORIGIN: {
+    doc: 'The console\'s origin as browsers reach it (https://otp.example.com): the only Origin its changes are taken from, the passkeys\' relying party, and where one-time links point. Default: PUBLIC_BASE_URL\'s origin; unset both, the origin each request names (development). Required (https) with CONSOLE=true and NODE_ENV=production unless PUBLIC_BASE_URL is https',
+    default: undefined,
+    parse: (raw: string): string => {
+      const url = parseHttpUrl(raw, 'https://otp.example.com');
+      if (url.username || url.password || url.search || url.hash || (url.pathname !== '/' && url.pathname !== '')) throw new Error('must be an origin: scheme, host and port only');
+      return url.origin;
+    },
+  },
   SHUTDOWN_GRACE_MS: { doc: 'How long SIGTERM\'s stop may take in all: requests in flight get all but a fifth of it (at most 2 s), then the workers and providers stop; at its end the process exits whatever still waits (a send or webhook still waiting is taken again after its claim)', default: '10000', parse: integer(0) },
 } satisfies Record<string, Setting<unknown>>;
 
@@ -445,6 +459,8 @@ export type Config = Readonly<{
    * server binds to loopback only.
    */
   readonly devInbox: boolean;
+  /** The console's configured origin (CONSOLE_ORIGIN, else PUBLIC_BASE_URL's); null: each request's own (development). */
+  readonly consoleOrigin: string | null;
 };
 
 export class ConfigError extends Error {
@@ -487,8 +503,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (out.NODE_ENV === 'production' && out.DEV_INBOX === true) {
     problems.push('DEV_INBOX: true is refused with NODE_ENV=production: the development inbox shows every code to whoever reaches the server');
   }
+  const consoleOrigin = typeof out.CONSOLE_ORIGIN === 'string' ? out.CONSOLE_ORIGIN : typeof out.PUBLIC_BASE_URL === 'string' ? new URL(out.PUBLIC_BASE_URL).origin : null;
+  // In production the console's cookies are Secure and its passkeys bound to one name: it needs its https origin.
+  if (out.CONSOLE === true && out.NODE_ENV === 'production' && !consoleOrigin?.startsWith('https://')) {
+    problems.push('CONSOLE: true with NODE_ENV=production needs the console\'s https origin: set CONSOLE_ORIGIN (or an https PUBLIC_BASE_URL)');
+  }
   if (problems.length > 0 || !providers) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
   out.providers = providers;
+  out.consoleOrigin = consoleOrigin;
   out.listenHost = out.HOST ?? (out.DATABASE_URL === undefined ? '127.0.0.1' : '0.0.0.0');
   // The inbox shows codes: never beside a real provider, nor to other machines, unless the operator asked for it.
   out.devInbox = typeof out.DEV_INBOX === 'boolean' ? out.DEV_INBOX : onlyLogProviders(providers) && isLoopback(String(out.listenHost));

@@ -7,7 +7,12 @@ import { knownScopes } from './domain/scopes.js';
 import { channels as allChannels } from './domain/channel-driver.js';
 import { systemClock, type Clock, type Random } from './domain/ports.js';
 import { cryptoRandom } from './domain/random.js';
-import { parseAdminCommand, runAdminCommand, type AdminDeps } from './admin/commands.js';
+import { parseAdminCommand, type AdminDeps } from './admin/commands.js';
+import { runAudited } from './admin/audited.js';
+import type { ConsoleRouteDeps } from './console/http/routes.js';
+import { Passkeys } from './console/passkeys.js';
+import { SqlPasskeyStore } from './store/passkey-store.js';
+import { providerTraffic } from './store/stats-store.js';
 import { claimAdminSocket, type AdminSocket } from './admin/socket.js';
 import { buildApp, type AppDeps } from './http/app.js';
 import { inboxHosts } from './http/dev-inbox-hosts.js';
@@ -88,12 +93,34 @@ export function appDeps(services: Services): AppDeps {
         hosts: inboxHosts(config.PUBLIC_BASE_URL ?? null, config.listenHost),
       },
     }),
+    ...(config.CONSOLE && { console: consoleDeps(services) }),
     extraV1Routes: (v1) =>
       webhookRoutes(v1, {
         verifications: services.verifications,
         deliveries: services.webhooks,
         now: () => services.clock.now(),
       }),
+  };
+}
+
+/** What the console uses (contract 16): the operator commands, run as the CLI runs them, and its sign-in's parts. */
+export function consoleDeps(services: Services): ConsoleRouteDeps {
+  const { config } = services;
+  const admin = adminDeps(services);
+  const origin = config.consoleOrigin;
+  return {
+    operators: services.operators,
+    passkeys: new Passkeys(new SqlPasskeyStore(services.db.db), services.clock),
+    audit: services.audit,
+    clock: services.clock,
+    failures: services.authFailures,
+    maxFailures: config.AUTH_FAILURE_LIMIT,
+    origin,
+    secureCookies: config.NODE_ENV !== 'development' || (origin?.startsWith('https://') ?? false),
+    run: async (actor, input) => {
+      const command = parseAdminCommand(input);
+      return typeof command === 'string' ? command : runAudited(admin, actor, command);
+    },
   };
 }
 
@@ -186,6 +213,20 @@ export function adminDeps(services: Services): AdminDeps {
       return dump.length;
     },
     lists: { store: services.numberLists, changed: () => services.listsInForce.refresh() },
+    operators: services.operators,
+    consoleOrigin: services.config.consoleOrigin ?? `http://localhost:${services.config.PORT}`,
+    audit: services.audit,
+    verificationSearch: {
+      findById: (id) => services.verificationStore.findById(id),
+      search: (by, limit) => services.verificationStore.search(by, limit),
+      webhooksOf: (id) => services.webhooks.forVerification(id),
+    },
+    providers: {
+      configured: () => channels.map((channel) => ({ channel, providers: services.config.providers[channel].map((p) => p.module.name) })),
+      circuit: (provider) => ({ openUntil: services.breaker.openUntil(provider), failuresInARow: services.breaker.failuresInARow(provider) }),
+      latency: () => services.metrics.sendLatency(),
+      traffic: (since) => providerTraffic(services.db.db, since),
+    },
   };
 }
 
@@ -318,7 +359,7 @@ function prepareEmbedded(services: Services, admin: AdminSocket | null): void {
   const deps = adminDeps(services);
   admin.serve(async (input) => {
     const command = parseAdminCommand(input);
-    return typeof command === 'string' ? { ok: false, error: command } : runAdminCommand(deps, command);
+    return typeof command === 'string' ? { ok: false, error: command } : runAudited(deps, 'cli', command);
   });
 }
 

@@ -46,6 +46,11 @@ import { SqlVerificationStore } from './store/verification-store.js';
 import { SqlWebhookStore } from './store/webhook-store.js';
 import { DeliveryWorker } from './webhooks/delivery-worker.js';
 import { GuardedHttpClient } from './webhooks/guarded-client.js';
+import { OperatorService } from './console/operator-service.js';
+import { consoleSessionPolicy } from './console/session-policy.js';
+import type { AuditLog } from './console/audit-log.js';
+import { SqlAuditLog } from './store/audit-store.js';
+import { SqlOperatorStore } from './store/operator-store.js';
 
 /**
  * The parts the composition root builds, each once and in order (nothing refers to a part built later). The
@@ -98,7 +103,13 @@ export interface Services {
   readonly dispatcher: CommitDispatcher;
   readonly providers: Providers;
   readonly sendWorker: SendWorker;
+  /** Providers skipped after failing (in this process): the console's providers page reads it. */
+  readonly breaker: CircuitBreaker;
   readonly webhookWorker: DeliveryWorker;
+  /** Console operators, their links and sessions (contract 16). */
+  readonly operators: OperatorService;
+  /** Every change made through the console or the CLI. */
+  readonly audit: AuditLog;
 }
 
 /** The most messages the development inbox page shows. */
@@ -291,13 +302,14 @@ export async function createServices(
       await deliveries.recordReceipt(provider, receipt, account);
     },
   }));
+  const breaker = new CircuitBreaker(now);
   const sendWorker = new SendWorker({
     jobs: new SqlSendJobStore(db.db),
     findVerification: (id) => verificationStore.findById(id),
     recordOutcome: (job, provider, result, account) => deliveries.recordSendOutcome(job, provider, result, account),
     outgoing: async (channel, v, from, sendId) => channels.forChannel(channel).outgoing(v, from, sendId, await settingsOf(v.clientId)),
     providers: (channel) => providers.forChannel(channel),
-    breaker: new CircuitBreaker(now),
+    breaker,
     leaseMs: config.SEND_LEASE_MS,
     // A call (dropped or voice) rings for up to CALL_RING_SECONDS before its provider can say how it went.
     providerTimeoutMs: (channel) => (channel !== 'sms' ? Math.max(config.PROVIDER_TIMEOUT_MS, callTimeoutMs(config.CALL_RING_SECONDS)) : config.PROVIDER_TIMEOUT_MS),
@@ -360,7 +372,10 @@ export async function createServices(
     dispatcher,
     providers,
     sendWorker,
+    breaker,
     webhookWorker,
+    operators: new OperatorService(new SqlOperatorStore(db.db), clock, random, consoleSessionPolicy),
+    audit: new SqlAuditLog(db.db),
   };
 }
 

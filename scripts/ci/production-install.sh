@@ -26,12 +26,15 @@ try_install() { # name, npm ci flags...
   done
   local port
   port=$(free_port)
-  (cd "$dir" && PORT=$port NODE_ENV=development npm start >"$dir.log" 2>&1) &
+  (cd "$dir" && PORT=$port NODE_ENV=development CONSOLE=true npm start >"$dir.log" 2>&1) &
   server_pid=$!
   local base=http://127.0.0.1:$port i
   for ((i = 0; i < 240; i++)); do curl -fsS -m 2 "$base/readyz" >/dev/null 2>&1 && break; sleep 0.25; done
   curl -fsS "$base/healthz" >/dev/null || { cat "$dir.log" >&2; fail "$name: the server did not answer /healthz"; }
   curl -fsS "$base/readyz" >/dev/null || fail "$name: /readyz"
+  # The console's front end is bundled by the same build (esbuild is a dependency), and served by the service.
+  curl -fsS "$base/console" | grep -q '/console/assets/app.js' || fail "$name: /console does not serve the console page"
+  curl -fsS -o /dev/null "$base/console/assets/app.js" || fail "$name: the console's bundle was not built"
   local created id secret token vid code status
   created=$(cd "$work" && node "$dir/bin/otp-service.mjs" clients create --name ci --scopes "otp:send otp:verify" --json)
   id=$(json clientId <<<"$created")
@@ -46,7 +49,7 @@ try_install() { # name, npm ci flags...
   kill "$server_pid"
   wait "$server_pid" 2>/dev/null || true
   server_pid=""
-  echo "production install ($name): npm ci --omit=dev $*, no dev package, started, healthy, a CLI client verified a number"
+  echo "production install ($name): npm ci --omit=dev $*, no dev package, started, healthy, console built and served, a CLI client verified a number"
 }
 
 try_install plain

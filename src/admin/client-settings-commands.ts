@@ -21,6 +21,8 @@ export type ClientSettingsCommand =
   | { readonly name: 'clients.templates.set'; readonly id: string; readonly locale: string; readonly template: string; readonly channel?: TemplateChannel }
   | { readonly name: 'clients.templates.list'; readonly id: string; readonly channel?: TemplateChannel }
   | { readonly name: 'clients.templates.remove'; readonly id: string; readonly locale: string; readonly channel?: TemplateChannel }
+  /** What `templates set` would save and a user would read, without saving it (the console's live preview). */
+  | { readonly name: 'clients.templates.preview'; readonly id: string; readonly locale: string; readonly template: string }
   | { readonly name: 'clients.test-numbers.add'; readonly id: string; readonly number: string; readonly code: string }
   | { readonly name: 'clients.test-numbers.list'; readonly id: string }
   | { readonly name: 'clients.test-numbers.remove'; readonly id: string; readonly number: string };
@@ -31,6 +33,7 @@ export const clientSettingsCommandNames: readonly ClientSettingsCommand['name'][
   'clients.templates.set',
   'clients.templates.list',
   'clients.templates.remove',
+  'clients.templates.preview',
   'clients.test-numbers.add',
   'clients.test-numbers.list',
   'clients.test-numbers.remove',
@@ -68,6 +71,11 @@ export function parseClientSettingsCommand(c: Record<string, unknown>): ClientSe
       const locale = text('locale');
       const template = text('template');
       return locale !== null && template !== null ? { name, id, locale, template, ...channelOf(c.channel) } : `${name} needs a locale and a template`;
+    }
+    case 'clients.templates.preview': {
+      const locale = text('locale');
+      const template = text('template');
+      return locale !== null && template !== null ? { name, id, locale, template } : `${name} needs a locale and a template`;
     }
     case 'clients.templates.remove': {
       const locale = text('locale');
@@ -198,6 +206,15 @@ export async function runClientSettingsCommand(clients: ClientService, policy: T
         return result.settings;
       });
       return outcome.ok && told ? { ok: true, value: told } : outcome;
+    }
+    case 'clients.templates.preview': {
+      // The same check as `templates set`, on the client's settings as they are; nothing is saved.
+      const client = await clients.show(command.id);
+      if (!client) return missing;
+      const result = withTemplate(client.settings, command.locale, command.template, policy);
+      if (typeof result === 'string') return { ok: false, error: result };
+      const preview: TemplateSaved = { locale: result.locale, encoding: result.check.encoding, parts: result.check.parts, sample: result.check.sample };
+      return { ok: true, value: preview };
     }
     case 'clients.templates.remove':
       return saved((s) => (command.channel === 'voice' ? withoutVoiceTemplate(s, command.locale) : withoutTemplate(s, command.locale)));

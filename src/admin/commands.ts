@@ -18,6 +18,10 @@ import type { CountryThrottles, PrefixBlocks } from './prefix-blocks.js';
 import type { StatsService } from '../domain/stats-service.js';
 import { isUuid } from '../store/uuid.js';
 import { isListCommandName, parseListCommand, runListCommand, type ListCommand, type ListDeps } from './list-commands.js';
+import type { OperatorService } from '../console/operator-service.js';
+import { findVerifications, type VerificationSearchDeps } from './verification-search.js';
+import { providerStatus, type ProviderStatusDeps } from './provider-status.js';
+import { maxAuditLimit, type AuditLog } from '../console/audit-log.js';
 
 /** What the operator commands use. */
 export interface AdminDeps {
@@ -42,6 +46,16 @@ export interface AdminDeps {
   readonly snapshot: (file: string) => Promise<number>;
   /** Block and allow lists (`otp-service lists`). */
   readonly lists: Omit<ListDeps, 'clientExists' | 'clock'>;
+  /** Console operators (`otp-service operators`, contract 16). */
+  readonly operators: Pick<OperatorService, 'create' | 'list' | 'disable' | 'newLink'>;
+  /** The console's address, which one-time links start with: CONSOLE_ORIGIN, PUBLIC_BASE_URL or localhost:PORT. */
+  readonly consoleOrigin: string;
+  /** Every change, by whom (`otp-service audit`). */
+  readonly audit: AuditLog;
+  /** Verifications by id, number or reference, with their webhook events (`otp-service verifications find`). */
+  readonly verificationSearch: VerificationSearchDeps;
+  /** The providers configured, their circuit state, answer time and delivery rate (`otp-service providers`). */
+  readonly providers: ProviderStatusDeps;
 }
 
 /** An operator command, as the CLI parsed it; run in the CLI or, on the embedded database, in the server. */
@@ -71,9 +85,29 @@ export type AdminCommand =
   /** Ends a prefix's block now. */
   | { readonly name: 'blocks.lift'; readonly prefix: string }
   /** Traffic per day and country of one client, or of every client (null); days null: the defaults of GET /v1/stats. */
-  | { readonly name: 'stats'; readonly clientId: string | null; readonly from: string | null; readonly to: string | null }
+  | {
+      readonly name: 'stats';
+      readonly clientId: string | null;
+      readonly from: string | null;
+      readonly to: string | null;
+      /** Every client's rows also per provider of the latest send (`--by-provider`, the console's overview). */
+      readonly byProvider?: boolean;
+    }
   /** A copy of the embedded database's data folder, for `otp-service backup` while the server runs. */
   | { readonly name: 'database.snapshot'; readonly path: string }
+  /** A console operator and their one-time link to set a password (contract 16). */
+  | { readonly name: 'operators.create'; readonly email: string }
+  | { readonly name: 'operators.list' }
+  /** Disables an operator; their sessions end at once. */
+  | { readonly name: 'operators.disable'; readonly id: string }
+  /** A new one-time link for an operator, to set a new password (a lost one). */
+  | { readonly name: 'operators.link'; readonly id: string }
+  /** The newest audit log entries. */
+  | { readonly name: 'audit.list'; readonly limit: number }
+  /** Verifications by id, number (E.164) or reference, whichever client made them, each with its whole life. */
+  | { readonly name: 'verifications.find'; readonly query: string }
+  /** Each channel's providers: circuit state, answer time, the last day's delivery rate. */
+  | { readonly name: 'providers.status' }
   /** The newest messages, newest first. */
   | { readonly name: 'messages.latest'; readonly to: string | null; readonly limit: number }
   /** Messages after a reader's place (InboxSource.recent), oldest first. */
@@ -136,7 +170,25 @@ export function parseAdminCommand(input: unknown): AdminCommand | string {
       const text = (v: unknown) => v === null || v === undefined || typeof v === 'string';
       if (!text(c.clientId) || !text(c.from) || !text(c.to)) return 'stats takes a client id and days as text';
       const or = (v: unknown) => (typeof v === 'string' ? v : null);
-      return { name: c.name, clientId: or(c.clientId), from: or(c.from), to: or(c.to) };
+      return { name: c.name, clientId: or(c.clientId), from: or(c.from), to: or(c.to), ...(c.byProvider === true && { byProvider: true }) };
+    }
+    case 'operators.create':
+      if (typeof c.email !== 'string') return 'operators.create needs an email';
+      return { name: c.name, email: c.email };
+    case 'operators.list':
+    case 'providers.status':
+      return { name: c.name };
+    case 'verifications.find':
+      if (typeof c.query !== 'string' || c.query.trim() === '' || c.query.length > 200) return 'verifications.find needs an id, a number or a reference';
+      return { name: c.name, query: c.query };
+    case 'operators.disable':
+    case 'operators.link':
+      if (typeof c.id !== 'string') return `${c.name} needs an operator id`;
+      return { name: c.name, id: c.id };
+    case 'audit.list': {
+      const limit = c.limit;
+      if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > maxAuditLimit) return `--limit must be 1 to ${maxAuditLimit}`;
+      return { name: c.name, limit };
     }
     case 'database.snapshot':
       if (typeof c.path !== 'string' || !path.isAbsolute(c.path)) return 'database.snapshot needs an absolute path';
@@ -168,7 +220,8 @@ async function stats(deps: AdminDeps, command: Extract<AdminCommand, { name: 'st
   const query = { from: command.from ?? undefined, to: command.to ?? undefined };
   const { clientId } = command;
   if (clientId !== null && !(await deps.clients.show(clientId))) return { ok: false, error: `no client ${clientId}` };
-  const outcome = clientId === null ? await deps.stats.forAllClients(query) : await deps.stats.forClient(clientId, query);
+  if (command.byProvider === true && clientId !== null) return { ok: false, error: '--by-provider counts every client: leave out --client' };
+  const outcome = clientId === null ? await deps.stats.forAllClients(query, command.byProvider === true) : await deps.stats.forClient(clientId, query);
   if (outcome.kind === 'invalid') return { ok: false, error: outcome.problems.map((p) => `--${p.field} ${p.issue}`).join('; ') };
   return { ok: true, value: { from: outcome.range.from, to: outcome.range.to, rows: outcome.rows } };
 }
@@ -252,6 +305,24 @@ export async function runAdminCommand(deps: AdminDeps, command: AdminCommand): P
     }
     case 'stats':
       return stats(deps, command);
+    case 'operators.create':
+    case 'operators.link': {
+      const made = command.name === 'operators.create' ? await deps.operators.create(command.email) : await deps.operators.newLink(command.id);
+      if (made === null) return { ok: false, error: `no operator ${command.name === 'operators.link' ? command.id : ''} enabled` };
+      if (typeof made === 'string') return { ok: false, error: made };
+      // The token rides in the fragment, which the browser never sends: it reaches no server or proxy log.
+      return { ok: true, value: { ...made.operator, link: `${deps.consoleOrigin}/console/setup#${made.token}`, linkExpiresAt: made.expiresAt } };
+    }
+    case 'operators.list':
+      return { ok: true, value: await deps.operators.list() };
+    case 'operators.disable':
+      return (await deps.operators.disable(command.id)) ? { ok: true, value: { disabled: command.id } } : { ok: false, error: `no operator ${command.id}` };
+    case 'audit.list':
+      return { ok: true, value: await deps.audit.latest(command.limit) };
+    case 'providers.status':
+      return { ok: true, value: await providerStatus(deps.providers, clock.now()) };
+    case 'verifications.find':
+      return { ok: true, value: await findVerifications(deps.verificationSearch, command.query, clock.now()) };
     case 'database.snapshot':
       return { ok: true, value: { bytes: await deps.snapshot(command.path) } };
     case 'messages.latest':

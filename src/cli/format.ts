@@ -27,6 +27,17 @@ export function formatResult(command: AdminCommand, value: unknown): string {
     case 'clients.test-numbers.add':
     case 'clients.test-numbers.remove':
       return `saved. The client's settings now:\n${formatSettings(value)}`;
+    case 'clients.templates.preview': {
+      const t = value as { locale: string; encoding: string; parts: number; sample: string };
+      return `not saved. The ${t.locale} template goes out as ${t.encoding}, ${t.parts} SMS part${t.parts === 1 ? '' : 's'} at most. A user reads:\n\n${t.sample}\n`;
+    }
+    case 'verifications.find': {
+      type Life = { id: string; createdAt: string; phoneNumber: string; type: string; status: string; reference: string | null; clientId: string; delivery: { status: string; provider: string | null }; webhooks: unknown[] };
+      const found = value as Life[];
+      if (found.length === 0) return 'no verification found\n';
+      const rows = found.map((v) => [v.id, v.createdAt, v.phoneNumber, v.type, v.status, `${v.delivery.status} via ${v.delivery.provider ?? '-'}`, v.webhooks.length, v.reference ?? '-', v.clientId].join('\t'));
+      return `ID\tCREATED\tNUMBER\tTYPE\tSTATUS\tDELIVERY\tWEBHOOKS\tREFERENCE\tCLIENT\n${rows.join('\n')}\n(--json for each one's whole life)\n`;
+    }
     case 'clients.templates.set': {
       if (command.channel === 'voice') {
         const v = value as { locale: string; sample: string };
@@ -74,6 +85,31 @@ export function formatResult(command: AdminCommand, value: unknown): string {
       }
       return `${entries.map(([k, v]) => `${k}\t${v}`).join('\n')}\n`;
     }
+    case 'operators.list': {
+      type Op = { id: string; email: string; hasPassword: boolean; passkeys: number; createdAt: string; disabledAt: string | null };
+      const ops = value as Op[];
+      if (ops.length === 0) return 'no operators yet: otp-service operators create --email EMAIL\n';
+      const rows = ops.map((o) => [o.id, o.email, o.hasPassword ? 'yes' : 'no', o.passkeys, o.createdAt, o.disabledAt ?? '-'].join('\t'));
+      return `ID\tEMAIL\tPASSWORD\tPASSKEYS\tCREATED\tDISABLED\n${rows.join('\n')}\n`;
+    }
+    case 'operators.create':
+    case 'operators.link': {
+      const o = value as { id: string; email: string; link: string; linkExpiresAt: string };
+      return `operator ${o.email} (${o.id})\nTheir one-time link, to set a password (and a passkey), until ${o.linkExpiresAt}:\n\n  ${o.link}\n\nSend it to them privately: whoever opens it first becomes this operator.\n`;
+    }
+    case 'providers.status': {
+      type P = { channel: string; provider: string; order: number; circuit: string; sendsAnswered: number; meanSendSeconds: number | null; lastDay: { verifications: number; delivered: number; deliveryRate: number | null } };
+      const rows = (value as P[]).map((p) =>
+        [p.channel, p.order, p.provider, p.circuit, p.sendsAnswered, p.meanSendSeconds === null ? '-' : `${Math.round(p.meanSendSeconds * 1000)} ms`, `${p.lastDay.delivered}/${p.lastDay.verifications}`].join('\t'),
+      );
+      return `CHANNEL\tORDER\tPROVIDER\tCIRCUIT\tSENDS\tMEAN ANSWER\tDELIVERED (24 h)\n${rows.join('\n')}\n`;
+    }
+    case 'audit.list': {
+      type Entry = { at: string; actor: string; action: string; target: string | null; outcome: string };
+      const entries = value as Entry[];
+      if (entries.length === 0) return 'no change recorded yet\n';
+      return `AT\tACTOR\tACTION\tTARGET\tOUTCOME\n${entries.map((e) => [e.at, e.actor, e.action, e.target ?? '-', e.outcome].join('\t')).join('\n')}\n`;
+    }
     default:
       break;
   }
@@ -95,8 +131,9 @@ function formatStats(value: unknown, allClients: boolean): string {
   const { from, to } = value as { from: string; to: string };
   const rows = statsRows(value);
   if (rows.length === 0) return `no traffic from ${from} to ${to}\n`;
-  const columns = ['day', 'regionCode', 'countryCode', 'channel', 'sends', 'delivered', 'verified'];
-  const header = ['DAY', 'REGION', 'COUNTRY', 'CHANNEL', 'SENDS', 'DELIVERED', 'VERIFIED'];
+  const byProvider = rows.some((r) => 'provider' in r);
+  const columns = ['day', 'regionCode', 'countryCode', 'channel', ...(byProvider ? ['provider'] : []), 'sends', 'delivered', 'verified'];
+  const header = ['DAY', 'REGION', 'COUNTRY', 'CHANNEL', ...(byProvider ? ['PROVIDER'] : []), 'SENDS', 'DELIVERED', 'VERIFIED'];
   const lines = rows.map((r) => [...(allClients ? [r.clientId] : []), ...columns.map((c) => r[c] ?? '-')].map(String).join('\t'));
   return `${[...(allClients ? ['CLIENT_ID'] : []), ...header].join('\t')}\n${lines.join('\n')}\n`;
 }

@@ -30,11 +30,12 @@ const commands: Readonly<Record<string, Readonly<Record<string, CommandHelp>>>> 
         'score applies where the answer has one). `none` clears a setting. Every instance sees the change within 2 s on PostgreSQL.',
     },
     templates: {
-      args: 'set CLIENT_ID [--channel voice] --locale fr "Votre code {app} : {code}" | list CLIENT_ID [--channel voice] | remove CLIENT_ID [--channel voice] --locale fr',
+      args: 'set CLIENT_ID [--channel voice] --locale fr "Votre code {app} : {code}" | list CLIENT_ID [--channel voice] | remove CLIENT_ID [--channel voice] --locale fr | preview CLIENT_ID --locale fr "..."',
       about:
         'The SMS text per locale (BCP 47), with {code} (required), {minutes} and {app}. A template is checked when saved: it must hold {code},\n' +
         `and the text a user would get (longest code, app name, Android and WebOTP lines) must fit in 3 SMS parts; set says its encoding, parts and a sample.\n` +
-        'With --channel voice: what a voice call says (VOICE_CALL), with {code} once (read digit by digit) and {app}, at most 200 characters.',
+        'With --channel voice: what a voice call says (VOICE_CALL), with {code} once (read digit by digit) and {app}, at most 200 characters.\n' +
+        'preview checks an SMS template as set would and says the same, without saving it.',
     },
     'test-numbers': {
       args: 'add CLIENT_ID +2348000000001 --code 123456 | list CLIENT_ID | remove CLIENT_ID +2348000000001',
@@ -98,11 +99,12 @@ const commands: Readonly<Record<string, Readonly<Record<string, CommandHelp>>>> 
   },
   stats: {
     '': {
-      args: '[--client CLIENT_ID] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--json]',
+      args: '[--client CLIENT_ID | --by-provider] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--json]',
       about:
         'Traffic per UTC day and country, as GET /v1/stats answers it: sends (creates and resends), verifications delivered, verifications verified;\n' +
         'test numbers left out. Both days included; by default the last 7 days, today included; at most 366 days.\n' +
-        "--client: that client's only; without it every client's, each row naming its client. --json: one object a line.",
+        "--client: that client's only; without it every client's, each row naming its client. --by-provider: every client's, also per provider\n" +
+        'of the latest send (a row\'s provider is null while none took it). --json: one object a line.',
     },
   },
   messages: {
@@ -125,6 +127,44 @@ const commands: Readonly<Record<string, Readonly<Record<string, CommandHelp>>>> 
     'template list': {
       args: '[--json]',
       about: "Lists the account's templates with their language, category and status (APPROVED, PENDING, REJECTED) as Meta answers.",
+    },
+  },
+  operators: {
+    create: {
+      args: '--email EMAIL [--json]',
+      about:
+        'Makes a console operator (CONSOLE=true, contract 16) and prints a one-time link, valid for 24 hours and usable once, where they set\n' +
+        'a password and may add a passkey. The link starts with CONSOLE_ORIGIN (or PUBLIC_BASE_URL, or http://localhost:PORT).',
+    },
+    list: { args: '[--json]', about: 'Every operator: id, email, whether a password is set, passkeys, when made and disabled.' },
+    disable: { args: 'OPERATOR_ID [--json]', about: 'Disables an operator: their sessions end at once and they cannot sign in again.' },
+    link: {
+      args: 'OPERATOR_ID [--json]',
+      about: 'A new one-time link for an operator who lost their password (24 hours, once); the old password works until it is used.',
+    },
+  },
+  verifications: {
+    find: {
+      args: 'ID|NUMBER|REFERENCE [--json]',
+      about:
+        "Finds verifications, whichever client made them, by id, by number (E.164, the newest 50) or by reference, each with its whole life:\n" +
+        'state, sends and delivery attempts, wrong codes tried, and its webhook events with every delivery attempt. Never the code.',
+    },
+  },
+  providers: {
+    '': {
+      args: '[--json]',
+      about:
+        "Each channel's providers in failover order: circuit state (open: skipped after 5 transient failures in a row, in the process asked),\n" +
+        'sends answered and their mean answer time since that process started, and the last 24 hours\' verifications they carried and delivered.',
+    },
+  },
+  audit: {
+    '': {
+      args: '[--limit N] [--json]',
+      about:
+        'The newest N (default 50) changes made through the console or this command: when, who (operator:EMAIL or cli), the action, what it was on,\n' +
+        'and how it ended. Never a secret. --json: one array of { at, actor, action, target, outcome }.',
     },
   },
   worker: { '': { args: '', about: 'Runs the background workers (webhook delivery included), no HTTP, until SIGTERM or SIGINT.' } },

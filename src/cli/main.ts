@@ -14,11 +14,12 @@ import {
   maxListLimit,
   maxMessageLimit,
   parseDeliveryStatus,
-  runAdminCommand,
   type AdminCommand,
   type AdminResult,
 } from '../admin/commands.js';
 import { sendAdminCommand } from '../admin/socket.js';
+import { runAudited } from '../admin/audited.js';
+import { defaultAuditLimit, maxAuditLimit } from '../console/audit-log.js';
 import { stopWithin } from '../shutdown-deadline.js';
 import { formatResult, jsonLines } from './format.js';
 import { helpFor, isGroup, usage } from './help.js';
@@ -63,10 +64,12 @@ const optionSpec = {
   language: { type: 'string' },
   'one-tap': { type: 'string' },
   note: { type: 'string' },
+  email: { type: 'string' },
   captcha: { type: 'string' },
   'captcha-secret': { type: 'string' },
   'captcha-min-score': { type: 'string' },
   follow: { type: 'boolean', default: false },
+  'by-provider': { type: 'boolean', default: false },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
@@ -159,7 +162,29 @@ function parseAdmin(positionals: readonly string[], values: Values): { command: 
     }
   }
   if (group === 'stats' && action === undefined) {
-    return { command: { name: 'stats', clientId: values.client ?? null, from: values.from ?? null, to: values.to ?? null }, json };
+    const byProvider = values['by-provider'] ? { byProvider: true } : {};
+    return { command: { name: 'stats', clientId: values.client ?? null, from: values.from ?? null, to: values.to ?? null, ...byProvider }, json };
+  }
+  if (group === 'operators') {
+    switch (action) {
+      case 'create':
+        if (!values.email || positionals.length !== 2) throw new UsageError('operators create needs --email; see otp-service operators --help');
+        return { command: { name: 'operators.create', email: values.email }, json };
+      case 'list':
+        return { command: { name: 'operators.list' }, json };
+      case 'disable':
+      case 'link':
+        if (!id) throw new UsageError(`operators ${action} needs an OPERATOR_ID; see otp-service operators --help`);
+        return { command: { name: `operators.${action}`, id }, json };
+    }
+  }
+  if (group === 'verifications' && action === 'find') {
+    if (!id || positionals.length !== 3) throw new UsageError('verifications find needs an ID, a NUMBER (+2348031234567) or a REFERENCE; see otp-service verifications --help');
+    return { command: { name: 'verifications.find', query: id }, json };
+  }
+  if (group === 'providers' && action === undefined) return { command: { name: 'providers.status' }, json };
+  if (group === 'audit' && action === undefined) {
+    return { command: { name: 'audit.list', limit: positiveLimit(values.limit, defaultAuditLimit, maxAuditLimit) }, json };
   }
   if (group === 'blocks') {
     switch (action) {
@@ -280,6 +305,9 @@ function settingsListCommand(group: 'templates' | 'test-numbers', args: readonly
       case 'remove':
         if (!values.locale) throw new UsageError(`clients templates remove needs --locale; ${help}`);
         return { name: 'clients.templates.remove', id, locale: values.locale, ...channel };
+      case 'preview':
+        if (!values.locale || value === undefined) throw new UsageError(`clients templates preview needs --locale and the template text; ${help}`);
+        return { name: 'clients.templates.preview', id, locale: values.locale, template: value };
     }
   } else {
     switch (sub) {
@@ -314,7 +342,7 @@ async function execute(config: Config, command: AdminCommand): Promise<AdminResu
   const logger = commandLogger('warn');
   const services = await createServices(config, logger, systemClock, cryptoRandom);
   try {
-    return await runAdminCommand(adminDeps(services), command);
+    return await runAudited(adminDeps(services), 'cli', command);
   } finally {
     await services.db.close();
   }

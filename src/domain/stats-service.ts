@@ -24,16 +24,16 @@ export class StatsService {
     return { ...outcome, rows: outcome.rows.map(({ clientId: _own, ...row }) => row) };
   }
 
-  /** Every client's figures, each row naming its client. */
-  forAllClients(query: StatsQuery): Promise<StatsOutcome<ClientDailyTraffic>> {
-    return this.read(null, query);
+  /** Every client's figures, each row naming its client; byProvider: also per provider of the latest send. */
+  forAllClients(query: StatsQuery, byProvider = false): Promise<StatsOutcome<ClientDailyTraffic>> {
+    return this.read(null, query, byProvider);
   }
 
-  private async read(clientId: string | null, query: StatsQuery): Promise<StatsOutcome<ClientDailyTraffic>> {
+  private async read(clientId: string | null, query: StatsQuery, byProvider = false): Promise<StatsOutcome<ClientDailyTraffic>> {
     const asked = statsRange(query, this.deps.clock.now());
     if ('problems' in asked) return { kind: 'invalid', problems: asked.problems };
     const { range } = asked;
-    const rows = await this.deps.store.dailyTraffic({ clientId, since: range.since, before: range.before });
-    return { kind: 'ok', range, rows: settleTraffic(rows, (row) => row.clientId) };
+    const rows = await this.deps.store.dailyTraffic({ clientId, since: range.since, before: range.before, byProvider });
+    return { kind: 'ok', range, rows: settleTraffic(rows, (row) => (byProvider ? `${row.clientId}\u0000${row.provider ?? ''}` : row.clientId)) };
   }
 }

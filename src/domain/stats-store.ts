@@ -5,6 +5,8 @@ export interface TrafficQuery {
   readonly clientId: string | null;
   readonly since: Date;
   readonly before: Date;
+  /** Also per provider of the latest send (the operator's figures); absent or false: not. */
+  readonly byProvider?: boolean;
 }
 
 /** Storage of the traffic figures (port): counts of stored verifications, test numbers aside. */

@@ -26,6 +26,11 @@ export interface DailyTraffic {
 /** The same, of one client among all (the operator's `otp-service stats`). */
 export interface ClientDailyTraffic extends DailyTraffic {
   readonly clientId: string;
+  /**
+   * Only when asked for by provider (`stats --by-provider`, the console): the provider that carried the latest
+   * send (`delivery.provider`); null while none took it.
+   */
+  readonly provider?: string | null;
 }
 
 /** The UTC days asked for, both inclusive. */

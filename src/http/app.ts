@@ -20,6 +20,7 @@ import { statsRoutes } from './routes/stats.js';
 import { camaraRoutes } from './camara/routes.js';
 import { relayRoutes, type RelayRouteDeps } from './relays/routes.js';
 import { twilioRoutes, type TwilioRouteDeps } from './twilio/routes.js';
+import { consoleRoutes, type ConsoleRouteDeps } from '../console/http/routes.js';
 import { applyConnectionCap, clientErrorHandler, serverOptions, type ServerLimits } from './server-limits.js';
 
 /** Told of every answer, and serves the metrics at GET /metrics (contract 12); absent: no /metrics. */
@@ -50,6 +51,8 @@ export interface AppDeps extends AuthHookDeps, OAuthRouteDeps {
   readonly relays?: RelayRouteDeps;
   /** The development inbox (contract 12); absent: /dev/inbox is a 404. */
   readonly devInbox?: DevInboxRouteDeps;
+  /** The operator console (contract 16, CONSOLE=true); absent: /console is a 404. */
+  readonly console?: ConsoleRouteDeps;
 }
 
 const metricsSchema = {
@@ -120,6 +123,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }
   healthRoutes(app, deps.ready);
   if (deps.devInbox) devInboxRoutes(app, deps.devInbox);
+  if (deps.console) await consoleRoutes(app, deps.console);
   await app.register(oauthRoutes, deps);
   const { callbacks } = deps;
   if (callbacks) {

@@ -18,6 +18,17 @@ export class CircuitBreaker {
     return s !== undefined && s.openUntil > this.now();
   }
 
+  /** Until when the provider is skipped (ms since the epoch), or null while it is closed (the console's providers page). */
+  openUntil(provider: string): number | null {
+    const s = this.state.get(provider);
+    return s !== undefined && s.openUntil > this.now() ? s.openUntil : null;
+  }
+
+  /** Transient failures in a row counted against the provider now. */
+  failuresInARow(provider: string): number {
+    return this.state.get(provider)?.failures ?? 0;
+  }
+
   record(provider: string, failed: boolean): void {
     if (!failed) {
       this.state.delete(provider);

@@ -139,6 +139,17 @@ export class ServiceMetrics implements HttpObserver, VerificationObserver, SendO
     }
   }
 
+  /** How long each provider took to answer its sends since this process started: count and mean, per channel. */
+  async sendLatency(): Promise<{ channel: string; provider: string; count: number; meanSeconds: number }[]> {
+    const { values } = await this.sendSeconds.get();
+    const key = (l: Record<string, unknown>) => `${String(l.channel)}\u0000${String(l.provider)}`;
+    const sums = new Map<string, number>();
+    for (const v of values) if (v.metricName === 'otp_send_duration_seconds_sum') sums.set(key(v.labels), v.value);
+    return values
+      .filter((v) => v.metricName === 'otp_send_duration_seconds_count' && v.value > 0)
+      .map((v) => ({ channel: String(v.labels.channel), provider: String(v.labels.provider), count: v.value, meanSeconds: (sums.get(key(v.labels)) ?? 0) / v.value }));
+  }
+
   sent(channel: string, provider: string, result: SendResult, seconds: number): void {
     this.sends.inc({ channel, provider, outcome: result.kind });
     this.sendSeconds.observe({ channel, provider }, seconds);

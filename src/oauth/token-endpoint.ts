@@ -42,6 +42,15 @@ export interface FailureCounter {
 }
 
 /**
+ * Seconds until `key` may try again when it failed `max` times in the current window, or null while it may try:
+ * the one rule that slows guessing at the token endpoint and at the console's sign-in (contract 6 and 16).
+ */
+export function retryAfterRepeatedFailures(failures: FailureCounter, key: string, max: number): number | null {
+  if (failures.count(key) < max) return null;
+  return Math.max(1, Math.ceil(failures.msToNextWindow() / 1000));
+}
+
+/**
  * The client-credentials grant, as a short list of named steps: parse, authenticate the client, reject
  * repeats, check the grant, check the scope, issue.
  */
@@ -67,10 +76,8 @@ export class TokenEndpoint {
    * through proxies the operator trusts, see TRUST_PROXY) is needed to escape it.
    */
   private refuseRepeatedGuessing(key: string, address: string): void {
-    if (this.failures.count(key) >= this.maxFailures) {
-      const retry = Math.max(1, Math.ceil(this.failures.msToNextWindow() / 1000));
-      throw new OAuthError('slow_down', 'Too many failed client authentications; retry later', 429, address, false, retry);
-    }
+    const retry = retryAfterRepeatedFailures(this.failures, key, this.maxFailures);
+    if (retry !== null) throw new OAuthError('slow_down', 'Too many failed client authentications; retry later', 429, address, false, retry);
   }
 
   private async authenticateClient(request: TokenRequest): Promise<Client> {

@@ -442,6 +442,66 @@ const migrations: Record<string, Migration> = {
       `);
     },
   },
+  '0029_console': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- contract 16: the operator console. Operators are people, made by \`otp-service operators create\`.
+        CREATE TABLE operators (
+          id uuid PRIMARY KEY,
+          email text NOT NULL UNIQUE,
+          -- scrypt, as src/console/password.ts writes it; null until the one-time link is used.
+          password_hash text,
+          created_at timestamptz NOT NULL,
+          disabled_at timestamptz
+        );
+        -- One-time links to set a password (and a passkey): only the token's SHA-256 is kept.
+        CREATE TABLE operator_links (
+          token_hash text PRIMARY KEY,
+          operator_id uuid NOT NULL,
+          expires_at timestamptz NOT NULL,
+          used_at timestamptz
+        );
+        -- Console sessions: only the cookie value's SHA-256 is kept, so a copy of the table signs nobody in.
+        CREATE TABLE operator_sessions (
+          id_hash text PRIMARY KEY,
+          operator_id uuid NOT NULL,
+          created_at timestamptz NOT NULL,
+          last_seen_at timestamptz NOT NULL
+        );
+        CREATE INDEX operator_sessions_operator ON operator_sessions (operator_id);
+        -- Passkeys (WebAuthn credentials): the public key and its signature counter.
+        CREATE TABLE operator_passkeys (
+          credential_id text PRIMARY KEY,
+          operator_id uuid NOT NULL,
+          public_key text NOT NULL,
+          counter bigint NOT NULL,
+          transports text[] NOT NULL,
+          created_at timestamptz NOT NULL
+        );
+        -- WebAuthn challenges waiting for their answer (any instance may get it), each used once.
+        CREATE TABLE operator_challenges (
+          challenge text PRIMARY KEY,
+          operator_id uuid,
+          purpose text NOT NULL,
+          expires_at timestamptz NOT NULL
+        );
+        -- Every change made through the console or the CLI: who, what, on what, when, how it ended; never a secret.
+        CREATE TABLE audit_log (
+          id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+          at timestamptz NOT NULL,
+          actor text NOT NULL,
+          action text NOT NULL,
+          target text,
+          outcome text NOT NULL
+        );
+        CREATE INDEX audit_log_at ON audit_log (at);
+        -- The console finds a verification by its reference, whichever client made it. (By number it walks the
+        -- clients over the (client_id, phone_number, created_at) index: one more index on the create's hot table
+        -- would cost every create for the sake of an operator's search.)
+        CREATE INDEX verifications_reference ON verifications (reference) WHERE reference IS NOT NULL
+      `);
+    },
+  },
 };
 
 /** Runs DDL one statement at a time: PGlite's extended protocol takes one statement per query. */

@@ -228,6 +228,65 @@ export interface Database {
   number_lists: NumberListsTable;
   captcha_tokens: CaptchaTokensTable;
   client_throttles: ClientThrottlesTable;
+  operators: OperatorsTable;
+  operator_links: OperatorLinksTable;
+  operator_sessions: OperatorSessionsTable;
+  operator_passkeys: OperatorPasskeysTable;
+  operator_challenges: OperatorChallengesTable;
+  audit_log: AuditLogTable;
+}
+
+/** 0029: console operators (contract 16). */
+export interface OperatorsTable {
+  id: string;
+  email: string;
+  password_hash: string | null;
+  created_at: Date;
+  disabled_at: Date | null;
+}
+
+/** 0029: one-time links to set an operator's password, by the token's SHA-256. */
+export interface OperatorLinksTable {
+  token_hash: string;
+  operator_id: string;
+  expires_at: Date;
+  used_at: Date | null;
+}
+
+/** 0029: console sessions, by the cookie value's SHA-256. */
+export interface OperatorSessionsTable {
+  id_hash: string;
+  operator_id: string;
+  created_at: Date;
+  last_seen_at: Date;
+}
+
+/** 0029: operators' passkeys (WebAuthn credentials). */
+export interface OperatorPasskeysTable {
+  credential_id: string;
+  operator_id: string;
+  public_key: string;
+  counter: ColumnType<string, number, number>;
+  transports: string[];
+  created_at: Date;
+}
+
+/** 0029: WebAuthn challenges waiting for their answer. */
+export interface OperatorChallengesTable {
+  challenge: string;
+  operator_id: string | null;
+  purpose: string;
+  expires_at: Date;
+}
+
+/** 0029: the audit log of changes (console and CLI). */
+export interface AuditLogTable {
+  id: Generated<string>;
+  at: Date;
+  actor: string;
+  action: string;
+  target: string | null;
+  outcome: string;
 }
 
 /** 0023: clients throttled for their conversion across all countries (contract 14). */

@@ -29,7 +29,8 @@ export function dailyTrafficQuery(db: Kysely<Database>, query: TrafficQuery) {
     .where('created_at', '>=', query.since)
     .where('created_at', '<', query.before)
     .where('test_number', '=', false)
-    .groupBy(['client_id', day, 'region_code', 'country_code', 'delivery_channel']);
+    .groupBy(['client_id', day, 'region_code', 'country_code', 'delivery_channel'])
+    .$if(query.byProvider === true, (qb) => qb.select('delivery_provider').groupBy('delivery_provider'));
   return query.clientId === null ? counted : counted.where('client_id', '=', query.clientId);
 }
 
@@ -48,6 +49,25 @@ export class SqlStatsStore implements StatsStore {
       sends: Number(row.sends),
       delivered: Number(row.delivered),
       verified: Number(row.verified),
+      ...(query.byProvider === true && { provider: row.delivery_provider ?? null }),
     }));
   }
+}
+
+/** Sends and deliveries per channel and provider since a time, every client's, test numbers left out (the providers page). */
+export async function providerTraffic(db: Kysely<Database>, since: Date): Promise<{ channel: string; provider: string; verifications: number; delivered: number }[]> {
+  const rows = await db
+    .selectFrom('verifications')
+    .select((eb) => [
+      'delivery_channel',
+      'delivery_provider',
+      eb.fn.countAll<Count>().as('verifications'),
+      eb.fn.countAll<Count>().filterWhere('delivery_status', '=', 'DELIVERED').as('delivered'),
+    ])
+    .where('created_at', '>=', since)
+    .where('test_number', '=', false)
+    .where('delivery_provider', 'is not', null)
+    .groupBy(['delivery_channel', 'delivery_provider'])
+    .execute();
+  return rows.map((r) => ({ channel: r.delivery_channel, provider: r.delivery_provider ?? '', verifications: Number(r.verifications), delivered: Number(r.delivered) }));
 }

@@ -233,6 +233,18 @@ export class SqlVerificationStore implements VerificationStore {
     return row ? toVerification(row) : null;
   }
 
+  /** The newest verifications of a number or with a reference, whichever client made them (the operator's search). */
+  async search(by: { readonly phoneNumber: string } | { readonly reference: string }, limit: number): Promise<Verification[]> {
+    const query = this.db.selectFrom('verifications').selectAll().orderBy('created_at', 'desc').limit(limit);
+    // By number: each client's (client_id, phone_number, created_at) index, rather than an index of its own that
+    // every create would pay for; clients are few.
+    const rows = await ('phoneNumber' in by
+      ? query.where('client_id', 'in', this.db.selectFrom('clients').select('id')).where('phone_number', '=', by.phoneNumber)
+      : query.where('reference', '=', by.reference)
+    ).execute();
+    return rows.map(toVerification);
+  }
+
   async latestOfNumber(clientId: string, phoneNumber: string): Promise<Verification | null> {
     // The (client_id, phone_number, created_at) index serves it; the client's verifications of one number are few.
     const row = await this.db

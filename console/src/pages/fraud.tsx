@@ -1,0 +1,123 @@
+import { useEffect, useState } from 'preact/hooks';
+import { data, messageOf } from '../api.js';
+
+type Block =
+  | { prefix: string; blockedAt: string; blockedUntil: string }
+  | { country: string; countryCode: string; provider: string; blockedAt: string; blockedUntil: string; sends: number; verified: number }
+  | { clientId: string; blockedAt: string; blockedUntil: string; sends: number; verified: number };
+interface Entry {
+  readonly value: string;
+  readonly clientId: string | null;
+  readonly note: string | null;
+  readonly createdAt: string;
+}
+
+/** What `blocks lift` takes for a block: its prefix, its country, or its client. */
+function liftKey(b: Block): string {
+  return 'prefix' in b ? b.prefix : 'country' in b ? b.country : b.clientId;
+}
+
+function what(b: Block): string {
+  if ('prefix' in b) return `prefix ${b.prefix}: too many creates (prefix velocity)`;
+  if ('country' in b) return `${b.country} (${b.countryCode}) via ${b.provider}: ${b.verified}/${b.sends} verified, throttled`;
+  return `client ${b.clientId}: ${b.verified}/${b.sends} verified across all countries, throttled`;
+}
+
+export function Fraud() {
+  const [blocks, setBlocks] = useState<Block[] | null>(null);
+  const [lists, setLists] = useState<{ blocks: Entry[]; allows: Entry[] } | null>(null);
+  const [state, setState] = useState<string | null>(null);
+  const [kind, setKind] = useState<'block' | 'allow'>('block');
+  const [value, setValue] = useState('');
+  const [note, setNote] = useState('');
+  const load = async () => {
+    try {
+      setBlocks(await data<Block[]>('GET', '/blocks'));
+      setLists(await data<{ blocks: Entry[]; allows: Entry[] }>('GET', '/lists'));
+    } catch (err) {
+      setState(messageOf(err));
+    }
+  };
+  useEffect(() => void load(), []);
+  const lift = async (key: string) => {
+    try {
+      await data('POST', '/blocks/lift', { prefix: key });
+      setState(`Lifted ${key}.`);
+      await load();
+    } catch (err) {
+      setState(`Not lifted: ${messageOf(err)}`);
+    }
+  };
+  const add = async (e: Event) => {
+    e.preventDefault();
+    try {
+      await data('POST', '/lists', { kind, value, note: note || null });
+      setState(`Added ${value} to the ${kind} list.`);
+      setValue('');
+      setNote('');
+      await load();
+    } catch (err) {
+      setState(`Not added: ${messageOf(err)}`);
+    }
+  };
+  const remove = async (k: 'block' | 'allow', e: Entry) => {
+    try {
+      await data('POST', '/lists/remove', { kind: k, value: e.value, clientId: e.clientId });
+      setState(`Removed ${e.value} from the ${k} list.`);
+      await load();
+    } catch (err) {
+      setState(`Not removed: ${messageOf(err)}`);
+    }
+  };
+  const entries = (k: 'block' | 'allow', list: readonly Entry[]) =>
+    list.map((e) => (
+      <tr key={`${k}${e.value}${e.clientId ?? ''}`}>
+        <td>{k}</td><th scope="row">{e.value}</th><td>{e.clientId ?? 'every client'}</td><td>{e.note ?? ''}</td>
+        <td><button type="button" onClick={() => void remove(k, e)} aria-label={`Remove ${e.value} from the ${k} list`}>Remove</button></td>
+      </tr>
+    ));
+  return (
+    <section>
+      <h1 tabIndex={-1}>Fraud</h1>
+      {state && <p role="status" id="fraud-state">{state}</p>}
+      <h2>Blocks and throttles in force</h2>
+      {blocks && blocks.length === 0 ? <p id="no-blocks">No prefix is blocked, no country or client throttled.</p> : (
+        <table id="blocks">
+          <caption>Blocks and throttles</caption>
+          <thead><tr><th scope="col">What</th><th scope="col">Since</th><th scope="col">Until</th><th scope="col">Lift</th></tr></thead>
+          <tbody>
+            {blocks?.map((b) => (
+              <tr key={liftKey(b)} data-block={liftKey(b)}>
+                <th scope="row">{what(b)}</th><td>{b.blockedAt}</td><td>{b.blockedUntil}</td>
+                <td><button type="button" onClick={() => void lift(liftKey(b))} aria-label={`Lift ${liftKey(b)}`}>Lift</button></td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <h2>Block and allow lists</h2>
+      {lists && (
+        <table id="lists">
+          <caption>Entries</caption>
+          <thead><tr><th scope="col">List</th><th scope="col">Value</th><th scope="col">Client</th><th scope="col">Note</th><th scope="col">Remove</th></tr></thead>
+          <tbody>{entries('block', lists.blocks)}{entries('allow', lists.allows)}</tbody>
+        </table>
+      )}
+      <form onSubmit={add}>
+        <fieldset>
+          <legend>Add an entry</legend>
+          <label for="list-kind">List</label>
+          <select id="list-kind" value={kind} onChange={(e) => setKind(e.currentTarget.value === 'allow' ? 'allow' : 'block')}>
+            <option value="block">block</option>
+            <option value="allow">allow</option>
+          </select>
+          <label for="list-value">Number or prefix (+2348030)</label>
+          <input id="list-value" required value={value} onInput={(e) => setValue(e.currentTarget.value)} />
+          <label for="list-note">Note</label>
+          <input id="list-note" value={note} onInput={(e) => setNote(e.currentTarget.value)} />
+          <button type="submit">Add entry</button>
+        </fieldset>
+      </form>
+    </section>
+  );
+}

@@ -1,0 +1,59 @@
+import type { AuditLog } from '../console/audit-log.js';
+import type { Clock } from '../domain/ports.js';
+import { runAdminCommand, type AdminCommand, type AdminDeps, type AdminResult } from './commands.js';
+
+/** The commands that read only: everything else changes something and is written to the audit log. */
+const readOnly = new Set<AdminCommand['name']>([
+  'clients.list',
+  'clients.show',
+  'clients.templates.list',
+  'clients.templates.preview',
+  'verifications.find',
+  'providers.status',
+  'clients.test-numbers.list',
+  'lists.show',
+  'webhooks.list',
+  'webhooks.show',
+  'blocks.list',
+  'stats',
+  'messages.latest',
+  'messages.recent',
+  'operators.list',
+  'audit.list',
+]);
+
+/** Whether a command changes anything (and so is audited). */
+export function isChange(command: AdminCommand): boolean {
+  return !readOnly.has(command.name);
+}
+
+/** What a command is about, as the audit log names it: an id, a prefix, a number, an email; never a secret. */
+export function auditTarget(command: AdminCommand, result: AdminResult): string | null {
+  if (command.name === 'clients.create') {
+    const made = result.ok ? (result.value as { clientId?: unknown }) : null;
+    return typeof made?.clientId === 'string' ? made.clientId : command.clientName;
+  }
+  if ('id' in command) return command.id;
+  if ('prefix' in command) return command.prefix;
+  if ('email' in command) return command.email;
+  if (command.name === 'lists.add' || command.name === 'lists.remove') return command.clientId === null ? command.value : `${command.value} (client ${command.clientId})`;
+  return null;
+}
+
+/**
+ * Runs an operator command and, when it changes something, writes who did it and how it ended to the audit
+ * log: the console and the CLI both come here, so neither can change a thing unrecorded.
+ */
+export async function runAudited(deps: AdminDeps & { readonly audit: AuditLog; readonly clock: Clock }, actor: string, command: AdminCommand): Promise<AdminResult> {
+  const result = await runAdminCommand(deps, command);
+  if (isChange(command)) {
+    await deps.audit.record({
+      at: deps.clock.now().toISOString(),
+      actor,
+      action: command.name,
+      target: auditTarget(command, result),
+      outcome: result.ok ? 'ok' : `refused: ${result.error}`,
+    });
+  }
+  return result;
+}

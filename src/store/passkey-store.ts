@@ -1,0 +1,50 @@
+import type { Kysely } from 'kysely';
+import type { ChallengePurpose, PasskeyStore, StoredPasskey } from '../console/passkeys.js';
+import type { Database } from './schema.js';
+
+/** Operators' passkeys and pending WebAuthn challenges, in PostgreSQL or PGlite. */
+export class SqlPasskeyStore implements PasskeyStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async add(p: StoredPasskey, now: Date): Promise<void> {
+    await this.db
+      .insertInto('operator_passkeys')
+      .values({ credential_id: p.credentialId, operator_id: p.operatorId, public_key: p.publicKey, counter: p.counter, transports: [...p.transports], created_at: now })
+      .execute();
+  }
+
+  async ofOperator(operatorId: string): Promise<StoredPasskey[]> {
+    const rows = await this.db.selectFrom('operator_passkeys').selectAll().where('operator_id', '=', operatorId).execute();
+    return rows.map(passkey);
+  }
+
+  async find(credentialId: string): Promise<StoredPasskey | null> {
+    const row = await this.db.selectFrom('operator_passkeys').selectAll().where('credential_id', '=', credentialId).executeTakeFirst();
+    return row ? passkey(row) : null;
+  }
+
+  async setCounter(credentialId: string, counter: number): Promise<void> {
+    await this.db.updateTable('operator_passkeys').set({ counter }).where('credential_id', '=', credentialId).execute();
+  }
+
+  async putChallenge(challenge: string, operatorId: string | null, purpose: ChallengePurpose, expiresAt: Date): Promise<void> {
+    // Old unanswered challenges go as new ones come: the table stays as small as the sign-ins under way.
+    await this.db.deleteFrom('operator_challenges').where('expires_at', '<', new Date(expiresAt.getTime() - 3_600_000)).execute();
+    await this.db.insertInto('operator_challenges').values({ challenge, operator_id: operatorId, purpose, expires_at: expiresAt }).execute();
+  }
+
+  async takeChallenge(challenge: string, purpose: ChallengePurpose, now: Date): Promise<{ operatorId: string | null } | undefined> {
+    const row = await this.db
+      .deleteFrom('operator_challenges')
+      .where('challenge', '=', challenge)
+      .where('purpose', '=', purpose)
+      .where('expires_at', '>', now)
+      .returning('operator_id')
+      .executeTakeFirst();
+    return row ? { operatorId: row.operator_id } : undefined;
+  }
+}
+
+function passkey(row: { credential_id: string; operator_id: string; public_key: string; counter: string; transports: string[] }): StoredPasskey {
+  return { credentialId: row.credential_id, operatorId: row.operator_id, publicKey: row.public_key, counter: Number(row.counter), transports: row.transports };
+}
