@@ -431,6 +431,8 @@ const suite = (kind: 'pglite' | 'postgres') => {
       const label = el?.id ? document.querySelector(`label[for="${el.id}"]`)?.textContent : null;
       return { tag: el?.tagName ?? '', text: (label ?? el?.textContent ?? '').trim(), outline: el ? getComputedStyle(el).outlineStyle : 'none' };
     });
+    const focusOn = (text: string) =>
+      p.waitForFunction((t) => document.activeElement?.textContent?.trim() === t, text, { timeout: 10_000 }).then(() => undefined);
     await p.goto(`${base}/console`);
     await p.getByRole('heading', { name: 'Sign in to the console' }).waitFor();
     await p.keyboard.press('Tab');
@@ -441,6 +443,8 @@ const suite = (kind: 'pglite' | 'postgres') => {
     await p.keyboard.type(password);
     await p.keyboard.press('Enter');
     await p.getByRole('heading', { name: 'Overview' }).waitFor();
+    // Focus moves to the heading once the page has drawn (an effect after the render): polled, not raced.
+    await focusOn('Overview');
     assert.equal((await focused()).text, 'Overview', 'signed in, focus is on the page heading');
     await p.keyboard.press('Tab');
     assert.equal((await focused()).text, 'Days shown', 'then on the page\'s first control');
@@ -454,6 +458,7 @@ const suite = (kind: 'pglite' | 'postgres') => {
     assert.equal((await focused()).text, 'Verifications');
     await p.keyboard.press('Enter');
     await p.getByRole('heading', { name: 'Verifications' }).waitFor();
+    await focusOn('Verifications');
     await p.keyboard.press('Tab');
     assert.equal((await focused()).text, 'Id, number (+2348031234567) or reference', 'focus moved to the new page: its first field is next');
     await p.keyboard.type('no-such-reference');

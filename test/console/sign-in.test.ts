@@ -4,7 +4,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { runAudited } from '../../src/admin/audited.js';
 import { runAdminCommand } from '../../src/admin/commands.js';
 import { adminDeps } from '../../src/server.js';
-import { createVerification } from '../support/api.js';
+import { createVerification, eventually } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
 
@@ -226,6 +226,11 @@ forEachDatabase('console sign-in', (kind) => {
     const c = await h.client();
     const token = await h.token(undefined, c);
     const v = await createVerification(h, token, { reference: 'order-77' });
+    // The send goes out after the create's commit: its provider is recorded once the log provider took it.
+    await eventually(async () => {
+      const res = await h.call('GET', `/v1/otp/${v.id}`, token);
+      return (res.json() as { data: { delivery: { provider: string | null } } }).data.delivery.provider === 'log';
+    });
     const byProvider = await command({ name: 'stats', clientId: null, from: null, to: null, byProvider: true });
     assert.ok(byProvider.ok);
     const rows = (byProvider.value as { rows: { clientId: string; provider?: string | null; sends: number }[] }).rows.filter((r) => r.clientId === c.clientId);
