@@ -136,6 +136,8 @@ function serviceEnv(dataDir: string, databaseUrl: string | null, seed: string): 
     PHONE_LIMIT_COUNT: '1000000000',
     // Checked on every create (its cost is measured) but never reached.
     PREFIX_LIMIT_COUNT: '1000000000',
+    // On by default: claimed in shares on every create (its cost is measured) but never reached.
+    CLIENT_DAILY_SEND_LIMIT: '1000000000',
     // Conversion is read every 10 s (its cost is measured) but never judged: no code of the bench is verified.
     MIN_CONVERSION_SAMPLE: '1000000000',
     PHONE_COOLDOWN_SECONDS: '0',

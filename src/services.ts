@@ -7,6 +7,7 @@ import { LookupService } from './domain/lookup-service.js';
 import { StatsService } from './domain/stats-service.js';
 import { VerificationService } from './domain/verification-service.js';
 import { QuotaLimiter } from './domain/quota-limiter.js';
+import { dayMs } from './domain/daily-quota.js';
 import { WindowCounter } from './domain/window-counter.js';
 import { ChannelRegistry } from './channels/registry.js';
 import { channelOfDelivery, channels as allChannels, perChannel } from './domain/channel-driver.js';
@@ -39,6 +40,7 @@ import { ConversionWatch } from './domain/conversion-watch.js';
 import { conversionWindowSeconds } from './domain/conversion.js';
 import { SqlMessageStore } from './store/message-store.js';
 import { SqlCounterStore } from './store/rate-counter-store.js';
+import { DailySendStore } from './store/daily-send-store.js';
 import { SqlSendJobStore } from './store/send-job-store.js';
 import { SqlSigningKeyStore } from './store/signing-key-store.js';
 import { SqlStatsStore } from './store/stats-store.js';
@@ -143,6 +145,10 @@ export async function createServices(
   const authFailures = new WindowCounter(counters, 60_000, now);
   const clientRate =
     config.CLIENT_RATE_LIMIT_PER_SECOND > 0 ? new QuotaLimiter(counters, 1_000, now, config.CLIENT_RATE_LIMIT_PER_SECOND) : null;
+  // CLIENT_DAILY_SEND_LIMIT in shares of a hundredth: a claim once per hundred sends, and at most 1.5 % of the
+  // day's quota held unused by each other instance (DailySendStore).
+  const dailySends =
+    config.CLIENT_DAILY_SEND_LIMIT > 0 ? new QuotaLimiter(new DailySendStore(db.db), dayMs, now, config.CLIENT_DAILY_SEND_LIMIT, 100) : null;
   const tokenEndpoint = new TokenEndpoint(clientDirectory, tokens, authFailures, config.AUTH_FAILURE_LIMIT);
 
   const channels = new ChannelRegistry({
@@ -243,6 +249,7 @@ export async function createServices(
     observer: metrics,
     clientSettings: settingsOf,
     conversion,
+    ...(dailySends && { dailySends }),
     lists: () => listsInForce.current(),
     captcha: {
       verifier: new SiteVerify({ turnstile: config.TURNSTILE_VERIFY_URL, hcaptcha: config.HCAPTCHA_VERIFY_URL, recaptcha: config.RECAPTCHA_VERIFY_URL }),

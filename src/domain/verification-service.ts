@@ -1,5 +1,5 @@
 import { dispatched, type AfterCommit } from './after-commit.js';
-import { decideDailyQuota, utcDay } from './daily-quota.js';
+import { untilNextUtcDay, type DailySends } from './daily-quota.js';
 import { deliveryChannelOf, type Channel, type ChannelDriver } from './channel-driver.js';
 import { decideThrottled, type ClientThrottle, type Route, type Throttle } from './conversion.js';
 import { destinationRefused, type DestinationPolicy } from './destination-rules.js';
@@ -14,7 +14,7 @@ import { nonGeographicRegion, parsePhone, shownTo } from './phone.js';
 import { decidePrefix, prefixOf, type PrefixPolicy } from './prefix-velocity.js';
 import type { Clock, Random } from './ports.js';
 import { defaultFallback, fallbackProblem } from './fallback.js';
-import { decideSignals, signalKeys, type SignalKind, type SignalPolicy, type Signals } from './signals.js';
+import { decideSignals, signalKeys, type SignalKey, type SignalKind, type SignalPolicy, type Signals } from './signals.js';
 import { dueAgain } from './send-job.js';
 import {
   asOf,
@@ -28,7 +28,7 @@ import {
   type ResendPolicy,
   type Verification,
 } from './verification.js';
-import type { VerificationStore, VerificationTx } from './verification-store.js';
+import type { Committed, VerificationStore, VerificationTx } from './verification-store.js';
 
 /** The rules a verification lives by, from the settings. */
 export interface VerificationPolicy {
@@ -50,6 +50,23 @@ export interface VerificationPolicy {
   readonly fallbackTypes: readonly RequestType[];
   /** FALLBACK_AFTER_SECONDS, unless the client sets its own. */
   readonly fallbackAfterSeconds: number;
+}
+
+/** What a create decided before its transaction: what it sends, locks and counts, and whether it holds a send of the day's quota. */
+interface CreatePlan {
+  readonly channel: Channel;
+  /** The E.164 number the code goes out from. */
+  readonly sender: string;
+  readonly locks: readonly string[];
+  readonly serializeOn: readonly string[];
+  /** The number is on an allow list. */
+  readonly allowed: boolean;
+  readonly prefix: string | null;
+  readonly throttle: Throttle | null;
+  readonly clientThrottle: ClientThrottle | null;
+  readonly counted: readonly SignalKey[];
+  /** False: CLIENT_DAILY_SEND_LIMIT is reached (no share left to spend). */
+  readonly sendTaken: boolean;
 }
 
 /** How long an Idempotency-Key is remembered (contract 3.1). */
@@ -156,6 +173,11 @@ export interface VerificationServiceDeps {
     clientThrottleOn?(clientId: string, now: Date): ClientThrottle | null;
     firstProvider(channel: Channel): string;
   };
+  /**
+   * CLIENT_DAILY_SEND_LIMIT's admissions, shared by every instance (a QuotaLimiter over the day's shares): taken
+   * before a create's or resend's transaction, so that no create of a client waits on another's lock.
+   */
+  readonly dailySends?: DailySends;
   /** Checks CAPTCHA tokens with their providers and remembers those accepted (contract 14). */
   readonly captcha?: { readonly verifier: CaptchaVerifier; readonly tokens: CaptchaTokenStore; readonly failOpen: boolean };
   /** The block and allow lists in force (contract 14), as this process last read them. */
@@ -255,7 +277,9 @@ export class VerificationService {
       steps: 0,
     };
     const { idempotency } = request;
-    const quotaDay = policy.clientDailySends > 0 && !verification.testNumber ? utcDay(now) : null;
+    // A send of the day's quota is taken before the transaction (one short statement now and then, never a lock)
+    // and given back if the create is refused after all.
+    const dailySends = policy.clientDailySends > 0 && !verification.testNumber ? (this.deps.dailySends ?? null) : null;
     const prefix = policy.prefix.count > 0 && !verification.testNumber && !allowed ? prefixOf(phone.e164) : null;
     // Throttled to the prefix limit: with prefix velocity off there is none to throttle to.
     const throttle = prefix !== null ? this.throttleOn(verification, driver.channel, now) : null;
@@ -266,13 +290,50 @@ export class VerificationService {
     const locks = [
       ...counted.map((k) => lockKeys.signal(request.clientId, k.kind, k.value)),
       lockKeys.phone(request.clientId, phone.e164),
-      ...(quotaDay !== null ? [lockKeys.clientSends(request.clientId)] : []),
       ...(prefix !== null ? [lockKeys.prefix(prefix)] : []),
       ...(throttle !== null ? [lockKeys.country(throttle)] : []),
       ...(clientThrottle !== null ? [lockKeys.clientThrottle(request.clientId)] : []),
     ];
     const serializeOn = [...locks, ...(idempotency ? [`key|${request.clientId}|${idempotency.key}`] : [])];
-    const committed = await store.transaction(async (tx): Promise<CreateOutcome> => {
+    const sendTaken = dailySends === null ? true : await dailySends.tryAcquire(request.clientId);
+    let committed;
+    try {
+      committed = await this.createIn(request, verification, {
+        channel: driver.channel,
+        sender: from.e164,
+        locks,
+        serializeOn,
+        allowed,
+        prefix,
+        throttle,
+        clientThrottle,
+        counted,
+        sendTaken,
+      });
+    } catch (err) {
+      if (dailySends !== null && sendTaken) dailySends.release(request.clientId);
+      throw err;
+    }
+    if (dailySends !== null && sendTaken && committed.value.kind !== 'created') dailySends.release(request.clientId);
+    const outcome = dispatched(this.deps.afterCommit, committed);
+    if (outcome.kind === 'not-allowed') this.deps.observer?.createRefused(outcome.rule);
+    if (outcome.kind === 'rate-limited') this.deps.observer?.createRefused(outcome.reason === 'network' ? 'ip' : outcome.reason);
+    if (outcome.kind === 'created') {
+      this.deps.observer?.verificationCreated(outcome.verification.type, outcome.verification.countryCode);
+      if (outcome.verification.testNumber) await this.deps.testSends?.(outcome.verification);
+    }
+    return outcome;
+  }
+
+  /** A create's one transaction script: lock, read, decide, write. */
+  private createIn(request: CreateRequest, verification: Verification, plan: CreatePlan): Promise<Committed<CreateOutcome>> {
+    const { store, policy } = this.deps;
+    const { locks, serializeOn, allowed, prefix, throttle, clientThrottle, counted, sendTaken } = plan;
+    const now = verification.createdAt;
+    const phone = { e164: verification.phoneNumber };
+    const { idempotency } = request;
+    const signals = request.signals ?? null;
+    return store.transaction(async (tx): Promise<CreateOutcome> => {
       // The lock comes first in every create, so that a group of them takes its locks in one sorted statement.
       await tx.lock(locks);
       if (idempotency) {
@@ -296,7 +357,6 @@ export class VerificationService {
         phoneNumber: phone.e164,
         lookBackFrom: secondsBefore(now, phoneLookBackSeconds(policy.phoneLimit)),
         windowFrom: secondsBefore(now, policy.phoneLimit.windowSeconds),
-        day: quotaDay,
         prefix: prefix === null ? null : { prefix, since: secondsBefore(now, policy.prefix.windowSeconds), now },
         // A throttle counts only the creates made under it, as a lifted block counts only those after it.
         throttled: throttle && {
@@ -328,7 +388,6 @@ export class VerificationService {
           : countryThrottled;
       // A relayed code is sent when its auth server says: the number's own limits are that server's to keep.
       const phoneLimit = allowed || verification.relayed ? { allowed: true as const } : decidePhoneLimit(history.phone, now, policy.phoneLimit);
-      const quota = decideDailyQuota(history.clientSendsToday, policy.clientDailySends, now);
       const signalled = decideSignals(counted, history.signals, now, policy.signals.windowSeconds);
       const refusal = !signalled.allowed
         ? { reason: signalled.kind, retryAfterSeconds: signalled.retryAfterSeconds }
@@ -336,8 +395,8 @@ export class VerificationService {
         ? { reason: 'conversion' as const, retryAfterSeconds: throttled.retryAfterSeconds }
         : !phoneLimit.allowed
         ? { reason: 'phone' as const, retryAfterSeconds: phoneLimit.retryAfterSeconds }
-        : !quota.allowed
-          ? { reason: 'daily-quota' as const, retryAfterSeconds: quota.retryAfterSeconds }
+        : !sendTaken
+          ? { reason: 'daily-quota' as const, retryAfterSeconds: untilNextUtcDay(now) }
           : null;
       if (refusal) {
         // A refused create leaves nothing behind, its key included.
@@ -345,16 +404,15 @@ export class VerificationService {
         return { kind: 'rate-limited', ...refusal };
       }
       tx.insert(verification, signals);
-      if (quotaDay !== null) tx.countSend(request.clientId, quotaDay);
       const claimedUntil = this.deps.afterCommit.claimUntil('send', now);
       // A claimed job's first attempt is under way as it is written.
       const job = {
         verificationId: verification.id,
-        channel: driver.channel,
-        sender: from.e164,
+        channel: plan.channel,
+        sender: plan.sender,
         status: 'pending',
         attempts: claimedUntil ? 1 : 0,
-        provider: this.deps.firstProvider?.(driver.channel) ?? null,
+        provider: this.deps.firstProvider?.(plan.channel) ?? null,
         providerFailures: 0,
         dueAt: now,
         claimedUntil,
@@ -364,14 +422,6 @@ export class VerificationService {
       tx.enqueueSend(job, verification);
       return { kind: 'created', verification };
     }, serializeOn);
-    const outcome = dispatched(this.deps.afterCommit, committed);
-    if (outcome.kind === 'not-allowed') this.deps.observer?.createRefused(outcome.rule);
-    if (outcome.kind === 'rate-limited') this.deps.observer?.createRefused(outcome.reason === 'network' ? 'ip' : outcome.reason);
-    if (outcome.kind === 'created') {
-      this.deps.observer?.verificationCreated(outcome.verification.type, outcome.verification.countryCode);
-      if (outcome.verification.testNumber) await this.deps.testSends?.(outcome.verification);
-    }
-    return outcome;
   }
 
   /**
@@ -432,11 +482,27 @@ export class VerificationService {
    */
   async resend(clientId: string, id: string): Promise<ResendOutcome> {
     const { store, policy, clock } = this.deps;
-    const quota = policy.clientDailySends > 0;
-    const locks = quota ? [lockKeys.clientSends(clientId)] : [];
-    const committed = await store.transaction(async (tx): Promise<ResendOutcome> => {
-      // A resend is a send (CLIENT_DAILY_SEND_LIMIT); the client's lock before the row's, as creates take theirs.
-      if (quota) await tx.lock(locks);
+    // A resend is a send (CLIENT_DAILY_SEND_LIMIT): its share is taken first, and given back unless it resends.
+    const dailySends = policy.clientDailySends > 0 ? (this.deps.dailySends ?? null) : null;
+    const sendTaken = dailySends === null ? true : await dailySends.tryAcquire(clientId);
+    let committed;
+    try {
+      committed = await this.resendIn(clientId, id, sendTaken);
+    } catch (err) {
+      if (dailySends !== null && sendTaken) dailySends.release(clientId);
+      throw err;
+    }
+    const spent = committed.value.kind === 'resent' && !committed.value.verification.testNumber;
+    if (dailySends !== null && sendTaken && !spent) dailySends.release(clientId);
+    const outcome = dispatched(this.deps.afterCommit, committed);
+    if (outcome.kind === 'resent' && outcome.verification.testNumber) await this.deps.testSends?.(outcome.verification);
+    return outcome;
+  }
+
+  /** A resend's one transaction script; `sendTaken` false: the day's quota has no send left for it. */
+  private resendIn(clientId: string, id: string, sendTaken: boolean): Promise<Committed<ResendOutcome>> {
+    const { store, policy, clock } = this.deps;
+    return store.transaction(async (tx): Promise<ResendOutcome> => {
       const current = await tx.findForUpdate(id, clientId);
       if (!current) return { kind: 'not-found' };
       const now = clock.now();
@@ -457,12 +523,7 @@ export class VerificationService {
             tx.update(next);
             return { kind: 'resent', verification: next };
           }
-          if (quota) {
-            const day = utcDay(now);
-            const allowed = decideDailyQuota(await tx.clientSendsOn(clientId, day), policy.clientDailySends, now);
-            if (!allowed.allowed) return { kind: 'rate-limited', reason: 'daily-quota', retryAfterSeconds: allowed.retryAfterSeconds };
-            tx.countSend(clientId, day);
-          }
+          if (!sendTaken) return { kind: 'rate-limited', reason: 'daily-quota', retryAfterSeconds: untilNextUtcDay(now) };
           const job = await tx.findSendJob(id);
           if (!job) throw new Error(`verification ${id} has no send job`);
           tx.update(decision.next);
@@ -471,10 +532,7 @@ export class VerificationService {
           return { kind: 'resent', verification: decision.next };
         }
       }
-    }, [`verification|${id}`, ...locks]);
-    const outcome = dispatched(this.deps.afterCommit, committed);
-    if (outcome.kind === 'resent' && outcome.verification.testNumber) await this.deps.testSends?.(outcome.verification);
-    return outcome;
+    }, [`verification|${id}`]);
   }
 
   /** Cancel (contract 9): FAILED, CANCELED, with its event; a send not yet made is not made. */

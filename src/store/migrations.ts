@@ -432,6 +432,15 @@ const migrations: Record<string, Migration> = {
       `);
     },
   },
+  '0026_daily_send_shares': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- CLIENT_DAILY_SEND_LIMIT is claimed in shares (DailySendStore): a day's sends count what instances have
+        -- claimed, and a claim's grant is returned from the same statement that raised the count.
+        ALTER TABLE client_daily_sends ADD COLUMN last_grant integer NOT NULL DEFAULT 0;
+      `);
+    },
+  },
 };
 
 /** Runs DDL one statement at a time: PGlite's extended protocol takes one statement per query. */

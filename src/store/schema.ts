@@ -192,12 +192,17 @@ export interface LookupsTable {
   created_at: Timestamp;
 }
 
-/** Sends per client and UTC day, for CLIENT_DAILY_SEND_LIMIT. */
+/**
+ * Sends per client and UTC day, for CLIENT_DAILY_SEND_LIMIT: what instances have claimed of the quota (each
+ * spends its share locally) and the workflow steps counted as they commit.
+ */
 export interface ClientDailySendsTable {
   client_id: string;
   /** YYYY-MM-DD. */
   day: string;
   sends: number;
+  /** What the last claim granted (0026): read back by the claim's own statement. */
+  last_grant: Generated<number>;
 }
 
 /** A range blocked by prefix velocity (contract 10). */

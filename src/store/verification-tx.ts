@@ -13,10 +13,9 @@ import type { Database, VerificationsTable } from './schema.js';
 import { isUuid } from './uuid.js';
 import { attemptsJson, historyOf, sendJobRow, signalColumns, toSendJob, toVerification, verificationRow } from './verification-rows.js';
 
-/** What createStates read, by key: `client|phone`, `client|day`, the prefix, `region|calling code`. */
+/** What createStates read, by key: `client|phone`, the prefix, `region|calling code`. */
 interface CreateStates {
   readonly phones: Map<string, Date[]>;
-  readonly sends: Map<string, number>;
   readonly prefixes: Map<string, PrefixState>;
   readonly countries: Map<string, ThrottledState>;
   /** By `kind|client|value`. */
@@ -240,12 +239,10 @@ export class GroupTransaction {
 
   /**
    * Everything a group's creates read before they decide, in one statement: each number's recent creates by
-   * the client (phone limits), and what the fraud and cost limits ask for (contract 10): the clients' sends today
-   * (daily quota), each prefix's creates and block (prefix velocity), each throttled country's creates
+   * the client (phone limits), and what the fraud and cost limits ask for (contract 10): each prefix's creates and block (prefix velocity), each throttled country's creates
    * (conversion). Each part has rows to read only when some create asks for it.
    */
   private async createStates(asked: readonly CreateHistoryQuery[]): Promise<CreateStates> {
-    const quotas = asked.flatMap((h) => (h.day === null ? [] : [{ clientId: h.clientId, day: h.day }]));
     const prefixes = asked.flatMap((h) => (h.prefix ? [h.prefix] : []));
     const countries = new Map<string, { regionCode: string; countryCode: string; since: Date }>();
     for (const h of asked) {
@@ -285,16 +282,12 @@ export class GroupTransaction {
     // counts the partial one on (left(phone_number, -3), created_at), country counts the one on (client_id,
     // created_at), client by client over the window. A prefix block that is over (served, or lifted) starts its
     // count afresh.
-    const { rows } = await sql<{ kind: 'phone' | 'sends' | 'prefix' | 'country' | 'client' | SignalKind; key: string; n: number; until: Date | null; oldest: Date | null }>`
+    const { rows } = await sql<{ kind: 'phone' | 'prefix' | 'country' | 'client' | SignalKind; key: string; n: number; until: Date | null; oldest: Date | null }>`
       SELECT 'phone' AS kind, v.client_id::text || '|' || v.phone_number AS key, 0 AS n, NULL::timestamptz AS until,
           v.created_at AS oldest
         FROM verifications v
         WHERE (v.client_id, v.phone_number) IN (SELECT * FROM unnest(${asked.map((h) => h.clientId)}::uuid[], ${asked.map((h) => h.phoneNumber)}::text[]))
           AND v.created_at > ${lookBackFrom}
-      UNION ALL
-      SELECT 'sends', s.client_id::text || '|' || to_char(s.day, 'YYYY-MM-DD'), s.sends, NULL, NULL
-        FROM client_daily_sends s
-        WHERE (s.client_id, s.day) IN (SELECT * FROM unnest(${quotas.map((q) => q.clientId)}::uuid[], ${quotas.map((q) => q.day)}::date[]))
       UNION ALL
       SELECT 'prefix', p.prefix,
           (SELECT coalesce(sum(v.send_requests), 0)::int FROM verifications v
@@ -315,11 +308,10 @@ export class GroupTransaction {
           LEFT JOIN verifications v ON v.client_id = c.client AND v.created_at > c.since AND NOT v.test_number
         GROUP BY c.client
       ${sql.join(signalParts, sql``)}`.execute(this.trx);
-    const states: CreateStates = { phones: new Map(), sends: new Map(), prefixes: new Map(), countries: new Map(), signals: new Map(), clients: new Map() };
+    const states: CreateStates = { phones: new Map(), prefixes: new Map(), countries: new Map(), signals: new Map(), clients: new Map() };
     for (const r of rows) {
       const until = r.until === null ? null : new Date(r.until);
       if (r.kind === 'phone') states.phones.set(r.key, [...(states.phones.get(r.key) ?? []), new Date(r.oldest as Date)]);
-      else if (r.kind === 'sends') states.sends.set(r.key, Number(r.n));
       else if (r.kind === 'prefix') states.prefixes.set(r.key, { recentCreates: Number(r.n), blockedUntil: until !== null && until > now ? until : null });
       else if (r.kind === 'client') states.clients.set(r.key, { recentCreates: Number(r.n), oldest: r.oldest === null ? null : new Date(r.oldest) });
       else if (r.kind === 'country') states.countries.set(r.key, { recentCreates: Number(r.n), oldest: r.oldest === null ? null : new Date(r.oldest) });
@@ -371,7 +363,6 @@ export class GroupTransaction {
           prefix: item.prefix && (states.prefixes.get(item.prefix.prefix) ?? { recentCreates: 0, blockedUntil: null }),
           throttled: item.throttled && (states.countries.get(`${item.throttled.regionCode}|${item.throttled.countryCode}`) ?? { recentCreates: 0, oldest: null }),
           phone: historyOf(states.phones.get(`${item.clientId}|${item.phoneNumber}`) ?? [], item.lookBackFrom, item.windowFrom),
-          clientSendsToday: item.day === null ? 0 : (states.sends.get(`${item.clientId}|${item.day}`) ?? 0),
           clientThrottled: item.clientThrottled && (states.clients.get(item.clientId) ?? { recentCreates: 0, oldest: null }),
           signals: item.signals.keys.map((k) => states.signals.get(`${k.kind}|${item.clientId}|${k.value}`) ?? { recentCreates: 0, oldest: null }),
         }));
@@ -414,13 +405,6 @@ export class SqlVerificationTx implements VerificationTx {
 
   phoneHistory(query: CreateHistoryQuery): Promise<CreateHistory> {
     return this.group.history(query);
-  }
-
-  async clientSendsOn(clientId: string, day: string): Promise<number> {
-    const row = await this.group.alone((trx) =>
-      trx.selectFrom('client_daily_sends').select('sends').where('client_id', '=', clientId).where('day', '=', day).executeTakeFirst(),
-    );
-    return row?.sends ?? 0;
   }
 
   countSend(clientId: string, day: string): void {
