@@ -236,6 +236,11 @@ export const settings = {
     default: '10000',
     parse: integer(0),
   },
+  NEW_COUNTRY_LIMIT_COUNT: {
+    doc: 'Sends (creates and resends) per client per UTC hour towards a country where none of the client\'s codes was verified in the last 30 days; past it 429 RATE_LIMITED until the next hour. A number, address, network or device with a verified code of the client\'s goes past it, and the country opens for good within seconds of its first verified code. Allowed numbers and test numbers never count. 0 turns it off',
+    default: '3',
+    parse: integer(0),
+  },
   PREFIX_LIMIT_COUNT: {
     doc: 'Creates towards one prefix (the E.164 number less its last 3 digits: a range of 1000 numbers), across all clients, within PREFIX_LIMIT_WINDOW_SECONDS; the create past it blocks the prefix for PREFIX_BLOCK_SECONDS (403 NUMBER_NOT_ALLOWED). Test numbers never count. 0 turns it off',
     default: '10',

@@ -48,11 +48,25 @@ export function signalKeys(signals: Signals | null, policy: SignalPolicy): Signa
 
 /**
  * A signal's creates within the window that still hold their place: a verified create has earned it back
- * (it is not counted), a refused one never took one.
+ * (it is not counted), a refused one never took one. `verified` counts the verified ones, which widen the room.
  */
 export interface SignalState {
   readonly recentCreates: number;
   readonly oldest: Date | null;
+  readonly verified: number;
+}
+
+/**
+ * Unverified creates a signal may hold for each verified one in the window, when that is more than its limit. A
+ * carrier's NAT address or a shared office network carries many real users, nearly all of whom verify: their
+ * address earns room as they do (the pumping simulation's NAT users were refused at 11 % without it). An attacker
+ * on such an address gets a pumped send only for every two codes someone verifies there.
+ */
+export const unverifiedPerVerified = 0.5;
+
+/** The room a signal has: its limit, or more when its verified creates earned more. */
+export function signalRoom(limit: number, verified: number): number {
+  return Math.max(limit, Math.floor(verified * unverifiedPerVerified));
 }
 
 export type SignalDecision =
@@ -67,8 +81,8 @@ export function decideSignals(
   windowSeconds: number,
 ): SignalDecision {
   for (const [i, key] of keys.entries()) {
-    const state = states[i] ?? { recentCreates: 0, oldest: null };
-    if (state.recentCreates < key.limit) continue;
+    const state = states[i] ?? { recentCreates: 0, oldest: null, verified: 0 };
+    if (state.recentCreates < signalRoom(key.limit, state.verified)) continue;
     const frees = (state.oldest?.getTime() ?? now.getTime()) + windowSeconds * 1000;
     return { allowed: false, kind: key.kind, retryAfterSeconds: Math.max(1, Math.ceil((frees - now.getTime()) / 1000)) };
   }

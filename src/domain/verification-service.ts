@@ -1,5 +1,6 @@
 import { dispatched, type AfterCommit } from './after-commit.js';
 import { untilNextUtcDay, type DailySends } from './daily-quota.js';
+import { newCountryKey, untilNextHour, type WindowQuota } from './new-country.js';
 import { deliveryChannelOf, type Channel, type ChannelDriver } from './channel-driver.js';
 import { decideThrottled, type ClientThrottle, type Route, type Throttle } from './conversion.js';
 import { destinationRefused, type DestinationPolicy } from './destination-rules.js';
@@ -44,6 +45,8 @@ export interface VerificationPolicy {
   readonly prefix: PrefixPolicy;
   /** Creates per end user's address, network and device, per client (contract 14). */
   readonly signals: SignalPolicy;
+  /** NEW_COUNTRY_LIMIT_COUNT: a client's sends per UTC hour towards a country it has no verified code in; 0: none. */
+  readonly newCountrySends: number;
   /** The channels with a provider configured: a create of another channel's type is refused, never "sent". */
   readonly offered: ReadonlySet<Channel>;
   /** The request types a workflow's later steps may take here: the registry's, whose channel is offered (contract 13). */
@@ -67,7 +70,12 @@ interface CreatePlan {
   readonly counted: readonly SignalKey[];
   /** False: CLIENT_DAILY_SEND_LIMIT is reached (no share left to spend). */
   readonly sendTaken: boolean;
+  /** Towards a country new to the client: whether NEW_COUNTRY_LIMIT_COUNT had room; null: not a new country. */
+  readonly newCountryTaken: boolean | null;
 }
+
+/** A create's verified history is read back this far: a user who verified within it is a known user. */
+export const verifiedHistoryDays = 30;
 
 /** How long an Idempotency-Key is remembered (contract 3.1). */
 export const idempotencySeconds = 24 * 60 * 60;
@@ -115,7 +123,7 @@ export type CreateOutcome =
    * `phone`: the number's own limits; `daily-quota`: the client's CLIENT_DAILY_SEND_LIMIT; `conversion`: the
    * country is throttled to the prefix limit for its low conversion (contract 10).
    */
-  | { readonly kind: 'rate-limited'; readonly reason: 'phone' | 'daily-quota' | 'conversion' | SignalKind; readonly retryAfterSeconds: number }
+  | { readonly kind: 'rate-limited'; readonly reason: 'phone' | 'daily-quota' | 'conversion' | 'new-country' | SignalKind; readonly retryAfterSeconds: number }
   | { readonly kind: 'idempotency-key-reused' }
   /** The client has a CAPTCHA: `required` no token came, `failed` it was refused or used before, `unavailable` its provider did not answer. */
   | { readonly kind: 'captcha'; readonly outcome: 'required' | 'failed' | 'unavailable' };
@@ -124,7 +132,7 @@ export type CreateOutcome =
  * Which limit refused a create: `destination` a country or line type, `prefix` a blocked prefix, `ip` the end
  * user's address or its network, `device` their device, `blocked` a block list (contract 14).
  */
-export type CreateRefusal = 'captcha' | 'destination' | 'prefix' | 'blocked' | 'phone' | 'daily-quota' | 'conversion' | 'ip' | 'device';
+export type CreateRefusal = 'captcha' | 'destination' | 'prefix' | 'blocked' | 'phone' | 'daily-quota' | 'conversion' | 'new-country' | 'ip' | 'device';
 
 export type VerifyOutcome =
   | { readonly kind: 'success'; readonly verification: Verification }
@@ -135,7 +143,7 @@ export type VerifyOutcome =
 export type ResendOutcome =
   | { readonly kind: 'resent'; readonly verification: Verification }
   | { readonly kind: 'not-pending'; readonly verification: Verification }
-  | { readonly kind: 'rate-limited'; readonly reason: 'cooldown' | 'max-sends' | 'daily-quota'; readonly retryAfterSeconds: number }
+  | { readonly kind: 'rate-limited'; readonly reason: 'cooldown' | 'max-sends' | 'daily-quota' | 'new-country'; readonly retryAfterSeconds: number }
   | { readonly kind: 'not-found' };
 
 export type ApproveOutcome =
@@ -171,6 +179,8 @@ export interface VerificationServiceDeps {
     throttleOn(route: Route, now: Date): Throttle | null;
     /** The throttle on a client for its conversion across all countries (contract 14). */
     clientThrottleOn?(clientId: string, now: Date): ClientThrottle | null;
+    /** Whether the client had a code verified in the country lately (NEW_COUNTRY_LIMIT_COUNT). */
+    knowsCountry?(clientId: string, regionCode: string): boolean;
     firstProvider(channel: Channel): string;
   };
   /**
@@ -178,6 +188,8 @@ export interface VerificationServiceDeps {
    * before a create's or resend's transaction, so that no create of a client waits on another's lock.
    */
   readonly dailySends?: DailySends;
+  /** NEW_COUNTRY_LIMIT_COUNT's hourly quotas, shared by every instance (a QuotaLimiter of one send a share). */
+  readonly newCountrySends?: WindowQuota;
   /** Checks CAPTCHA tokens with their providers and remembers those accepted (contract 14). */
   readonly captcha?: { readonly verifier: CaptchaVerifier; readonly tokens: CaptchaTokenStore; readonly failOpen: boolean };
   /** The block and allow lists in force (contract 14), as this process last read them. */
@@ -296,6 +308,8 @@ export class VerificationService {
     ];
     const serializeOn = [...locks, ...(idempotency ? [`key|${request.clientId}|${idempotency.key}`] : [])];
     const sendTaken = dailySends === null ? true : await dailySends.tryAcquire(request.clientId);
+    const newCountry = allowed ? null : this.newCountryOf(verification);
+    const newCountryTaken = newCountry === null ? null : await newCountry.quota.tryAcquire(newCountry.key);
     let committed;
     try {
       committed = await this.createIn(request, verification, {
@@ -309,12 +323,18 @@ export class VerificationService {
         clientThrottle,
         counted,
         sendTaken,
+        newCountryTaken,
       });
     } catch (err) {
       if (dailySends !== null && sendTaken) dailySends.release(request.clientId);
+      if (newCountry !== null && newCountryTaken) newCountry.quota.release(newCountry.key);
       throw err;
     }
-    if (dailySends !== null && sendTaken && committed.value.kind !== 'created') dailySends.release(request.clientId);
+    if (committed.value.kind !== 'created') {
+      // A refused create counts toward no limit: the sends it took are given back.
+      if (dailySends !== null && sendTaken) dailySends.release(request.clientId);
+      if (newCountry !== null && newCountryTaken) newCountry.quota.release(newCountry.key);
+    }
     const outcome = dispatched(this.deps.afterCommit, committed);
     if (outcome.kind === 'not-allowed') this.deps.observer?.createRefused(outcome.rule);
     if (outcome.kind === 'rate-limited') this.deps.observer?.createRefused(outcome.reason === 'network' ? 'ip' : outcome.reason);
@@ -328,7 +348,7 @@ export class VerificationService {
   /** A create's one transaction script: lock, read, decide, write. */
   private createIn(request: CreateRequest, verification: Verification, plan: CreatePlan): Promise<Committed<CreateOutcome>> {
     const { store, policy } = this.deps;
-    const { locks, serializeOn, allowed, prefix, throttle, clientThrottle, counted, sendTaken } = plan;
+    const { locks, serializeOn, allowed, prefix, throttle, clientThrottle, counted, sendTaken, newCountryTaken } = plan;
     const now = verification.createdAt;
     const phone = { e164: verification.phoneNumber };
     const { idempotency } = request;
@@ -366,6 +386,16 @@ export class VerificationService {
         },
         clientThrottled: clientThrottle && { since: latest(secondsBefore(now, policy.prefix.windowSeconds), clientThrottle.throttledAt) },
         signals: { keys: counted, since: secondsBefore(now, policy.signals.windowSeconds) },
+        // Only a create a throttle or the new-country cap may refuse asks whether it is a known user's.
+        verifiedSince:
+          throttle !== null || clientThrottle !== null || newCountryTaken === false
+            ? {
+                ip: signals?.ip?.address ?? null,
+                network: signals?.ip?.network ?? null,
+                device: signals?.deviceId ?? null,
+                since: secondsBefore(now, verifiedHistoryDays * 86_400),
+              }
+            : null,
       });
       if (prefix !== null && history.prefix !== null) {
         const decision = decidePrefix(history.prefix, now, policy.prefix);
@@ -380,8 +410,13 @@ export class VerificationService {
           };
         }
       }
-      const countryThrottled = history.throttled ? decideThrottled(history.throttled, now, policy.prefix) : { allowed: true as const };
-      const throttled = !countryThrottled.allowed
+      // A number, address, network or device with a verified code is a known user's: a throttle falls on the
+      // attack, not on them, and a new country is not new to them.
+      const known = history.verifiedBefore;
+      const countryThrottled = history.throttled && !known ? decideThrottled(history.throttled, now, policy.prefix) : { allowed: true as const };
+      const throttled = known
+        ? countryThrottled
+        : !countryThrottled.allowed
         ? countryThrottled
         : history.clientThrottled
           ? decideThrottled(history.clientThrottled, now, policy.prefix)
@@ -393,6 +428,8 @@ export class VerificationService {
         ? { reason: signalled.kind, retryAfterSeconds: signalled.retryAfterSeconds }
         : !throttled.allowed
         ? { reason: 'conversion' as const, retryAfterSeconds: throttled.retryAfterSeconds }
+        : newCountryTaken === false && !known
+        ? { reason: 'new-country' as const, retryAfterSeconds: untilNextHour(now) }
         : !phoneLimit.allowed
         ? { reason: 'phone' as const, retryAfterSeconds: phoneLimit.retryAfterSeconds }
         : !sendTaken
@@ -439,6 +476,17 @@ export class VerificationService {
     return (await captcha.tokens.claim(token, now, secondsBefore(now, captchaTokenSeconds))) ? 'passed' : 'failed';
   }
 
+  /**
+   * NEW_COUNTRY_LIMIT_COUNT's quota and key for a send towards a country the client has no verified code in; null
+   * when the country is known to the client, the cap is off, or the number is a test number.
+   */
+  private newCountryOf(v: Verification): { quota: WindowQuota; key: string } | null {
+    const quota = this.deps.newCountrySends;
+    const known = this.deps.conversion?.knowsCountry;
+    if (!quota || !known || this.deps.policy.newCountrySends === 0 || v.testNumber || v.regionCode === null) return null;
+    return known.call(this.deps.conversion, v.clientId, v.regionCode) ? null : { quota, key: newCountryKey(v.clientId, v.regionCode) };
+  }
+
   /** The throttle on the route a new verification's first send takes, if its country is throttled. */
   private throttleOn(v: Verification, channel: Channel, now: Date): Throttle | null {
     const { conversion } = this.deps;
@@ -481,26 +529,34 @@ export class VerificationService {
    * id), from the channel's first provider, at most OTP_MAX_SENDS sends and no sooner than the cool-down.
    */
   async resend(clientId: string, id: string): Promise<ResendOutcome> {
-    const { store, policy, clock } = this.deps;
+    const { store, policy } = this.deps;
     // A resend is a send (CLIENT_DAILY_SEND_LIMIT): its share is taken first, and given back unless it resends.
     const dailySends = policy.clientDailySends > 0 ? (this.deps.dailySends ?? null) : null;
     const sendTaken = dailySends === null ? true : await dailySends.tryAcquire(clientId);
+    // A resend towards a country new to the client counts as its create did (NEW_COUNTRY_LIMIT_COUNT): the
+    // verification is read first for its country, only when that cap is on.
+    const known = this.deps.newCountrySends && policy.newCountrySends > 0 ? await store.find(clientId, id) : null;
+    const newCountry = known ? this.newCountryOf(known) : null;
+    const newCountryTaken = newCountry === null ? null : await newCountry.quota.tryAcquire(newCountry.key);
+    const giveBack = () => {
+      if (dailySends !== null && sendTaken) dailySends.release(clientId);
+      if (newCountry !== null && newCountryTaken) newCountry.quota.release(newCountry.key);
+    };
     let committed;
     try {
-      committed = await this.resendIn(clientId, id, sendTaken);
+      committed = await this.resendIn(clientId, id, sendTaken, newCountryTaken);
     } catch (err) {
-      if (dailySends !== null && sendTaken) dailySends.release(clientId);
+      giveBack();
       throw err;
     }
-    const spent = committed.value.kind === 'resent' && !committed.value.verification.testNumber;
-    if (dailySends !== null && sendTaken && !spent) dailySends.release(clientId);
+    if (committed.value.kind !== 'resent' || committed.value.verification.testNumber) giveBack();
     const outcome = dispatched(this.deps.afterCommit, committed);
     if (outcome.kind === 'resent' && outcome.verification.testNumber) await this.deps.testSends?.(outcome.verification);
     return outcome;
   }
 
   /** A resend's one transaction script; `sendTaken` false: the day's quota has no send left for it. */
-  private resendIn(clientId: string, id: string, sendTaken: boolean): Promise<Committed<ResendOutcome>> {
+  private resendIn(clientId: string, id: string, sendTaken: boolean, newCountryTaken: boolean | null): Promise<Committed<ResendOutcome>> {
     const { store, policy, clock } = this.deps;
     return store.transaction(async (tx): Promise<ResendOutcome> => {
       const current = await tx.findForUpdate(id, clientId);
@@ -523,6 +579,7 @@ export class VerificationService {
             tx.update(next);
             return { kind: 'resent', verification: next };
           }
+          if (newCountryTaken === false) return { kind: 'rate-limited', reason: 'new-country', retryAfterSeconds: untilNextHour(now) };
           if (!sendTaken) return { kind: 'rate-limited', reason: 'daily-quota', retryAfterSeconds: untilNextUtcDay(now) };
           const job = await tx.findSendJob(id);
           if (!job) throw new Error(`verification ${id} has no send job`);

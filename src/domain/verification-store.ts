@@ -20,6 +20,8 @@ export interface CreateHistory {
   readonly clientThrottled: ThrottledState | null;
   /** Each asked signal's creates by the client still holding their place, in the order asked. */
   readonly signals: readonly SignalState[];
+  /** With `verifiedSince`: the number, address, network or device had a code of the client's verified since then. */
+  readonly verifiedBefore: boolean;
 }
 
 /** What a create asks for its history: the prefix read goes out with the others, in the same group flush. */
@@ -28,6 +30,11 @@ export interface CreateHistoryQuery {
   readonly phoneNumber: string;
   readonly lookBackFrom: Date;
   readonly windowFrom: Date;
+  /**
+   * Asked by a create a throttle would refuse: whether the client had a code of this number, or from this
+   * address, network or device (null: not given), verified since `since`.
+   */
+  readonly verifiedSince?: { readonly ip: string | null; readonly network: string | null; readonly device: string | null; readonly since: Date } | null;
   /** The prefix whose creates since `since` (and block in force at `now`) are read too; null: none. */
   readonly prefix: { readonly prefix: string; readonly since: Date; readonly now: Date } | null;
   /** A throttled country (conversion, contract 10) whose creates since `since` are read too; null: none. */

@@ -176,6 +176,15 @@ export interface RateCountersTable {
   key: string;
   window_start: Timestamp;
   count: number;
+  /** What the last claim of a share granted (0027). */
+  last_grant: Generated<number>;
+}
+
+/** The countries where a client has had a code verified (NEW_COUNTRY_LIMIT_COUNT), and when last. */
+export interface ClientCountriesTable {
+  client_id: string;
+  region_code: string;
+  verified_at: Timestamp;
 }
 
 /** A number lookup (0006). */
@@ -226,6 +235,7 @@ export interface Database {
   parked_receipts: ParkedReceiptsTable;
   lookups: LookupsTable;
   client_daily_sends: ClientDailySendsTable;
+  client_countries: ClientCountriesTable;
   prefix_blocks: PrefixBlocksTable;
   country_throttles: CountryThrottlesTable;
   number_lists: NumberListsTable;
