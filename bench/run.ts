@@ -30,7 +30,7 @@ import { benchFailover, emptyFailoverResults, type FailoverSettings } from './li
 import { benchFallback, emptyFallbackResults, type FallbackBenchSettings } from './lib/fallback-scenario.js';
 import { benchProviders, emptyProviderResults, type ProviderBenchSettings } from './lib/provider-scenarios.js';
 import { checkPhoneSequence, PhoneSequence } from './lib/phones.js';
-import { scatteredNumbers, sequentialWalk, simulatePumping, type PumpingResults, type PumpingSettings } from './lib/pumping.js';
+import { attacks, simulatePumping, type PumpingResults, type PumpingSettings } from './lib/pumping.js';
 import { fmt, machineInfo, mib, renderReport } from './lib/report.js';
 import { seededId, seedOtp, seedVerifications } from './lib/seed.js';
 import {
@@ -80,6 +80,9 @@ const pumpingSettings: PumpingSettings = {
   ordinaryPerSecond: 4,
   ordinaryVerifyShare: 0.85,
   attackPerSecond: envInt('BENCH_PUMPING_ATTACK_RATE', 4),
+  warmUpUsers: envInt('BENCH_PUMPING_WARMUP_USERS', 2400),
+  returningShare: 0.6,
+  natShare: 0.3,
 };
 const fallbackSettings: FallbackBenchSettings = {
   count: envInt('BENCH_FALLBACK_COUNT', 10_000),
@@ -539,7 +542,9 @@ async function main(): Promise<void> {
   await section('pumping', async () => {
     const out: PumpingResults = { settings: pumpingSettings, runs: [] };
     results.pumping = out;
-    for (const [i, attack] of [sequentialWalk, scatteredNumbers()].entries()) {
+    const only = process.env.BENCH_PUMPING_ATTACKS?.split(',').map((x) => x.trim());
+    for (const [i, attack] of attacks().entries()) {
+      if (only && !only.includes(String(i + 1))) continue;
       await admin.query(`CREATE DATABASE otp_pumping_${i}`);
       const run = await simulatePumping(postgres.url.replace(/\/postgres$/, `/otp_pumping_${i}`), pumpingSettings, attack, log);
       out.runs.push(run);
