@@ -72,6 +72,12 @@ interface CreatePlan {
   readonly sendTaken: boolean;
   /** Towards a country new to the client: whether NEW_COUNTRY_LIMIT_COUNT had room; null: not a new country. */
   readonly newCountryTaken: boolean | null;
+  /**
+   * The client's CAPTCHA asks only under a throttle (`--captcha-when throttled`): `passed` a token was accepted,
+   * which lets the create past throttles and the new-country limit; `ask` none came, so their refusal is 403
+   * CAPTCHA_REQUIRED; null: no such CAPTCHA.
+   */
+  readonly challenge: 'passed' | 'ask' | null;
 }
 
 /** A create's verified history is read back this far: a user who verified within it is a known user. */
@@ -225,12 +231,18 @@ export class VerificationService {
     const settings = await this.deps.clientSettings(request.clientId);
     // The CAPTCHA before anything else is read, written or counted: a create without a human refuses nothing else.
     // A relayed code comes from an auth server, not from a page: it has no widget, and that server guards its own.
+    // `throttled`: a token that comes is checked as always; without one, a throttle's refusal asks for one.
+    let challenge: CreatePlan['challenge'] = null;
     if (settings.captcha && !request.relayedCode) {
-      const captcha = await this.checkCaptcha(settings.captcha, request.captchaToken ?? null, request.signals?.ip?.address ?? null);
-      if (captcha !== 'passed') {
-        if (captcha !== 'unavailable') this.deps.observer?.createRefused('captcha');
-        return { kind: 'captcha', outcome: captcha };
+      const token = request.captchaToken ?? null;
+      if (settings.captcha.when === 'always' || token !== null) {
+        const captcha = await this.checkCaptcha(settings.captcha, token, request.signals?.ip?.address ?? null);
+        if (captcha !== 'passed') {
+          if (captcha !== 'unavailable') this.deps.observer?.createRefused('captcha');
+          return { kind: 'captcha', outcome: captcha };
+        }
       }
+      if (settings.captcha.when === 'throttled') challenge = token === null ? 'ask' : 'passed';
     }
     const refused = destinationRefused(phone, policy.destinations, settings.allowedCountries);
     if (refused) {
@@ -324,12 +336,14 @@ export class VerificationService {
         counted,
         sendTaken,
         newCountryTaken,
+        challenge,
       });
     } catch (err) {
       if (dailySends !== null && sendTaken) dailySends.release(request.clientId);
       if (newCountry !== null && newCountryTaken) newCountry.quota.release(newCountry.key);
       throw err;
     }
+    if (committed.value.kind === 'captcha') this.deps.observer?.createRefused('captcha');
     if (committed.value.kind !== 'created') {
       // A refused create counts toward no limit: the sends it took are given back.
       if (dailySends !== null && sendTaken) dailySends.release(request.clientId);
@@ -348,7 +362,7 @@ export class VerificationService {
   /** A create's one transaction script: lock, read, decide, write. */
   private createIn(request: CreateRequest, verification: Verification, plan: CreatePlan): Promise<Committed<CreateOutcome>> {
     const { store, policy } = this.deps;
-    const { locks, serializeOn, allowed, prefix, throttle, clientThrottle, counted, sendTaken, newCountryTaken } = plan;
+    const { locks, serializeOn, allowed, prefix, throttle, clientThrottle, counted, sendTaken, newCountryTaken, challenge } = plan;
     const now = verification.createdAt;
     const phone = { e164: verification.phoneNumber };
     const { idempotency } = request;
@@ -412,7 +426,7 @@ export class VerificationService {
       }
       // A number, address, network or device with a verified code is a known user's: a throttle falls on the
       // attack, not on them, and a new country is not new to them.
-      const known = history.verifiedBefore;
+      const known = history.verifiedBefore || challenge === 'passed';
       const countryThrottled = history.throttled && !known ? decideThrottled(history.throttled, now, policy.prefix) : { allowed: true as const };
       const throttled = known
         ? countryThrottled
@@ -438,6 +452,8 @@ export class VerificationService {
       if (refusal) {
         // A refused create leaves nothing behind, its key included.
         if (idempotency) await tx.releaseIdempotencyKey(request.clientId, idempotency.key);
+        // A person can pass a throttle where a script cannot: the client's CAPTCHA is asked for before refusing.
+        if (challenge === 'ask' && (refusal.reason === 'conversion' || refusal.reason === 'new-country')) return { kind: 'captcha', outcome: 'required' };
         return { kind: 'rate-limited', ...refusal };
       }
       tx.insert(verification, signals);

@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, it } from 'node:test';
+import { runAdminCommand } from '../../src/admin/commands.js';
 import { untilNextHour } from '../../src/domain/new-country.js';
+import { adminDeps } from '../../src/server.js';
 import { expectV1Error } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
@@ -188,5 +192,76 @@ forEachDatabase('signal room earned by verified creates', (kind) => {
     // 10 verified: room for 5 unverified.
     for (let i = 0; i < 5; i += 1) made(await create(token, { ...nextNumber('NG'), signals: { ip: nat } }));
     expectV1Error(await create(token, { ...nextNumber('NG'), signals: { ip: nat } }), 429, 'RATE_LIMITED');
+  });
+});
+
+/**
+ * Issue 20: a client whose CAPTCHA asks only under a throttle (`--captcha-when throttled`). No CAPTCHA provider
+ * can run here: a local receiver stands in for Turnstile's siteverify and checks the fields it documents
+ * (developers.cloudflare.com/turnstile/get-started/server-side-validation: POST form `secret`, `response`,
+ * optional `remoteip` and `idempotency_key`); a token starting `good` passes, any other fails.
+ */
+forEachDatabase('CAPTCHA before a throttle refuses', (kind) => {
+  const cap = 2;
+  const secret = '0x4AAAAAAAthrottled-secret';
+  let h: Harness;
+  let receiver: http.Server;
+  const problems: string[] = [];
+  let asked = 0;
+  before(async () => {
+    receiver = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (d: Buffer) => (body += d.toString()));
+      req.on('end', () => {
+        asked += 1;
+        const form = Object.fromEntries(new URLSearchParams(body));
+        if (req.method !== 'POST') problems.push(`method ${req.method ?? ''}`);
+        for (const key of Object.keys(form)) if (!['secret', 'response', 'remoteip', 'idempotency_key'].includes(key)) problems.push(`undocumented field ${key}`);
+        if (form.secret !== secret) problems.push('wrong secret');
+        const success = (form.response ?? '').startsWith('good');
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ success, 'error-codes': success ? [] : ['invalid-input-response'] }));
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/turnstile`;
+    h = await createHarness(kind, { env: { TURNSTILE_VERIFY_URL: url, NEW_COUNTRY_LIMIT_COUNT: String(cap) } });
+  });
+  after(async () => {
+    receiver.closeAllConnections();
+    await new Promise((r) => receiver.close(r));
+    await h.close();
+  });
+  const { create, made, verify, refresh } = harnessCalls(() => h);
+
+  it('asks for no token until a throttle would refuse; then 403 CAPTCHA_REQUIRED, and a good token goes past the throttle', async () => {
+    const client = await h.client();
+    const updated = await runAdminCommand(adminDeps(h.services), {
+      name: 'clients.update',
+      id: client.clientId,
+      change: { captcha: { provider: 'turnstile', secret, when: 'throttled' } },
+    });
+    assert.ok(updated.ok, JSON.stringify(updated));
+    const shown = await runAdminCommand(adminDeps(h.services), { name: 'clients.show', id: client.clientId });
+    assert.match(JSON.stringify(shown), /"when":"throttled"/);
+    const token = await h.token(undefined, client);
+    await verify(token, made(await create(token, nextNumber('NG'))));
+    await refresh();
+    for (let i = 0; i < cap; i += 1) made(await create(token, nextNumber('GH')));
+    assert.equal(asked, 0, 'no token asked for, none checked');
+    const required = expectV1Error(await create(token, nextNumber('GH')), 403, 'CAPTCHA_REQUIRED');
+    assert.doesNotMatch(JSON.stringify(required), /secret/);
+    const withToken = (captchaToken: string) =>
+      h.app.inject({ method: 'POST', url: '/v1/otp/request', headers: { authorization: `Bearer ${token}` }, payload: { ...nextNumber('GH'), captchaToken } });
+    expectV1Error(await withToken(`bad-${process.pid}`), 403, 'CAPTCHA_FAILED');
+    made(await withToken(`good-${process.pid}-1`));
+    made(await withToken(`good-${process.pid}-2`));
+    assert.deepEqual(problems, []);
+    // A client without a CAPTCHA is refused as before.
+    const plain = await h.client();
+    const plainToken = await h.token(undefined, plain);
+    await verify(plainToken, made(await create(plainToken, nextNumber('NG'))));
+    await refresh();
+    for (let i = 0; i < cap; i += 1) made(await create(plainToken, nextNumber('GH')));
+    expectV1Error(await create(plainToken, nextNumber('GH')), 429, 'RATE_LIMITED');
   });
 });
