@@ -34,13 +34,24 @@ export interface SignalKey {
   readonly kind: SignalKind;
   readonly value: string;
   readonly limit: number;
+  /** An address's network: the address is found (and locked) through it. */
+  readonly network?: string;
+}
+
+/**
+ * The lock keys of a create's signals: an address is covered by its network's key when the network is counted
+ * too (the same address is always in the same network), so a create takes one advisory lock fewer.
+ */
+export function signalLocks(keys: readonly SignalKey[]): SignalKey[] {
+  const networked = keys.some((k) => k.kind === 'network');
+  return keys.filter((k) => !(k.kind === 'ip' && networked));
 }
 
 /** The signals of a create the limits count, those turned off or not given left out, in a fixed order. */
 export function signalKeys(signals: Signals | null, policy: SignalPolicy): SignalKey[] {
   if (!signals) return [];
   const keys: SignalKey[] = [];
-  if (signals.ip && policy.ipCount > 0) keys.push({ kind: 'ip', value: signals.ip.address, limit: policy.ipCount });
+  if (signals.ip && policy.ipCount > 0) keys.push({ kind: 'ip', value: signals.ip.address, limit: policy.ipCount, network: signals.ip.network });
   if (signals.ip && policy.networkCount > 0) keys.push({ kind: 'network', value: signals.ip.network, limit: policy.networkCount });
   if (signals.deviceId !== null && policy.deviceCount > 0) keys.push({ kind: 'device', value: signals.deviceId, limit: policy.deviceCount });
   return keys;

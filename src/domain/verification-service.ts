@@ -15,7 +15,7 @@ import { nonGeographicRegion, parsePhone, shownTo } from './phone.js';
 import { decidePrefix, prefixOf, type PrefixPolicy } from './prefix-velocity.js';
 import type { Clock, Random } from './ports.js';
 import { defaultFallback, fallbackProblem } from './fallback.js';
-import { decideSignals, signalKeys, type SignalKey, type SignalKind, type SignalPolicy, type Signals } from './signals.js';
+import { decideSignals, signalKeys, signalLocks, type SignalKey, type SignalKind, type SignalPolicy, type Signals } from './signals.js';
 import { dueAgain } from './send-job.js';
 import {
   asOf,
@@ -312,7 +312,7 @@ export class VerificationService {
     const signals = request.signals ?? null;
     const counted = verification.testNumber || allowed ? [] : signalKeys(signals, policy.signals);
     const locks = [
-      ...counted.map((k) => lockKeys.signal(request.clientId, k.kind, k.value)),
+      ...signalLocks(counted).map((k) => lockKeys.signal(request.clientId, k.kind, k.value)),
       lockKeys.phone(request.clientId, phone.e164),
       ...(prefix !== null ? [lockKeys.prefix(prefix)] : []),
       ...(throttle !== null ? [lockKeys.country(throttle)] : []),
