@@ -237,7 +237,7 @@ export const settings = {
     parse: integer(0),
   },
   NEW_COUNTRY_LIMIT_COUNT: {
-    doc: 'Sends (creates and resends) per client per UTC hour towards a country where none of the client\'s codes was verified in the last 30 days; past it 429 RATE_LIMITED until the next hour. A number, address, network or device with a verified code of the client\'s goes past it, and the country opens for good within seconds of its first verified code. Allowed numbers and test numbers never count. 0 turns it off',
+    doc: 'Sends (creates and resends) per client per UTC hour towards a country where none of the client\'s codes was verified in the last 30 days; past it 429 RATE_LIMITED until the next hour. A number, address, network or device with a verified code of the client\'s goes past it, the country opens within seconds of its first verified code, and a client with no verified code anywhere yet is left to MIN_CONVERSION and CLIENT_DAILY_SEND_LIMIT. Allowed numbers and test numbers never count. 0 turns it off',
     default: '3',
     parse: integer(0),
   },

@@ -73,6 +73,8 @@ export class ConversionWatch {
   private clients: ReadonlyMap<string, ClientThrottle> = new Map();
   /** `client|region` of the countries known to each client; null until first read (every country counts as known). */
   private known: ReadonlySet<string> | null = null;
+  /** The clients with a known country at all. */
+  private knowing: ReadonlySet<string> = new Set();
 
   constructor(private readonly deps: ConversionWatchDeps) {}
 
@@ -85,6 +87,7 @@ export class ConversionWatch {
       const since = new Date(now.getTime() - policy.windowSeconds * 1000);
       const rows = await store.verifiedCountries(since, new Date(now.getTime() - knownCountryDays * 86_400_000));
       this.known = new Set(rows.map((r) => `${r.clientId}|${r.regionCode}`));
+      this.knowing = new Set(rows.map((r) => r.clientId));
     }
     if (policy.minConversion === 0) return;
     const under = underConverting(await store.traffic(new Date(now.getTime() - policy.windowSeconds * 1000)), policy);
@@ -116,11 +119,13 @@ export class ConversionWatch {
   }
 
   /**
-   * Whether the client had a code verified in the country in the last 30 days (as last read); before the first
-   * read every country counts as known, so that an instance starting refuses nobody for it.
+   * Whether the country is known to the client: it had a code verified there in the last 30 days (as last read).
+   * A client with no verified code anywhere has no users to tell an attack from (a new integration, a test
+   * set-up): every country counts as known to it, and its conversion across all countries and the daily quota
+   * judge it. Before the first read every country counts as known, so that an instance starting refuses nobody.
    */
   knowsCountry(clientId: string, regionCode: string): boolean {
-    return this.known === null || this.known.has(`${clientId}|${regionCode}`);
+    return this.known === null || !this.knowing.has(clientId) || this.known.has(`${clientId}|${regionCode}`);
   }
 
   firstProvider(channel: Channel): string {

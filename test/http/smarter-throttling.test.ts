@@ -81,6 +81,13 @@ forEachDatabase('new-country limit', (kind) => {
     for (let i = 0; i <= cap; i += 1) made(await create(token, nextNumber('GH')));
   });
 
+  it('leaves a client with no verified code anywhere to its conversion and daily quota', async () => {
+    const c = await h.client();
+    const token = await h.token(undefined, c);
+    await refresh();
+    for (let i = 0; i <= cap; i += 1) made(await create(token, nextNumber('GH')));
+  });
+
   it('answers Retry-After until the next UTC hour', async () => {
     const token = await knownInNigeria();
     for (let i = 0; i < cap; i += 1) made(await create(token, nextNumber('ZA')));
