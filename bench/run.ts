@@ -31,7 +31,7 @@ import { benchFailover, emptyFailoverResults, type FailoverSettings } from './li
 import { benchFallback, emptyFallbackResults, type FallbackBenchSettings } from './lib/fallback-scenario.js';
 import { benchProviders, emptyProviderResults, type ProviderBenchSettings } from './lib/provider-scenarios.js';
 import { checkPhoneSequence, PhoneSequence } from './lib/phones.js';
-import { scatteredNumbers, sequentialWalk, simulatePumping, type PumpingResults, type PumpingSettings } from './lib/pumping.js';
+import { attacks, simulatePumping, type PumpingResults, type PumpingSettings } from './lib/pumping.js';
 import { fmt, machineInfo, mib, renderReport } from './lib/report.js';
 import { seededId, seedOtp, seedVerifications } from './lib/seed.js';
 import {
@@ -84,6 +84,9 @@ const pumpingSettings: PumpingSettings = {
   ordinaryPerSecond: 4,
   ordinaryVerifyShare: 0.85,
   attackPerSecond: envInt('BENCH_PUMPING_ATTACK_RATE', 4),
+  warmUpUsers: envInt('BENCH_PUMPING_WARMUP_USERS', 2400),
+  returningShare: 0.6,
+  natShare: 0.3,
 };
 const fallbackSettings: FallbackBenchSettings = {
   count: envInt('BENCH_FALLBACK_COUNT', 10_000),
@@ -140,6 +143,8 @@ function serviceEnv(dataDir: string, databaseUrl: string | null, seed: string): 
     PHONE_LIMIT_COUNT: '1000000000',
     // Checked on every create (its cost is measured) but never reached.
     PREFIX_LIMIT_COUNT: '1000000000',
+    // On by default: claimed in shares on every create (its cost is measured) but never reached.
+    CLIENT_DAILY_SEND_LIMIT: '1000000000',
     // Conversion is read every 10 s (its cost is measured) but never judged: no code of the bench is verified.
     MIN_CONVERSION_SAMPLE: '1000000000',
     PHONE_COOLDOWN_SECONDS: '0',
@@ -564,7 +569,9 @@ async function main(): Promise<void> {
   await section('pumping', async () => {
     const out: PumpingResults = { settings: pumpingSettings, runs: [] };
     results.pumping = out;
-    for (const [i, attack] of [sequentialWalk, scatteredNumbers()].entries()) {
+    const only = process.env.BENCH_PUMPING_ATTACKS?.split(',').map((x) => x.trim());
+    for (const [i, attack] of attacks().entries()) {
+      if (only && !only.includes(String(i + 1))) continue;
       await admin.query(`CREATE DATABASE otp_pumping_${i}`);
       const run = await simulatePumping(postgres.url.replace(/\/postgres$/, `/otp_pumping_${i}`), pumpingSettings, attack, log);
       out.runs.push(run);

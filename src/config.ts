@@ -232,8 +232,13 @@ export const settings = {
     parse: lineTypeList,
   },
   CLIENT_DAILY_SEND_LIMIT: {
-    doc: 'Sends (creates and resends; test numbers never count) per client per UTC day, exact across instances; past it 429 RATE_LIMITED with Retry-After to the next UTC midnight (0: no quota)',
-    default: '0',
+    doc: 'Sends (creates, resends and workflow steps; test numbers never count) per client per UTC day, on by default so that a new deployment cannot be pumped for more than a day\'s worth; past it 429 RATE_LIMITED with Retry-After to the next UTC midnight. Never passed across instances; each other instance may hold up to 1.5 % of it unused. Raise it to the most sends a day you would pay for (0: no quota)',
+    default: '10000',
+    parse: integer(0),
+  },
+  NEW_COUNTRY_LIMIT_COUNT: {
+    doc: 'Sends (creates and resends) per client per UTC hour towards a country where none of the client\'s codes was verified in the last 30 days; past it 429 RATE_LIMITED until the next hour. A number, address, network or device with a verified code of the client\'s goes past it, the country opens within seconds of its first verified code, and a client with no verified code anywhere yet is left to MIN_CONVERSION and CLIENT_DAILY_SEND_LIMIT. Allowed numbers and test numbers never count. 0 turns it off',
+    default: '3',
     parse: integer(0),
   },
   PREFIX_LIMIT_COUNT: {

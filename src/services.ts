@@ -7,6 +7,8 @@ import { LookupService } from './domain/lookup-service.js';
 import { StatsService } from './domain/stats-service.js';
 import { VerificationService } from './domain/verification-service.js';
 import { QuotaLimiter } from './domain/quota-limiter.js';
+import { dayMs } from './domain/daily-quota.js';
+import { hourMs } from './domain/new-country.js';
 import { WindowCounter } from './domain/window-counter.js';
 import { ChannelRegistry } from './channels/registry.js';
 import { channelOfDelivery, channels as allChannels, perChannel } from './domain/channel-driver.js';
@@ -39,6 +41,7 @@ import { ConversionWatch } from './domain/conversion-watch.js';
 import { conversionWindowSeconds } from './domain/conversion.js';
 import { SqlMessageStore } from './store/message-store.js';
 import { SqlCounterStore } from './store/rate-counter-store.js';
+import { DailySendStore } from './store/daily-send-store.js';
 import { SqlSendJobStore } from './store/send-job-store.js';
 import { SqlSigningKeyStore } from './store/signing-key-store.js';
 import { SqlStatsStore } from './store/stats-store.js';
@@ -154,6 +157,13 @@ export async function createServices(
   const authFailures = new WindowCounter(counters, 60_000, now);
   const clientRate =
     config.CLIENT_RATE_LIMIT_PER_SECOND > 0 ? new QuotaLimiter(counters, 1_000, now, config.CLIENT_RATE_LIMIT_PER_SECOND) : null;
+  // CLIENT_DAILY_SEND_LIMIT in shares of a hundredth: a claim once per hundred sends, and at most 1.5 % of the
+  // day's quota held unused by each other instance (DailySendStore).
+  const dailySends =
+    config.CLIENT_DAILY_SEND_LIMIT > 0 ? new QuotaLimiter(new DailySendStore(db.db), dayMs, now, config.CLIENT_DAILY_SEND_LIMIT, 100) : null;
+  // NEW_COUNTRY_LIMIT_COUNT in shares of one: exact across instances, and claimed only towards new countries.
+  const newCountrySends =
+    config.NEW_COUNTRY_LIMIT_COUNT > 0 ? new QuotaLimiter(counters, hourMs, now, config.NEW_COUNTRY_LIMIT_COUNT, config.NEW_COUNTRY_LIMIT_COUNT) : null;
   const tokenEndpoint = new TokenEndpoint(clientDirectory, tokens, authFailures, config.AUTH_FAILURE_LIMIT);
 
   const channels = new ChannelRegistry({
@@ -217,6 +227,7 @@ export async function createServices(
     clock,
     observer: metrics,
     firstProviders: perChannel((c) => firstProviderName(config.providers[c])),
+    newCountries: config.NEW_COUNTRY_LIMIT_COUNT > 0,
     onThrottle: (t) =>
       conversionLog.warn(
         { regionCode: t.regionCode, countryCode: t.countryCode, provider: t.provider, sends: t.sends, verified: t.verified, until: t.throttledUntil },
@@ -241,6 +252,7 @@ export async function createServices(
       resend: { maxSends: config.OTP_MAX_SENDS, cooldownSeconds: config.PHONE_COOLDOWN_SECONDS },
       destinations: { allowedCountries: config.ALLOWED_COUNTRIES, blockedLineTypes: config.BLOCKED_LINE_TYPES },
       clientDailySends: config.CLIENT_DAILY_SEND_LIMIT,
+      newCountrySends: config.NEW_COUNTRY_LIMIT_COUNT,
       prefix: { count: config.PREFIX_LIMIT_COUNT, windowSeconds: config.PREFIX_LIMIT_WINDOW_SECONDS, blockSeconds: config.PREFIX_BLOCK_SECONDS },
       offered,
       fallbackTypes: channels.fallbackTypes().filter((t) => offered.has(channels.forRequest(t).channel)),
@@ -254,6 +266,8 @@ export async function createServices(
     observer: metrics,
     clientSettings: settingsOf,
     conversion,
+    ...(dailySends && { dailySends }),
+    ...(newCountrySends && { newCountrySends }),
     lists: () => listsInForce.current(),
     captcha: {
       verifier: new SiteVerify({ turnstile: config.TURNSTILE_VERIFY_URL, hcaptcha: config.HCAPTCHA_VERIFY_URL, recaptcha: config.RECAPTCHA_VERIFY_URL }),

@@ -1,10 +1,17 @@
 /**
- * The pumping simulation (issue 12): ordinary users, most of whom verify, mixed with SMS pumping, through the
- * service's own HTTP app and a real PostgreSQL, on a simulated clock (an hour's fraud rules in a minute or so).
- * The fraud settings are the defaults; what is measured is who gets a code, not how fast.
+ * The pumping simulation (issues 12 and 20): ordinary users, most of whom verify, mixed with SMS pumping, through
+ * the service's own HTTP app and a real PostgreSQL, on a simulated clock (an hour's fraud rules in a minute or so).
+ * The settings are the defaults; what is measured is who gets a code, not how fast.
+ *
+ * Ordinary users send signals as a client's backend would: their address and their device. A warm-up on the day
+ * before (users signing up, most verifying) gives the client the history any running service has; then each
+ * ordinary create is a returning user (their number, device and address again) or a new one, from their own
+ * address in one of their country's networks or from behind a carrier's NAT address shared by many.
  */
+import { getExampleNumber, type CountryCode } from 'libphonenumber-js/max';
+import mobileExamples from 'libphonenumber-js/mobile/examples';
 import pino from 'pino';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig, type Config } from '../../src/config.js';
 import { parsePhone } from '../../src/domain/phone.js';
 import { cryptoRandom } from '../../src/domain/random.js';
 import { conversionRefreshMs } from '../../src/jobs/workers.js';
@@ -13,24 +20,40 @@ import { appDeps } from '../../src/server.js';
 import { createServices } from '../../src/services.js';
 
 export interface PumpingSettings {
-  /** Simulated minutes. */
+  /** Simulated minutes of each attack. */
   readonly minutes: number;
   /** Ordinary creates per simulated second, and the share of them verified. */
   readonly ordinaryPerSecond: number;
   readonly ordinaryVerifyShare: number;
-  /** Attack creates per simulated second (never verified). */
+  /** Attack creates per simulated second (never verified), unless the attack sets its own rate. */
   readonly attackPerSecond: number;
+  /** Users who sign up (and mostly verify) on the day before: the client's history. */
+  readonly warmUpUsers: number;
+  /** Ordinary creates that are a returning user's, and new users' share behind a carrier NAT address. */
+  readonly returningShare: number;
+  readonly natShare: number;
+}
+
+/** Sends asked for and let through (creates and resends). */
+export interface SendCount {
+  readonly asked: number;
+  readonly through: number;
 }
 
 /** Who asked, who got a code, who was refused, for one attack. */
 export interface PumpingRun {
   readonly attack: string;
   readonly ordinary: { readonly asked: number; readonly refused: number; readonly refusedByStatus: Record<string, number> };
-  readonly attackFirstMinute: { readonly asked: number; readonly through: number };
-  readonly attackAfter: { readonly asked: number; readonly through: number };
+  readonly attackFirstMinute: SendCount;
+  readonly attackAfter: SendCount;
+  /** What the attack cost: every send it got, and per simulated hour. */
+  readonly attackSends: number;
+  readonly attackSendsPerHour: number;
+  readonly attackRefusedByStatus: Record<string, number>;
   /** Throttles and blocks in force at the end. */
   readonly prefixBlocks: number;
   readonly countryThrottles: string[];
+  readonly clientThrottled: boolean;
   readonly wallSeconds: number;
 }
 
@@ -39,22 +62,45 @@ export interface PumpingResults {
   readonly runs: PumpingRun[];
 }
 
+/** What one create asks for: the number and the end user as the client's backend saw them. */
+export interface Ask {
+  readonly countryCode: string;
+  readonly phoneNumber: string;
+  readonly signals?: { readonly ip: string; readonly deviceId?: string; readonly platform?: string };
+}
+
+/** An attack: its n-th create, its rate and how often it resends each code it got. */
+export interface Attack {
+  readonly name: string;
+  readonly short: string;
+  next(n: number): Ask;
+  /** Resends of each code let through, each after the cool-down. */
+  readonly resends: number;
+  /** Creates per simulated second; absent: the settings'. */
+  readonly perSecond?: (config: Config, settings: PumpingSettings) => number;
+  /** Reported as sends per hour rather than against the targets. */
+  readonly slow?: boolean;
+}
+
 /** Where ordinary users live, with how a random mobile number of each reads locally. */
 const ordinaryCountries = [
-  { countryCode: '+234', weight: 4, local: (r: () => number) => `080${3 + (r() % 4)}${digits(r, 7)}` },
-  { countryCode: '+233', weight: 2, local: (r: () => number) => `024${digits(r, 7)}` },
-  { countryCode: '+254', weight: 2, local: (r: () => number) => `07${10 + (r() % 30)}${digits(r, 6)}` },
-  { countryCode: '+27', weight: 2, local: (r: () => number) => `082${digits(r, 7)}` },
+  { countryCode: '+234', region: 'NG', weight: 4, local: (r: Rng) => `080${3 + (r() % 4)}${digits(r, 7)}` },
+  { countryCode: '+233', region: 'GH', weight: 2, local: (r: Rng) => `024${digits(r, 7)}` },
+  { countryCode: '+254', region: 'KE', weight: 2, local: (r: Rng) => `07${10 + (r() % 30)}${digits(r, 6)}` },
+  { countryCode: '+27', region: 'ZA', weight: 2, local: (r: Rng) => `082${digits(r, 7)}` },
 ] as const;
+const totalWeight = ordinaryCountries.reduce((sum, c) => sum + c.weight, 0);
 
-function digits(r: () => number, n: number): string {
+type Rng = () => number;
+
+function digits(r: Rng, n: number): string {
   let s = '';
   for (let i = 0; i < n; i += 1) s += String(r() % 10);
   return s;
 }
 
 /** A small seeded generator: the same users and attack every run. */
-function seeded(seed: number): () => number {
+function seeded(seed: number): Rng {
   let x = seed >>> 0 || 1;
   return () => {
     x ^= x << 13;
@@ -64,30 +110,130 @@ function seeded(seed: number): () => number {
   };
 }
 
-/** An attack: the number (country code and local digits) of its n-th create. */
-export interface Attack {
-  readonly name: string;
-  number(n: number): { readonly countryCode: string; readonly phoneNumber: string };
+/** An address anywhere but the ordinary users' networks (41/8 and 196/8 here): a proxy pool's. */
+function anyAddress(r: Rng): string {
+  return `${50 + (r() % 140)}.${r() % 256}.${r() % 256}.${1 + (r() % 254)}`;
 }
 
-/** The issue's attack: sequential numbers of a few ranges (here 3 of +234 803 555 x), round-robin. */
-export const sequentialWalk: Attack = {
-  name: 'sequential numbers of 3 prefixes (+234803555{0,1,2}xxx)',
-  number: (n) => ({ countryCode: '+234', phoneNumber: `0803555${n % 3}${String(Math.floor(n / 3) % 1000).padStart(3, '0')}` }),
-};
+/** Networks per country the ordinary users' own addresses come from (their /24s), and carrier NAT addresses. */
+const homeNetworks = 400;
+const natAddresses = 3;
+
+/** The contract's first attack: sequential numbers of a few ranges (3 of +234 803 555 x), each from a new address. */
+export function sequentialWalk(seed = 3): Attack {
+  const r = seeded(seed);
+  return {
+    name: 'sequential numbers of 3 prefixes (+234803555{0,1,2}xxx), each from a new address',
+    short: 'sequential',
+    resends: 0,
+    next: (n) => ({
+      countryCode: '+234',
+      phoneNumber: `0803555${n % 3}${String(Math.floor(n / 3) % 1000).padStart(3, '0')}`,
+      signals: { ip: anyAddress(r) },
+    }),
+  };
+}
+
+/** Random numbers all over one country's ranges (South Africa, where a fifth of the ordinary users live). */
+function zaNumber(r: Rng): Pick<Ask, 'countryCode' | 'phoneNumber'> {
+  return { countryCode: '+27', phoneNumber: `082${digits(r, 7)}` };
+}
+
+/** The second: random numbers across one country from a few addresses (5, in one /24). */
+export function fewAddresses(seed = 7): Attack {
+  const r = seeded(seed);
+  return {
+    name: 'random numbers across one country (+27 82) from 5 addresses',
+    short: 'few addresses',
+    resends: 0,
+    next: (n) => ({ ...zaNumber(r), signals: { ip: `185.220.101.${1 + (n % 5)}` } }),
+  };
+}
+
+/** The third: random numbers across one country, each create from a new address and device. */
+export function freshAddresses(seed = 11): Attack {
+  const r = seeded(seed);
+  return {
+    name: 'random numbers across one country (+27 82), each from a new address and device',
+    short: 'new address each',
+    resends: 0,
+    next: (n) => ({ ...zaNumber(r), signals: { ip: anyAddress(r), deviceId: `attack-${seed}-${n}`, platform: 'web' } }),
+  };
+}
+
+/** 150 regions with mobile numbers, chosen by a seeded shuffle of libphonenumber's list. */
+function spreadRegions(r: Rng): CountryCode[] {
+  const all = (Object.keys(mobileExamples) as CountryCode[]).filter((c) => getExampleNumber(c, mobileExamples)).sort();
+  for (let i = all.length - 1; i > 0; i -= 1) {
+    const j = r() % (i + 1);
+    [all[i], all[j]] = [all[j] as CountryCode, all[i] as CountryCode];
+  }
+  return all.slice(0, 150);
+}
+
+/** A random valid mobile number of a region: its example number with the last digits changed. */
+function randomMobile(r: Rng, region: CountryCode): Pick<Ask, 'countryCode' | 'phoneNumber'> {
+  const example = getExampleNumber(region, mobileExamples);
+  if (!example) throw new Error(`no mobile example for ${region}`);
+  const countryCode = `+${example.countryCallingCode}`;
+  const national = example.nationalNumber;
+  for (let tries = 0; tries < 50; tries += 1) {
+    const keep = Math.max(2, national.length - 6);
+    const phoneNumber = national.slice(0, keep) + digits(r, national.length - keep);
+    if (parsePhone(countryCode, phoneNumber)) return { countryCode, phoneNumber };
+  }
+  return { countryCode, phoneNumber: national };
+}
+
+/** The fourth: random numbers spread over 150 countries, each from a new address and device, resent twice. */
+export function spreadWithResends(seed = 13): Attack {
+  const r = seeded(seed);
+  const regions = spreadRegions(r);
+  return {
+    name: 'random numbers spread over 150 countries, each resent twice, each from a new address and device',
+    short: '150 countries + resends',
+    resends: 2,
+    next: (n) => ({ ...randomMobile(r, regions[n % regions.length] as CountryCode), signals: { ip: anyAddress(r), deviceId: `spread-${n}`, platform: 'web' } }),
+  };
+}
 
 /**
- * An attack that prefix velocity alone cannot see: random numbers all over one country's ranges (South Africa,
- * where a fifth of the ordinary users live), never two in a range; only conversion catches it.
+ * The slow attack: it stays just under every threshold it can see. Each create from a new address and device
+ * (signal limits never fill), random numbers (prefix velocity never fills), spread over 150 countries at just
+ * under NEW_COUNTRY_LIMIT_COUNT sends an hour in each (where the client has no verified history), never resent.
  */
-export function scatteredNumbers(seed = 7): Attack {
+export function slowSpread(seed = 17): Attack {
   const r = seeded(seed);
-  return { name: 'scattered numbers of one country (+27 82 random)', number: () => ({ countryCode: '+27', phoneNumber: `082${digits(r, 7)}` }) };
+  const regions = spreadRegions(r);
+  return {
+    name: 'slow: 150 countries, just under every threshold, each from a new address and device',
+    short: 'slow',
+    resends: 0,
+    slow: true,
+    perSecond: (config) => (regions.length * Math.max(0, newCountryHourly(config) - 1)) / 3600,
+    next: (n) => ({ ...randomMobile(r, regions[n % regions.length] as CountryCode), signals: { ip: anyAddress(r), deviceId: `slow-${n}`, platform: 'web' } }),
+  };
+}
+
+/** The sends an hour a client may make towards a country where it has no verified history (NEW_COUNTRY_LIMIT_COUNT). */
+function newCountryHourly(config: Config): number {
+  // With the cap off, the country's conversion sample is the threshold to stay under.
+  return config.NEW_COUNTRY_LIMIT_COUNT > 0 ? config.NEW_COUNTRY_LIMIT_COUNT : config.MIN_CONVERSION_SAMPLE;
+}
+
+export const attacks = (): Attack[] => [sequentialWalk(), fewAddresses(), freshAddresses(), spreadWithResends(), slowSpread()];
+
+/** An ordinary user: their number, device and where they connect from. */
+interface User {
+  readonly ask: Ask;
+  /** The simulated second they last asked (a returning user is not picked again for 10 minutes). */
+  lastAsked: number;
 }
 
 export async function simulatePumping(databaseUrl: string, settings: PumpingSettings, attack: Attack, log: (t: string) => void): Promise<PumpingRun> {
   const started = performance.now();
-  let simMs = Date.parse('2026-11-23T08:00:00Z');
+  // The warm-up is the day before: its sends are not today's quota, its hour not the conversion's.
+  let simMs = Date.parse('2026-11-22T20:00:00Z');
   const clock = { now: () => new Date(simMs) };
   // Defaults for every fraud and phone limit; only the per-client request rate is off (one client asks for all).
   const config = loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: databaseUrl, CLIENT_RATE_LIMIT_PER_SECOND: '0' });
@@ -106,91 +252,172 @@ export async function simulatePumping(databaseUrl: string, settings: PumpingSett
       token = (res.json() as { accessToken: string }).accessToken;
     };
     await renewToken();
-    const create = (body: { countryCode: string; phoneNumber: string }) =>
-      app.inject({ method: 'POST', url: '/v1/otp/request', headers: { authorization: `Bearer ${token}` }, payload: body });
+    const headers = () => ({ authorization: `Bearer ${token}` });
+    const create = (ask: Ask) => app.inject({ method: 'POST', url: '/v1/otp/request', headers: headers(), payload: ask });
+    const resend = (id: string) => app.inject({ method: 'POST', url: `/v1/otp/${id}/resend`, headers: headers() });
+    const verify = (v: { id: string; otp: string }) => app.inject({ method: 'POST', url: '/v1/otp/verify', headers: headers(), payload: v });
 
     const r = seeded(42);
-    const totalWeight = ordinaryCountries.reduce((sum, c) => sum + c.weight, 0);
-    const ordinaryNumber = (): { countryCode: string; phoneNumber: string } => {
+    let userN = 0;
+    const newUser = (): Ask => {
       for (;;) {
         let pick = r() % totalWeight;
-        const c = ordinaryCountries.find((x) => (pick -= x.weight) < 0) ?? ordinaryCountries[0];
+        const ci = ordinaryCountries.findIndex((x) => (pick -= x.weight) < 0);
+        const c = ordinaryCountries[ci] ?? ordinaryCountries[0];
         const phoneNumber = c.local(r);
-        if (parsePhone(c.countryCode, phoneNumber)) return { countryCode: c.countryCode, phoneNumber };
+        if (!parsePhone(c.countryCode, phoneNumber)) continue;
+        userN += 1;
+        const net = r() % homeNetworks;
+        const ip =
+          r() % 1000 < settings.natShare * 1000
+            ? `196.${ci}.0.${1 + (r() % natAddresses)}`
+            : `41.${ci * 2 + Math.floor(net / 256)}.${net % 256}.${1 + (r() % 254)}`;
+        return { countryCode: c.countryCode, phoneNumber, signals: { ip, deviceId: `user-${userN}`, platform: r() % 2 === 0 ? 'android' : 'ios' } };
       }
     };
+    /** Users who verified: they come back. */
+    const returning: User[] = [];
+    const returningUser = (t: number): Ask | null => {
+      for (let tries = 0; tries < 20 && returning.length > 0; tries += 1) {
+        const u = returning[r() % returning.length];
+        if (u && t - u.lastAsked >= 600) {
+          u.lastAsked = t;
+          return u.ask;
+        }
+      }
+      return null;
+    };
 
+    /** Codes ordinary users will type, by the simulated second they type them. */
+    const toVerify = new Map<number, { id: string; otp: string; user: User }[]>();
+    /** Attack resends, by the simulated second they are asked for. */
+    const toResend = new Map<number, { id: string; left: number; firstMinute: boolean }[]>();
+    const refreshEvery = conversionRefreshMs / 1000;
     const ordinary = { asked: 0, refused: 0, refusedByStatus: {} as Record<string, number> };
     const attackFirstMinute = { asked: 0, through: 0 };
     const attackAfter = { asked: 0, through: 0 };
-    /** Codes ordinary users will type, by the simulated second they type them. */
-    const toVerify = new Map<number, { id: string; otp: string }[]>();
-    let attackN = 0;
-    let ordinaryCarry = 0;
-    let attackCarry = 0;
-    const seconds = settings.minutes * 60;
-    const refreshEvery = conversionRefreshMs / 1000;
+    const attackRefusedByStatus: Record<string, number> = {};
+    /** The status, code and the limit's setting named in the message (IP_LIMIT_COUNT, MIN_CONVERSION...). */
+    const statusOf = (res: { statusCode: number; json: () => unknown }) => {
+      const body = res.json() as { message?: string; error?: { code?: string } };
+      const setting = /\b([A-Z][A-Z_]{5,})\b/.exec(body.message ?? '')?.[1] ?? '';
+      return `${res.statusCode} ${body.error?.code ?? ''} ${setting}`.trim();
+    };
 
-    for (let t = 0; t < seconds; t += 1) {
+    /** One simulated second: ordinary creates and, when measuring, the attack's; then the codes typed. */
+    const second = async (t: number, ordinaryNow: number, attackAsks: Ask[], measure: boolean) => {
       if (t % refreshEvery === 0) await services.conversion.refresh();
-      // A token lasts an hour of the simulated clock.
       if (t % 1800 === 0 && t > 0) await renewToken();
-      ordinaryCarry += settings.ordinaryPerSecond;
-      attackCarry += settings.attackPerSecond;
-      const ordinaryNow = Math.floor(ordinaryCarry);
-      const attackNow = Math.floor(attackCarry);
-      ordinaryCarry -= ordinaryNow;
-      attackCarry -= attackNow;
       const asks = [
-        ...Array.from({ length: ordinaryNow }, () => ({ who: 'ordinary' as const, body: ordinaryNumber() })),
-        ...Array.from({ length: attackNow }, () => ({ who: 'attack' as const, body: attack.number(attackN++) })),
+        ...Array.from({ length: ordinaryNow }, () => {
+          const back = measure && r() % 1000 < settings.returningShare * 1000 ? returningUser(t) : null;
+          return { who: 'ordinary' as const, ask: back ?? newUser() };
+        }),
+        ...attackAsks.map((ask) => ({ who: 'attack' as const, ask })),
       ];
-      const answers = await Promise.all(asks.map((a) => create(a.body)));
+      const resends = toResend.get(t) ?? [];
+      toResend.delete(t);
+      const [answers, resent] = await Promise.all([Promise.all(asks.map((a) => create(a.ask))), Promise.all(resends.map((x) => resend(x.id)))]);
+      resent.forEach((res, i) => {
+        const x = resends[i];
+        if (!x) return;
+        const bucket = x.firstMinute && t < 60 ? attackFirstMinute : attackAfter;
+        bucket.asked += 1;
+        if (res.statusCode === 200) {
+          bucket.through += 1;
+          if (x.left > 1) toResend.set(t + config.PHONE_COOLDOWN_SECONDS, [...(toResend.get(t + config.PHONE_COOLDOWN_SECONDS) ?? []), { ...x, left: x.left - 1 }]);
+        } else attackRefusedByStatus[`resend ${statusOf(res)}`] = (attackRefusedByStatus[`resend ${statusOf(res)}`] ?? 0) + 1;
+      });
       answers.forEach((res, i) => {
-        const ask = asks[i];
-        if (!ask) return;
+        const a = asks[i];
+        if (!a) return;
         const ok = res.statusCode === 200;
-        if (ask.who === 'attack') {
+        if (a.who === 'attack') {
           const bucket = t < 60 ? attackFirstMinute : attackAfter;
           bucket.asked += 1;
-          if (ok) bucket.through += 1;
+          if (ok) {
+            bucket.through += 1;
+            if (attack.resends > 0) {
+              const at = t + config.PHONE_COOLDOWN_SECONDS;
+              const id = (res.json() as { data: { id: string } }).data.id;
+              toResend.set(at, [...(toResend.get(at) ?? []), { id, left: attack.resends, firstMinute: t < 60 }]);
+            }
+          } else attackRefusedByStatus[statusOf(res)] = (attackRefusedByStatus[statusOf(res)] ?? 0) + 1;
           return;
         }
-        ordinary.asked += 1;
+        if (measure) ordinary.asked += 1;
         if (!ok) {
-          ordinary.refused += 1;
-          const key = `${res.statusCode} ${(res.json() as { error?: { code?: string } }).error?.code ?? ''}`.trim();
-          ordinary.refusedByStatus[key] = (ordinary.refusedByStatus[key] ?? 0) + 1;
+          if (measure) {
+            ordinary.refused += 1;
+            ordinary.refusedByStatus[statusOf(res)] = (ordinary.refusedByStatus[statusOf(res)] ?? 0) + 1;
+          }
           return;
         }
         if (r() % 1000 < settings.ordinaryVerifyShare * 1000) {
           // Users type the code 5 to 60 s after asking.
           const at = t + 5 + (r() % 56);
           const data = (res.json() as { data: { id: string; otp: string } }).data;
-          toVerify.set(at, [...(toVerify.get(at) ?? []), data]);
+          toVerify.set(at, [...(toVerify.get(at) ?? []), { id: data.id, otp: data.otp, user: { ask: a.ask, lastAsked: t } }]);
         }
       });
       const typing = toVerify.get(t) ?? [];
       toVerify.delete(t);
-      await Promise.all(
-        typing.map((v) =>
-          app.inject({ method: 'POST', url: '/v1/otp/verify', headers: { authorization: `Bearer ${token}` }, payload: { id: v.id, otp: v.otp } }),
-        ),
-      );
+      const verified = await Promise.all(typing.map((v) => verify({ id: v.id, otp: v.otp })));
+      verified.forEach((res, i) => {
+        const v = typing[i];
+        // A new user who verified is a user who may come back; a returning one is already known.
+        if (v && res.statusCode === 200 && !returning.some((u) => u.ask === v.user.ask)) returning.push(v.user);
+      });
+    };
+
+    // The day before: users sign up at the ordinary rate, and most verify. No attack.
+    const warmUpSeconds = Math.ceil(settings.warmUpUsers / settings.ordinaryPerSecond) + 61;
+    let carry = 0;
+    for (let t = 0; t < warmUpSeconds; t += 1) {
+      carry += t < warmUpSeconds - 61 ? settings.ordinaryPerSecond : 0;
+      const now = Math.floor(carry);
+      carry -= now;
+      await second(t, now, [], false);
       simMs += 1000;
-      if (t % 300 === 299) log(`pumping (${attack.name}): ${Math.round((t + 1) / 60)} of ${settings.minutes} simulated minutes`);
+    }
+    log(`pumping (${attack.short}): warm-up done, ${returning.length} users verified on the day before`);
+    // The next morning: signal windows and the conversion hour hold nothing of the warm-up.
+    simMs = Date.parse('2026-11-23T08:00:00Z');
+    toVerify.clear();
+    for (const u of returning) u.lastAsked = -600;
+    await renewToken();
+
+    let attackN = 0;
+    let ordinaryCarry = 0;
+    let attackCarry = 0;
+    const attackRate = attack.perSecond?.(config, settings) ?? settings.attackPerSecond;
+    const seconds = settings.minutes * 60;
+    for (let t = 0; t < seconds; t += 1) {
+      ordinaryCarry += settings.ordinaryPerSecond;
+      attackCarry += attackRate;
+      const ordinaryNow = Math.floor(ordinaryCarry);
+      const attackNow = Math.floor(attackCarry);
+      ordinaryCarry -= ordinaryNow;
+      attackCarry -= attackNow;
+      await second(t, ordinaryNow, Array.from({ length: attackNow }, () => attack.next(attackN++)), true);
+      simMs += 1000;
+      if (t % 300 === 299) log(`pumping (${attack.short}): ${Math.round((t + 1) / 60)} of ${settings.minutes} simulated minutes`);
     }
     const now = clock.now();
-    const run: PumpingRun = {
+    const attackSends = attackFirstMinute.through + attackAfter.through;
+    return {
       attack: attack.name,
       ordinary,
       attackFirstMinute,
       attackAfter,
+      attackSends,
+      attackSendsPerHour: Math.round((attackSends * 60) / settings.minutes),
+      attackRefusedByStatus,
       prefixBlocks: (await services.prefixBlocks.list(now)).length,
       countryThrottles: (await services.conversionStore.active(now)).map((x) => `${x.regionCode} via ${x.provider} (${x.verified}/${x.sends} verified)`),
+      clientThrottled: (await services.conversionStore.activeClients(now)).some((x) => x.clientId === client.clientId),
       wallSeconds: Math.round((performance.now() - started) / 100) / 10,
     };
-    return run;
   } finally {
     await app.close();
     await services.sendWorker.stop();

@@ -250,31 +250,33 @@ function lateProviderRows(l: LateProviderResults | null): Row[] {
 }
 
 /**
- * The pumping simulation's rows: the share of attack sends let through after its first minute beside the share of
- * ordinary sends refused, in the same run. Targets for the issue's attack (sequential numbers of a few prefixes);
- * the scattered attack, which only conversion can see, is shown without one.
+ * The pumping simulation's rows: per attack, the share of its sends let through after its first minute beside the
+ * share of ordinary creates refused in the same run (targets: at most 5 % and 0.5 %, issue 20); the slow attack,
+ * which stays under every threshold, is shown as the sends an hour it gets.
  */
 function pumpingRows(p: PumpingResults | null): Row[] {
   if (!p) return [];
   const share = (part: number, whole: number) => (whole === 0 ? 'n/a' : `${((100 * part) / whole).toFixed(2)} % (${part} of ${whole})`);
-  return p.runs.flatMap((run: PumpingRun, i) => {
-    const targeted = i === 0;
+  return p.runs.flatMap((run: PumpingRun) => {
+    const slow = run.attack.startsWith('slow');
     const through = run.attackAfter.asked === 0 ? null : run.attackAfter.through / run.attackAfter.asked;
     const refused = run.ordinary.asked === 0 ? null : run.ordinary.refused / run.ordinary.asked;
-    const context = `attack: ${run.attack}; ${p.settings.attackPerSecond}/s beside ${p.settings.ordinaryPerSecond}/s ordinary users, ${p.settings.minutes} simulated min`;
+    const context = `attack: ${run.attack}; beside ${p.settings.ordinaryPerSecond}/s ordinary users, ${p.settings.minutes} simulated min; cost ${run.attackSends} sends`;
     return [
+      slow
+        ? boundRow(`Pumping, sends an hour the slow attack gets (${run.attack})`, `${run.attackSendsPerHour}`, '', null, `first minute: ${share(run.attackFirstMinute.through, run.attackFirstMinute.asked)}`)
+        : boundRow(
+            `Pumping, attack sends let through after its first minute (${run.attack})`,
+            share(run.attackAfter.through, run.attackAfter.asked),
+            '≤ 5 %',
+            through !== null ? through <= 0.05 : null,
+            `first minute: ${share(run.attackFirstMinute.through, run.attackFirstMinute.asked)}`,
+          ),
       boundRow(
-        `Pumping, attack sends let through after its first minute (${run.attack})`,
-        share(run.attackAfter.through, run.attackAfter.asked),
-        targeted ? '≤ 5 %' : '',
-        targeted && through !== null ? through <= 0.05 : null,
-        `first minute: ${share(run.attackFirstMinute.through, run.attackFirstMinute.asked)}`,
-      ),
-      boundRow(
-        `Pumping, ordinary sends refused in the same run (${run.attack})`,
+        `Pumping, ordinary creates refused in the same run (${run.attack})`,
         share(run.ordinary.refused, run.ordinary.asked),
-        targeted ? '≤ 0.5 %' : '',
-        targeted && refused !== null ? refused <= 0.005 : null,
+        slow ? '' : '≤ 0.5 %',
+        slow || refused === null ? null : refused <= 0.005,
         context,
       ),
     ];

@@ -110,8 +110,9 @@ function parseChange(raw: unknown): SettingsChange | string {
     const ok =
       (c.provider === undefined || typeof c.provider === 'string') &&
       (c.secret === undefined || typeof c.secret === 'string') &&
-      (c.minScore === undefined || typeof c.minScore === 'number');
-    if (!ok) return 'captcha takes a provider and a secret as text and a minScore as a number';
+      (c.minScore === undefined || typeof c.minScore === 'number') &&
+      (c.when === undefined || typeof c.when === 'string');
+    if (!ok) return 'captcha takes a provider, a secret and a when as text and a minScore as a number';
     change.captcha = c;
   }
   if (o.revealCode !== undefined) {
@@ -153,9 +154,14 @@ export interface VoiceTemplateSaved {
 }
 
 /** Settings as an operator reads them: the CAPTCHA secret is never shown in full. */
-export function settingsView(settings: ClientSettings): Omit<ClientSettings, 'captcha'> & { captcha: { provider: string; secret: string; minScore: number } | null } {
+export function settingsView(
+  settings: ClientSettings,
+): Omit<ClientSettings, 'captcha'> & { captcha: { provider: string; secret: string; minScore: number; when: string } | null } {
   const { captcha } = settings;
-  return { ...settings, captcha: captcha && { provider: captcha.provider, secret: maskedSecret(captcha.secret), minScore: captcha.minScore } };
+  return {
+    ...settings,
+    captcha: captcha && { provider: captcha.provider, secret: maskedSecret(captcha.secret), minScore: captcha.minScore, when: captcha.when },
+  };
 }
 
 /** What `clients templates set` says: the template saved, how it goes out, and what a user would read. */

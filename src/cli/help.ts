@@ -20,14 +20,15 @@ const commands: Readonly<Record<string, Readonly<Record<string, CommandHelp>>>> 
     show: { args: 'CLIENT_ID [--json]', about: 'One client and its settings (never a secret).' },
     update: {
       args:
-        'CLIENT_ID [--reveal-code true|false] [--default-webhook URL|none] [--allowed-countries NG,GH|all] [--app-name NAME|none] [--webotp-domain DOMAIN|none] [--android-app-hash HASH|none] [--default-locale LOCALE|none] [--fallback WHATSAPP,SEND_SMS|none] [--fallback-after SECONDS|none] [--captcha turnstile|hcaptcha|recaptcha|none --captcha-secret SECRET [--captcha-min-score 0.5]] [--json]',
+        'CLIENT_ID [--reveal-code true|false] [--default-webhook URL|none] [--allowed-countries NG,GH|all] [--app-name NAME|none] [--webotp-domain DOMAIN|none] [--android-app-hash HASH|none] [--default-locale LOCALE|none] [--fallback WHATSAPP,SEND_SMS|none] [--fallback-after SECONDS|none] [--captcha turnstile|hcaptcha|recaptcha|none --captcha-secret SECRET [--captcha-min-score 0.5] [--captcha-when always|throttled]] [--json]',
       about:
         "Changes a client's settings: whether answers and webhooks show the code (--reveal-code false: otp reads null), the webhook used when a create names none,\n" +
         'the countries it may verify numbers of, the app name ({app} and the default text), the WebOTP domain (adds the line "@domain #code"),\n' +
         'the Android SMS Retriever hash, the default locale of its texts, the default workflow: request types tried in turn when a create names no\n' +
         '`fallback`, each after the last failed or after --fallback-after seconds without a verify (FALLBACK_AFTER_SECONDS), and its CAPTCHA: creates then\n' +
         'need a captchaToken the provider accepts (the secret is stored for the checks, never logged, and shown only by its first characters; the minimum\n' +
-        'score applies where the answer has one). `none` clears a setting. Every instance sees the change within 2 s on PostgreSQL.',
+        'score applies where the answer has one; --captcha-when throttled asks for a token only of a create a throttle would refuse: 403 CAPTCHA_REQUIRED).\n' +
+        '`none` clears a setting. Every instance sees the change within 2 s on PostgreSQL.',
     },
     templates: {
       args: 'set CLIENT_ID [--channel voice] --locale fr "Votre code {app} : {code}" | list CLIENT_ID [--channel voice] | remove CLIENT_ID [--channel voice] --locale fr | preview CLIENT_ID --locale fr "..."',

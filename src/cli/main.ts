@@ -68,6 +68,7 @@ const optionSpec = {
   captcha: { type: 'string' },
   'captcha-secret': { type: 'string' },
   'captcha-min-score': { type: 'string' },
+  'captcha-when': { type: 'string' },
   follow: { type: 'boolean', default: false },
   'by-provider': { type: 'boolean', default: false },
   json: { type: 'boolean', default: false },
@@ -271,7 +272,8 @@ function settingsChange(values: Values): SettingsChange {
   const provider = values.captcha;
   const secret = values['captcha-secret'];
   const score = values['captcha-min-score'];
-  if (provider !== undefined || secret !== undefined || score !== undefined) {
+  const when = values['captcha-when'];
+  if (provider !== undefined || secret !== undefined || score !== undefined || when !== undefined) {
     if (provider !== undefined && !['turnstile', 'hcaptcha', 'recaptcha', 'none'].includes(provider)) {
       throw new UsageError('--captcha takes turnstile, hcaptcha, recaptcha or none');
     }
@@ -281,6 +283,7 @@ function settingsChange(values: Values): SettingsChange {
       ...(provider !== undefined && { provider: provider as 'turnstile' | 'hcaptcha' | 'recaptcha' | 'none' }),
       ...(secret !== undefined && { secret }),
       ...(minScore !== undefined && { minScore }),
+      ...(when !== undefined && { when }),
     };
   }
   if (Object.keys(change).length === 0) throw new UsageError('clients update needs at least one option; see otp-service clients update --help');

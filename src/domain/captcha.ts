@@ -13,7 +13,16 @@ export interface CaptchaSetting {
   readonly secret: string;
   /** Applies where the provider's answer has a score (reCAPTCHA v3, hCaptcha Enterprise). */
   readonly minScore: number;
+  /**
+   * `always` (contract 14): every create needs a token. `throttled` (issue 20): only a create a throttle or the
+   * new-country limit would refuse needs one, answered 403 CAPTCHA_REQUIRED without it, so that a real user
+   * under a throttle gets a challenge instead of a refusal.
+   */
+  readonly when: CaptchaWhen;
 }
+
+export const captchaWhens = ['always', 'throttled'] as const;
+export type CaptchaWhen = (typeof captchaWhens)[number];
 
 export const defaultMinScore = 0.5;
 

@@ -1,4 +1,4 @@
-import { captchaProviders, defaultMinScore, type CaptchaProvider, type CaptchaSetting } from './captcha.js';
+import { captchaProviders, captchaWhens, defaultMinScore, type CaptchaProvider, type CaptchaSetting } from './captcha.js';
 import { smsParts } from './gsm7.js';
 import { webhookUrlProblem } from './webhook-url.js';
 import { forbiddenCharacter } from './text-characters.js';
@@ -212,9 +212,10 @@ export interface SettingsChange {
   readonly fallbackAfterSeconds?: number | null;
   /**
    * `--captcha PROVIDER|none`, `--captcha-secret S`, `--captcha-min-score N`: a provider needs a secret (the
-   * one it has is kept when the provider stays); the minimum score alone changes the one in force.
+   * one it has is kept when the provider stays); the minimum score alone changes the one in force;
+   * `--captcha-when always|throttled` whether every create needs a token or only one a throttle would refuse.
    */
-  readonly captcha?: { readonly provider?: CaptchaProvider | 'none'; readonly secret?: string; readonly minScore?: number };
+  readonly captcha?: { readonly provider?: CaptchaProvider | 'none'; readonly secret?: string; readonly minScore?: number; readonly when?: string };
 }
 
 /** What template checks need to know of the service: the longest code and the lifetime the text says. */
@@ -306,7 +307,9 @@ function captchaChange(
   else if (!/^[\x21-\x7e]{1,512}$/.test(secret)) problems.push('--captcha-secret must be 1 to 512 visible ASCII characters');
   const minScore = change.minScore ?? current?.minScore ?? defaultMinScore;
   if (!(Number.isFinite(minScore) && minScore >= 0 && minScore <= 1)) problems.push('--captcha-min-score must be a number from 0 to 1');
-  return { provider, secret: secret ?? '', minScore };
+  const when = change.when ?? current?.when ?? 'always';
+  if (!(captchaWhens as readonly string[]).includes(when)) problems.push(`--captcha-when takes ${captchaWhens.join(' or ')}`);
+  return { provider, secret: secret ?? '', minScore, when: when === 'throttled' ? 'throttled' : 'always' };
 }
 
 /** Sets the template of a locale, checked; says how it went out (encoding, parts, a sample). */

@@ -33,7 +33,15 @@ export interface ConversionStore {
   throttleClients(clients: readonly ClientTraffic[], at: Date, until: Date): Promise<ClientThrottle[]>;
   /** Client throttles in force at `now`. */
   activeClients(now: Date): Promise<ClientThrottle[]>;
+  /**
+   * Records the countries where each client had a code verified among the verifications created since `since`,
+   * and answers every country recorded with a verified code since `keptSince` (NEW_COUNTRY_LIMIT_COUNT).
+   */
+  verifiedCountries(since: Date, keptSince: Date): Promise<{ readonly clientId: string; readonly regionCode: string }[]>;
 }
+
+/** How long a country stays known to a client after its last verified code there. */
+export const knownCountryDays = 30;
 
 /** Told of the throttles in force each time they are read (metrics). */
 export interface ConversionObserver {
@@ -51,6 +59,8 @@ export interface ConversionWatchDeps {
   /** Told of each client throttle this process started (the log). */
   readonly onClientThrottle?: (t: ClientThrottle) => void;
   readonly observer?: ConversionObserver;
+  /** NEW_COUNTRY_LIMIT_COUNT is on: the countries where each client had codes verified are read too. */
+  readonly newCountries?: boolean;
 }
 
 /**
@@ -61,14 +71,25 @@ export interface ConversionWatchDeps {
 export class ConversionWatch {
   private current = new Throttles([]);
   private clients: ReadonlyMap<string, ClientThrottle> = new Map();
+  /** `client|region` of the countries known to each client; null until first read (every country counts as known). */
+  private known: ReadonlySet<string> | null = null;
+  /** The clients with a known country at all. */
+  private knowing: ReadonlySet<string> = new Set();
 
   constructor(private readonly deps: ConversionWatchDeps) {}
 
   /** Reads the last hour's conversion, throttles the routes under MIN_CONVERSION, and reads the throttles in force. */
   async refresh(): Promise<void> {
     const { store, policy, clock } = this.deps;
-    if (policy.minConversion === 0) return;
     const now = clock.now();
+    if (this.deps.newCountries) {
+      // A code is verified within its lifetime, so the last hour's creates hold every verify since the last read.
+      const since = new Date(now.getTime() - policy.windowSeconds * 1000);
+      const rows = await store.verifiedCountries(since, new Date(now.getTime() - knownCountryDays * 86_400_000));
+      this.known = new Set(rows.map((r) => `${r.clientId}|${r.regionCode}`));
+      this.knowing = new Set(rows.map((r) => r.clientId));
+    }
+    if (policy.minConversion === 0) return;
     const under = underConverting(await store.traffic(new Date(now.getTime() - policy.windowSeconds * 1000)), policy);
     if (under.length > 0) {
       const started = await store.throttle(under, now, new Date(now.getTime() + policy.throttleSeconds * 1000));
@@ -95,6 +116,16 @@ export class ConversionWatch {
   clientThrottleOn(clientId: string, now: Date): ClientThrottle | null {
     const t = this.clients.get(clientId);
     return t && t.throttledUntil > now ? t : null;
+  }
+
+  /**
+   * Whether the country is known to the client: it had a code verified there in the last 30 days (as last read).
+   * A client with no verified code anywhere has no users to tell an attack from (a new integration, a test
+   * set-up): every country counts as known to it, and its conversion across all countries and the daily quota
+   * judge it. Before the first read every country counts as known, so that an instance starting refuses nobody.
+   */
+  knowsCountry(clientId: string, regionCode: string): boolean {
+    return this.known === null || !this.knowing.has(clientId) || this.known.has(`${clientId}|${regionCode}`);
   }
 
   firstProvider(channel: Channel): string {

@@ -6,8 +6,6 @@
 export const lockKeys = {
   /** A client's creates towards one number (the phone limits). */
   phone: (clientId: string, e164: string): string => `${clientId}|${e164}`,
-  /** A client's sends (CLIENT_DAILY_SEND_LIMIT). */
-  clientSends: (clientId: string): string => `sends|${clientId}`,
   /** Creates towards a prefix, whoever asks (prefix velocity). */
   prefix: (prefix: string): string => `prefix|${prefix}`,
   /** Creates towards a throttled country, whatever the provider: its creates are counted together (conversion). */

@@ -29,9 +29,13 @@ export class QuotaLimiter {
     private readonly windowMs: number,
     private readonly now: () => number,
     private readonly limit: number,
+    /**
+     * Into how many shares the window's quota is cut. Small enough shares that an idle instance strands little
+     * of the quota (at most 1.5 shares per instance), large enough that claims stay rare.
+     */
+    shares = 20,
   ) {
-    // Small enough that an idle instance strands little of the quota, large enough that claims stay rare.
-    this.share = Math.max(1, Math.ceil(limit / 20));
+    this.share = Math.max(1, Math.ceil(limit / shares));
   }
 
   /** True when one more hit of `key` is admitted in this window (and counted). */
@@ -40,8 +44,19 @@ export class QuotaLimiter {
     while (slot.held === 0 && !slot.spent) await this.claim(key, slot);
     if (slot.held === 0) return false;
     slot.held -= 1;
-    if (slot.held < this.share / 2 && !slot.spent) this.claim(key, slot).catch(() => undefined);
+    // A share of one is not claimed ahead: it would sit unused here while another instance is refused, and a
+    // quota that small is exact only so.
+    if (this.share > 1 && slot.held < this.share / 2 && !slot.spent) this.claim(key, slot).catch(() => undefined);
     return true;
+  }
+
+  /**
+   * Gives back a hit `tryAcquire` admitted and that was not used after all (a create refused by another limit):
+   * this instance keeps it for its next hit of the key, in the same window.
+   */
+  release(key: string): void {
+    const slot = this.slots.get(key);
+    if (slot && slot.windowStart === this.windowStartOf(this.now())) slot.held += 1;
   }
 
   /** Milliseconds until the current window ends. */

@@ -34,13 +34,24 @@ export interface SignalKey {
   readonly kind: SignalKind;
   readonly value: string;
   readonly limit: number;
+  /** An address's network: the address is found (and locked) through it. */
+  readonly network?: string;
+}
+
+/**
+ * The lock keys of a create's signals: an address is covered by its network's key when the network is counted
+ * too (the same address is always in the same network), so a create takes one advisory lock fewer.
+ */
+export function signalLocks(keys: readonly SignalKey[]): SignalKey[] {
+  const networked = keys.some((k) => k.kind === 'network');
+  return keys.filter((k) => !(k.kind === 'ip' && networked));
 }
 
 /** The signals of a create the limits count, those turned off or not given left out, in a fixed order. */
 export function signalKeys(signals: Signals | null, policy: SignalPolicy): SignalKey[] {
   if (!signals) return [];
   const keys: SignalKey[] = [];
-  if (signals.ip && policy.ipCount > 0) keys.push({ kind: 'ip', value: signals.ip.address, limit: policy.ipCount });
+  if (signals.ip && policy.ipCount > 0) keys.push({ kind: 'ip', value: signals.ip.address, limit: policy.ipCount, network: signals.ip.network });
   if (signals.ip && policy.networkCount > 0) keys.push({ kind: 'network', value: signals.ip.network, limit: policy.networkCount });
   if (signals.deviceId !== null && policy.deviceCount > 0) keys.push({ kind: 'device', value: signals.deviceId, limit: policy.deviceCount });
   return keys;
@@ -48,11 +59,25 @@ export function signalKeys(signals: Signals | null, policy: SignalPolicy): Signa
 
 /**
  * A signal's creates within the window that still hold their place: a verified create has earned it back
- * (it is not counted), a refused one never took one.
+ * (it is not counted), a refused one never took one. `verified` counts the verified ones, which widen the room.
  */
 export interface SignalState {
   readonly recentCreates: number;
   readonly oldest: Date | null;
+  readonly verified: number;
+}
+
+/**
+ * Unverified creates a signal may hold for each verified one in the window, when that is more than its limit. A
+ * carrier's NAT address or a shared office network carries many real users, nearly all of whom verify: their
+ * address earns room as they do (the pumping simulation's NAT users were refused at 11 % without it). An attacker
+ * on such an address gets a pumped send only for every two codes someone verifies there.
+ */
+export const unverifiedPerVerified = 0.5;
+
+/** The room a signal has: its limit, or more when its verified creates earned more. */
+export function signalRoom(limit: number, verified: number): number {
+  return Math.max(limit, Math.floor(verified * unverifiedPerVerified));
 }
 
 export type SignalDecision =
@@ -67,8 +92,8 @@ export function decideSignals(
   windowSeconds: number,
 ): SignalDecision {
   for (const [i, key] of keys.entries()) {
-    const state = states[i] ?? { recentCreates: 0, oldest: null };
-    if (state.recentCreates < key.limit) continue;
+    const state = states[i] ?? { recentCreates: 0, oldest: null, verified: 0 };
+    if (state.recentCreates < signalRoom(key.limit, state.verified)) continue;
     const frees = (state.oldest?.getTime() ?? now.getTime()) + windowSeconds * 1000;
     return { allowed: false, kind: key.kind, retryAfterSeconds: Math.max(1, Math.ceil((frees - now.getTime()) / 1000)) };
   }

@@ -1,5 +1,6 @@
 import { dispatched, type AfterCommit } from './after-commit.js';
-import { decideDailyQuota, utcDay } from './daily-quota.js';
+import { untilNextUtcDay, type DailySends } from './daily-quota.js';
+import { newCountryKey, untilNextHour, type WindowQuota } from './new-country.js';
 import { deliveryChannelOf, type Channel, type ChannelDriver } from './channel-driver.js';
 import { decideThrottled, type ClientThrottle, type Route, type Throttle } from './conversion.js';
 import { destinationRefused, type DestinationPolicy } from './destination-rules.js';
@@ -14,7 +15,7 @@ import { nonGeographicRegion, parsePhone, shownTo } from './phone.js';
 import { decidePrefix, prefixOf, type PrefixPolicy } from './prefix-velocity.js';
 import type { Clock, Random } from './ports.js';
 import { defaultFallback, fallbackProblem } from './fallback.js';
-import { decideSignals, signalKeys, type SignalKind, type SignalPolicy, type Signals } from './signals.js';
+import { decideSignals, signalKeys, signalLocks, type SignalKey, type SignalKind, type SignalPolicy, type Signals } from './signals.js';
 import { dueAgain } from './send-job.js';
 import {
   asOf,
@@ -28,7 +29,7 @@ import {
   type ResendPolicy,
   type Verification,
 } from './verification.js';
-import type { VerificationStore, VerificationTx } from './verification-store.js';
+import type { Committed, VerificationStore, VerificationTx } from './verification-store.js';
 
 /** The rules a verification lives by, from the settings. */
 export interface VerificationPolicy {
@@ -44,6 +45,8 @@ export interface VerificationPolicy {
   readonly prefix: PrefixPolicy;
   /** Creates per end user's address, network and device, per client (contract 14). */
   readonly signals: SignalPolicy;
+  /** NEW_COUNTRY_LIMIT_COUNT: a client's sends per UTC hour towards a country it has no verified code in; 0: none. */
+  readonly newCountrySends: number;
   /** The channels with a provider configured: a create of another channel's type is refused, never "sent". */
   readonly offered: ReadonlySet<Channel>;
   /** The request types a workflow's later steps may take here: the registry's, whose channel is offered (contract 13). */
@@ -51,6 +54,34 @@ export interface VerificationPolicy {
   /** FALLBACK_AFTER_SECONDS, unless the client sets its own. */
   readonly fallbackAfterSeconds: number;
 }
+
+/** What a create decided before its transaction: what it sends, locks and counts, and whether it holds a send of the day's quota. */
+interface CreatePlan {
+  readonly channel: Channel;
+  /** The E.164 number the code goes out from. */
+  readonly sender: string;
+  readonly locks: readonly string[];
+  readonly serializeOn: readonly string[];
+  /** The number is on an allow list. */
+  readonly allowed: boolean;
+  readonly prefix: string | null;
+  readonly throttle: Throttle | null;
+  readonly clientThrottle: ClientThrottle | null;
+  readonly counted: readonly SignalKey[];
+  /** False: CLIENT_DAILY_SEND_LIMIT is reached (no share left to spend). */
+  readonly sendTaken: boolean;
+  /** Towards a country new to the client: whether NEW_COUNTRY_LIMIT_COUNT had room; null: not a new country. */
+  readonly newCountryTaken: boolean | null;
+  /**
+   * The client's CAPTCHA asks only under a throttle (`--captcha-when throttled`): `passed` a token was accepted,
+   * which lets the create past throttles and the new-country limit; `ask` none came, so their refusal is 403
+   * CAPTCHA_REQUIRED; null: no such CAPTCHA.
+   */
+  readonly challenge: 'passed' | 'ask' | null;
+}
+
+/** A create's verified history is read back this far: a user who verified within it is a known user. */
+export const verifiedHistoryDays = 30;
 
 /** How long an Idempotency-Key is remembered (contract 3.1). */
 export const idempotencySeconds = 24 * 60 * 60;
@@ -98,7 +129,7 @@ export type CreateOutcome =
    * `phone`: the number's own limits; `daily-quota`: the client's CLIENT_DAILY_SEND_LIMIT; `conversion`: the
    * country is throttled to the prefix limit for its low conversion (contract 10).
    */
-  | { readonly kind: 'rate-limited'; readonly reason: 'phone' | 'daily-quota' | 'conversion' | SignalKind; readonly retryAfterSeconds: number }
+  | { readonly kind: 'rate-limited'; readonly reason: 'phone' | 'daily-quota' | 'conversion' | 'new-country' | SignalKind; readonly retryAfterSeconds: number }
   | { readonly kind: 'idempotency-key-reused' }
   /** The client has a CAPTCHA: `required` no token came, `failed` it was refused or used before, `unavailable` its provider did not answer. */
   | { readonly kind: 'captcha'; readonly outcome: 'required' | 'failed' | 'unavailable' };
@@ -107,7 +138,7 @@ export type CreateOutcome =
  * Which limit refused a create: `destination` a country or line type, `prefix` a blocked prefix, `ip` the end
  * user's address or its network, `device` their device, `blocked` a block list (contract 14).
  */
-export type CreateRefusal = 'captcha' | 'destination' | 'prefix' | 'blocked' | 'phone' | 'daily-quota' | 'conversion' | 'ip' | 'device';
+export type CreateRefusal = 'captcha' | 'destination' | 'prefix' | 'blocked' | 'phone' | 'daily-quota' | 'conversion' | 'new-country' | 'ip' | 'device';
 
 export type VerifyOutcome =
   | { readonly kind: 'success'; readonly verification: Verification }
@@ -118,7 +149,7 @@ export type VerifyOutcome =
 export type ResendOutcome =
   | { readonly kind: 'resent'; readonly verification: Verification }
   | { readonly kind: 'not-pending'; readonly verification: Verification }
-  | { readonly kind: 'rate-limited'; readonly reason: 'cooldown' | 'max-sends' | 'daily-quota'; readonly retryAfterSeconds: number }
+  | { readonly kind: 'rate-limited'; readonly reason: 'cooldown' | 'max-sends' | 'daily-quota' | 'new-country'; readonly retryAfterSeconds: number }
   | { readonly kind: 'not-found' };
 
 export type ApproveOutcome =
@@ -154,8 +185,17 @@ export interface VerificationServiceDeps {
     throttleOn(route: Route, now: Date): Throttle | null;
     /** The throttle on a client for its conversion across all countries (contract 14). */
     clientThrottleOn?(clientId: string, now: Date): ClientThrottle | null;
+    /** Whether the client had a code verified in the country lately (NEW_COUNTRY_LIMIT_COUNT). */
+    knowsCountry?(clientId: string, regionCode: string): boolean;
     firstProvider(channel: Channel): string;
   };
+  /**
+   * CLIENT_DAILY_SEND_LIMIT's admissions, shared by every instance (a QuotaLimiter over the day's shares): taken
+   * before a create's or resend's transaction, so that no create of a client waits on another's lock.
+   */
+  readonly dailySends?: DailySends;
+  /** NEW_COUNTRY_LIMIT_COUNT's hourly quotas, shared by every instance (a QuotaLimiter of one send a share). */
+  readonly newCountrySends?: WindowQuota;
   /** Checks CAPTCHA tokens with their providers and remembers those accepted (contract 14). */
   readonly captcha?: { readonly verifier: CaptchaVerifier; readonly tokens: CaptchaTokenStore; readonly failOpen: boolean };
   /** The block and allow lists in force (contract 14), as this process last read them. */
@@ -191,12 +231,18 @@ export class VerificationService {
     const settings = await this.deps.clientSettings(request.clientId);
     // The CAPTCHA before anything else is read, written or counted: a create without a human refuses nothing else.
     // A relayed code comes from an auth server, not from a page: it has no widget, and that server guards its own.
+    // `throttled`: a token that comes is checked as always; without one, a throttle's refusal asks for one.
+    let challenge: CreatePlan['challenge'] = null;
     if (settings.captcha && !request.relayedCode) {
-      const captcha = await this.checkCaptcha(settings.captcha, request.captchaToken ?? null, request.signals?.ip?.address ?? null);
-      if (captcha !== 'passed') {
-        if (captcha !== 'unavailable') this.deps.observer?.createRefused('captcha');
-        return { kind: 'captcha', outcome: captcha };
+      const token = request.captchaToken ?? null;
+      if (settings.captcha.when === 'always' || token !== null) {
+        const captcha = await this.checkCaptcha(settings.captcha, token, request.signals?.ip?.address ?? null);
+        if (captcha !== 'passed') {
+          if (captcha !== 'unavailable') this.deps.observer?.createRefused('captcha');
+          return { kind: 'captcha', outcome: captcha };
+        }
       }
+      if (settings.captcha.when === 'throttled') challenge = token === null ? 'ask' : 'passed';
     }
     const refused = destinationRefused(phone, policy.destinations, settings.allowedCountries);
     if (refused) {
@@ -255,7 +301,9 @@ export class VerificationService {
       steps: 0,
     };
     const { idempotency } = request;
-    const quotaDay = policy.clientDailySends > 0 && !verification.testNumber ? utcDay(now) : null;
+    // A send of the day's quota is taken before the transaction (one short statement now and then, never a lock)
+    // and given back if the create is refused after all.
+    const dailySends = policy.clientDailySends > 0 && !verification.testNumber ? (this.deps.dailySends ?? null) : null;
     const prefix = policy.prefix.count > 0 && !verification.testNumber && !allowed ? prefixOf(phone.e164) : null;
     // Throttled to the prefix limit: with prefix velocity off there is none to throttle to.
     const throttle = prefix !== null ? this.throttleOn(verification, driver.channel, now) : null;
@@ -264,15 +312,62 @@ export class VerificationService {
     const signals = request.signals ?? null;
     const counted = verification.testNumber || allowed ? [] : signalKeys(signals, policy.signals);
     const locks = [
-      ...counted.map((k) => lockKeys.signal(request.clientId, k.kind, k.value)),
+      ...signalLocks(counted).map((k) => lockKeys.signal(request.clientId, k.kind, k.value)),
       lockKeys.phone(request.clientId, phone.e164),
-      ...(quotaDay !== null ? [lockKeys.clientSends(request.clientId)] : []),
       ...(prefix !== null ? [lockKeys.prefix(prefix)] : []),
       ...(throttle !== null ? [lockKeys.country(throttle)] : []),
       ...(clientThrottle !== null ? [lockKeys.clientThrottle(request.clientId)] : []),
     ];
     const serializeOn = [...locks, ...(idempotency ? [`key|${request.clientId}|${idempotency.key}`] : [])];
-    const committed = await store.transaction(async (tx): Promise<CreateOutcome> => {
+    const sendTaken = dailySends === null ? true : await dailySends.tryAcquire(request.clientId);
+    const newCountry = allowed ? null : this.newCountryOf(verification);
+    const newCountryTaken = newCountry === null ? null : await newCountry.quota.tryAcquire(newCountry.key);
+    let committed;
+    try {
+      committed = await this.createIn(request, verification, {
+        channel: driver.channel,
+        sender: from.e164,
+        locks,
+        serializeOn,
+        allowed,
+        prefix,
+        throttle,
+        clientThrottle,
+        counted,
+        sendTaken,
+        newCountryTaken,
+        challenge,
+      });
+    } catch (err) {
+      if (dailySends !== null && sendTaken) dailySends.release(request.clientId);
+      if (newCountry !== null && newCountryTaken) newCountry.quota.release(newCountry.key);
+      throw err;
+    }
+    if (committed.value.kind === 'captcha') this.deps.observer?.createRefused('captcha');
+    if (committed.value.kind !== 'created') {
+      // A refused create counts toward no limit: the sends it took are given back.
+      if (dailySends !== null && sendTaken) dailySends.release(request.clientId);
+      if (newCountry !== null && newCountryTaken) newCountry.quota.release(newCountry.key);
+    }
+    const outcome = dispatched(this.deps.afterCommit, committed);
+    if (outcome.kind === 'not-allowed') this.deps.observer?.createRefused(outcome.rule);
+    if (outcome.kind === 'rate-limited') this.deps.observer?.createRefused(outcome.reason === 'network' ? 'ip' : outcome.reason);
+    if (outcome.kind === 'created') {
+      this.deps.observer?.verificationCreated(outcome.verification.type, outcome.verification.countryCode);
+      if (outcome.verification.testNumber) await this.deps.testSends?.(outcome.verification);
+    }
+    return outcome;
+  }
+
+  /** A create's one transaction script: lock, read, decide, write. */
+  private createIn(request: CreateRequest, verification: Verification, plan: CreatePlan): Promise<Committed<CreateOutcome>> {
+    const { store, policy } = this.deps;
+    const { locks, serializeOn, allowed, prefix, throttle, clientThrottle, counted, sendTaken, newCountryTaken, challenge } = plan;
+    const now = verification.createdAt;
+    const phone = { e164: verification.phoneNumber };
+    const { idempotency } = request;
+    const signals = request.signals ?? null;
+    return store.transaction(async (tx): Promise<CreateOutcome> => {
       // The lock comes first in every create, so that a group of them takes its locks in one sorted statement.
       await tx.lock(locks);
       if (idempotency) {
@@ -296,7 +391,6 @@ export class VerificationService {
         phoneNumber: phone.e164,
         lookBackFrom: secondsBefore(now, phoneLookBackSeconds(policy.phoneLimit)),
         windowFrom: secondsBefore(now, policy.phoneLimit.windowSeconds),
-        day: quotaDay,
         prefix: prefix === null ? null : { prefix, since: secondsBefore(now, policy.prefix.windowSeconds), now },
         // A throttle counts only the creates made under it, as a lifted block counts only those after it.
         throttled: throttle && {
@@ -306,6 +400,16 @@ export class VerificationService {
         },
         clientThrottled: clientThrottle && { since: latest(secondsBefore(now, policy.prefix.windowSeconds), clientThrottle.throttledAt) },
         signals: { keys: counted, since: secondsBefore(now, policy.signals.windowSeconds) },
+        // Only a create a throttle or the new-country cap may refuse asks whether it is a known user's.
+        verifiedSince:
+          throttle !== null || clientThrottle !== null || newCountryTaken === false
+            ? {
+                ip: signals?.ip?.address ?? null,
+                network: signals?.ip?.network ?? null,
+                device: signals?.deviceId ?? null,
+                since: secondsBefore(now, verifiedHistoryDays * 86_400),
+              }
+            : null,
       });
       if (prefix !== null && history.prefix !== null) {
         const decision = decidePrefix(history.prefix, now, policy.prefix);
@@ -320,41 +424,48 @@ export class VerificationService {
           };
         }
       }
-      const countryThrottled = history.throttled ? decideThrottled(history.throttled, now, policy.prefix) : { allowed: true as const };
-      const throttled = !countryThrottled.allowed
+      // A number, address, network or device with a verified code is a known user's: a throttle falls on the
+      // attack, not on them, and a new country is not new to them.
+      const known = history.verifiedBefore || challenge === 'passed';
+      const countryThrottled = history.throttled && !known ? decideThrottled(history.throttled, now, policy.prefix) : { allowed: true as const };
+      const throttled = known
+        ? countryThrottled
+        : !countryThrottled.allowed
         ? countryThrottled
         : history.clientThrottled
           ? decideThrottled(history.clientThrottled, now, policy.prefix)
           : countryThrottled;
       // A relayed code is sent when its auth server says: the number's own limits are that server's to keep.
       const phoneLimit = allowed || verification.relayed ? { allowed: true as const } : decidePhoneLimit(history.phone, now, policy.phoneLimit);
-      const quota = decideDailyQuota(history.clientSendsToday, policy.clientDailySends, now);
       const signalled = decideSignals(counted, history.signals, now, policy.signals.windowSeconds);
       const refusal = !signalled.allowed
         ? { reason: signalled.kind, retryAfterSeconds: signalled.retryAfterSeconds }
         : !throttled.allowed
         ? { reason: 'conversion' as const, retryAfterSeconds: throttled.retryAfterSeconds }
+        : newCountryTaken === false && !known
+        ? { reason: 'new-country' as const, retryAfterSeconds: untilNextHour(now) }
         : !phoneLimit.allowed
         ? { reason: 'phone' as const, retryAfterSeconds: phoneLimit.retryAfterSeconds }
-        : !quota.allowed
-          ? { reason: 'daily-quota' as const, retryAfterSeconds: quota.retryAfterSeconds }
+        : !sendTaken
+          ? { reason: 'daily-quota' as const, retryAfterSeconds: untilNextUtcDay(now) }
           : null;
       if (refusal) {
         // A refused create leaves nothing behind, its key included.
         if (idempotency) await tx.releaseIdempotencyKey(request.clientId, idempotency.key);
+        // A person can pass a throttle where a script cannot: the client's CAPTCHA is asked for before refusing.
+        if (challenge === 'ask' && (refusal.reason === 'conversion' || refusal.reason === 'new-country')) return { kind: 'captcha', outcome: 'required' };
         return { kind: 'rate-limited', ...refusal };
       }
       tx.insert(verification, signals);
-      if (quotaDay !== null) tx.countSend(request.clientId, quotaDay);
       const claimedUntil = this.deps.afterCommit.claimUntil('send', now);
       // A claimed job's first attempt is under way as it is written.
       const job = {
         verificationId: verification.id,
-        channel: driver.channel,
-        sender: from.e164,
+        channel: plan.channel,
+        sender: plan.sender,
         status: 'pending',
         attempts: claimedUntil ? 1 : 0,
-        provider: this.deps.firstProvider?.(driver.channel) ?? null,
+        provider: this.deps.firstProvider?.(plan.channel) ?? null,
         providerFailures: 0,
         dueAt: now,
         claimedUntil,
@@ -364,14 +475,6 @@ export class VerificationService {
       tx.enqueueSend(job, verification);
       return { kind: 'created', verification };
     }, serializeOn);
-    const outcome = dispatched(this.deps.afterCommit, committed);
-    if (outcome.kind === 'not-allowed') this.deps.observer?.createRefused(outcome.rule);
-    if (outcome.kind === 'rate-limited') this.deps.observer?.createRefused(outcome.reason === 'network' ? 'ip' : outcome.reason);
-    if (outcome.kind === 'created') {
-      this.deps.observer?.verificationCreated(outcome.verification.type, outcome.verification.countryCode);
-      if (outcome.verification.testNumber) await this.deps.testSends?.(outcome.verification);
-    }
-    return outcome;
   }
 
   /**
@@ -387,6 +490,17 @@ export class VerificationService {
     if (judged === 'failed' || (judged === 'unavailable' && !captcha.failOpen)) return judged;
     const now = clock.now();
     return (await captcha.tokens.claim(token, now, secondsBefore(now, captchaTokenSeconds))) ? 'passed' : 'failed';
+  }
+
+  /**
+   * NEW_COUNTRY_LIMIT_COUNT's quota and key for a send towards a country the client has no verified code in; null
+   * when the country is known to the client, the cap is off, or the number is a test number.
+   */
+  private newCountryOf(v: Verification): { quota: WindowQuota; key: string } | null {
+    const quota = this.deps.newCountrySends;
+    const known = this.deps.conversion?.knowsCountry;
+    if (!quota || !known || this.deps.policy.newCountrySends === 0 || v.testNumber || v.regionCode === null) return null;
+    return known.call(this.deps.conversion, v.clientId, v.regionCode) ? null : { quota, key: newCountryKey(v.clientId, v.regionCode) };
   }
 
   /** The throttle on the route a new verification's first send takes, if its country is throttled. */
@@ -431,12 +545,36 @@ export class VerificationService {
    * id), from the channel's first provider, at most OTP_MAX_SENDS sends and no sooner than the cool-down.
    */
   async resend(clientId: string, id: string): Promise<ResendOutcome> {
+    const { store, policy } = this.deps;
+    // A resend is a send (CLIENT_DAILY_SEND_LIMIT): its share is taken first, and given back unless it resends.
+    const dailySends = policy.clientDailySends > 0 ? (this.deps.dailySends ?? null) : null;
+    const sendTaken = dailySends === null ? true : await dailySends.tryAcquire(clientId);
+    // A resend towards a country new to the client counts as its create did (NEW_COUNTRY_LIMIT_COUNT): the
+    // verification is read first for its country, only when that cap is on.
+    const known = this.deps.newCountrySends && policy.newCountrySends > 0 ? await store.find(clientId, id) : null;
+    const newCountry = known ? this.newCountryOf(known) : null;
+    const newCountryTaken = newCountry === null ? null : await newCountry.quota.tryAcquire(newCountry.key);
+    const giveBack = () => {
+      if (dailySends !== null && sendTaken) dailySends.release(clientId);
+      if (newCountry !== null && newCountryTaken) newCountry.quota.release(newCountry.key);
+    };
+    let committed;
+    try {
+      committed = await this.resendIn(clientId, id, sendTaken, newCountryTaken);
+    } catch (err) {
+      giveBack();
+      throw err;
+    }
+    if (committed.value.kind !== 'resent' || committed.value.verification.testNumber) giveBack();
+    const outcome = dispatched(this.deps.afterCommit, committed);
+    if (outcome.kind === 'resent' && outcome.verification.testNumber) await this.deps.testSends?.(outcome.verification);
+    return outcome;
+  }
+
+  /** A resend's one transaction script; `sendTaken` false: the day's quota has no send left for it. */
+  private resendIn(clientId: string, id: string, sendTaken: boolean, newCountryTaken: boolean | null): Promise<Committed<ResendOutcome>> {
     const { store, policy, clock } = this.deps;
-    const quota = policy.clientDailySends > 0;
-    const locks = quota ? [lockKeys.clientSends(clientId)] : [];
-    const committed = await store.transaction(async (tx): Promise<ResendOutcome> => {
-      // A resend is a send (CLIENT_DAILY_SEND_LIMIT); the client's lock before the row's, as creates take theirs.
-      if (quota) await tx.lock(locks);
+    return store.transaction(async (tx): Promise<ResendOutcome> => {
       const current = await tx.findForUpdate(id, clientId);
       if (!current) return { kind: 'not-found' };
       const now = clock.now();
@@ -457,12 +595,8 @@ export class VerificationService {
             tx.update(next);
             return { kind: 'resent', verification: next };
           }
-          if (quota) {
-            const day = utcDay(now);
-            const allowed = decideDailyQuota(await tx.clientSendsOn(clientId, day), policy.clientDailySends, now);
-            if (!allowed.allowed) return { kind: 'rate-limited', reason: 'daily-quota', retryAfterSeconds: allowed.retryAfterSeconds };
-            tx.countSend(clientId, day);
-          }
+          if (newCountryTaken === false) return { kind: 'rate-limited', reason: 'new-country', retryAfterSeconds: untilNextHour(now) };
+          if (!sendTaken) return { kind: 'rate-limited', reason: 'daily-quota', retryAfterSeconds: untilNextUtcDay(now) };
           const job = await tx.findSendJob(id);
           if (!job) throw new Error(`verification ${id} has no send job`);
           tx.update(decision.next);
@@ -471,10 +605,7 @@ export class VerificationService {
           return { kind: 'resent', verification: decision.next };
         }
       }
-    }, [`verification|${id}`, ...locks]);
-    const outcome = dispatched(this.deps.afterCommit, committed);
-    if (outcome.kind === 'resent' && outcome.verification.testNumber) await this.deps.testSends?.(outcome.verification);
-    return outcome;
+    }, [`verification|${id}`]);
   }
 
   /** Cancel (contract 9): FAILED, CANCELED, with its event; a send not yet made is not made. */

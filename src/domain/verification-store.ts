@@ -9,10 +9,9 @@ import type { Delivery, Verification } from './verification.js';
 import type { SignalKind, Signals, SignalState } from './signals.js';
 import type { DeliveryReceipt } from './send-result.js';
 
-/** What a create reads before it decides: the number's history, the client's sends that day, its prefix. */
+/** What a create reads before it decides: the number's history, its prefix, its throttles and signals. */
 export interface CreateHistory {
   readonly phone: PhoneHistory;
-  readonly clientSendsToday: number;
   /** Null when not asked. */
   readonly prefix: PrefixState | null;
   /** A throttled country's creates; null when not asked. */
@@ -21,6 +20,8 @@ export interface CreateHistory {
   readonly clientThrottled: ThrottledState | null;
   /** Each asked signal's creates by the client still holding their place, in the order asked. */
   readonly signals: readonly SignalState[];
+  /** With `verifiedSince`: the number, address, network or device had a code of the client's verified since then. */
+  readonly verifiedBefore: boolean;
 }
 
 /** What a create asks for its history: the prefix read goes out with the others, in the same group flush. */
@@ -29,8 +30,11 @@ export interface CreateHistoryQuery {
   readonly phoneNumber: string;
   readonly lookBackFrom: Date;
   readonly windowFrom: Date;
-  /** The UTC day whose sends by the client are read too; null: none. */
-  readonly day: string | null;
+  /**
+   * Asked by a create a throttle would refuse: whether the client had a code of this number, or from this
+   * address, network or device (null: not given), verified since `since`.
+   */
+  readonly verifiedSince?: { readonly ip: string | null; readonly network: string | null; readonly device: string | null; readonly since: Date } | null;
   /** The prefix whose creates since `since` (and block in force at `now`) are read too; null: none. */
   readonly prefix: { readonly prefix: string; readonly since: Date; readonly now: Date } | null;
   /** A throttled country (conversion, contract 10) whose creates since `since` are read too; null: none. */
@@ -41,7 +45,7 @@ export interface CreateHistoryQuery {
    * Signals (contract 14) whose creates by the client since `since`, verified ones and test numbers aside, are
    * read too; empty: none.
    */
-  readonly signals: { readonly keys: readonly { readonly kind: SignalKind; readonly value: string }[]; readonly since: Date };
+  readonly signals: { readonly keys: readonly { readonly kind: SignalKind; readonly value: string; readonly network?: string }[]; readonly since: Date };
 }
 
 /** What claiming an Idempotency-Key found. */
@@ -61,16 +65,16 @@ export interface VerificationTx {
    */
   lock(keys: readonly string[]): Promise<void>;
   /**
-   * Creation times of the number's verifications by this client, as the limit rule reads them; with `day`, also
-   * the client's sends counted that day (else 0); with `prefix`, the creates towards it (every client's, test
+   * Creation times of the number's verifications by this client, as the limit rule reads them; with `prefix`, the creates towards it (every client's, test
    * numbers aside) and its block. Lock what is read first for exact counts across instances.
    */
   phoneHistory(query: CreateHistoryQuery): Promise<CreateHistory>;
   /** Blocks a prefix until `until`, written with the rest of the transaction (and kept when a create is refused). */
   blockPrefix(prefix: string, at: Date, until: Date): void;
-  /** The client's sends counted on `day` (lock them first for an exact count). */
-  clientSendsOn(clientId: string, day: string): Promise<number>;
-  /** Counts one send of the client on `day`, written with the rest of the transaction. */
+  /**
+   * Counts one send of the client on `day`, written with the rest of the transaction, past CLIENT_DAILY_SEND_LIMIT
+   * if need be (a workflow step: its verification's first send was admitted already).
+   */
   countSend(clientId: string, day: string): void;
   /**
    * Records that `key` made `verificationId`, unless a record newer than `staleBefore` exists; a concurrent

@@ -1,9 +1,12 @@
 /** What a 429 RATE_LIMITED says, by the limit that refused (create and resend share the client's daily quota). */
 export const rateLimitMessages = {
   phone: 'Too many verifications for this phone number; retry later',
-  'daily-quota': 'This client has made its sends for today (CLIENT_DAILY_SEND_LIMIT); retry after midnight UTC',
+  'daily-quota':
+    "This client has made all the sends it may make today (the service's CLIENT_DAILY_SEND_LIMIT, 10000 a day unless its operator set another); retry after midnight UTC, or ask the operator to raise CLIENT_DAILY_SEND_LIMIT",
   conversion:
     "Too many verifications towards this number's country, or from this client: few of their codes are verified lately, so they are throttled (MIN_CONVERSION); retry later",
+  'new-country':
+    "Too many verifications this hour towards a country where none of this client's codes was verified lately (NEW_COUNTRY_LIMIT_COUNT); retry after the hour, or once a code there is verified",
   ip: "Too many verifications from this end user's address (IP_LIMIT_COUNT); retry later",
   network: "Too many verifications from this end user's network, the /24 or /48 of its address (IP_PREFIX_LIMIT_COUNT); retry later",
   device: "Too many verifications from this end user's device (DEVICE_LIMIT_COUNT); retry later",

@@ -134,7 +134,13 @@ export function parseClientSettings(raw: unknown): ClientSettings {
 /** A stored CAPTCHA setting; anything not of its shape reads as none. */
 function captchaOf(raw: unknown): CaptchaSetting | null {
   if (typeof raw !== 'object' || raw === null) return null;
-  const { provider, secret, minScore } = raw as Record<string, unknown>;
+  const { provider, secret, minScore, when } = raw as Record<string, unknown>;
   if (!(captchaProviders as readonly unknown[]).includes(provider) || typeof secret !== 'string') return null;
-  return { provider: provider as CaptchaProvider, secret, minScore: typeof minScore === 'number' ? minScore : defaultMinScore };
+  return {
+    provider: provider as CaptchaProvider,
+    secret,
+    minScore: typeof minScore === 'number' ? minScore : defaultMinScore,
+    // Settings stored before issue 20 had no `when`: they asked always.
+    when: when === 'throttled' ? 'throttled' : 'always',
+  };
 }

@@ -89,6 +89,19 @@ export class SqlConversionStore implements ConversionStore {
     return rows.map(toClientThrottle);
   }
 
+  async verifiedCountries(since: Date, keptSince: Date): Promise<{ clientId: string; regionCode: string }[]> {
+    // The last hour's creates, client by client through the (client_id, created_at) index, as traffic() reads them.
+    await sql`
+      INSERT INTO client_countries (client_id, region_code, verified_at)
+        SELECT v.client_id, v.region_code, max(v.created_at) FROM verifications v
+          WHERE v.client_id = ANY(ARRAY(SELECT id FROM clients)) AND v.created_at > ${since} AND v.status = 'SUCCESS'
+            AND v.region_code IS NOT NULL AND NOT v.test_number
+          GROUP BY v.client_id, v.region_code
+      ON CONFLICT (client_id, region_code) DO UPDATE SET verified_at = greatest(client_countries.verified_at, excluded.verified_at)`.execute(this.db);
+    const rows = await this.db.selectFrom('client_countries').select(['client_id', 'region_code']).where('verified_at', '>', keptSince).execute();
+    return rows.map((r) => ({ clientId: r.client_id, regionCode: r.region_code }));
+  }
+
   async activeClients(now: Date): Promise<ClientThrottle[]> {
     const rows = await this.db.selectFrom('client_throttles').selectAll().where('throttled_until', '>', now).execute();
     return rows.map(toClientThrottle);

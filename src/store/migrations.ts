@@ -432,6 +432,39 @@ const migrations: Record<string, Migration> = {
       `);
     },
   },
+  '0026_daily_send_shares': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- CLIENT_DAILY_SEND_LIMIT is claimed in shares (DailySendStore): a day's sends count what instances have
+        -- claimed, and a claim's grant is returned from the same statement that raised the count.
+        ALTER TABLE client_daily_sends ADD COLUMN last_grant integer NOT NULL DEFAULT 0;
+      `);
+    },
+  },
+  '0027_new_country_limit': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- NEW_COUNTRY_LIMIT_COUNT (issue 20): the countries where each client has had a code verified, and when
+        -- last; the conversion watch adds to it from the last hour as it reads conversion, and every instance
+        -- holds it in memory. Seeded from the verifications kept.
+        CREATE TABLE client_countries (
+          client_id uuid NOT NULL,
+          region_code text NOT NULL,
+          verified_at timestamptz NOT NULL,
+          PRIMARY KEY (client_id, region_code)
+        );
+        INSERT INTO client_countries (client_id, region_code, verified_at)
+          SELECT client_id, region_code, max(created_at) FROM verifications
+            WHERE status = 'SUCCESS' AND region_code IS NOT NULL AND NOT test_number
+            GROUP BY client_id, region_code;
+        -- A share claimed from a window's quota (QuotaLimiter) is read back from the statement that claimed it.
+        ALTER TABLE rate_counters ADD COLUMN last_grant integer NOT NULL DEFAULT 0;
+        -- An address is found through its network's index (same client, same /24 or /48): one index fewer to
+        -- write on every create that sends signals.
+        DROP INDEX verifications_signal_ip;
+      `);
+    },
+  },
   '0028_zitadel_signing_key': {
     async up(db: Kysely<unknown>) {
       await runStatements(db, `

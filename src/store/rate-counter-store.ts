@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { hourWindowPrefix } from '../domain/new-country.js';
 import type { QuotaStore } from '../domain/quota-limiter.js';
 import type { CounterStore } from '../domain/window-counter.js';
 import type { Database } from './schema.js';
@@ -8,31 +9,18 @@ export class SqlCounterStore implements CounterStore, QuotaStore {
   constructor(private readonly db: Kysely<Database>) {}
 
   /**
-   * The (key, window) row is made if missing, then locked, raised by at most `want` without passing `limit`, and
-   * the difference is what was granted: exact whatever other instances claim at the same moment. Claims are
-   * rare (one per share of the quota), so a short transaction of its own costs little.
+   * One statement: the (key, window) row is made or raised by at most `want` without passing `limit`, under the
+   * row's own lock, and answers what it granted: exact whatever other instances claim at the same moment.
    */
   async claim(key: string, windowStart: number, want: number, limit: number): Promise<number> {
-    const start = new Date(windowStart);
-    return this.db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('rate_counters')
-        .values({ key, window_start: start, count: 0 })
-        .onConflict((oc) => oc.columns(['key', 'window_start']).doNothing())
-        .execute();
-      const row = await trx
-        .selectFrom('rate_counters')
-        .select('count')
-        .where('key', '=', key)
-        .where('window_start', '=', start)
-        .forUpdate()
-        .executeTakeFirstOrThrow();
-      const granted = Math.max(0, Math.min(want, limit - row.count));
-      if (granted > 0) {
-        await trx.updateTable('rate_counters').set({ count: row.count + granted }).where('key', '=', key).where('window_start', '=', start).execute();
-      }
-      return granted;
-    });
+    const { rows } = await sql<{ last_grant: number }>`
+      INSERT INTO rate_counters AS c (key, window_start, count, last_grant)
+        VALUES (${key}, ${new Date(windowStart)}, least(${want}::int, ${limit}::int), least(${want}::int, ${limit}::int))
+      ON CONFLICT (key, window_start) DO UPDATE
+        SET count = greatest(c.count, least(c.count + ${want}::int, ${limit}::int)),
+            last_grant = greatest(0, least(${want}::int, ${limit}::int - c.count))
+      RETURNING last_grant`.execute(this.db);
+    return rows[0]?.last_grant ?? 0;
   }
 
   async add(entries: readonly { key: string; windowStart: number; delta: number }[]): Promise<number[]> {
@@ -49,8 +37,15 @@ export class SqlCounterStore implements CounterStore, QuotaStore {
     return entries.map((e) => totals.get(`${e.key}@${e.windowStart}`) ?? e.delta);
   }
 
-  /** Drops windows that ended before `before`. */
+  /**
+   * Drops windows that started before `before`; an hour's window (hourWindowKey) is kept until two hours before
+   * it, so that no window in force is dropped and counted afresh.
+   */
   async prune(before: Date): Promise<void> {
-    await this.db.deleteFrom('rate_counters').where('window_start', '<', before).execute();
+    await this.db
+      .deleteFrom('rate_counters')
+      .where('window_start', '<', before)
+      .where((eb) => eb.or([eb('key', 'not like', `${hourWindowPrefix}%`), eb('window_start', '<', new Date(before.getTime() - 2 * 3_600_000))]))
+      .execute();
   }
 }

@@ -178,6 +178,15 @@ export interface RateCountersTable {
   key: string;
   window_start: Timestamp;
   count: number;
+  /** What the last claim of a share granted (0027). */
+  last_grant: Generated<number>;
+}
+
+/** The countries where a client has had a code verified (NEW_COUNTRY_LIMIT_COUNT), and when last. */
+export interface ClientCountriesTable {
+  client_id: string;
+  region_code: string;
+  verified_at: Timestamp;
 }
 
 /** A number lookup (0006). */
@@ -194,12 +203,17 @@ export interface LookupsTable {
   created_at: Timestamp;
 }
 
-/** Sends per client and UTC day, for CLIENT_DAILY_SEND_LIMIT. */
+/**
+ * Sends per client and UTC day, for CLIENT_DAILY_SEND_LIMIT: what instances have claimed of the quota (each
+ * spends its share locally) and the workflow steps counted as they commit.
+ */
 export interface ClientDailySendsTable {
   client_id: string;
   /** YYYY-MM-DD. */
   day: string;
   sends: number;
+  /** What the last claim granted (0026): read back by the claim's own statement. */
+  last_grant: Generated<number>;
 }
 
 /** A range blocked by prefix velocity (contract 10). */
@@ -223,6 +237,7 @@ export interface Database {
   parked_receipts: ParkedReceiptsTable;
   lookups: LookupsTable;
   client_daily_sends: ClientDailySendsTable;
+  client_countries: ClientCountriesTable;
   prefix_blocks: PrefixBlocksTable;
   country_throttles: CountryThrottlesTable;
   number_lists: NumberListsTable;

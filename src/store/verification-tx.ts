@@ -13,16 +13,17 @@ import type { Database, VerificationsTable } from './schema.js';
 import { isUuid } from './uuid.js';
 import { attemptsJson, historyOf, sendJobRow, signalColumns, toSendJob, toVerification, verificationRow } from './verification-rows.js';
 
-/** What createStates read, by key: `client|phone`, `client|day`, the prefix, `region|calling code`. */
+/** What createStates read, by key: `client|phone`, the prefix, `region|calling code`. */
 interface CreateStates {
   readonly phones: Map<string, Date[]>;
-  readonly sends: Map<string, number>;
   readonly prefixes: Map<string, PrefixState>;
   readonly countries: Map<string, ThrottledState>;
   /** By `kind|client|value`. */
   readonly signals: Map<string, SignalState>;
   /** Throttled clients' sends, by client id. */
   readonly clients: Map<string, ThrottledState>;
+  /** The asked creates (by their place in the group) whose number, address, network or device verified before. */
+  readonly verified: Set<number>;
 }
 
 /** The column each signal kind is kept in. */
@@ -240,12 +241,10 @@ export class GroupTransaction {
 
   /**
    * Everything a group's creates read before they decide, in one statement: each number's recent creates by
-   * the client (phone limits), and what the fraud and cost limits ask for (contract 10): the clients' sends today
-   * (daily quota), each prefix's creates and block (prefix velocity), each throttled country's creates
+   * the client (phone limits), and what the fraud and cost limits ask for (contract 10): each prefix's creates and block (prefix velocity), each throttled country's creates
    * (conversion). Each part has rows to read only when some create asks for it.
    */
   private async createStates(asked: readonly CreateHistoryQuery[]): Promise<CreateStates> {
-    const quotas = asked.flatMap((h) => (h.day === null ? [] : [{ clientId: h.clientId, day: h.day }]));
     const prefixes = asked.flatMap((h) => (h.prefix ? [h.prefix] : []));
     const countries = new Map<string, { regionCode: string; countryCode: string; since: Date }>();
     for (const h of asked) {
@@ -266,17 +265,22 @@ export class GroupTransaction {
       const seen = throttledClients.get(h.clientId);
       if (!seen || h.clientThrottled.since < seen) throttledClients.set(h.clientId, h.clientThrottled.since);
     }
-    // One part per kind of signal, so that each keeps its own partial index.
+    // One part per kind of signal. An address is found through its network's partial index (0027 dropped the
+    // address's own: one index fewer to write on every create), the network and the device through theirs.
     const signalParts = (['ip', 'network', 'device'] as const).map((kind) => {
-      const asks = asked.flatMap((h) => h.signals.keys.filter((k) => k.kind === kind).map((k) => ({ clientId: h.clientId, value: k.value, since: h.signals.since })));
+      const asks = asked.flatMap((h) =>
+        h.signals.keys.filter((k) => k.kind === kind).map((k) => ({ clientId: h.clientId, value: k.value, network: k.network ?? null, since: h.signals.since })),
+      );
       const column = sql.ref(`v.${signalColumn[kind]}`);
+      const inNetwork = kind === 'ip' ? sql`AND v.signal_network = s.network` : sql``;
       return sql`
       UNION ALL
-      SELECT ${kind}::text, s.client::text || '|' || s.value, count(v.id)::int, NULL, min(v.created_at)
-        FROM unnest(${asks.map((a) => a.clientId)}::uuid[], ${asks.map((a) => a.value)}::text[],
-            ${asks.map((a) => a.since.toISOString())}::timestamptz[]) AS s (client, value, since)
-          LEFT JOIN verifications v ON v.client_id = s.client AND ${column} = s.value AND v.created_at > s.since
-            AND v.status <> 'SUCCESS' AND NOT v.test_number
+      SELECT ${kind}::text, s.client::text || '|' || s.value, (count(v.id) FILTER (WHERE v.status <> 'SUCCESS'))::int, NULL,
+          min(v.created_at) FILTER (WHERE v.status <> 'SUCCESS'), (count(v.id) FILTER (WHERE v.status = 'SUCCESS'))::int
+        FROM unnest(${asks.map((a) => a.clientId)}::uuid[], ${asks.map((a) => a.value)}::text[], ${asks.map((a) => a.network)}::text[],
+            ${asks.map((a) => a.since.toISOString())}::timestamptz[]) AS s (client, value, network, since)
+          LEFT JOIN verifications v ON v.client_id = s.client AND ${column} = s.value ${inNetwork} AND v.created_at > s.since
+            AND NOT v.test_number
         GROUP BY s.client, s.value`;
     });
     // Resends count wherever sends count (contract 14): a prefix's and a throttled country's creates are counted
@@ -285,45 +289,63 @@ export class GroupTransaction {
     // counts the partial one on (left(phone_number, -3), created_at), country counts the one on (client_id,
     // created_at), client by client over the window. A prefix block that is over (served, or lifted) starts its
     // count afresh.
-    const { rows } = await sql<{ kind: 'phone' | 'sends' | 'prefix' | 'country' | 'client' | SignalKind; key: string; n: number; until: Date | null; oldest: Date | null }>`
+    // Verified history, asked only by creates a throttle would refuse: each signal its own partial index.
+    const historyAsks = asked.flatMap((h, i) => (h.verifiedSince ? [{ i, clientId: h.clientId, phone: h.phoneNumber, ...h.verifiedSince }] : []));
+    // An address through its network's index, as the signal counts find it.
+    const verifiedOn = (column: string, value: string) =>
+      sql`(${sql.ref(`q.${value}`)} IS NOT NULL AND EXISTS (SELECT 1 FROM verifications v WHERE v.client_id = q.client
+        AND ${sql.ref(`v.${column}`)} = ${sql.ref(`q.${value}`)} ${column === 'signal_ip' ? sql`AND v.signal_network = q.network` : sql``}
+        AND v.created_at > q.since AND v.status = 'SUCCESS'))`;
+    const { rows } = await sql<{
+      kind: 'phone' | 'prefix' | 'country' | 'client' | 'verified' | SignalKind;
+      key: string;
+      n: number;
+      until: Date | null;
+      oldest: Date | null;
+      verified: number;
+    }>`
       SELECT 'phone' AS kind, v.client_id::text || '|' || v.phone_number AS key, 0 AS n, NULL::timestamptz AS until,
-          v.created_at AS oldest
+          v.created_at AS oldest, 0 AS verified
         FROM verifications v
         WHERE (v.client_id, v.phone_number) IN (SELECT * FROM unnest(${asked.map((h) => h.clientId)}::uuid[], ${asked.map((h) => h.phoneNumber)}::text[]))
           AND v.created_at > ${lookBackFrom}
-      UNION ALL
-      SELECT 'sends', s.client_id::text || '|' || to_char(s.day, 'YYYY-MM-DD'), s.sends, NULL, NULL
-        FROM client_daily_sends s
-        WHERE (s.client_id, s.day) IN (SELECT * FROM unnest(${quotas.map((q) => q.clientId)}::uuid[], ${quotas.map((q) => q.day)}::date[]))
       UNION ALL
       SELECT 'prefix', p.prefix,
           (SELECT coalesce(sum(v.send_requests), 0)::int FROM verifications v
             WHERE left(v.phone_number, -3) = p.prefix AND NOT v.test_number
               AND v.created_at > greatest(${since}::timestamptz, b.blocked_until)),
-          b.blocked_until, NULL
+          b.blocked_until, NULL, 0
         FROM unnest(${[...new Set(prefixes.map((p) => p.prefix))]}::text[]) AS p (prefix) LEFT JOIN prefix_blocks b ON b.prefix = p.prefix
       UNION ALL
-      SELECT 'country', c.region || '|' || c.cc, coalesce(sum(v.send_requests), 0)::int, NULL, min(v.created_at)
+      SELECT 'country', c.region || '|' || c.cc, coalesce(sum(v.send_requests), 0)::int, NULL, min(v.created_at), 0
         FROM unnest(${throttled.map((c) => c.regionCode)}::text[], ${throttled.map((c) => c.countryCode)}::text[],
             ${throttled.map((c) => c.since.toISOString())}::timestamptz[]) AS c (region, cc, since)
           LEFT JOIN verifications v ON v.client_id = ANY(ARRAY(SELECT id FROM clients)) AND v.created_at > c.since
             AND v.region_code = c.region AND v.country_code = c.cc AND NOT v.test_number
         GROUP BY c.region, c.cc
       UNION ALL
-      SELECT 'client', c.client::text, coalesce(sum(v.send_requests), 0)::int, NULL, min(v.created_at)
+      SELECT 'client', c.client::text, coalesce(sum(v.send_requests), 0)::int, NULL, min(v.created_at), 0
         FROM unnest(${[...throttledClients.keys()]}::uuid[], ${[...throttledClients.values()].map((d) => d.toISOString())}::timestamptz[]) AS c (client, since)
           LEFT JOIN verifications v ON v.client_id = c.client AND v.created_at > c.since AND NOT v.test_number
         GROUP BY c.client
+      UNION ALL
+      SELECT 'verified', q.i::text, 0, NULL, NULL,
+          (${verifiedOn('phone_number', 'phone')} OR ${verifiedOn('signal_ip', 'ip')} OR ${verifiedOn('signal_network', 'network')}
+            OR ${verifiedOn('signal_device', 'device')})::int
+        FROM unnest(${historyAsks.map((q) => q.i)}::int[], ${historyAsks.map((q) => q.clientId)}::uuid[], ${historyAsks.map((q) => q.phone)}::text[],
+            ${historyAsks.map((q) => q.ip)}::text[], ${historyAsks.map((q) => q.network)}::text[], ${historyAsks.map((q) => q.device)}::text[],
+            ${historyAsks.map((q) => q.since.toISOString())}::timestamptz[]) AS q (i, client, phone, ip, network, device, since)
       ${sql.join(signalParts, sql``)}`.execute(this.trx);
-    const states: CreateStates = { phones: new Map(), sends: new Map(), prefixes: new Map(), countries: new Map(), signals: new Map(), clients: new Map() };
+    const states: CreateStates = { phones: new Map(), prefixes: new Map(), countries: new Map(), signals: new Map(), clients: new Map(), verified: new Set() };
     for (const r of rows) {
       const until = r.until === null ? null : new Date(r.until);
       if (r.kind === 'phone') states.phones.set(r.key, [...(states.phones.get(r.key) ?? []), new Date(r.oldest as Date)]);
-      else if (r.kind === 'sends') states.sends.set(r.key, Number(r.n));
       else if (r.kind === 'prefix') states.prefixes.set(r.key, { recentCreates: Number(r.n), blockedUntil: until !== null && until > now ? until : null });
       else if (r.kind === 'client') states.clients.set(r.key, { recentCreates: Number(r.n), oldest: r.oldest === null ? null : new Date(r.oldest) });
       else if (r.kind === 'country') states.countries.set(r.key, { recentCreates: Number(r.n), oldest: r.oldest === null ? null : new Date(r.oldest) });
-      else states.signals.set(`${r.kind}|${r.key}`, { recentCreates: Number(r.n), oldest: r.oldest === null ? null : new Date(r.oldest) });
+      else if (r.kind === 'verified') {
+        if (Number(r.verified) > 0) states.verified.add(Number(r.key));
+      } else states.signals.set(`${r.kind}|${r.key}`, { recentCreates: Number(r.n), oldest: r.oldest === null ? null : new Date(r.oldest), verified: Number(r.verified) });
     }
     return states;
   }
@@ -367,13 +389,13 @@ export class GroupTransaction {
     if (histories.length > 0) {
       await settle(histories, async () => {
         const states = await this.createStates(histories.map((h) => h.item));
-        return histories.map(({ item }) => ({
+        return histories.map(({ item }, i) => ({
+          verifiedBefore: states.verified.has(i),
           prefix: item.prefix && (states.prefixes.get(item.prefix.prefix) ?? { recentCreates: 0, blockedUntil: null }),
           throttled: item.throttled && (states.countries.get(`${item.throttled.regionCode}|${item.throttled.countryCode}`) ?? { recentCreates: 0, oldest: null }),
           phone: historyOf(states.phones.get(`${item.clientId}|${item.phoneNumber}`) ?? [], item.lookBackFrom, item.windowFrom),
-          clientSendsToday: item.day === null ? 0 : (states.sends.get(`${item.clientId}|${item.day}`) ?? 0),
           clientThrottled: item.clientThrottled && (states.clients.get(item.clientId) ?? { recentCreates: 0, oldest: null }),
-          signals: item.signals.keys.map((k) => states.signals.get(`${k.kind}|${item.clientId}|${k.value}`) ?? { recentCreates: 0, oldest: null }),
+          signals: item.signals.keys.map((k) => states.signals.get(`${k.kind}|${item.clientId}|${k.value}`) ?? { recentCreates: 0, oldest: null, verified: 0 }),
         }));
       });
     }
@@ -414,13 +436,6 @@ export class SqlVerificationTx implements VerificationTx {
 
   phoneHistory(query: CreateHistoryQuery): Promise<CreateHistory> {
     return this.group.history(query);
-  }
-
-  async clientSendsOn(clientId: string, day: string): Promise<number> {
-    const row = await this.group.alone((trx) =>
-      trx.selectFrom('client_daily_sends').select('sends').where('client_id', '=', clientId).where('day', '=', day).executeTakeFirst(),
-    );
-    return row?.sends ?? 0;
   }
 
   countSend(clientId: string, day: string): void {

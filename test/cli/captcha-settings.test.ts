@@ -26,7 +26,15 @@ describe('otp-service clients update --captcha', { skip: postgresSkip }, () => {
       provider: 'turnstile',
       secret: '0x4A… (25 characters)',
       minScore: 0.7,
+      when: 'always',
     });
+    // Issue 20: the CAPTCHA asked for only when a throttle would refuse.
+    assert.equal((await cli('clients', 'update', clientId, '--captcha-when', 'throttled')).code, 0);
+    const throttled = JSON.parse((await cli('clients', 'show', clientId, '--json')).stdout) as { settings: { captcha: { when: string; minScore: number } } };
+    assert.deepEqual([throttled.settings.captcha.when, throttled.settings.captcha.minScore], ['throttled', 0.7]);
+    const badWhen = await cli('clients', 'update', clientId, '--captcha-when', 'sometimes');
+    assert.notEqual(badWhen.code, 0);
+    assert.match(badWhen.stderr, /--captcha-when takes always or throttled/);
     const bad = await cli('clients', 'update', clientId, '--captcha', 'friendlycaptcha');
     assert.notEqual(bad.code, 0);
     assert.match(bad.stderr, /--captcha takes turnstile, hcaptcha, recaptcha or none/);

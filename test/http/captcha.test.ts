@@ -184,7 +184,7 @@ forEachDatabase('CAPTCHA', (kind) => {
     assert.ok(shown.ok);
     const text = JSON.stringify(shown.value);
     assert.ok(!text.includes(secrets.turnstile), text);
-    assert.match(text, /"captcha":\{"provider":"turnstile","secret":"0x4A… \(26 characters\)","minScore":0.5\}/);
+    assert.match(text, /"captcha":\{"provider":"turnstile","secret":"0x4A… \(26 characters\)","minScore":0.5,"when":"always"\}/);
     const refused = await admin({ name: 'clients.update', id: client.clientId, change: { captcha: { provider: 'recaptcha' } } });
     assert.equal(refused.ok, false, 'another provider needs its own secret');
     assert.ok((await admin({ name: 'clients.update', id: client.clientId, change: { captcha: { provider: 'none' } } })).ok);

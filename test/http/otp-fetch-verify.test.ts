@@ -331,6 +331,7 @@ forEachDatabase('fetch and verify', (kind) => {
           fallbackTypes: channels.fallbackTypes(),
           fallbackAfterSeconds: h.config.FALLBACK_AFTER_SECONDS,
           clientDailySends: h.config.CLIENT_DAILY_SEND_LIMIT,
+          newCountrySends: h.config.NEW_COUNTRY_LIMIT_COUNT,
           prefix: { count: h.config.PREFIX_LIMIT_COUNT, windowSeconds: h.config.PREFIX_LIMIT_WINDOW_SECONDS, blockSeconds: h.config.PREFIX_BLOCK_SECONDS },
       signals: signalPolicy(h.config),
           offered: new Set(['sms', 'call'] as const),
