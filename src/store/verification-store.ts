@@ -173,7 +173,7 @@ export class SqlVerificationStore implements VerificationStore {
     const parked = this.receiptsMayBeKept
       ? sql`EXISTS (SELECT 1 FROM parked_receipts r WHERE r.provider = k.provider AND r.account = k.account AND r.message_id = k.message_id)`
       : sql`false`;
-    const result = await sql<{ verification_id: string; previous: string | null; parked: boolean }>`
+    const result = await sql<{ verification_id: string; provider: string; account: string; message_id: string; previous: string | null; parked: boolean }>`
       WITH s (verification_id, provider, account, message_id, attempt, status, at, channel, delivery_channel) AS (VALUES ${sql.join(rows)}),
       delivered AS (
         UPDATE verifications v SET delivery_provider = s.provider, delivery_message_id = s.message_id,
@@ -201,10 +201,13 @@ export class SqlVerificationStore implements VerificationStore {
         RETURNING provider, account, message_id, verification_id, taken_from
       )
       -- The writing parts run to completion whether read or not.
-      SELECT k.verification_id::text, k.taken_from::text AS previous, ${parked} AS parked FROM kept k`.execute(this.db);
-    const byId = new Map(result.rows.map((r) => [r.verification_id, r]));
+      SELECT k.verification_id::text, k.provider, k.account, k.message_id, k.taken_from::text AS previous, ${parked} AS parked FROM kept k`.execute(this.db);
+    // Keyed by the acceptance, not the verification alone: two acceptances of one send in a group (a resend, a
+    // second part) each get their own row's answer, whichever order the rows come back in.
+    const key = (verificationId: string, provider: string, account: string, messageId: string) => JSON.stringify([verificationId, provider, account, messageId]);
+    const byAcceptance = new Map(result.rows.map((r) => [key(r.verification_id, r.provider, r.account, r.message_id), r]));
     return group.map((s) => {
-      const row = byId.get(s.verificationId);
+      const row = byAcceptance.get(key(s.verificationId, s.provider, s.account, s.messageId));
       return { tookIdFrom: row?.previous ?? null, parked: row?.parked === true };
     });
   }
