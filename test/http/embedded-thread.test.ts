@@ -9,17 +9,9 @@ import { loadConfig } from '../../src/config.js';
 import { knownScopes } from '../../src/domain/scopes.js';
 import { openDatabase } from '../../src/store/database.js';
 import { startServer } from '../../src/server.js';
-import { createVerification, expectV1Error, nextLocalNumber } from '../support/api.js';
+import { createVerification, expectV1Error, nextLocalNumber, settlesWithin } from '../support/api.js';
 import { createHarness, type Harness } from '../support/harness.js';
 
-/** Fails the test instead of holding it up when `promise` never settles. */
-function settlesWithin<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const hung = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} hung`)), ms);
-  });
-  return Promise.race([promise, hung]).finally(() => clearTimeout(timer));
-}
 
 /**
  * The embedded database works in a worker thread of its own (issue 22): its statements do not stop the event

@@ -2,18 +2,14 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { UnavailableError } from '../../src/domain/unavailable.js';
-import { inMemoryDataDir, openDatabase, type Db } from '../../src/store/database.js';
-import { pgliteTemplate } from '../support/databases.js';
+import type { Db } from '../../src/store/database.js';
+import { openEmbedded } from '../support/databases.js';
 
 /**
  * Issue 22: the embedded database's one session, lent in turn. A lone statement (a fetch's read) goes ahead of
  * transactions waiting for the session (a create group's holds it across several round trips), a few in a row at
  * most so that reads cannot starve them; and a wait stays bounded by DATABASE_TIMEOUT_MS.
  */
-async function embedded(timeoutMs = 60_000): Promise<Db> {
-  return openDatabase({ databaseUrl: undefined, dataDir: inMemoryDataDir, poolSize: 1, timeoutMs, pgliteDump: await pgliteTemplate() });
-}
-
 /** A transaction that holds the session until `release` is called. */
 function holdSession(db: Db): { release: () => void; done: Promise<void>; started: Promise<void> } {
   let release!: () => void;
@@ -35,7 +31,7 @@ describe('the embedded database session, lent in turn', () => {
   });
 
   it('lets a lone read waiting behind a transaction go before another waiting transaction', async () => {
-    const db = await embedded();
+    const db = await openEmbedded();
     opened.push(db);
     const order: string[] = [];
     const first = holdSession(db);
@@ -53,7 +49,7 @@ describe('the embedded database session, lent in turn', () => {
   });
 
   it('lets at most 8 lone reads in a row go ahead of a waiting transaction', async () => {
-    const db = await embedded();
+    const db = await openEmbedded();
     opened.push(db);
     const order: string[] = [];
     const first = holdSession(db);
@@ -71,7 +67,7 @@ describe('the embedded database session, lent in turn', () => {
   });
 
   it('bounds the wait for the session: a waiter past DATABASE_TIMEOUT_MS is refused and leaves the queue', async () => {
-    const db = await embedded(300);
+    const db = await openEmbedded(300);
     opened.push(db);
     const first = holdSession(db);
     await first.started;

@@ -5,23 +5,12 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { UnavailableError } from '../../src/domain/unavailable.js';
-import { inMemoryDataDir, openDatabase, type Db } from '../../src/store/database.js';
+import { openDatabase, type Db } from '../../src/store/database.js';
 import { vacuumEmbedded } from '../../src/store/embedded-vacuum.js';
-import { pgliteTemplate } from '../support/databases.js';
+import { settlesWithin } from '../support/api.js';
+import { openEmbedded } from '../support/databases.js';
 
-/** An in-memory embedded database, migrated, opened the production way: PGlite in its worker thread. */
-async function embedded(timeoutMs = 60_000): Promise<Db> {
-  return openDatabase({ databaseUrl: undefined, dataDir: inMemoryDataDir, poolSize: 1, timeoutMs, pgliteDump: await pgliteTemplate() });
-}
 
-/** Fails the test instead of holding it up when `promise` never settles (what a lost thread must not cause). */
-function settlesWithin<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const hung = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} hung`)), ms);
-  });
-  return Promise.race([promise, hung]).finally(() => clearTimeout(timer));
-}
 
 describe('embedded database in its worker thread', () => {
   const opened: Db[] = [];
@@ -30,13 +19,13 @@ describe('embedded database in its worker thread', () => {
   });
 
   it('runs on a worker thread, not on this one', async () => {
-    const db = await embedded();
+    const db = await openEmbedded();
     opened.push(db);
     assert.ok(db.thread, 'the embedded database has its thread');
   });
 
   it('gives a PostgreSQL error back with its fields (code, constraint, table, detail), as pg raises it', async () => {
-    const db = await embedded();
+    const db = await openEmbedded();
     opened.push(db);
     await sql`CREATE TABLE t (k text CONSTRAINT t_k_key UNIQUE, n int NOT NULL)`.execute(db.db);
     await sql`INSERT INTO t VALUES ('a', 1)`.execute(db.db);
@@ -63,7 +52,7 @@ describe('embedded database in its worker thread', () => {
   });
 
   it('returns rows as PGlite parses them: dates, byte arrays, numbers, nulls', async () => {
-    const db = await embedded();
+    const db = await openEmbedded();
     opened.push(db);
     const { rows } = await sql<{ at: Date; b: Uint8Array; n: number; z: null }>`
       SELECT '2026-01-02T03:04:05Z'::timestamptz AS at, '\\x0102'::bytea AS b, 7::int AS n, NULL AS z`.execute(db.db);
@@ -71,7 +60,7 @@ describe('embedded database in its worker thread', () => {
   });
 
   it('is vacuumed and analysed by the service, PGlite running no autovacuum: the planner learns the table sizes', async () => {
-    const db = await embedded();
+    const db = await openEmbedded();
     opened.push(db);
     await sql`CREATE TABLE grown (n int)`.execute(db.db);
     await sql`INSERT INTO grown SELECT generate_series(1, 1000)`.execute(db.db);
@@ -83,7 +72,7 @@ describe('embedded database in its worker thread', () => {
   });
 
   it('a thread that dies mid-query fails that query and every later one with UnavailableError, and says it is lost', async () => {
-    const db = await embedded();
+    const db = await openEmbedded();
     opened.push(db);
     const thread = db.thread;
     assert.ok(thread);

@@ -153,3 +153,12 @@ export async function createLookup(h: Harness, token: string, body: Record<strin
   assert.equal(res.statusCode, 200, res.body);
   return (res.json() as { data: LookupBody }).data;
 }
+
+/** Fails the test instead of holding it up when `promise` never settles (what a lost database thread must not cause). */
+export function settlesWithin<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const hung = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} hung`)), ms);
+  });
+  return Promise.race([promise, hung]).finally(() => clearTimeout(timer));
+}

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import fs from 'node:fs';
-import { inMemoryDataDir, migratedPGliteDump } from '../../src/store/database.js';
+import { inMemoryDataDir, migratedPGliteDump, openDatabase, type Db } from '../../src/store/database.js';
 
 export type DbKind = 'pglite' | 'postgres';
 
@@ -61,4 +61,9 @@ export async function freshDatabase(kind: DbKind): Promise<TestDatabase> {
       }
     },
   };
+}
+
+/** An in-memory embedded database, migrated, opened the production way: PGlite in its worker thread. */
+export async function openEmbedded(timeoutMs = 60_000): Promise<Db> {
+  return openDatabase({ databaseUrl: undefined, dataDir: inMemoryDataDir, poolSize: 1, timeoutMs, pgliteDump: await pgliteTemplate() });
 }
