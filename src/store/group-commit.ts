@@ -1,4 +1,5 @@
 import { UnavailableError } from '../domain/unavailable.js';
+import { isConflict, retryingConflicts } from './conflicts.js';
 
 /**
  * Runs units of work in groups: units handed in while a group is being committed wait and go together in the
@@ -7,6 +8,8 @@ import { UnavailableError } from '../domain/unavailable.js';
  * run again alone, so that one unit's failure (or a deadlock) fails only itself; but not when the database did
  * not answer (UnavailableError): then the group and the units that queued behind it meanwhile fail with it,
  * rather than wait out the time-out once more (a request answers 503 within DATABASE_TIMEOUT_MS, not twice it).
+ * A unit the database ended in a deadlock is run again (its transaction rolled back), a few times, then fails as
+ * unavailable.
  */
 export class GroupCommit<U, R> {
   private queue: { unit: U; keys: readonly string[]; resolve: (r: R) => void; reject: (err: unknown) => void }[] = [];
@@ -34,8 +37,8 @@ export class GroupCommit<U, R> {
         group.forEach((g, i) => (i < results.length ? g.resolve(results[i] as R) : g.reject(new Error('group commit returned fewer results than units'))));
       } catch (err) {
         if (err instanceof UnavailableError) for (const g of [...group, ...this.queue.splice(0)]) g.reject(err);
-        else if (group.length === 1) group[0]?.reject(err);
-        else await Promise.all(group.map((g) => this.commit([g.unit]).then((r) => g.resolve(r[0] as R), g.reject)));
+        else if (group.length === 1 && !isConflict(err)) group[0]?.reject(err);
+        else await Promise.all(group.map((g) => retryingConflicts(() => this.commit([g.unit])).then((r) => g.resolve(r[0] as R), g.reject)));
       }
     }
     this.running = false;

@@ -175,6 +175,10 @@ export class SqlVerificationStore implements VerificationStore {
       : sql`false`;
     const result = await sql<{ verification_id: string; provider: string; account: string; message_id: string; previous: string | null; parked: boolean }>`
       WITH s (verification_id, provider, account, message_id, attempt, status, at, channel, delivery_channel) AS (VALUES ${sql.join(rows)}),
+      -- Verifications are locked first, in id order, as every transaction script locks them (a resend locks the
+      -- verification, then its job). Left to itself PostgreSQL runs the job update before the verification's,
+      -- and a resend of the same verification at that moment deadlocked with it.
+      locked AS (SELECT v.id FROM verifications v WHERE v.id IN (SELECT verification_id FROM s) ORDER BY v.id FOR UPDATE),
       delivered AS (
         UPDATE verifications v SET delivery_provider = s.provider, delivery_message_id = s.message_id,
           delivery_status = s.status, delivery_sends = v.delivery_sends + 1, delivery_updated_at = s.at,
@@ -183,12 +187,12 @@ export class SqlVerificationStore implements VerificationStore {
           -- The current step's clock starts when its code is first sent; a resend or failover leaves it running.
           next_step_at = CASE WHEN v.next_step_at IS NULL AND v.steps < cardinality(v.workflow)
             THEN s.at + make_interval(secs => v.fallback_after_seconds) ELSE v.next_step_at END
-        FROM s WHERE v.id = s.verification_id AND v.delivery_channel = s.delivery_channel
+        FROM s WHERE v.id = s.verification_id AND v.delivery_channel = s.delivery_channel AND v.id IN (SELECT id FROM locked)
         RETURNING v.id
       ),
       done AS (
         UPDATE send_jobs j SET status = 'sent', provider = s.provider, provider_failures = 0, last_error = NULL, updated_at = s.at
-        FROM s WHERE j.verification_id = s.verification_id AND j.channel = s.channel
+        FROM s WHERE j.verification_id = s.verification_id AND j.channel = s.channel AND j.verification_id IN (SELECT id FROM locked)
         RETURNING j.verification_id
       ),
       kept AS (

@@ -25,7 +25,8 @@ forEachDatabase('WHATSAPP through the log provider', (kind) => {
     assert.equal((created as unknown as { delivery: { channel: string } }).delivery.channel, 'WHATSAPP');
     assert.equal(created.pairedNumber, '09010000777');
     assert.match(String(created.otp), /^\d{6}$/);
-    await eventually(async () => (await h.services.inbox.latest(10, e164Of(local))).length === 1);
+    // The inbox holds the message as the provider takes it; SENT is recorded just after, so wait for both.
+    await eventually(async () => (await h.services.inbox.latest(10, e164Of(local)))[0]?.state?.deliveryStatus === 'SENT');
     const [message] = await h.services.inbox.latest(10, e164Of(local));
     assert.ok(message);
     assert.equal(message.channel, 'whatsapp');

@@ -54,7 +54,8 @@ export async function createHarness(kind: DbKind, options: HarnessOptions = {}):
     ...options.env,
   });
   const clock = options.clock ?? new TestClock();
-  const logger = pino({ level: 'silent' });
+  // TEST_LOG_LEVEL=error shows what a test's server logged (say, the error behind a 500).
+  const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const dump = kind === 'pglite' ? await pgliteTemplate() : undefined;
   const services = await createServices(config, logger, clock, options.random ?? cryptoRandom, {
     ...(dump && { pgliteDump: dump }),
