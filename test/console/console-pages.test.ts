@@ -75,6 +75,30 @@ const suite = (kind: 'pglite' | 'postgres') => {
   };
   const create = async (phoneNumber: string, extra: Record<string, unknown> = {}) =>
     v1('POST', '/v1/otp/request', { countryCode: '+234', phoneNumber, webhookUrl: receiver.url, ...extra });
+  /** A client of its own (its settings change nobody else's traffic) and a create with its token. */
+  const ownClient = async (name: string) => {
+    const made = await server.services.clients.create(name, ['otp:send', 'otp:verify']);
+    const res = await fetch(`${base}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ grant_type: 'client_credentials', client_id: made.clientId, client_secret: made.clientSecret }),
+    });
+    const own = ((await res.json()) as { accessToken: string }).accessToken;
+    const createAs = async (phoneNumber: string, extra: Record<string, unknown> = {}) => {
+      const r = await fetch(`${base}/v1/otp/request`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${own}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ countryCode: '+234', phoneNumber, ...extra }),
+      });
+      return { status: r.status, body: (await r.json()) as { data: Record<string, unknown>; error?: { code: string } } };
+    };
+    return { clientId: made.clientId, create: createAs };
+  };
+  const settingsOf = async (clientId: string) => {
+    const shown = await cli({ name: 'clients.show', id: clientId });
+    assert.ok(shown.ok);
+    return (shown.value as { settings: Record<string, unknown> }).settings;
+  };
 
   const newPage = async (ctx: BrowserContext) => {
     const p = await ctx.newPage();
@@ -266,7 +290,7 @@ const suite = (kind: 'pglite' | 'postgres') => {
     await page.locator('#preview-problem').waitFor();
     await text.fill('Your {app} code is {code}');
     await page.locator('#preview-encoding', { hasText: 'GSM-7' }).waitFor();
-    await page.getByRole('button', { name: 'Save template' }).click();
+    await page.getByRole('button', { name: 'Save SMS template' }).click();
     await page.locator('#template-state', { hasText: 'saved' }).waitFor();
     await check(page, 'client');
 
@@ -292,6 +316,116 @@ const suite = (kind: 'pglite' | 'postgres') => {
 
     await go(page, 'Clients');
     await check(page, 'clients');
+  });
+
+  it('saves every setting clients update takes, shows a refusal in its own words, and /v1 follows them', async () => {
+    const own = await ownClient('settings client');
+    await page.goto(`${base}/console/clients/${own.clientId}`);
+    await page.getByRole('heading', { name: 'Client settings client' }).waitFor();
+    // A refusal: the command's own message beside the form, and nothing saved.
+    await page.getByLabel('Then, in order', { exact: false }).fill('CARRIER_PIGEON');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    const problem = page.locator('#settings-problem');
+    await problem.waitFor();
+    assert.match((await problem.textContent()) ?? '', /^Not saved: --fallback takes request types from .*; not CARRIER_PIGEON$/);
+    assert.deepEqual((await settingsOf(own.clientId)).fallback, [], 'a refused change saves nothing');
+
+    await page.getByLabel('Default locale', { exact: false }).fill('fr-ca');
+    await page.getByLabel('WebOTP domain', { exact: false }).fill('Example.com');
+    await page.getByLabel('Android app hash', { exact: false }).fill('FA+9qCX9VSu');
+    await page.getByLabel('Then, in order', { exact: false }).fill('voice_call');
+    await page.getByLabel('Next step after', { exact: false }).fill('45');
+    await page.getByLabel('Provider', { exact: true }).selectOption('turnstile');
+    await page.getByLabel('Secret key', { exact: false }).fill('0x4AAAAAAAturnstile-secret');
+    await page.getByLabel('Minimum score', { exact: false }).fill('0.7');
+    await page.getByLabel('Ask for a token').selectOption('always');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.locator('#settings-state', { hasText: 'Settings saved' }).waitFor();
+    const saved = await settingsOf(own.clientId);
+    assert.deepEqual(
+      { defaultLocale: saved.defaultLocale, webotpDomain: saved.webotpDomain, androidAppHash: saved.androidAppHash, fallback: saved.fallback, fallbackAfterSeconds: saved.fallbackAfterSeconds, captcha: saved.captcha },
+      {
+        defaultLocale: 'fr-CA',
+        webotpDomain: 'example.com',
+        androidAppHash: 'FA+9qCX9VSu',
+        fallback: ['VOICE_CALL'],
+        fallbackAfterSeconds: 45,
+        captcha: { provider: 'turnstile', secret: '0x4A… (26 characters)', minScore: 0.7, when: 'always' },
+      },
+      'what clients show returns',
+    );
+    // CAPTCHA always: a create without a token is refused.
+    const refused = await own.create(number());
+    assert.equal(refused.status, 403);
+    assert.equal(refused.body.error?.code, 'CAPTCHA_REQUIRED');
+
+    // The page again: the secret shown masked, never in a field; saved again empty, it is kept.
+    await page.reload();
+    await page.getByRole('heading', { name: 'Client settings client' }).waitFor();
+    assert.match((await page.locator('label[for="captcha-secret"]').textContent()) ?? '', /now 0x4A… \(26 characters\); empty: kept/);
+    assert.equal(await page.getByLabel('Secret key', { exact: false }).inputValue(), '');
+    assert.equal(await page.getByLabel('Next step after', { exact: false }).inputValue(), '45');
+    await page.getByLabel('Minimum score', { exact: false }).fill('0.6');
+    await page.getByLabel('Ask for a token').selectOption('throttled');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    // The status said "saved" already: the change is awaited where it lands.
+    await waitFor('the second save', async () => ((await settingsOf(own.clientId)).captcha as { when: string }).when === 'throttled' || undefined);
+    await page.locator('#settings-state', { hasText: 'Settings saved' }).waitFor();
+    assert.deepEqual((await settingsOf(own.clientId)).captcha, { provider: 'turnstile', secret: '0x4A… (26 characters)', minScore: 0.6, when: 'throttled' });
+    await check(page, 'client-settings');
+
+    // CAPTCHA only when throttled: nothing is, so the create passes, and its record carries the workflow.
+    const made = await own.create(number());
+    assert.equal(made.status, 200);
+    assert.deepEqual(made.body.data.fallback, ['VOICE_CALL']);
+    await page.getByLabel('Provider', { exact: true }).selectOption('none');
+    await page.getByLabel('Then, in order', { exact: false }).fill('');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await waitFor('the third save', async () => (await settingsOf(own.clientId)).captcha === null || undefined);
+    const cleared = await settingsOf(own.clientId);
+    assert.deepEqual([cleared.captcha, cleared.fallback], [null, []]);
+    assert.deepEqual((await own.create(number())).body.data.fallback, []);
+  });
+
+  it("saves, previews and removes a voice template beside the SMS ones, and the next call says it", async () => {
+    await page.goto(`${base}/console/clients/${client.clientId}`);
+    await page.getByRole('heading', { name: 'Client console traffic' }).waitFor();
+    await page.getByRole('radio', { name: 'Voice' }).check();
+    const words = page.getByLabel('Words, with {code} (read digit by digit) and {app}');
+    await words.fill('Hello from {app}, your code is {code}. Goodbye');
+    const nines = [...'9'.repeat(server.services.config.OTP_LENGTH)].join(', ');
+    await page.locator('#preview-sample', { hasText: `Hello from Acme, your code is ${nines}. Goodbye` }).waitFor();
+    await words.fill('{code} and {code}');
+    await page.locator('#preview-problem', { hasText: 'a voice template must contain {code} exactly once' }).waitFor();
+    await words.fill('Hello from {app}, your code is {code}. Goodbye');
+    await page.locator('#preview-sample', { hasText: 'Hello from Acme' }).waitFor();
+    await page.getByRole('button', { name: 'Save voice template' }).click();
+    await page.locator('#template-state', { hasText: 'Voice template en saved' }).waitFor();
+    await page.locator('#templates[data-channel="voice"]', { hasText: 'Hello from {app}' }).waitFor();
+    await check(page, 'client-voice');
+    const saved = await settingsOf(client.clientId);
+    assert.deepEqual(saved.voiceTemplates, { en: 'Hello from {app}, your code is {code}. Goodbye' });
+    assert.equal((saved.templates as Record<string, string>).en, 'Your {app} code is {code}', 'the SMS template is apart');
+
+    const phone = number();
+    const made = await create(phone, { type: 'VOICE_CALL', locale: 'en' });
+    assert.equal(made.status, 200);
+    const call = await waitFor('the call', async () => {
+      const latest = await runAdminCommand(adminDeps(server.services), { name: 'messages.latest', to: `+234${phone.slice(1)}`, limit: 5 });
+      return latest.ok ? (latest.value as { text?: string; channel?: string }[])[0] : undefined;
+    });
+    assert.equal(call.channel, 'voice');
+    assert.ok(call.text?.startsWith(`Hello from Acme, your code is ${[...String(made.body.data.otp)].join(', ')}. Goodbye`), call.text);
+
+    // Back to SMS: its own list; then voice again, and the voice template removed.
+    await page.getByRole('radio', { name: 'SMS' }).check();
+    await page.locator('#templates[data-channel="sms"]').waitFor();
+    await page.getByRole('radio', { name: 'Voice' }).check();
+    await page.getByRole('button', { name: 'Remove the en voice template' }).click();
+    await page.locator('#template-state', { hasText: 'Voice template en removed' }).waitFor();
+    await page.locator('#no-templates').waitFor();
+    assert.deepEqual((await settingsOf(client.clientId)).voiceTemplates, {});
+    assert.equal(((await settingsOf(client.clientId)).templates as Record<string, string>).en, 'Your {app} code is {code}');
   });
 
   it('creates a client, rotates its secret and disables it, each seen at the token endpoint', async () => {

@@ -260,9 +260,14 @@ forEachDatabase('console sign-in', (kind) => {
     const preview = await command({ name: 'clients.templates.preview', id: c.clientId, locale: 'fr', template: 'Votre code : {code} ✓' });
     assert.ok(preview.ok);
     assert.equal((preview.value as { encoding: string }).encoding, 'UCS-2');
+    const spoken = await command({ name: 'clients.templates.preview', id: c.clientId, locale: 'fr-ca', template: 'Bonjour, votre code est {code}. Merci', channel: 'voice' });
+    assert.deepEqual(spoken, { ok: true, value: { locale: 'fr-CA', channel: 'voice', sample: `Bonjour, votre code est ${[...'9'.repeat(h.config.OTP_LENGTH)].join(', ')}. Merci` } });
+    const twice = await command({ name: 'clients.templates.preview', id: c.clientId, locale: 'fr', template: '{code} {code}', channel: 'voice' });
+    assert.deepEqual(twice, { ok: false, error: 'a voice template must contain {code} exactly once' });
     const shown = await command({ name: 'clients.show', id: c.clientId });
     assert.ok(shown.ok);
-    assert.deepEqual((shown.value as { settings: { templates: object } }).settings.templates, {}, 'a preview saves nothing');
+    const saved = (shown.value as { settings: { templates: object; voiceTemplates: object } }).settings;
+    assert.deepEqual([saved.templates, saved.voiceTemplates], [{}, {}], 'a preview saves nothing');
   });
 
   it('answers a route it does not know, and a bad body, in the contract\'s shape', async () => {
