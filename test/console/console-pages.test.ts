@@ -7,6 +7,8 @@ import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { randomUUID } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
 import { runAudited } from '../../src/admin/audited.js';
 import { runAdminCommand } from '../../src/admin/commands.js';
 import { loadConfig } from '../../src/config.js';
@@ -365,6 +367,12 @@ const suite = (kind: 'pglite' | 'postgres') => {
     assert.match((await page.locator('label[for="captcha-secret"]').textContent()) ?? '', /now 0x4A… \(26 characters\); empty: kept/);
     assert.equal(await page.getByLabel('Secret key', { exact: false }).inputValue(), '');
     assert.equal(await page.getByLabel('Next step after', { exact: false }).inputValue(), '45');
+    // The keyboard reaches every new field in order.
+    await page.getByLabel('Android app hash', { exact: false }).focus();
+    for (const next of ['fallback', 'fallback-after', 'captcha-provider', 'captcha-secret', 'captcha-min-score', 'captcha-when']) {
+      await page.keyboard.press('Tab');
+      assert.equal(await page.evaluate(() => document.activeElement?.id), next);
+    }
     await page.getByLabel('Minimum score', { exact: false }).fill('0.6');
     await page.getByLabel('Ask for a token').selectOption('throttled');
     await page.getByRole('button', { name: 'Save settings' }).click();
@@ -390,7 +398,10 @@ const suite = (kind: 'pglite' | 'postgres') => {
   it("saves, previews and removes a voice template beside the SMS ones, and the next call says it", async () => {
     await page.goto(`${base}/console/clients/${client.clientId}`);
     await page.getByRole('heading', { name: 'Client console traffic' }).waitFor();
-    await page.getByRole('radio', { name: 'Voice' }).check();
+    // The channel is chosen with the keyboard: the radio group's arrow keys.
+    await page.getByRole('radio', { name: 'SMS' }).focus();
+    await page.keyboard.press('ArrowRight');
+    assert.equal(await page.getByRole('radio', { name: 'Voice' }).isChecked(), true);
     const words = page.getByLabel('Words, with {code} (read digit by digit) and {app}');
     await words.fill('Hello from {app}, your code is {code}. Goodbye');
     const nines = [...'9'.repeat(server.services.config.OTP_LENGTH)].join(', ');
@@ -426,6 +437,43 @@ const suite = (kind: 'pglite' | 'postgres') => {
     await page.locator('#no-templates').waitFor();
     assert.deepEqual((await settingsOf(client.clientId)).voiceTemplates, {});
     assert.equal(((await settingsOf(client.clientId)).templates as Record<string, string>).en, 'Your {app} code is {code}');
+  });
+
+  it("shows a client's relay hooks, whose secret the relay then takes", async () => {
+    const own = await ownClient('relayed client');
+    await page.goto(`${base}/console/clients/${own.clientId}`);
+    await page.getByRole('heading', { name: 'Client relayed client' }).waitFor();
+    await page.getByRole('button', { name: 'Relay hooks' }).click();
+    const shown = async (key: string) => (await page.locator(`dl.hooks [data-hook="${key}"] code`).textContent()) ?? '';
+    await page.locator('dl.hooks [data-hook="hookSecret"]').waitFor();
+    const secret = await shown('hookSecret');
+    const supabase = await shown('supabase');
+    assert.match(secret, /^v1,whsec_/);
+    assert.equal(supabase, `/hooks/supabase/send-sms/${own.clientId}`, 'paths only: PUBLIC_BASE_URL is unset');
+    const again = await cli({ name: 'clients.hooks', id: own.clientId });
+    assert.ok(again.ok);
+    assert.equal((again.value as { hookSecret: string }).hookSecret, secret, 'the CLI prints the same secret');
+    // Supabase Auth's Send SMS Hook, signed with the secret the page showed: the code goes out.
+    const e164 = `+234${number().slice(1)}`;
+    const payload = JSON.stringify({ user: { id: randomUUID(), phone: e164.slice(1) }, sms: { otp: '918273', sms_type: 'otp' } });
+    const id = `msg_${randomUUID()}`;
+    const at = new Date();
+    const res = await fetch(`${base}${supabase}`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': id,
+        'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+        'webhook-signature': new Webhook(secret.replace('v1,whsec_', '')).sign(id, at, payload),
+      },
+      body: payload,
+    });
+    assert.equal(res.status, 200, await res.clone().text());
+    const sms = await waitFor('the relayed SMS', async () => {
+      const latest = await runAdminCommand(adminDeps(server.services), { name: 'messages.latest', to: e164, limit: 5 });
+      return latest.ok ? (latest.value as { text?: string }[])[0] : undefined;
+    });
+    assert.match(sms.text ?? '', /918273/);
   });
 
   it('creates a client, rotates its secret and disables it, each seen at the token endpoint', async () => {
@@ -482,6 +530,62 @@ const suite = (kind: 'pglite' | 'postgres') => {
     assert.equal((await create(blocked)).status, 200);
   });
 
+  it('lifts a country throttle and a client throttle on the fraud page, after which creates pass', async () => {
+    // Clients of their own, with no verified code anywhere: every country is new to neither (NEW_COUNTRY_LIMIT_COUNT).
+    const towardsGhana = await ownClient('ghana traffic');
+    const throttled = await ownClient('throttled client');
+    let gh = 0;
+    const ghana = () => {
+      gh += 1;
+      return { countryCode: '+233', phoneNumber: `024${String(1000 + gh).padStart(4, '0')}${String(100 + gh).slice(-3)}` };
+    };
+    const first = await towardsGhana.create('', ghana());
+    assert.equal(first.status, 200);
+    // Throttles as the conversion watch starts them (its figures would take an hour of real traffic to gather).
+    const now = new Date();
+    const until = new Date(now.getTime() + 3_600_000);
+    await server.services.conversionStore.throttle(
+      [{ regionCode: 'GH', countryCode: String(first.body.data.countryCode), provider: 'log', sends: 250, delivered: 0, verified: 3 }],
+      now,
+      until,
+    );
+    await server.services.conversionStore.throttleClients([{ clientId: throttled.clientId, sends: 300, verified: 0 }], now, until);
+    await server.services.conversion.refresh();
+    /** Creates until one is refused (each throttle caps creates at PREFIX_LIMIT_COUNT=3): its answer. */
+    const untilRefused = async (make: () => Promise<{ status: number; body: { error?: { code: string } } }>) => {
+      for (let i = 0; i < 6; i += 1) {
+        const r = await make();
+        if (r.status !== 200) return r;
+      }
+      return assert.fail('never refused');
+    };
+    const ghRefused = await untilRefused(() => towardsGhana.create('', ghana()));
+    assert.deepEqual([ghRefused.status, ghRefused.body.error?.code], [429, 'RATE_LIMITED']);
+    const clientRefused = await untilRefused(() => throttled.create(number()));
+    assert.deepEqual([clientRefused.status, clientRefused.body.error?.code], [429, 'RATE_LIMITED']);
+
+    // Loaded afresh: the page is the fraud page already, from the test before.
+    await page.goto(`${base}/console/fraud`);
+    const country = page.locator('tr[data-block="GH"]');
+    const client = page.locator(`tr[data-block="${throttled.clientId}"]`);
+    await country.waitFor();
+    await client.waitFor();
+    assert.match((await country.textContent()) ?? '', /GH \(\+?233\) via log: 3\/250 verified, throttled/);
+    assert.match((await client.textContent()) ?? '', /0\/300 verified across all countries, throttled/);
+    await check(page, 'fraud-throttles');
+    await country.getByRole('button', { name: 'Lift GH' }).click();
+    await page.locator('#fraud-state', { hasText: 'Lifted GH' }).waitFor();
+    await country.waitFor({ state: 'detached' });
+    assert.equal((await towardsGhana.create('', ghana())).status, 200, 'Ghana takes creates again');
+    await client.getByRole('button', { name: `Lift ${throttled.clientId}` }).click();
+    await page.locator('#fraud-state', { hasText: `Lifted ${throttled.clientId}` }).waitFor();
+    await client.waitFor({ state: 'detached' });
+    assert.equal((await throttled.create(number())).status, 200, 'the client takes creates again');
+    const listed = await cli({ name: 'blocks.list' });
+    assert.ok(listed.ok);
+    assert.deepEqual((listed.value as { country?: string; clientId?: string }[]).filter((b) => b.country === 'GH' || b.clientId === throttled.clientId), []);
+  });
+
   it('shows the providers with their circuit state and delivery rate, and the audit log', async () => {
     await go(page, 'Providers');
     const log = page.locator('#providers tr[data-provider="log"][data-channel="sms"]');
@@ -497,6 +601,34 @@ const suite = (kind: 'pglite' | 'postgres') => {
     }
     assert.ok(text.includes('operator:ops@example.com'));
     await check(page, 'audit');
+  });
+
+  it('shows an open circuit on the providers page once the SMS provider failed five sends in a row', async () => {
+    // The log provider stands in for a gateway that answers 503 to these numbers (as the delivery tests' scripted
+    // provider does): the send worker records each failure on the server's own circuit breaker.
+    const [log] = server.services.providers.forChannel('sms');
+    assert.ok(log);
+    const failing = new Set<string>();
+    const send = log.send.bind(log);
+    log.send = async (message, signal) => (failing.has(message.to) ? { kind: 'transient', reason: 'gateway 503' } : send(message, signal));
+    try {
+      for (let i = 0; i < 5; i += 1) {
+        const phone = number();
+        failing.add(`+234${phone.slice(1)}`);
+        assert.equal((await create(phone)).status, 200);
+      }
+      await waitFor('the circuit to open', async () => {
+        const status = await cli({ name: 'providers.status' });
+        return status.ok && (status.value as { channel: string; provider: string; circuit: string }[]).some((p) => p.channel === 'sms' && p.provider === 'log' && p.circuit === 'open');
+      });
+      await go(page, 'Providers');
+      const row = page.locator('#providers tr[data-provider="log"][data-channel="sms"]');
+      await row.waitFor();
+      assert.match((await row.textContent()) ?? '', /open until \d{4}-\d\d-\d\dT/);
+      await check(page, 'providers-open');
+    } finally {
+      log.send = send;
+    }
   });
 
   it('refuses a forged cross-site request, and a change without the CSRF token', async () => {

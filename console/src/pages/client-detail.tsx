@@ -85,7 +85,7 @@ export function ClientDetail({ id }: { id: string }) {
       {error && <p role="alert" class="error">{error}</p>}
       {secrets && <Secrets values={secrets} />}
       {hooks && (
-        <dl class="hooks">{Object.entries(hooks).map(([k, v]) => (<div key={k}><dt>{k}</dt><dd><code>{v}</code></dd></div>))}</dl>
+        <dl class="hooks">{Object.entries(hooks).map(([k, v]) => (<div key={k} data-hook={k}><dt>{k}</dt><dd><code>{v}</code></dd></div>))}</dl>
       )}
       <SettingsForm client={client} onSaved={onSaved} />
       <Templates client={client} onSaved={onSaved} />
