@@ -631,6 +631,92 @@ const suite = (kind: 'pglite' | 'postgres') => {
     }
   });
 
+  it("changes an operator's own password (with the current one) and removes their passkey, audited and CSRF-protected", async () => {
+    const made = await cli({ name: 'operators.create', email: 'self@example.com' });
+    assert.ok(made.ok);
+    const setUp = await fetch(`${base}/console/api/setup`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: base },
+      body: JSON.stringify({ token: (made.value as { link: string }).link.split('#')[1], password }),
+    });
+    assert.equal(setUp.status, 200);
+    const signInWith = (pw: string) =>
+      fetch(`${base}/console/api/sign-in`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: base },
+        body: JSON.stringify({ email: 'self@example.com', password: pw }),
+      });
+    // Another session of the same operator (another browser): it ends when the password changes.
+    const other = (await signInWith(password)).headers.get('set-cookie')?.split(';')[0] ?? '';
+    const otherAlive = async () => (await fetch(`${base}/console/api/session`, { headers: { cookie: other } })).status;
+    assert.equal(await otherAlive(), 200);
+
+    const ctx = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+    const p = await newPage(ctx);
+    const cdp = await ctx.newCDPSession(p);
+    await cdp.send('WebAuthn.enable');
+    await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+    });
+    await signIn(p, 'self@example.com');
+    await p.goto(`${base}/console/passkey`);
+    await p.locator('#add-passkey').click();
+    await p.locator('#passkey-state', { hasText: 'Passkey added' }).waitFor({ timeout: 15_000 });
+
+    await p.getByRole('link', { name: 'self@example.com (your account)' }).click();
+    await p.getByRole('heading', { name: 'Your account' }).waitFor();
+    const rows = p.locator('#passkeys tbody tr');
+    await rows.first().waitFor();
+    assert.equal(await rows.count(), 1);
+    await check(p, 'account');
+
+    // A wrong current password: refused in the page, and nothing changed.
+    await p.getByLabel('Current password').fill('not the password');
+    await p.getByLabel('New password (12 to 200 characters)').fill('a brand new password');
+    await p.getByLabel('The new password again').fill('a brand new password');
+    await p.getByRole('button', { name: 'Change password' }).click();
+    await p.locator('#password-problem', { hasText: 'The current password is wrong' }).waitFor();
+    assert.equal(await otherAlive(), 200);
+    await p.getByLabel('Current password').fill(password);
+    await p.getByRole('button', { name: 'Change password' }).click();
+    await p.locator('#password-state', { hasText: 'Password changed' }).waitFor();
+    assert.equal(await otherAlive(), 401, 'the other session ended');
+    assert.equal((await signInWith(password)).status, 401, 'the old password no longer signs in');
+    assert.equal((await signInWith('a brand new password')).status, 200, 'the new one does');
+    assert.equal((await p.request.get(`${base}/console/api/session`)).status(), 200, 'the session that changed it goes on');
+    // Without the CSRF token, from the operator's own browser: refused.
+    const forged = await ctx.request.post(`${base}/console/api/account/password`, { data: { current: 'a brand new password', password: 'forged password 123' }, headers: { origin: base } });
+    assert.equal(forged.status(), 403);
+    assert.equal(((await forged.json()) as { error: { code: string } }).error.code, 'CSRF_REFUSED');
+
+    // The passkey removed: it signs nobody in afterwards.
+    await p.getByRole('button', { name: /^Remove passkey 1/ }).click();
+    await p.locator('#passkeys-state', { hasText: 'Passkey removed' }).waitFor();
+    await p.locator('#no-passkeys').waitFor();
+    const ops = await cli({ name: 'operators.list' });
+    assert.ok(ops.ok);
+    assert.equal((ops.value as { email: string; passkeys: number }[]).find((o) => o.email === 'self@example.com')?.passkeys, 0);
+    await p.getByRole('button', { name: 'Sign out' }).click();
+    await p.getByRole('button', { name: 'Sign in with a passkey' }).click();
+    await p.getByRole('alert').waitFor({ timeout: 15_000 });
+    assert.equal(await p.getByRole('heading', { name: 'Overview' }).count(), 0, 'not signed in');
+
+    const audit = await cli({ name: 'audit.list', limit: 50 });
+    assert.ok(audit.ok);
+    const mine = (audit.value as { actor: string; action: string; outcome: string }[]).filter((e) => e.actor === 'operator:self@example.com' && e.action.startsWith('console.'));
+    assert.deepEqual(
+      mine.filter((e) => e.action !== 'console.sign-in' && e.action !== 'console.sign-out').map((e) => [e.action, e.outcome]),
+      [
+        ['console.remove-passkey', 'ok'],
+        ['console.change-password', 'ok'],
+        ['console.change-password', 'refused: wrong current password'],
+        ['console.add-passkey', 'ok'],
+        ['console.set-password', 'ok'],
+      ],
+    );
+    await ctx.close();
+  });
+
   it('refuses a forged cross-site request, and a change without the CSRF token', async () => {
     const before = await cli({ name: 'clients.list' });
     const other = await newPage(context);
