@@ -1,14 +1,9 @@
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
-import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { randomUUID } from 'node:crypto';
-import { Webhook } from 'standardwebhooks';
 import { runAudited } from '../../src/admin/audited.js';
 import { runAdminCommand } from '../../src/admin/commands.js';
 import { loadConfig } from '../../src/config.js';
@@ -17,27 +12,7 @@ import { browserSkip, launchBrowser } from '../support/browser.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { freshDatabase, type TestDatabase } from '../support/databases.js';
 import { startReceiver, verifySignature, waitFor, type Receiver } from '../webhooks/helpers.js';
-
-const axeSource = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-const password = 'console test password';
-
-/** test-output/console/<name>.png */
-function shot(name: string): string {
-  const dir = path.resolve('test-output', 'console');
-  fs.mkdirSync(dir, { recursive: true });
-  return path.join(dir, `${name}.png`);
-}
-
-/** axe-core's serious and critical violations on the page as it is now (injected by CDP, which the page's CSP does not govern). */
-async function seriousViolations(page: Page): Promise<string[]> {
-  await page.evaluate(`(() => { ${axeSource}\n; return true })()`);
-  const result = (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] })`)) as {
-    violations: { id: string; impact: string | null; nodes: { target: string[] }[] }[];
-  };
-  return result.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-}
+import { password, seriousViolations, shot } from './in-browser.js';
 
 /**
  * Contract 16 in Debian's chromium: the console served by a real server on both databases, an operator made by
@@ -77,30 +52,6 @@ const suite = (kind: 'pglite' | 'postgres') => {
   };
   const create = async (phoneNumber: string, extra: Record<string, unknown> = {}) =>
     v1('POST', '/v1/otp/request', { countryCode: '+234', phoneNumber, webhookUrl: receiver.url, ...extra });
-  /** A client of its own (its settings change nobody else's traffic) and a create with its token. */
-  const ownClient = async (name: string) => {
-    const made = await server.services.clients.create(name, ['otp:send', 'otp:verify']);
-    const res = await fetch(`${base}/oauth/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ grant_type: 'client_credentials', client_id: made.clientId, client_secret: made.clientSecret }),
-    });
-    const own = ((await res.json()) as { accessToken: string }).accessToken;
-    const createAs = async (phoneNumber: string, extra: Record<string, unknown> = {}) => {
-      const r = await fetch(`${base}/v1/otp/request`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${own}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ countryCode: '+234', phoneNumber, ...extra }),
-      });
-      return { status: r.status, body: (await r.json()) as { data: Record<string, unknown>; error?: { code: string } } };
-    };
-    return { clientId: made.clientId, create: createAs };
-  };
-  const settingsOf = async (clientId: string) => {
-    const shown = await cli({ name: 'clients.show', id: clientId });
-    assert.ok(shown.ok);
-    return (shown.value as { settings: Record<string, unknown> }).settings;
-  };
 
   const newPage = async (ctx: BrowserContext) => {
     const p = await ctx.newPage();
@@ -320,162 +271,6 @@ const suite = (kind: 'pglite' | 'postgres') => {
     await check(page, 'clients');
   });
 
-  it('saves every setting clients update takes, shows a refusal in its own words, and /v1 follows them', async () => {
-    const own = await ownClient('settings client');
-    await page.goto(`${base}/console/clients/${own.clientId}`);
-    await page.getByRole('heading', { name: 'Client settings client' }).waitFor();
-    // A refusal: the command's own message beside the form, and nothing saved.
-    await page.getByLabel('Then, in order', { exact: false }).fill('CARRIER_PIGEON');
-    await page.getByRole('button', { name: 'Save settings' }).click();
-    const problem = page.locator('#settings-problem');
-    await problem.waitFor();
-    assert.match((await problem.textContent()) ?? '', /^Not saved: --fallback takes request types from .*; not CARRIER_PIGEON$/);
-    assert.deepEqual((await settingsOf(own.clientId)).fallback, [], 'a refused change saves nothing');
-
-    await page.getByLabel('Default locale', { exact: false }).fill('fr-ca');
-    await page.getByLabel('WebOTP domain', { exact: false }).fill('Example.com');
-    await page.getByLabel('Android app hash', { exact: false }).fill('FA+9qCX9VSu');
-    await page.getByLabel('Then, in order', { exact: false }).fill('voice_call');
-    await page.getByLabel('Next step after', { exact: false }).fill('45');
-    await page.getByLabel('Provider', { exact: true }).selectOption('turnstile');
-    await page.getByLabel('Secret key', { exact: false }).fill('0x4AAAAAAAturnstile-secret');
-    await page.getByLabel('Minimum score', { exact: false }).fill('0.7');
-    await page.getByLabel('Ask for a token').selectOption('always');
-    await page.getByRole('button', { name: 'Save settings' }).click();
-    await page.locator('#settings-state', { hasText: 'Settings saved' }).waitFor();
-    const saved = await settingsOf(own.clientId);
-    assert.deepEqual(
-      { defaultLocale: saved.defaultLocale, webotpDomain: saved.webotpDomain, androidAppHash: saved.androidAppHash, fallback: saved.fallback, fallbackAfterSeconds: saved.fallbackAfterSeconds, captcha: saved.captcha },
-      {
-        defaultLocale: 'fr-CA',
-        webotpDomain: 'example.com',
-        androidAppHash: 'FA+9qCX9VSu',
-        fallback: ['VOICE_CALL'],
-        fallbackAfterSeconds: 45,
-        captcha: { provider: 'turnstile', secret: '0x4A… (26 characters)', minScore: 0.7, when: 'always' },
-      },
-      'what clients show returns',
-    );
-    // CAPTCHA always: a create without a token is refused.
-    const refused = await own.create(number());
-    assert.equal(refused.status, 403);
-    assert.equal(refused.body.error?.code, 'CAPTCHA_REQUIRED');
-
-    // The page again: the secret shown masked, never in a field; saved again empty, it is kept.
-    await page.reload();
-    await page.getByRole('heading', { name: 'Client settings client' }).waitFor();
-    assert.match((await page.locator('label[for="captcha-secret"]').textContent()) ?? '', /now 0x4A… \(26 characters\); empty: kept/);
-    assert.equal(await page.getByLabel('Secret key', { exact: false }).inputValue(), '');
-    assert.equal(await page.getByLabel('Next step after', { exact: false }).inputValue(), '45');
-    // The keyboard reaches every new field in order.
-    await page.getByLabel('Android app hash', { exact: false }).focus();
-    for (const next of ['fallback', 'fallback-after', 'captcha-provider', 'captcha-secret', 'captcha-min-score', 'captcha-when']) {
-      await page.keyboard.press('Tab');
-      assert.equal(await page.evaluate(() => document.activeElement?.id), next);
-    }
-    await page.getByLabel('Minimum score', { exact: false }).fill('0.6');
-    await page.getByLabel('Ask for a token').selectOption('throttled');
-    await page.getByRole('button', { name: 'Save settings' }).click();
-    // The status said "saved" already: the change is awaited where it lands.
-    await waitFor('the second save', async () => ((await settingsOf(own.clientId)).captcha as { when: string }).when === 'throttled' || undefined);
-    await page.locator('#settings-state', { hasText: 'Settings saved' }).waitFor();
-    assert.deepEqual((await settingsOf(own.clientId)).captcha, { provider: 'turnstile', secret: '0x4A… (26 characters)', minScore: 0.6, when: 'throttled' });
-    await check(page, 'client-settings');
-
-    // CAPTCHA only when throttled: nothing is, so the create passes, and its record carries the workflow.
-    const made = await own.create(number());
-    assert.equal(made.status, 200);
-    assert.deepEqual(made.body.data.fallback, ['VOICE_CALL']);
-    await page.getByLabel('Provider', { exact: true }).selectOption('none');
-    await page.getByLabel('Then, in order', { exact: false }).fill('');
-    await page.getByRole('button', { name: 'Save settings' }).click();
-    await waitFor('the third save', async () => (await settingsOf(own.clientId)).captcha === null || undefined);
-    const cleared = await settingsOf(own.clientId);
-    assert.deepEqual([cleared.captcha, cleared.fallback], [null, []]);
-    assert.deepEqual((await own.create(number())).body.data.fallback, []);
-  });
-
-  it("saves, previews and removes a voice template beside the SMS ones, and the next call says it", async () => {
-    await page.goto(`${base}/console/clients/${client.clientId}`);
-    await page.getByRole('heading', { name: 'Client console traffic' }).waitFor();
-    // The channel is chosen with the keyboard: the radio group's arrow keys.
-    await page.getByRole('radio', { name: 'SMS' }).focus();
-    await page.keyboard.press('ArrowRight');
-    assert.equal(await page.getByRole('radio', { name: 'Voice' }).isChecked(), true);
-    const words = page.getByLabel('Words, with {code} (read digit by digit) and {app}');
-    await words.fill('Hello from {app}, your code is {code}. Goodbye');
-    const nines = [...'9'.repeat(server.services.config.OTP_LENGTH)].join(', ');
-    await page.locator('#preview-sample', { hasText: `Hello from Acme, your code is ${nines}. Goodbye` }).waitFor();
-    await words.fill('{code} and {code}');
-    await page.locator('#preview-problem', { hasText: 'a voice template must contain {code} exactly once' }).waitFor();
-    await words.fill('Hello from {app}, your code is {code}. Goodbye');
-    await page.locator('#preview-sample', { hasText: 'Hello from Acme' }).waitFor();
-    await page.getByRole('button', { name: 'Save voice template' }).click();
-    await page.locator('#template-state', { hasText: 'Voice template en saved' }).waitFor();
-    await page.locator('#templates[data-channel="voice"]', { hasText: 'Hello from {app}' }).waitFor();
-    await check(page, 'client-voice');
-    const saved = await settingsOf(client.clientId);
-    assert.deepEqual(saved.voiceTemplates, { en: 'Hello from {app}, your code is {code}. Goodbye' });
-    assert.equal((saved.templates as Record<string, string>).en, 'Your {app} code is {code}', 'the SMS template is apart');
-
-    const phone = number();
-    const made = await create(phone, { type: 'VOICE_CALL', locale: 'en' });
-    assert.equal(made.status, 200);
-    const call = await waitFor('the call', async () => {
-      const latest = await runAdminCommand(adminDeps(server.services), { name: 'messages.latest', to: `+234${phone.slice(1)}`, limit: 5 });
-      return latest.ok ? (latest.value as { text?: string; channel?: string }[])[0] : undefined;
-    });
-    assert.equal(call.channel, 'voice');
-    assert.ok(call.text?.startsWith(`Hello from Acme, your code is ${[...String(made.body.data.otp)].join(', ')}. Goodbye`), call.text);
-
-    // Back to SMS: its own list; then voice again, and the voice template removed.
-    await page.getByRole('radio', { name: 'SMS' }).check();
-    await page.locator('#templates[data-channel="sms"]').waitFor();
-    await page.getByRole('radio', { name: 'Voice' }).check();
-    await page.getByRole('button', { name: 'Remove the en voice template' }).click();
-    await page.locator('#template-state', { hasText: 'Voice template en removed' }).waitFor();
-    await page.locator('#no-templates').waitFor();
-    assert.deepEqual((await settingsOf(client.clientId)).voiceTemplates, {});
-    assert.equal(((await settingsOf(client.clientId)).templates as Record<string, string>).en, 'Your {app} code is {code}');
-  });
-
-  it("shows a client's relay hooks, whose secret the relay then takes", async () => {
-    const own = await ownClient('relayed client');
-    await page.goto(`${base}/console/clients/${own.clientId}`);
-    await page.getByRole('heading', { name: 'Client relayed client' }).waitFor();
-    await page.getByRole('button', { name: 'Relay hooks' }).click();
-    const shown = async (key: string) => (await page.locator(`dl.hooks [data-hook="${key}"] code`).textContent()) ?? '';
-    await page.locator('dl.hooks [data-hook="hookSecret"]').waitFor();
-    const secret = await shown('hookSecret');
-    const supabase = await shown('supabase');
-    assert.match(secret, /^v1,whsec_/);
-    assert.equal(supabase, `/hooks/supabase/send-sms/${own.clientId}`, 'paths only: PUBLIC_BASE_URL is unset');
-    const again = await cli({ name: 'clients.hooks', id: own.clientId });
-    assert.ok(again.ok);
-    assert.equal((again.value as { hookSecret: string }).hookSecret, secret, 'the CLI prints the same secret');
-    // Supabase Auth's Send SMS Hook, signed with the secret the page showed: the code goes out.
-    const e164 = `+234${number().slice(1)}`;
-    const payload = JSON.stringify({ user: { id: randomUUID(), phone: e164.slice(1) }, sms: { otp: '918273', sms_type: 'otp' } });
-    const id = `msg_${randomUUID()}`;
-    const at = new Date();
-    const res = await fetch(`${base}${supabase}`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'webhook-id': id,
-        'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-        'webhook-signature': new Webhook(secret.replace('v1,whsec_', '')).sign(id, at, payload),
-      },
-      body: payload,
-    });
-    assert.equal(res.status, 200, await res.clone().text());
-    const sms = await waitFor('the relayed SMS', async () => {
-      const latest = await runAdminCommand(adminDeps(server.services), { name: 'messages.latest', to: e164, limit: 5 });
-      return latest.ok ? (latest.value as { text?: string }[])[0] : undefined;
-    });
-    assert.match(sms.text ?? '', /918273/);
-  });
-
   it('creates a client, rotates its secret and disables it, each seen at the token endpoint', async () => {
     const tokenWith = (clientId: string, secret: string) =>
       fetch(`${base}/oauth/token`, {
@@ -530,62 +325,6 @@ const suite = (kind: 'pglite' | 'postgres') => {
     assert.equal((await create(blocked)).status, 200);
   });
 
-  it('lifts a country throttle and a client throttle on the fraud page, after which creates pass', async () => {
-    // Clients of their own, with no verified code anywhere: every country is new to neither (NEW_COUNTRY_LIMIT_COUNT).
-    const towardsGhana = await ownClient('ghana traffic');
-    const throttled = await ownClient('throttled client');
-    let gh = 0;
-    const ghana = () => {
-      gh += 1;
-      return { countryCode: '+233', phoneNumber: `024${String(1000 + gh).padStart(4, '0')}${String(100 + gh).slice(-3)}` };
-    };
-    const first = await towardsGhana.create('', ghana());
-    assert.equal(first.status, 200);
-    // Throttles as the conversion watch starts them (its figures would take an hour of real traffic to gather).
-    const now = new Date();
-    const until = new Date(now.getTime() + 3_600_000);
-    await server.services.conversionStore.throttle(
-      [{ regionCode: 'GH', countryCode: String(first.body.data.countryCode), provider: 'log', sends: 250, delivered: 0, verified: 3 }],
-      now,
-      until,
-    );
-    await server.services.conversionStore.throttleClients([{ clientId: throttled.clientId, sends: 300, verified: 0 }], now, until);
-    await server.services.conversion.refresh();
-    /** Creates until one is refused (each throttle caps creates at PREFIX_LIMIT_COUNT=3): its answer. */
-    const untilRefused = async (make: () => Promise<{ status: number; body: { error?: { code: string } } }>) => {
-      for (let i = 0; i < 6; i += 1) {
-        const r = await make();
-        if (r.status !== 200) return r;
-      }
-      return assert.fail('never refused');
-    };
-    const ghRefused = await untilRefused(() => towardsGhana.create('', ghana()));
-    assert.deepEqual([ghRefused.status, ghRefused.body.error?.code], [429, 'RATE_LIMITED']);
-    const clientRefused = await untilRefused(() => throttled.create(number()));
-    assert.deepEqual([clientRefused.status, clientRefused.body.error?.code], [429, 'RATE_LIMITED']);
-
-    // Loaded afresh: the page is the fraud page already, from the test before.
-    await page.goto(`${base}/console/fraud`);
-    const country = page.locator('tr[data-block="GH"]');
-    const client = page.locator(`tr[data-block="${throttled.clientId}"]`);
-    await country.waitFor();
-    await client.waitFor();
-    assert.match((await country.textContent()) ?? '', /GH \(\+?233\) via log: 3\/250 verified, throttled/);
-    assert.match((await client.textContent()) ?? '', /0\/300 verified across all countries, throttled/);
-    await check(page, 'fraud-throttles');
-    await country.getByRole('button', { name: 'Lift GH' }).click();
-    await page.locator('#fraud-state', { hasText: 'Lifted GH' }).waitFor();
-    await country.waitFor({ state: 'detached' });
-    assert.equal((await towardsGhana.create('', ghana())).status, 200, 'Ghana takes creates again');
-    await client.getByRole('button', { name: `Lift ${throttled.clientId}` }).click();
-    await page.locator('#fraud-state', { hasText: `Lifted ${throttled.clientId}` }).waitFor();
-    await client.waitFor({ state: 'detached' });
-    assert.equal((await throttled.create(number())).status, 200, 'the client takes creates again');
-    const listed = await cli({ name: 'blocks.list' });
-    assert.ok(listed.ok);
-    assert.deepEqual((listed.value as { country?: string; clientId?: string }[]).filter((b) => b.country === 'GH' || b.clientId === throttled.clientId), []);
-  });
-
   it('shows the providers with their circuit state and delivery rate, and the audit log', async () => {
     await go(page, 'Providers');
     const log = page.locator('#providers tr[data-provider="log"][data-channel="sms"]');
@@ -601,120 +340,6 @@ const suite = (kind: 'pglite' | 'postgres') => {
     }
     assert.ok(text.includes('operator:ops@example.com'));
     await check(page, 'audit');
-  });
-
-  it('shows an open circuit on the providers page once the SMS provider failed five sends in a row', async () => {
-    // The log provider stands in for a gateway that answers 503 to these numbers (as the delivery tests' scripted
-    // provider does): the send worker records each failure on the server's own circuit breaker.
-    const [log] = server.services.providers.forChannel('sms');
-    assert.ok(log);
-    const failing = new Set<string>();
-    const send = log.send.bind(log);
-    log.send = async (message, signal) => (failing.has(message.to) ? { kind: 'transient', reason: 'gateway 503' } : send(message, signal));
-    try {
-      for (let i = 0; i < 5; i += 1) {
-        const phone = number();
-        failing.add(`+234${phone.slice(1)}`);
-        assert.equal((await create(phone)).status, 200);
-      }
-      await waitFor('the circuit to open', async () => {
-        const status = await cli({ name: 'providers.status' });
-        return status.ok && (status.value as { channel: string; provider: string; circuit: string }[]).some((p) => p.channel === 'sms' && p.provider === 'log' && p.circuit === 'open');
-      });
-      await go(page, 'Providers');
-      const row = page.locator('#providers tr[data-provider="log"][data-channel="sms"]');
-      await row.waitFor();
-      assert.match((await row.textContent()) ?? '', /open until \d{4}-\d\d-\d\dT/);
-      await check(page, 'providers-open');
-    } finally {
-      log.send = send;
-    }
-  });
-
-  it("changes an operator's own password (with the current one) and removes their passkey, audited and CSRF-protected", async () => {
-    const made = await cli({ name: 'operators.create', email: 'self@example.com' });
-    assert.ok(made.ok);
-    const setUp = await fetch(`${base}/console/api/setup`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', origin: base },
-      body: JSON.stringify({ token: (made.value as { link: string }).link.split('#')[1], password }),
-    });
-    assert.equal(setUp.status, 200);
-    const signInWith = (pw: string) =>
-      fetch(`${base}/console/api/sign-in`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', origin: base },
-        body: JSON.stringify({ email: 'self@example.com', password: pw }),
-      });
-    // Another session of the same operator (another browser): it ends when the password changes.
-    const other = (await signInWith(password)).headers.get('set-cookie')?.split(';')[0] ?? '';
-    const otherAlive = async () => (await fetch(`${base}/console/api/session`, { headers: { cookie: other } })).status;
-    assert.equal(await otherAlive(), 200);
-
-    const ctx = await browser.newContext({ viewport: { width: 1200, height: 900 } });
-    const p = await newPage(ctx);
-    const cdp = await ctx.newCDPSession(p);
-    await cdp.send('WebAuthn.enable');
-    await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
-    });
-    await signIn(p, 'self@example.com');
-    await p.goto(`${base}/console/passkey`);
-    await p.locator('#add-passkey').click();
-    await p.locator('#passkey-state', { hasText: 'Passkey added' }).waitFor({ timeout: 15_000 });
-
-    await p.getByRole('link', { name: 'self@example.com (your account)' }).click();
-    await p.getByRole('heading', { name: 'Your account' }).waitFor();
-    const rows = p.locator('#passkeys tbody tr');
-    await rows.first().waitFor();
-    assert.equal(await rows.count(), 1);
-    await check(p, 'account');
-
-    // A wrong current password: refused in the page, and nothing changed.
-    await p.getByLabel('Current password').fill('not the password');
-    await p.getByLabel('New password (12 to 200 characters)').fill('a brand new password');
-    await p.getByLabel('The new password again').fill('a brand new password');
-    await p.getByRole('button', { name: 'Change password' }).click();
-    await p.locator('#password-problem', { hasText: 'The current password is wrong' }).waitFor();
-    assert.equal(await otherAlive(), 200);
-    await p.getByLabel('Current password').fill(password);
-    await p.getByRole('button', { name: 'Change password' }).click();
-    await p.locator('#password-state', { hasText: 'Password changed' }).waitFor();
-    assert.equal(await otherAlive(), 401, 'the other session ended');
-    assert.equal((await signInWith(password)).status, 401, 'the old password no longer signs in');
-    assert.equal((await signInWith('a brand new password')).status, 200, 'the new one does');
-    assert.equal((await p.request.get(`${base}/console/api/session`)).status(), 200, 'the session that changed it goes on');
-    // Without the CSRF token, from the operator's own browser: refused.
-    const forged = await ctx.request.post(`${base}/console/api/account/password`, { data: { current: 'a brand new password', password: 'forged password 123' }, headers: { origin: base } });
-    assert.equal(forged.status(), 403);
-    assert.equal(((await forged.json()) as { error: { code: string } }).error.code, 'CSRF_REFUSED');
-
-    // The passkey removed: it signs nobody in afterwards.
-    await p.getByRole('button', { name: /^Remove passkey 1/ }).click();
-    await p.locator('#passkeys-state', { hasText: 'Passkey removed' }).waitFor();
-    await p.locator('#no-passkeys').waitFor();
-    const ops = await cli({ name: 'operators.list' });
-    assert.ok(ops.ok);
-    assert.equal((ops.value as { email: string; passkeys: number }[]).find((o) => o.email === 'self@example.com')?.passkeys, 0);
-    await p.getByRole('button', { name: 'Sign out' }).click();
-    await p.getByRole('button', { name: 'Sign in with a passkey' }).click();
-    await p.getByRole('alert').waitFor({ timeout: 15_000 });
-    assert.equal(await p.getByRole('heading', { name: 'Overview' }).count(), 0, 'not signed in');
-
-    const audit = await cli({ name: 'audit.list', limit: 50 });
-    assert.ok(audit.ok);
-    const mine = (audit.value as { actor: string; action: string; outcome: string }[]).filter((e) => e.actor === 'operator:self@example.com' && e.action.startsWith('console.'));
-    assert.deepEqual(
-      mine.filter((e) => e.action !== 'console.sign-in' && e.action !== 'console.sign-out').map((e) => [e.action, e.outcome]),
-      [
-        ['console.remove-passkey', 'ok'],
-        ['console.change-password', 'ok'],
-        ['console.change-password', 'refused: wrong current password'],
-        ['console.add-passkey', 'ok'],
-        ['console.set-password', 'ok'],
-      ],
-    );
-    await ctx.close();
   });
 
   it('refuses a forged cross-site request, and a change without the CSRF token', async () => {
