@@ -12,6 +12,7 @@ import { ClientDetail } from './pages/client-detail.js';
 import { Fraud } from './pages/fraud.js';
 import { Providers } from './pages/providers.js';
 import { Audit } from './pages/audit.js';
+import { AccountPage } from './pages/account.js';
 
 interface Operator {
   readonly id: string;
@@ -43,6 +44,8 @@ function Page({ path }: { path: string }) {
       return <Audit />;
     case '/console/passkey':
       return <AddPasskey />;
+    case '/console/account':
+      return <AccountPage />;
     default:
       return <Overview />;
   }
@@ -114,7 +117,7 @@ function App() {
           </ul>
         </nav>
         <div class="who">
-          <span>{operator.email}</span>
+          <a href="/console/account" onClick={onLinkClick} aria-current={path === '/console/account' ? 'page' : undefined}>{operator.email}<span class="visually-hidden"> (your account)</span></a>
           <a href="/console/passkey" onClick={onLinkClick}>Add a passkey</a>
           <button type="button" onClick={signOut}>Sign out</button>
         </div>

@@ -21,8 +21,8 @@ export type ClientSettingsCommand =
   | { readonly name: 'clients.templates.set'; readonly id: string; readonly locale: string; readonly template: string; readonly channel?: TemplateChannel }
   | { readonly name: 'clients.templates.list'; readonly id: string; readonly channel?: TemplateChannel }
   | { readonly name: 'clients.templates.remove'; readonly id: string; readonly locale: string; readonly channel?: TemplateChannel }
-  /** What `templates set` would save and a user would read, without saving it (the console's live preview). */
-  | { readonly name: 'clients.templates.preview'; readonly id: string; readonly locale: string; readonly template: string }
+  /** What `templates set` would save and a user would read (or a call say), without saving it (the console's live preview). */
+  | { readonly name: 'clients.templates.preview'; readonly id: string; readonly locale: string; readonly template: string; readonly channel?: TemplateChannel }
   | { readonly name: 'clients.test-numbers.add'; readonly id: string; readonly number: string; readonly code: string }
   | { readonly name: 'clients.test-numbers.list'; readonly id: string }
   | { readonly name: 'clients.test-numbers.remove'; readonly id: string; readonly number: string };
@@ -75,7 +75,7 @@ export function parseClientSettingsCommand(c: Record<string, unknown>): ClientSe
     case 'clients.templates.preview': {
       const locale = text('locale');
       const template = text('template');
-      return locale !== null && template !== null ? { name, id, locale, template } : `${name} needs a locale and a template`;
+      return locale !== null && template !== null ? { name, id, locale, template, ...channelOf(c.channel) } : `${name} needs a locale and a template`;
     }
     case 'clients.templates.remove': {
       const locale = text('locale');
@@ -153,6 +153,13 @@ export interface VoiceTemplateSaved {
   readonly sample: string;
 }
 
+/** What a call would say with a voice template just set: the sentence, with a code of nines. */
+function voiceSaved(result: { readonly settings: ClientSettings; readonly locale: string }, policy: TextPolicy): VoiceTemplateSaved {
+  const language = voiceLanguage(result.locale);
+  const words = voiceFrame(result.settings, result.locale) ?? defaultWords(language);
+  return { locale: result.locale, channel: 'voice', sample: voiceSentence(language, '9'.repeat(policy.codeLength), words) };
+}
+
 /** Settings as an operator reads them: the CAPTCHA secret is never shown in full. */
 export function settingsView(
   settings: ClientSettings,
@@ -197,9 +204,7 @@ export async function runClientSettingsCommand(clients: ClientService, policy: T
         const outcome = await saved((s) => {
           const result = withVoiceTemplate(s, command.locale, command.template);
           if (typeof result === 'string') return result;
-          const language = voiceLanguage(result.locale);
-          const words = voiceFrame(result.settings, result.locale) ?? defaultWords(language);
-          told = { locale: result.locale, channel: 'voice', sample: voiceSentence(language, '9'.repeat(policy.codeLength), words) };
+          told = voiceSaved(result, policy);
           return result.settings;
         });
         return outcome.ok && told ? { ok: true, value: told } : outcome;
@@ -217,6 +222,10 @@ export async function runClientSettingsCommand(clients: ClientService, policy: T
       // The same check as `templates set`, on the client's settings as they are; nothing is saved.
       const client = await clients.show(command.id);
       if (!client) return missing;
+      if (command.channel === 'voice') {
+        const voice = withVoiceTemplate(client.settings, command.locale, command.template);
+        return typeof voice === 'string' ? { ok: false, error: voice } : { ok: true, value: voiceSaved(voice, policy) };
+      }
       const result = withTemplate(client.settings, command.locale, command.template, policy);
       if (typeof result === 'string') return { ok: false, error: result };
       const preview: TemplateSaved = { locale: result.locale, encoding: result.check.encoding, parts: result.check.parts, sample: result.check.sample };

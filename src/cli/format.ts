@@ -28,6 +28,10 @@ export function formatResult(command: AdminCommand, value: unknown): string {
     case 'clients.test-numbers.remove':
       return `saved. The client's settings now:\n${formatSettings(value)}`;
     case 'clients.templates.preview': {
+      if (command.channel === 'voice') {
+        const v = value as { locale: string; sample: string };
+        return `not saved. With the ${v.locale} voice template a call says, VOICE_REPEAT times:\n\n${v.sample}\n`;
+      }
       const t = value as { locale: string; encoding: string; parts: number; sample: string };
       return `not saved. The ${t.locale} template goes out as ${t.encoding}, ${t.parts} SMS part${t.parts === 1 ? '' : 's'} at most. A user reads:\n\n${t.sample}\n`;
     }

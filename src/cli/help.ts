@@ -31,12 +31,12 @@ const commands: Readonly<Record<string, Readonly<Record<string, CommandHelp>>>> 
         '`none` clears a setting. Every instance sees the change within 2 s on PostgreSQL.',
     },
     templates: {
-      args: 'set CLIENT_ID [--channel voice] --locale fr "Votre code {app} : {code}" | list CLIENT_ID [--channel voice] | remove CLIENT_ID [--channel voice] --locale fr | preview CLIENT_ID --locale fr "..."',
+      args: 'set CLIENT_ID [--channel voice] --locale fr "Votre code {app} : {code}" | list CLIENT_ID [--channel voice] | remove CLIENT_ID [--channel voice] --locale fr | preview CLIENT_ID [--channel voice] --locale fr "..."',
       about:
         'The SMS text per locale (BCP 47), with {code} (required), {minutes} and {app}. A template is checked when saved: it must hold {code},\n' +
         `and the text a user would get (longest code, app name, Android and WebOTP lines) must fit in 3 SMS parts; set says its encoding, parts and a sample.\n` +
         'With --channel voice: what a voice call says (VOICE_CALL), with {code} once (read digit by digit) and {app}, at most 200 characters.\n' +
-        'preview checks an SMS template as set would and says the same, without saving it.',
+        'preview checks a template as set would and says the same (with --channel voice, the sentence a call says), without saving it.',
     },
     'test-numbers': {
       args: 'add CLIENT_ID +2348000000001 --code 123456 | list CLIENT_ID | remove CLIENT_ID +2348000000001',

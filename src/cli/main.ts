@@ -310,7 +310,7 @@ function settingsListCommand(group: 'templates' | 'test-numbers', args: readonly
         return { name: 'clients.templates.remove', id, locale: values.locale, ...channel };
       case 'preview':
         if (!values.locale || value === undefined) throw new UsageError(`clients templates preview needs --locale and the template text; ${help}`);
-        return { name: 'clients.templates.preview', id, locale: values.locale, template: value };
+        return { name: 'clients.templates.preview', id, locale: values.locale, template: value, ...channel };
     }
   } else {
     switch (sub) {

@@ -42,6 +42,8 @@ export interface OperatorStore {
   /** Marks a link used, if unused and unexpired at `now`; its operator's id, or null. */
   useLink(tokenHash: string, now: Date): Promise<string | null>;
   setPassword(operatorId: string, hash: string): Promise<void>;
+  /** Sets a new password and ends every session of the operator but the one that asked, in one transaction. */
+  changePassword(operatorId: string, hash: string, keepSessionIdHash: string): Promise<void>;
   createSession(idHash: string, operatorId: string, now: Date): Promise<void>;
   findSession(idHash: string): Promise<SessionRecord | null>;
   touchSession(idHash: string, now: Date): Promise<void>;
@@ -130,6 +132,18 @@ export class OperatorService {
     const matches = await passwordMatches(password, operator?.passwordHash ?? unmatchableHash);
     if (!operator || !matches || operator.disabledAt) return null;
     return this.startSession(operator);
+  }
+
+  /**
+   * An operator's own new password, from a session of theirs: only with the current one (checked as sign-in checks
+   * it); their other sessions end, as a copied cookie or a forgotten browser should.
+   */
+  async changePassword(operator: OperatorRecord, sessionId: string, current: string, next: string): Promise<'changed' | 'wrong-password' | string> {
+    if (!(await passwordMatches(current, operator.passwordHash ?? unmatchableHash))) return 'wrong-password';
+    const problem = passwordProblem(next);
+    if (problem) return problem;
+    await this.store.changePassword(operator.id, await hashPassword(next, this.random.bytes(16)), secretHash(sessionId));
+    return 'changed';
   }
 
   /** An operator by id (a passkey names its operator). */

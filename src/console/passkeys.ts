@@ -21,12 +21,23 @@ export interface StoredPasskey {
   readonly transports: readonly string[];
 }
 
+/** A passkey as its operator sees it in the console (never its public key). */
+export interface PasskeyView {
+  readonly id: string;
+  readonly createdAt: string;
+  readonly transports: readonly string[];
+}
+
 /** Where passkeys and their pending challenges are kept (port; src/store/passkey-store.ts). */
 export interface PasskeyStore {
   add(passkey: StoredPasskey, now: Date): Promise<void>;
   ofOperator(operatorId: string): Promise<StoredPasskey[]>;
   find(credentialId: string): Promise<StoredPasskey | null>;
   setCounter(credentialId: string, counter: number): Promise<void>;
+  /** An operator's passkeys as they see them: which, since when, and how the authenticator is reached. */
+  listed(operatorId: string): Promise<PasskeyView[]>;
+  /** Removes one of the operator's passkeys; false when they have none by that id. */
+  remove(credentialId: string, operatorId: string): Promise<boolean>;
   putChallenge(challenge: string, operatorId: string | null, purpose: ChallengePurpose, expiresAt: Date): Promise<void>;
   /** Deletes a challenge that is unexpired at `now` and returns its operator (null: any); undefined when there is none. */
   takeChallenge(challenge: string, purpose: ChallengePurpose, now: Date): Promise<{ operatorId: string | null } | undefined>;
@@ -60,6 +71,16 @@ export class Passkeys {
 
   private expiry(): Date {
     return new Date(this.clock.now().getTime() + challengeMs);
+  }
+
+  /** The operator's own passkeys. */
+  ofOperator(operator: OperatorRecord): Promise<PasskeyView[]> {
+    return this.store.listed(operator.id);
+  }
+
+  /** Removes one of the operator's own passkeys (another's is "none"): it signs nobody in afterwards. */
+  remove(operator: OperatorRecord, credentialId: string): Promise<boolean> {
+    return this.store.remove(credentialId, operator.id);
   }
 
   async registrationOptions(operator: OperatorRecord, rp: RelyingParty): Promise<PublicKeyCredentialCreationOptionsJSON> {

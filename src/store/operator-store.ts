@@ -88,6 +88,13 @@ export class SqlOperatorStore implements OperatorStore {
     await this.db.updateTable('operators').set({ password_hash: hash }).where('id', '=', operatorId).execute();
   }
 
+  async changePassword(operatorId: string, hash: string, keepSessionIdHash: string): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx.updateTable('operators').set({ password_hash: hash }).where('id', '=', operatorId).execute();
+      await trx.deleteFrom('operator_sessions').where('operator_id', '=', operatorId).where('id_hash', '!=', keepSessionIdHash).execute();
+    });
+  }
+
   async createSession(idHash: string, operatorId: string, now: Date): Promise<void> {
     await this.db.insertInto('operator_sessions').values({ id_hash: idHash, operator_id: operatorId, created_at: now, last_seen_at: now }).execute();
   }

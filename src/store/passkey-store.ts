@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { ChallengePurpose, PasskeyStore, StoredPasskey } from '../console/passkeys.js';
+import type { ChallengePurpose, PasskeyStore, PasskeyView, StoredPasskey } from '../console/passkeys.js';
 import type { Database } from './schema.js';
 
 /** Operators' passkeys and pending WebAuthn challenges, in PostgreSQL or PGlite. */
@@ -25,6 +25,22 @@ export class SqlPasskeyStore implements PasskeyStore {
 
   async setCounter(credentialId: string, counter: number): Promise<void> {
     await this.db.updateTable('operator_passkeys').set({ counter }).where('credential_id', '=', credentialId).execute();
+  }
+
+  async listed(operatorId: string): Promise<PasskeyView[]> {
+    const rows = await this.db
+      .selectFrom('operator_passkeys')
+      .select(['credential_id', 'created_at', 'transports'])
+      .where('operator_id', '=', operatorId)
+      .orderBy('created_at')
+      .orderBy('credential_id')
+      .execute();
+    return rows.map((r) => ({ id: r.credential_id, createdAt: r.created_at.toISOString(), transports: r.transports }));
+  }
+
+  async remove(credentialId: string, operatorId: string): Promise<boolean> {
+    const deleted = await this.db.deleteFrom('operator_passkeys').where('credential_id', '=', credentialId).where('operator_id', '=', operatorId).executeTakeFirst();
+    return Number(deleted.numDeletedRows) > 0;
   }
 
   async putChallenge(challenge: string, operatorId: string | null, purpose: ChallengePurpose, expiresAt: Date): Promise<void> {

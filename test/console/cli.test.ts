@@ -85,6 +85,13 @@ describe('otp-service operators, audit, verifications, providers, stats --by-pro
     assert.match(providers.stdout, /^CHANNEL\tORDER\tPROVIDER\tCIRCUIT\tSENDS\tMEAN ANSWER\tDELIVERED \(24 h\)\nsms\t1\tlog\tclosed\t1\t\d+ ms\t0\/1\n/);
     const stats = await runCli(['stats', '--by-provider'], env());
     assert.match(stats.stdout, /^CLIENT_ID\tDAY\tREGION\tCOUNTRY\tCHANNEL\tPROVIDER\tSENDS\tDELIVERED\tVERIFIED\n\S+\t\S+\tNG\t\+234\tSMS\tlog\t1\t0\t0\n$/);
+
+    // The console's voice preview is the CLI's too: what a call would say, nothing saved.
+    const spoken = await runCli(['clients', 'templates', 'preview', id, '--channel', 'voice', '--locale', 'fr', 'Bonjour, votre code est {code}.'], env());
+    assert.equal(spoken.code, 0, spoken.stderr);
+    assert.equal(spoken.stdout, `not saved. With the fr voice template a call says, VOICE_REPEAT times:\n\nBonjour, votre code est ${[...'999999'].join(', ')}.\n`);
+    const voiceTemplates = await runCli(['clients', 'templates', 'list', id, '--channel', 'voice', '--json'], env());
+    assert.equal(voiceTemplates.stdout.trim(), '{}');
   });
 
   it('reads the audit log from the database once the server has stopped', async () => {
@@ -92,6 +99,6 @@ describe('otp-service operators, audit, verifications, providers, stats --by-pro
     assert.equal(await server.exited, 0);
     const audit = await runCli(['audit', '--json', '--limit', '5'], env());
     assert.equal(audit.code, 0, audit.stderr);
-    assert.equal((JSON.parse(audit.stdout) as unknown[]).length, 2);
+    assert.equal((JSON.parse(audit.stdout) as unknown[]).length, 2, 'a preview is not a change');
   });
 });

@@ -1,9 +1,6 @@
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
-import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -15,27 +12,7 @@ import { browserSkip, launchBrowser } from '../support/browser.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { freshDatabase, type TestDatabase } from '../support/databases.js';
 import { startReceiver, verifySignature, waitFor, type Receiver } from '../webhooks/helpers.js';
-
-const axeSource = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-const password = 'console test password';
-
-/** test-output/console/<name>.png */
-function shot(name: string): string {
-  const dir = path.resolve('test-output', 'console');
-  fs.mkdirSync(dir, { recursive: true });
-  return path.join(dir, `${name}.png`);
-}
-
-/** axe-core's serious and critical violations on the page as it is now (injected by CDP, which the page's CSP does not govern). */
-async function seriousViolations(page: Page): Promise<string[]> {
-  await page.evaluate(`(() => { ${axeSource}\n; return true })()`);
-  const result = (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] })`)) as {
-    violations: { id: string; impact: string | null; nodes: { target: string[] }[] }[];
-  };
-  return result.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-}
+import { password, seriousViolations, shot } from './in-browser.js';
 
 /**
  * Contract 16 in Debian's chromium: the console served by a real server on both databases, an operator made by
@@ -266,7 +243,7 @@ const suite = (kind: 'pglite' | 'postgres') => {
     await page.locator('#preview-problem').waitFor();
     await text.fill('Your {app} code is {code}');
     await page.locator('#preview-encoding', { hasText: 'GSM-7' }).waitFor();
-    await page.getByRole('button', { name: 'Save template' }).click();
+    await page.getByRole('button', { name: 'Save SMS template' }).click();
     await page.locator('#template-state', { hasText: 'saved' }).waitFor();
     await check(page, 'client');
 

@@ -260,9 +260,41 @@ forEachDatabase('console sign-in', (kind) => {
     const preview = await command({ name: 'clients.templates.preview', id: c.clientId, locale: 'fr', template: 'Votre code : {code} ✓' });
     assert.ok(preview.ok);
     assert.equal((preview.value as { encoding: string }).encoding, 'UCS-2');
+    const spoken = await command({ name: 'clients.templates.preview', id: c.clientId, locale: 'fr-ca', template: 'Bonjour, votre code est {code}. Merci', channel: 'voice' });
+    assert.deepEqual(spoken, { ok: true, value: { locale: 'fr-CA', channel: 'voice', sample: `Bonjour, votre code est ${[...'9'.repeat(h.config.OTP_LENGTH)].join(', ')}. Merci` } });
+    const twice = await command({ name: 'clients.templates.preview', id: c.clientId, locale: 'fr', template: '{code} {code}', channel: 'voice' });
+    assert.deepEqual(twice, { ok: false, error: 'a voice template must contain {code} exactly once' });
     const shown = await command({ name: 'clients.show', id: c.clientId });
     assert.ok(shown.ok);
-    assert.deepEqual((shown.value as { settings: { templates: object } }).settings.templates, {}, 'a preview saves nothing');
+    const saved = (shown.value as { settings: { templates: object; voiceTemplates: object } }).settings;
+    assert.deepEqual([saved.templates, saved.voiceTemplates], [{}, {}], 'a preview saves nothing');
+  });
+
+  it("keeps an operator's own account theirs: another's passkey is not found, a short password and a wrong one are refused, three wrong ones slowed", async () => {
+    const a = await operator('own-a@example.com');
+    const b = await operator('own-b@example.com');
+    const opB = await h.services.operators.list().then((all) => all.find((o) => o.email === b.email));
+    assert.ok(opB);
+    await h.services.db.db
+      .insertInto('operator_passkeys')
+      .values({ credential_id: 'b-credential', operator_id: opB.id, public_key: 'AAAA', counter: 0, transports: ['internal'], created_at: new Date() })
+      .execute();
+    const del = (url: string, who: typeof a) => h.app.inject({ method: 'DELETE', url, headers: { ...base, origin, cookie: who.cookie, 'x-csrf-token': who.csrf } });
+    const refused = await del('/console/api/account/passkeys/b-credential', a);
+    assert.equal(refused.statusCode, 404);
+    const mine = await get('/console/api/account', { cookie: b.cookie });
+    assert.deepEqual((mine.json() as { data: { passkeys: { id: string }[] } }).data.passkeys.map((p) => p.id), ['b-credential'], 'still there');
+    assert.equal((await get('/console/api/account', { cookie: a.cookie })).json<{ data: { passkeys: unknown[] } }>().data.passkeys.length, 0, 'each sees their own');
+    assert.equal((await del('/console/api/account/passkeys/b-credential', b)).statusCode, 200);
+
+    const change = (current: string, password: string) => post('/console/api/account/password', { current, password }, { cookie: a.cookie, 'x-csrf-token': a.csrf });
+    const short = await change('a long enough password', 'short');
+    assert.equal(short.statusCode, 400);
+    assert.match((short.json() as { message: string }).message, /12/);
+    for (let i = 0; i < 3; i += 1) assert.equal((await change(`wrong ${i}`, 'another long password')).statusCode, 400);
+    const slowed = await change('a long enough password', 'another long password');
+    assert.equal(slowed.statusCode, 429, 'wrong current passwords count as failed sign-ins');
+    assert.equal((await post('/console/api/sign-in', { email: a.email, password: 'a long enough password' })).statusCode, 429, 'sign-in too');
   });
 
   it('answers a route it does not know, and a bad body, in the contract\'s shape', async () => {

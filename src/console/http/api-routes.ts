@@ -55,7 +55,7 @@ export function apiRoutes(app: FastifyInstance, run: RunCommand): void {
     answer(r, reply, { name: 'clients.update', id: params(r).id, change: body(r) }),
   );
   app.post('/console/api/clients/:id/templates/preview', { schema: hidden }, (r, reply) =>
-    answer(r, reply, { name: 'clients.templates.preview', id: params(r).id, locale: body(r).locale, template: body(r).template }),
+    answer(r, reply, { name: 'clients.templates.preview', id: params(r).id, locale: body(r).locale, template: body(r).template, channel: body(r).channel }),
   );
   app.put('/console/api/clients/:id/templates/:locale', { schema: hidden }, (r, reply) =>
     answer(r, reply, { name: 'clients.templates.set', id: params(r).id, locale: params(r).locale, template: body(r).template, channel: body(r).channel }),

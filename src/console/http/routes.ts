@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { v1ErrorHandler } from '../../http/error-handler.js';
+import { accountRoutes } from './account-routes.js';
 import { apiRoutes, type RunCommand } from './api-routes.js';
 import { pageRoutes } from './pages.js';
 import { consoleGuard, openPaths, sessionRoutes, type ConsoleSessionDeps } from './session-routes.js';
@@ -25,6 +26,7 @@ export async function consoleRoutes(app: FastifyInstance, deps: ConsoleRouteDeps
       return undefined;
     });
     sessionRoutes(scope, deps);
+    accountRoutes(scope, deps);
     apiRoutes(scope, deps.run);
     pageRoutes(scope, deps.uiDir);
   });
