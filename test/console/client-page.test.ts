@@ -1,15 +1,16 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { browserSkip } from '../support/browser.js';
 import { forEachDatabase } from '../support/each-database.js';
+import { zitadelSignatureHeader, zitadelSmsPayload } from '../support/zitadel-sender.js';
 import { waitFor } from '../webhooks/helpers.js';
 import { consoleInBrowser } from './in-browser.js';
 
 /**
  * Contract 16, a client's page in Debian's chromium on both databases: every setting `clients update` takes, voice
- * templates beside SMS ones, and the relay hooks; each checked where it lands (`clients show`, /v1, the next
+ * templates beside SMS ones, and the relay hooks with ZITADEL's signing key; each checked where it lands (`clients show`, /v1, the next
  * message, the relay), with axe-core and screenshots under test-output/console/.
  */
 const suite = (kind: 'pglite' | 'postgres') => {
@@ -167,6 +168,28 @@ const suite = (kind: 'pglite' | 'postgres') => {
     assert.equal(res.status, 200, await res.clone().text());
     const sms = await lastMessageTo(e164);
     assert.match(sms.text ?? '', /918273/);
+
+    // ZITADEL's signing key, kept from the page (write-only): a key that cannot be ZITADEL's is refused in the
+    // command's words; a good one is never shown back, and ZITADEL's requests signed with it are taken.
+    assert.equal(await shown('zitadelSigningKeySet'), 'false');
+    await t.page.getByLabel('The signing key ZITADEL showed', { exact: false }).fill('has spaces in it, so not a key');
+    await t.page.getByRole('button', { name: 'Keep the signing key' }).click();
+    await t.page.locator('#zitadel-state', { hasText: /^Not kept: zitadelSigningKey must be/ }).waitFor();
+    const key = randomBytes(24).toString('base64url');
+    await t.page.getByLabel('The signing key ZITADEL showed', { exact: false }).fill(key);
+    await t.page.getByRole('button', { name: 'Keep the signing key' }).click();
+    await t.page.locator('#zitadel-state', { hasText: 'Signing key kept' }).waitFor();
+    assert.equal(await shown('zitadelSigningKeySet'), 'true');
+    assert.ok(!(await t.page.content()).includes(key), 'the key is not on the page');
+    const zitadelTo = `+234${number().slice(1)}`;
+    const zitadelBody = zitadelSmsPayload('otp-sms', { id: '289748723492837001', resourceOwner: '289748723492836001', username: 'ada', phone: zitadelTo }, '55667788');
+    const zitadel = await fetch(`${t.base}${await shown('zitadel')}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'zitadel-signature': zitadelSignatureHeader(new Date(), zitadelBody, key) },
+      body: zitadelBody,
+    });
+    assert.equal(zitadel.status, 204, await zitadel.clone().text());
+    assert.match((await lastMessageTo(zitadelTo)).text ?? '', /55667788/);
   });
 
   it('has no serious accessibility violation and no refused script or style', () => {

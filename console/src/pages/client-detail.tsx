@@ -46,6 +46,37 @@ function TestNumbers({ client, onSaved }: { client: ClientDetailView; onSaved: (
   );
 }
 
+type Hooks = Record<string, string>;
+const hooksView = (v: Record<string, unknown>): Hooks => Object.fromEntries(Object.entries(v).map(([k, x]) => [k, typeof x === 'string' ? x : JSON.stringify(x)]));
+
+/**
+ * The signing key ZITADEL shows once when its HTTP SMS provider is added (ZITADEL makes it): kept to check its
+ * ZITADEL-Signature with, never shown back; a new one replaces the old.
+ */
+function ZitadelKey({ clientId, onKept }: { clientId: string; onKept: (hooks: Hooks) => void }) {
+  const [key, setKey] = useState('');
+  const [state, setState] = useState<string | null>(null);
+  const keep = async (e: Event) => {
+    e.preventDefault();
+    try {
+      onKept(hooksView(await data<Record<string, unknown>>('POST', `/clients/${clientId}/hooks`, { zitadelSigningKey: key.trim() })));
+      setKey('');
+      setState('Signing key kept: ZITADEL\'s requests signed with it are taken.');
+    } catch (err) {
+      setState(`Not kept: ${messageOf(err)}`);
+    }
+  };
+  return (
+    <form onSubmit={keep} aria-labelledby="zitadel-title">
+      <h2 id="zitadel-title">ZITADEL signing key</h2>
+      <label for="zitadel-key">The signing key ZITADEL showed when its HTTP SMS provider was added (write-only)</label>
+      <input id="zitadel-key" type="password" autocomplete="off" required value={key} onInput={(e) => setKey(e.currentTarget.value)} />
+      <button type="submit">Keep the signing key</button>
+      {state && <p role="status" id="zitadel-state">{state}</p>}
+    </form>
+  );
+}
+
 export function ClientDetail({ id }: { id: string }) {
   const [client, setClient] = useState<ClientDetailView | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -61,7 +92,7 @@ export function ClientDetail({ id }: { id: string }) {
       const v = await data<Record<string, unknown>>('POST', `/clients/${id}/${action}`, {});
       if (action === 'rotate-secret') setSecrets({ clientSecret: String(v.clientSecret) });
       if (action === 'rotate-webhook-secret') setSecrets({ webhookSecret: String(v.webhookSecret) });
-      if (action === 'hooks') setHooks(Object.fromEntries(Object.entries(v).map(([k, x]) => [k, typeof x === 'string' ? x : JSON.stringify(x)])));
+      if (action === 'hooks') setHooks(hooksView(v));
       await load();
     } catch (err) {
       setError(messageOf(err));
@@ -87,6 +118,7 @@ export function ClientDetail({ id }: { id: string }) {
       {hooks && (
         <dl class="hooks">{Object.entries(hooks).map(([k, v]) => (<div key={k} data-hook={k}><dt>{k}</dt><dd><code>{v}</code></dd></div>))}</dl>
       )}
+      {hooks && <ZitadelKey clientId={client.clientId} onKept={setHooks} />}
       <SettingsForm client={client} onSaved={onSaved} />
       <Templates client={client} onSaved={onSaved} />
       <TestNumbers client={client} onSaved={onSaved} />

@@ -48,9 +48,13 @@ export function apiRoutes(app: FastifyInstance, run: RunCommand): void {
     return answer(r, reply, { name: 'clients.create', clientName: b.name, scopes: b.scopes });
   });
   app.get('/console/api/clients/:id', { schema: hidden }, (r, reply) => answer(r, reply, { name: 'clients.show', id: params(r).id }));
-  for (const action of ['disable', 'rotate-secret', 'rotate-webhook-secret', 'hooks'] as const) {
+  for (const action of ['disable', 'rotate-secret', 'rotate-webhook-secret'] as const) {
     app.post(`/console/api/clients/:id/${action}`, { schema: hidden }, (r, reply) => answer(r, reply, { name: `clients.${action}`, id: params(r).id }));
   }
+  // The relays' hooks; with `zitadelSigningKey`, the key ZITADEL showed is kept (`clients hooks --zitadel-signing-key`).
+  app.post('/console/api/clients/:id/hooks', { schema: hidden }, (r, reply) =>
+    answer(r, reply, { name: 'clients.hooks', id: params(r).id, zitadelSigningKey: body(r).zitadelSigningKey }),
+  );
   app.patch('/console/api/clients/:id/settings', { schema: hidden }, (r, reply) =>
     answer(r, reply, { name: 'clients.update', id: params(r).id, change: body(r) }),
   );
