@@ -200,6 +200,28 @@ forEachDatabase('signal room earned by verified creates', (kind) => {
     for (let i = 0; i < 5; i += 1) made(await create(token, { ...nextNumber('NG'), signals: { ip: nat } }));
     expectV1Error(await create(token, { ...nextNumber('NG'), signals: { ip: nat } }), 429, 'RATE_LIMITED');
   });
+
+  it('counts the last day too: an address whose users verified yesterday has room at the start of the morning, at the same ratio', async () => {
+    const client = await h.client();
+    let token = await h.token(undefined, client);
+    const nat = freshAddress();
+    for (let i = 0; i < 10; i += 1) await verify(token, made(await create(token, { ...nextNumber('NG'), signals: { ip: nat } })));
+    // Twelve hours on: none of the hour's creates is left, the day's 10 verified ones are.
+    h.clock.advance(12 * 3600_000);
+    token = await h.token(undefined, client);
+    // The hour's own room (3), then the day's: 5 unverified in the day for 10 verified.
+    for (let i = 0; i < 5; i += 1) made(await create(token, { ...nextNumber('NG'), signals: { ip: nat } }));
+    expectV1Error(await create(token, { ...nextNumber('NG'), signals: { ip: nat } }), 429, 'RATE_LIMITED');
+    // A day and more after them, the verified creates earn nothing: the plain limit again.
+    h.clock.advance(25 * 3600_000);
+    token = await h.token(undefined, client);
+    const later = freshAddress();
+    for (let i = 0; i < 10; i += 1) await verify(token, made(await create(token, { ...nextNumber('NG'), signals: { ip: later } })));
+    h.clock.advance(25 * 3600_000);
+    token = await h.token(undefined, client);
+    for (let i = 0; i < limit; i += 1) made(await create(token, { ...nextNumber('NG'), signals: { ip: later } }));
+    expectV1Error(await create(token, { ...nextNumber('NG'), signals: { ip: later } }), 429, 'RATE_LIMITED');
+  });
 });
 
 /**
