@@ -298,6 +298,16 @@ export const settings = {
     default: '200',
     parse: integer(1),
   },
+  CONVERSION_SHORT_WINDOW_SECONDS: {
+    doc: 'A second, short window beside the hour: a country and provider, or a client across all countries, whose sends of the last this many seconds (the last minute left out: its codes are still being typed) are verified under MIN_CONVERSION is throttled as the hour would, however much ordinary traffic the hour holds. 0 turns it off',
+    default: '300',
+    parse: integer(0, 3600),
+  },
+  MIN_CONVERSION_SHORT_SAMPLE: {
+    doc: 'Sends within CONVERSION_SHORT_WINDOW_SECONDS a country and provider, or a client, need before that window\'s conversion is judged',
+    default: '50',
+    parse: integer(1),
+  },
   CLIENT_RATE_LIMIT_PER_SECOND: {
     doc: 'Requests per second per client on /v1 (0 turns the limit off)',
     default: '200',
