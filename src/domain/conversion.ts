@@ -20,10 +20,11 @@ export interface ConversionPolicy {
 }
 
 /**
- * The short window ends this long ago: a code is typed back within a minute or so, so the last minute's sends
- * read as unverified whoever made them (a burst of real sign-ups would look like an attack without it).
+ * The short window ends this long ago: a code is typed back within a minute or so, so the youngest sends read as
+ * unverified whoever made them, and a burst of real sign-ups would look like an attack. Half a minute on, a third
+ * or more of them are typed (the pumping simulation's users type 5 to 60 s after asking), well over MIN_CONVERSION.
  */
-export const shortSettleSeconds = 60;
+export const shortSettleSeconds = 30;
 
 /** The short window's bounds at `now`: the sends created in (since, until] are judged. */
 export function shortWindowAt(now: Date, policy: ConversionPolicy): { readonly since: Date; readonly until: Date } | null {

@@ -38,11 +38,11 @@ describe('conversion (contract 10)', () => {
     );
   });
 
-  it('leaves the last minute out of the short window: its codes are still being typed', () => {
+  it('leaves the last half minute out of the short window: its codes are still being typed', () => {
     const now = new Date('2026-11-23T12:00:00Z');
-    assert.deepEqual(shortWindowAt(now, { ...policy, shortWindowSeconds: 300 }), {
-      since: new Date('2026-11-23T11:54:00Z'),
-      until: new Date('2026-11-23T11:59:00Z'),
+    assert.deepEqual(shortWindowAt(now, { ...policy, shortWindowSeconds: 60 }), {
+      since: new Date('2026-11-23T11:58:30Z'),
+      until: new Date('2026-11-23T11:59:30Z'),
     });
     assert.equal(shortWindowAt(now, policy), null);
   });
