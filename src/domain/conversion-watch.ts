@@ -29,7 +29,7 @@ export interface ConversionStore {
    * Each client's sends across all countries of the verifications created between `since` and `settledBefore`,
    * as `traffic` counts them (a throttle served starts afresh).
    */
-  clientTraffic(since: Date, settledBefore: Date, recent?: { readonly since: Date; readonly until: Date } | null): Promise<ClientTraffic[]>;
+  clientTraffic(since: Date, settledBefore: Date): Promise<ClientTraffic[]>;
   /** Throttles these clients from `at` to `until`, unless one is in force already; answers the ones it started. */
   throttleClients(clients: readonly ClientTraffic[], at: Date, until: Date): Promise<ClientThrottle[]>;
   /** Client throttles in force at `now`. */
@@ -100,7 +100,7 @@ export class ConversionWatch {
     }
     const since = new Date(now.getTime() - policy.windowSeconds * 1000);
     const settledBefore = new Date(now.getTime() - clientSettleSeconds * 1000);
-    const underClients = underConvertingClients(await store.clientTraffic(since, settledBefore, recent), policy);
+    const underClients = underConvertingClients(await store.clientTraffic(since, settledBefore), policy);
     if (underClients.length > 0) {
       const started = await store.throttleClients(underClients, now, new Date(now.getTime() + policy.throttleSeconds * 1000));
       for (const t of started) this.deps.onClientThrottle?.(t);

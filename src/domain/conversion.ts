@@ -12,7 +12,7 @@ export interface ConversionPolicy {
   readonly throttleSeconds: number;
   /**
    * CONVERSION_SHORT_WINDOW_SECONDS (0: off) on at least MIN_CONVERSION_SHORT_SAMPLE sends: the same
-   * MIN_CONVERSION over the last few minutes, beside the hour. An hour of ordinary traffic dilutes an attack's
+   * MIN_CONVERSION for a country over its last minute or so, beside the hour. An hour of ordinary traffic dilutes an attack's
    * first half hour or more; the last minutes hold mostly the attack.
    */
   readonly shortWindowSeconds?: number;
@@ -117,8 +117,6 @@ export interface ClientTraffic {
   readonly clientId: string;
   readonly sends: number;
   readonly verified: number;
-  /** The short window's part of them, when it is on. */
-  readonly recent?: RecentTraffic;
 }
 
 /** A client throttled for its conversion across all countries: its creates are capped at the prefix limit. */
@@ -136,9 +134,14 @@ export interface ClientThrottle extends ClientTraffic {
 export const clientSettleSeconds = 120;
 
 /** The clients to throttle: enough sends to judge, and too few of them verified. */
+/**
+ * A client is judged over the hour only. A client throttle lets only known users through, every country alike,
+ * for PREFIX_BLOCK_SECONDS: judged over a short window too, it tripped on the spread attack's first minute in the
+ * pumping simulation and refused 492 new users (10.3 % of ordinary creates), against 157 attack sends saved.
+ */
 export function underConvertingClients(traffic: readonly ClientTraffic[], policy: ConversionPolicy): ClientTraffic[] {
   if (policy.minConversion === 0) return [];
-  return traffic.flatMap((t) => tripped(t, policy) ?? []);
+  return traffic.filter((t) => t.sends >= policy.minSample && conversionOf(t) < policy.minConversion);
 }
 
 /** A throttled country's creates within the prefix window, the oldest of them first. */

@@ -76,28 +76,16 @@ export class SqlConversionStore implements ConversionStore {
     return rows.map(toThrottle);
   }
 
-  async clientTraffic(since: Date, settledBefore: Date, recent: { readonly since: Date; readonly until: Date } | null = null): Promise<ClientTraffic[]> {
-    // The hour settles longer than the short window does (clientSettleSeconds against shortSettleSeconds): the
-    // rows read reach to the later of the two.
-    const inRecent = recent ? sql`v.created_at > ${recent.since} AND v.created_at <= ${recent.until}` : sql`false`;
-    const upTo = recent && recent.until > settledBefore ? recent.until : settledBefore;
-    const { rows } = await sql<{ client_id: string; sends: number; verified: number; recent_sends: number; recent_verified: number }>`
-      SELECT v.client_id, (coalesce(sum(greatest(v.delivery_sends, 1)) FILTER (WHERE v.created_at <= ${settledBefore}), 0))::int AS sends,
-          (count(*) FILTER (WHERE v.status = 'SUCCESS' AND v.created_at <= ${settledBefore}))::int AS verified,
-          coalesce(sum(greatest(v.delivery_sends, 1)) FILTER (WHERE ${inRecent}), 0)::int AS recent_sends,
-          (count(*) FILTER (WHERE (${inRecent}) AND v.status = 'SUCCESS'))::int AS recent_verified
+  async clientTraffic(since: Date, settledBefore: Date): Promise<ClientTraffic[]> {
+    const { rows } = await sql<{ client_id: string; sends: number; verified: number }>`
+      SELECT v.client_id, sum(greatest(v.delivery_sends, 1))::int AS sends, (count(*) FILTER (WHERE v.status = 'SUCCESS'))::int AS verified
         FROM verifications v
           LEFT JOIN client_throttles t ON t.client_id = v.client_id
-        WHERE v.client_id = ANY(ARRAY(SELECT id FROM clients)) AND v.created_at > ${since} AND v.created_at <= ${upTo}
+        WHERE v.client_id = ANY(ARRAY(SELECT id FROM clients)) AND v.created_at > ${since} AND v.created_at <= ${settledBefore}
           AND NOT v.test_number AND v.delivery_provider IS NOT NULL
           AND (t.throttled_until IS NULL OR v.created_at > t.throttled_until)
         GROUP BY v.client_id`.execute(this.db);
-    return rows.map((r) => ({
-      clientId: r.client_id,
-      sends: Number(r.sends),
-      verified: Number(r.verified),
-      ...(recent && { recent: { sends: Number(r.recent_sends), verified: Number(r.recent_verified) } }),
-    }));
+    return rows.map((r) => ({ clientId: r.client_id, sends: Number(r.sends), verified: Number(r.verified) }));
   }
 
   async throttleClients(clients: readonly ClientTraffic[], at: Date, until: Date): Promise<ClientThrottle[]> {
