@@ -268,34 +268,32 @@ export class GroupTransaction {
     // One part per kind of signal. An address is found through its network's partial index (0027 dropped the
     // address's own: one index fewer to write on every create), the network and the device through theirs.
     // A signal the hour would refuse reads its last day too (`hasRoom`: the day's verified creates earn room at
-    // the hour's ratio); the lateral scan runs only for those (its WHERE is false before any row is read).
+    // the hour's ratio): a subquery under CASE, run only for those.
     const signalParts = (['ip', 'network', 'device'] as const).map((kind) => {
       const asks = asked.flatMap((h) =>
-        h.signals.keys
-          .filter((k) => k.kind === kind)
-          .map((k) => ({ clientId: h.clientId, value: k.value, network: k.network ?? null, limit: k.limit, since: h.signals.since, historySince: h.signals.historySince })),
+        h.signals.keys.filter((k) => k.kind === kind).map((k) => ({ clientId: h.clientId, value: k.value, network: k.network ?? null, since: h.signals.since })),
       );
+      // A kind's limit is the policy's, and the group's creates share one clock reading: one of each serves all.
+      const limit = asked.flatMap((h) => h.signals.keys.filter((k) => k.kind === kind).map((k) => k.limit))[0] ?? 0;
+      const historySince = asked.reduce((min, h) => (h.signals.historySince < min ? h.signals.historySince : min), asked[0]?.signals.historySince ?? new Date());
       const column = (alias: string) => sql.ref(`${alias}.${signalColumn[kind]}`);
       const inNetwork = (alias: string, network: string) => (kind === 'ip' ? sql`AND ${sql.ref(`${alias}.signal_network`)} = ${sql.ref(network)}` : sql``);
       return sql`
       UNION ALL
-      SELECT ${kind}::text, g.client::text || '|' || g.value, g.n, NULL, g.oldest, g.verified, d.unverified, d.verified
-        FROM (SELECT s.client, s.value, min(s.network) AS network, max(s.lim) AS lim, min(s.history_since) AS history_since,
-              (count(v.id) FILTER (WHERE v.status <> 'SUCCESS'))::int AS n, min(v.created_at) FILTER (WHERE v.status <> 'SUCCESS') AS oldest,
-              (count(v.id) FILTER (WHERE v.status = 'SUCCESS'))::int AS verified
-            FROM unnest(${asks.map((a) => a.clientId)}::uuid[], ${asks.map((a) => a.value)}::text[], ${asks.map((a) => a.network)}::text[],
-                ${asks.map((a) => a.limit)}::int[], ${asks.map((a) => a.since.toISOString())}::timestamptz[],
-                ${asks.map((a) => a.historySince.toISOString())}::timestamptz[]) AS s (client, value, network, lim, since, history_since)
-              LEFT JOIN verifications v ON v.client_id = s.client AND ${column('v')} = s.value ${inNetwork('v', 's.network')} AND v.created_at > s.since
-                AND NOT v.test_number
-            GROUP BY s.client, s.value) g
-          LEFT JOIN LATERAL (
-            SELECT (count(*) FILTER (WHERE w.status <> 'SUCCESS'))::int AS unverified, (count(*) FILTER (WHERE w.status = 'SUCCESS'))::int AS verified
+      SELECT ${kind}::text, g.client::text || '|' || g.value, g.n, NULL, g.oldest, g.verified, g.day[1], g.day[2]
+        FROM (SELECT g0.*, CASE WHEN g0.n >= greatest(${limit}::int, floor(g0.verified * ${unverifiedPerVerified}::numeric)) THEN (
+            SELECT ARRAY[(count(*) FILTER (WHERE w.status <> 'SUCCESS'))::int, (count(*) FILTER (WHERE w.status = 'SUCCESS'))::int]
               FROM verifications w
-              WHERE g.n >= greatest(g.lim, floor(g.verified * ${unverifiedPerVerified}::numeric))
-                AND w.client_id = g.client AND ${column('w')} = g.value ${inNetwork('w', 'g.network')} AND w.created_at > g.history_since
-                AND NOT w.test_number
-            HAVING g.n >= greatest(g.lim, floor(g.verified * ${unverifiedPerVerified}::numeric))) d ON true`;
+              WHERE w.client_id = g0.client AND ${column('w')} = g0.value ${inNetwork('w', 'g0.network')} AND w.created_at > ${historySince}
+                AND NOT w.test_number) END AS day
+          FROM (SELECT s.client, s.value, min(s.network) AS network,
+                (count(v.id) FILTER (WHERE v.status <> 'SUCCESS'))::int AS n, min(v.created_at) FILTER (WHERE v.status <> 'SUCCESS') AS oldest,
+                (count(v.id) FILTER (WHERE v.status = 'SUCCESS'))::int AS verified
+              FROM unnest(${asks.map((a) => a.clientId)}::uuid[], ${asks.map((a) => a.value)}::text[], ${asks.map((a) => a.network)}::text[],
+                  ${asks.map((a) => a.since.toISOString())}::timestamptz[]) AS s (client, value, network, since)
+                LEFT JOIN verifications v ON v.client_id = s.client AND ${column('v')} = s.value ${inNetwork('v', 's.network')} AND v.created_at > s.since
+                  AND NOT v.test_number
+              GROUP BY s.client, s.value) g0) g`;
     });
     // Resends count wherever sends count (contract 14): a prefix's and a throttled country's creates are counted
     // by the sends asked for them (1 at create, 1 more per resend).
