@@ -87,6 +87,14 @@ const pumpingSettings: PumpingSettings = {
   warmUpUsers: envInt('BENCH_PUMPING_WARMUP_USERS', 2400),
   returningShare: 0.6,
   natShare: 0.3,
+  leadMinutes: envInt('BENCH_PUMPING_LEAD_MINUTES', 0),
+  captchaWhenThrottled: process.env.BENCH_PUMPING_CAPTCHA === 'throttled',
+  serviceEnv: Object.fromEntries(
+    (process.env.BENCH_PUMPING_SERVICE_ENV ?? '')
+      .split(',')
+      .filter((x) => x.includes('='))
+      .map((x) => [x.slice(0, x.indexOf('=')).trim(), x.slice(x.indexOf('=') + 1).trim()]),
+  ),
 };
 const fallbackSettings: FallbackBenchSettings = {
   count: envInt('BENCH_FALLBACK_COUNT', 10_000),

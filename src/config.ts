@@ -298,6 +298,16 @@ export const settings = {
     default: '200',
     parse: integer(1),
   },
+  CONVERSION_SHORT_WINDOW_SECONDS: {
+    doc: 'A second, short window beside the hour: a country and provider whose sends of this many seconds before the last half minute (whose codes are still being typed) are verified under MIN_CONVERSION is throttled as the hour would, however much ordinary traffic the hour holds. 0 turns it off',
+    default: '60',
+    parse: integer(0, 3600),
+  },
+  MIN_CONVERSION_SHORT_SAMPLE: {
+    doc: 'Sends within CONVERSION_SHORT_WINDOW_SECONDS a country and provider need before that window\'s conversion is judged',
+    default: '100',
+    parse: integer(1),
+  },
   CLIENT_RATE_LIMIT_PER_SECOND: {
     doc: 'Requests per second per client on /v1 (0 turns the limit off)',
     default: '200',

@@ -222,6 +222,8 @@ export async function createServices(
       minConversion: config.PREFIX_LIMIT_COUNT === 0 ? 0 : config.MIN_CONVERSION,
       minSample: config.MIN_CONVERSION_SAMPLE,
       windowSeconds: conversionWindowSeconds,
+      shortWindowSeconds: config.CONVERSION_SHORT_WINDOW_SECONDS,
+      shortMinSample: config.MIN_CONVERSION_SHORT_SAMPLE,
       throttleSeconds: config.PREFIX_BLOCK_SECONDS,
     },
     clock,

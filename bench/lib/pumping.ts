@@ -10,13 +10,16 @@
  */
 import { getExampleNumber, type CountryCode } from 'libphonenumber-js/max';
 import mobileExamples from 'libphonenumber-js/mobile/examples';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import pino from 'pino';
+import { runAdminCommand } from '../../src/admin/commands.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { parsePhone } from '../../src/domain/phone.js';
 import { cryptoRandom } from '../../src/domain/random.js';
 import { conversionRefreshMs } from '../../src/jobs/workers.js';
 import { buildApp } from '../../src/http/app.js';
-import { appDeps } from '../../src/server.js';
+import { adminDeps, appDeps } from '../../src/server.js';
 import { createServices } from '../../src/services.js';
 
 export interface PumpingSettings {
@@ -32,6 +35,18 @@ export interface PumpingSettings {
   /** Ordinary creates that are a returning user's, and new users' share behind a carrier NAT address. */
   readonly returningShare: number;
   readonly natShare: number;
+  /**
+   * Simulated minutes of ordinary traffic on the morning before the attack starts (0: it starts with the morning).
+   * With an hour of it, a country's hourly conversion is diluted by ordinary users, as in a busy service.
+   */
+  readonly leadMinutes?: number;
+  /**
+   * The client asks for a CAPTCHA before a throttle refuses (`--captcha-when throttled`): ordinary users solve it
+   * and send the create again with the token; attackers do not (a solving service is not modelled).
+   */
+  readonly captchaWhenThrottled?: boolean;
+  /** Settings other than the defaults, to compare (BENCH_PUMPING_SERVICE_ENV=CONVERSION_SHORT_WINDOW_SECONDS=0). */
+  readonly serviceEnv?: Readonly<Record<string, string>>;
 }
 
 /** Sends asked for and let through (creates and resends). */
@@ -43,9 +58,11 @@ export interface SendCount {
 /** Who asked, who got a code, who was refused, for one attack. */
 export interface PumpingRun {
   readonly attack: string;
-  readonly ordinary: { readonly asked: number; readonly refused: number; readonly refusedByStatus: Record<string, number> };
+  readonly ordinary: { readonly asked: number; readonly refused: number; readonly refusedByStatus: Record<string, number>; readonly captchaSolved: number };
   readonly attackFirstMinute: SendCount;
   readonly attackAfter: SendCount;
+  /** The sends through after the first minute, by kind and by whether the country is one of the ordinary users'. */
+  readonly attackAfterBy: { readonly ownCreates: number; readonly ownResends: number; readonly otherCreates: number; readonly otherResends: number };
   /** What the attack cost: every send it got, and per simulated hour. */
   readonly attackSends: number;
   readonly attackSendsPerHour: number;
@@ -66,6 +83,7 @@ export interface PumpingResults {
 export interface Ask {
   readonly countryCode: string;
   readonly phoneNumber: string;
+  readonly captchaToken?: string;
   readonly signals?: { readonly ip: string; readonly deviceId?: string; readonly platform?: string };
 }
 
@@ -223,6 +241,20 @@ function newCountryHourly(config: Config): number {
 
 export const attacks = (): Attack[] => [sequentialWalk(), fewAddresses(), freshAddresses(), spreadWithResends(), slowSpread()];
 
+/** A local Turnstile siteverify: a token a person solved (`solved-...`) passes, any other fails. */
+async function startSiteverify(): Promise<{ readonly url: string; readonly server: http.Server }> {
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (d: Buffer) => (body += d.toString()));
+    req.on('end', () => {
+      const success = (new URLSearchParams(body).get('response') ?? '').startsWith('solved-');
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ success, 'error-codes': success ? [] : ['invalid-input-response'] }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/siteverify`, server };
+}
+
 /** An ordinary user: their number, device and where they connect from. */
 interface User {
   readonly ask: Ask;
@@ -236,12 +268,28 @@ export async function simulatePumping(databaseUrl: string, settings: PumpingSett
   let simMs = Date.parse('2026-11-22T20:00:00Z');
   const clock = { now: () => new Date(simMs) };
   // Defaults for every fraud and phone limit; only the per-client request rate is off (one client asks for all).
-  const config = loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: databaseUrl, CLIENT_RATE_LIMIT_PER_SECOND: '0' });
+  // The CAPTCHA variant's provider: a local siteverify that passes every token a person solved.
+  const siteverify = settings.captchaWhenThrottled ? await startSiteverify() : null;
+  const config = loadConfig({
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: databaseUrl,
+    CLIENT_RATE_LIMIT_PER_SECOND: '0',
+    ...(siteverify && { TURNSTILE_VERIFY_URL: siteverify.url }),
+    ...settings.serviceEnv,
+  });
   const services = await createServices(config, pino({ level: 'silent' }), clock, cryptoRandom);
   services.dispatcher.connect({ sends: services.sendWorker, events: services.webhookWorker });
   const app = await buildApp(appDeps(services));
   try {
     const client = await services.clients.create('pumping simulation', ['otp:send', 'otp:verify']);
+    if (siteverify) {
+      const updated = await runAdminCommand(adminDeps(services), {
+        name: 'clients.update',
+        id: client.clientId,
+        change: { captcha: { provider: 'turnstile', secret: 'pumping-simulation-secret', when: 'throttled' } },
+      });
+      if (!updated.ok) throw new Error(`CAPTCHA setting refused: ${JSON.stringify(updated)}`);
+    }
     let token = '';
     const renewToken = async () => {
       const res = await app.inject({
@@ -291,11 +339,14 @@ export async function simulatePumping(databaseUrl: string, settings: PumpingSett
     /** Codes ordinary users will type, by the simulated second they type them. */
     const toVerify = new Map<number, { id: string; otp: string; user: User }[]>();
     /** Attack resends, by the simulated second they are asked for. */
-    const toResend = new Map<number, { id: string; left: number; firstMinute: boolean }[]>();
+    const toResend = new Map<number, { id: string; left: number; firstMinute: boolean; own: boolean }[]>();
     const refreshEvery = conversionRefreshMs / 1000;
-    const ordinary = { asked: 0, refused: 0, refusedByStatus: {} as Record<string, number> };
+    const ordinary = { asked: 0, refused: 0, refusedByStatus: {} as Record<string, number>, captchaSolved: 0 };
+    let solved = 0;
     const attackFirstMinute = { asked: 0, through: 0 };
     const attackAfter = { asked: 0, through: 0 };
+    const attackAfterBy = { ownCreates: 0, ownResends: 0, otherCreates: 0, otherResends: 0 };
+    const ownCountry = (countryCode: string) => ordinaryCountries.some((c) => c.countryCode === countryCode);
     const attackRefusedByStatus: Record<string, number> = {};
     /** The status, code and the limit's setting named in the message (IP_LIMIT_COUNT, MIN_CONVERSION...). */
     const statusOf = (res: { statusCode: number; json: () => unknown }) => {
@@ -305,26 +356,36 @@ export async function simulatePumping(databaseUrl: string, settings: PumpingSett
     };
 
     /** One simulated second: ordinary creates and, when measuring, the attack's; then the codes typed. */
-    const second = async (t: number, ordinaryNow: number, attackAsks: Ask[], measure: boolean) => {
+    /** The simulated second the attack starts at: its first minute is counted from it. */
+    let attackStart = 0;
+    const second = async (t: number, ordinaryNow: number, attackAsks: Ask[], measure: boolean, returningOn = measure) => {
       if (t % refreshEvery === 0) await services.conversion.refresh();
       if (t % 1800 === 0 && t > 0) await renewToken();
       const asks = [
         ...Array.from({ length: ordinaryNow }, () => {
-          const back = measure && r() % 1000 < settings.returningShare * 1000 ? returningUser(t) : null;
+          const back = returningOn && r() % 1000 < settings.returningShare * 1000 ? returningUser(t) : null;
           return { who: 'ordinary' as const, ask: back ?? newUser() };
         }),
         ...attackAsks.map((ask) => ({ who: 'attack' as const, ask })),
       ];
       const resends = toResend.get(t) ?? [];
       toResend.delete(t);
-      const [answers, resent] = await Promise.all([Promise.all(asks.map((a) => create(a.ask))), Promise.all(resends.map((x) => resend(x.id)))]);
+      // A person asked for a CAPTCHA solves it and sends the create again with its token; a script does not.
+      const createAsked = async (a: (typeof asks)[number]) => {
+        const res = await create(a.ask);
+        if (a.who !== 'ordinary' || res.statusCode !== 403 || !res.body.includes('CAPTCHA_REQUIRED')) return res;
+        if (measure) ordinary.captchaSolved += 1;
+        return create({ ...a.ask, captchaToken: `solved-${(solved += 1)}` });
+      };
+      const [answers, resent] = await Promise.all([Promise.all(asks.map(createAsked)), Promise.all(resends.map((x) => resend(x.id)))]);
       resent.forEach((res, i) => {
         const x = resends[i];
         if (!x) return;
-        const bucket = x.firstMinute && t < 60 ? attackFirstMinute : attackAfter;
+        const bucket = x.firstMinute && t - attackStart < 60 ? attackFirstMinute : attackAfter;
         bucket.asked += 1;
         if (res.statusCode === 200) {
           bucket.through += 1;
+          if (bucket === attackAfter) attackAfterBy[x.own ? 'ownResends' : 'otherResends'] += 1;
           if (x.left > 1) toResend.set(t + config.PHONE_COOLDOWN_SECONDS, [...(toResend.get(t + config.PHONE_COOLDOWN_SECONDS) ?? []), { ...x, left: x.left - 1 }]);
         } else attackRefusedByStatus[`resend ${statusOf(res)}`] = (attackRefusedByStatus[`resend ${statusOf(res)}`] ?? 0) + 1;
       });
@@ -333,14 +394,15 @@ export async function simulatePumping(databaseUrl: string, settings: PumpingSett
         if (!a) return;
         const ok = res.statusCode === 200;
         if (a.who === 'attack') {
-          const bucket = t < 60 ? attackFirstMinute : attackAfter;
+          const bucket = t - attackStart < 60 ? attackFirstMinute : attackAfter;
           bucket.asked += 1;
           if (ok) {
             bucket.through += 1;
+            if (bucket === attackAfter) attackAfterBy[ownCountry(a.ask.countryCode) ? 'ownCreates' : 'otherCreates'] += 1;
             if (attack.resends > 0) {
               const at = t + config.PHONE_COOLDOWN_SECONDS;
               const id = (res.json() as { data: { id: string } }).data.id;
-              toResend.set(at, [...(toResend.get(at) ?? []), { id, left: attack.resends, firstMinute: t < 60 }]);
+              toResend.set(at, [...(toResend.get(at) ?? []), { id, left: attack.resends, firstMinute: t - attackStart < 60, own: ownCountry(a.ask.countryCode) }]);
             }
           } else attackRefusedByStatus[statusOf(res)] = (attackRefusedByStatus[statusOf(res)] ?? 0) + 1;
           return;
@@ -392,7 +454,17 @@ export async function simulatePumping(databaseUrl: string, settings: PumpingSett
     let attackCarry = 0;
     const attackRate = attack.perSecond?.(config, settings) ?? settings.attackPerSecond;
     const seconds = settings.minutes * 60;
-    for (let t = 0; t < seconds; t += 1) {
+    // Ordinary users alone first, when asked: returning and new, as in the attack's minutes, not counted.
+    attackStart = (settings.leadMinutes ?? 0) * 60;
+    for (let t = 0; t < attackStart; t += 1) {
+      ordinaryCarry += settings.ordinaryPerSecond;
+      const ordinaryNow = Math.floor(ordinaryCarry);
+      ordinaryCarry -= ordinaryNow;
+      await second(t, ordinaryNow, [], false, true);
+      simMs += 1000;
+    }
+    if (attackStart > 0) log(`pumping (${attack.short}): ${settings.leadMinutes ?? 0} minutes of ordinary traffic before the attack`);
+    for (let t = attackStart; t < attackStart + seconds; t += 1) {
       ordinaryCarry += settings.ordinaryPerSecond;
       attackCarry += attackRate;
       const ordinaryNow = Math.floor(ordinaryCarry);
@@ -401,7 +473,7 @@ export async function simulatePumping(databaseUrl: string, settings: PumpingSett
       attackCarry -= attackNow;
       await second(t, ordinaryNow, Array.from({ length: attackNow }, () => attack.next(attackN++)), true);
       simMs += 1000;
-      if (t % 300 === 299) log(`pumping (${attack.short}): ${Math.round((t + 1) / 60)} of ${settings.minutes} simulated minutes`);
+      if ((t - attackStart) % 300 === 299) log(`pumping (${attack.short}): ${Math.round((t - attackStart + 1) / 60)} of ${settings.minutes} simulated minutes`);
     }
     const now = clock.now();
     const attackSends = attackFirstMinute.through + attackAfter.through;
@@ -410,6 +482,7 @@ export async function simulatePumping(databaseUrl: string, settings: PumpingSett
       ordinary,
       attackFirstMinute,
       attackAfter,
+      attackAfterBy,
       attackSends,
       attackSendsPerHour: Math.round((attackSends * 60) / settings.minutes),
       attackRefusedByStatus,
@@ -419,6 +492,7 @@ export async function simulatePumping(databaseUrl: string, settings: PumpingSett
       wallSeconds: Math.round((performance.now() - started) / 100) / 10,
     };
   } finally {
+    siteverify?.server.close();
     await app.close();
     await services.sendWorker.stop();
     await services.webhookWorker.close();

@@ -3,6 +3,7 @@ import {
   underConverting,
   underConvertingClients,
   clientSettleSeconds,
+  shortWindowAt,
   type ClientThrottle,
   type ClientTraffic,
   type ConversionPolicy,
@@ -19,7 +20,7 @@ export interface ConversionStore {
    * Each route's verifications created since `since` (test numbers aside, sent ones only), leaving out those made
    * before the end of the route's last throttle: a throttle served or lifted starts the count afresh.
    */
-  traffic(since: Date): Promise<RouteTraffic[]>;
+  traffic(since: Date, recent?: { readonly since: Date; readonly until: Date } | null): Promise<RouteTraffic[]>;
   /** Throttles these routes from `at` to `until`, unless one is in force already; answers the ones it started. */
   throttle(routes: readonly RouteTraffic[], at: Date, until: Date): Promise<Throttle[]>;
   /** Throttles in force at `now`. */
@@ -90,7 +91,9 @@ export class ConversionWatch {
       this.knowing = new Set(rows.map((r) => r.clientId));
     }
     if (policy.minConversion === 0) return;
-    const under = underConverting(await store.traffic(new Date(now.getTime() - policy.windowSeconds * 1000)), policy);
+    // The short window's sends were created within the hour: read with it, in the same statement.
+    const recent = shortWindowAt(now, policy);
+    const under = underConverting(await store.traffic(new Date(now.getTime() - policy.windowSeconds * 1000), recent), policy);
     if (under.length > 0) {
       const started = await store.throttle(under, now, new Date(now.getTime() + policy.throttleSeconds * 1000));
       for (const t of started) this.deps.onThrottle?.(t);

@@ -15,7 +15,7 @@ import { nonGeographicRegion, parsePhone, shownTo } from './phone.js';
 import { decidePrefix, prefixOf, type PrefixPolicy } from './prefix-velocity.js';
 import type { Clock, Random } from './ports.js';
 import { defaultFallback, fallbackProblem } from './fallback.js';
-import { decideSignals, signalKeys, signalLocks, type SignalKey, type SignalKind, type SignalPolicy, type Signals } from './signals.js';
+import { decideSignals, signalHistorySeconds, signalKeys, signalLocks, type SignalKey, type SignalKind, type SignalPolicy, type Signals } from './signals.js';
 import { dueAgain } from './send-job.js';
 import {
   asOf,
@@ -399,7 +399,7 @@ export class VerificationService {
           since: latest(secondsBefore(now, policy.prefix.windowSeconds), throttle.throttledAt),
         },
         clientThrottled: clientThrottle && { since: latest(secondsBefore(now, policy.prefix.windowSeconds), clientThrottle.throttledAt) },
-        signals: { keys: counted, since: secondsBefore(now, policy.signals.windowSeconds) },
+        signals: { keys: counted, since: secondsBefore(now, policy.signals.windowSeconds), historySince: secondsBefore(now, signalHistorySeconds) },
         // Only a create a throttle or the new-country cap may refuse asks whether it is a known user's.
         verifiedSince:
           throttle !== null || clientThrottle !== null || newCountryTaken === false

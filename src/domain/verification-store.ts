@@ -45,7 +45,12 @@ export interface CreateHistoryQuery {
    * Signals (contract 14) whose creates by the client since `since`, verified ones and test numbers aside, are
    * read too; empty: none.
    */
-  readonly signals: { readonly keys: readonly { readonly kind: SignalKind; readonly value: string; readonly network?: string }[]; readonly since: Date };
+  readonly signals: {
+    readonly keys: readonly { readonly kind: SignalKind; readonly value: string; readonly limit: number; readonly network?: string }[];
+    readonly since: Date;
+    /** A signal the hour would refuse has its creates since then read too (`SignalState.lastDay`). */
+    readonly historySince: Date;
+  };
 }
 
 /** What claiming an Idempotency-Key found. */

@@ -6,14 +6,27 @@ import type { ClientThrottlesTable, CountryThrottlesTable, Database } from './sc
 export class SqlConversionStore implements ConversionStore {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async traffic(since: Date): Promise<RouteTraffic[]> {
+  async traffic(since: Date, recent: { readonly since: Date; readonly until: Date } | null = null): Promise<RouteTraffic[]> {
     // Resends count wherever sends count (contract 14): each send a provider took is one, so a pumped number sent
     // its code three times weighs three. Through the (client_id, created_at) index, client by client, the last hour only. Rows made before migration
     // 0010 have no region and are long past the hour.
-    const { rows } = await sql<{ region_code: string; country_code: string; provider: string; sends: number; delivered: number; verified: number }>`
+    // The short window (CONVERSION_SHORT_WINDOW_SECONDS) is a part of the hour: the same rows, filtered.
+    const inRecent = recent ? sql`v.created_at > ${recent.since} AND v.created_at <= ${recent.until}` : sql`false`;
+    const { rows } = await sql<{
+      region_code: string;
+      country_code: string;
+      provider: string;
+      sends: number;
+      delivered: number;
+      verified: number;
+      recent_sends: number;
+      recent_verified: number;
+    }>`
       SELECT v.region_code, v.country_code, v.delivery_provider AS provider, sum(greatest(v.delivery_sends, 1))::int AS sends,
           (count(*) FILTER (WHERE v.delivery_status = 'DELIVERED'))::int AS delivered,
-          (count(*) FILTER (WHERE v.status = 'SUCCESS' OR (v.relayed AND v.delivery_status = 'DELIVERED')))::int AS verified
+          (count(*) FILTER (WHERE v.status = 'SUCCESS' OR (v.relayed AND v.delivery_status = 'DELIVERED')))::int AS verified,
+          coalesce(sum(greatest(v.delivery_sends, 1)) FILTER (WHERE ${inRecent}), 0)::int AS recent_sends,
+          (count(*) FILTER (WHERE (${inRecent}) AND (v.status = 'SUCCESS' OR (v.relayed AND v.delivery_status = 'DELIVERED'))))::int AS recent_verified
         FROM verifications v
           LEFT JOIN country_throttles t
             ON t.region_code = v.region_code AND t.country_code = v.country_code AND t.provider = v.delivery_provider
@@ -28,6 +41,7 @@ export class SqlConversionStore implements ConversionStore {
       sends: Number(r.sends),
       delivered: Number(r.delivered),
       verified: Number(r.verified),
+      ...(recent && { recent: { sends: Number(r.recent_sends), verified: Number(r.recent_verified) } }),
     }));
   }
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { conversionOf, decideThrottled, Throttles, underConverting, type RouteTraffic } from '../../src/domain/conversion.js';
+import { conversionOf, decideThrottled, shortWindowAt, Throttles, underConverting, underConvertingClients, type RouteTraffic } from '../../src/domain/conversion.js';
 
 const policy = { minConversion: 0.2, minSample: 200, windowSeconds: 3600, throttleSeconds: 86_400 };
 const route = (regionCode: string, provider: string, sends: number, verified: number): RouteTraffic => ({
@@ -20,6 +20,28 @@ describe('conversion (contract 10)', () => {
       ['NG/smpp', 'KE/twilio'],
     );
     assert.deepEqual(underConverting(traffic, { ...policy, minConversion: 0 }), [], 'MIN_CONVERSION=0 is off');
+  });
+
+  it('judges the short window on its own sample beside the hour, keeping the figures that tripped it; 0 turns it off', () => {
+    const short = { ...policy, shortWindowSeconds: 300, shortMinSample: 50 };
+    const diluted = { ...route('ZA', 'twilio', 3400, 2448), recent: { sends: 60, verified: 11 } };
+    const tooFew = { ...route('KE', 'twilio', 3400, 2448), recent: { sends: 49, verified: 0 } };
+    const fine = { ...route('GH', 'twilio', 3400, 2448), recent: { sends: 60, verified: 12 } };
+    assert.deepEqual(
+      underConverting([diluted, tooFew, fine], short).map((t) => `${t.regionCode} ${t.verified}/${t.sends}`),
+      ['ZA 11/60'],
+    );
+    assert.deepEqual(underConverting([diluted], { ...short, shortWindowSeconds: 0 }), []);
+    assert.deepEqual(underConvertingClients([{ clientId: 'c', sends: 100, verified: 80 }], short), [], 'a client is judged over the hour only');
+  });
+
+  it('leaves the last half minute out of the short window: its codes are still being typed', () => {
+    const now = new Date('2026-11-23T12:00:00Z');
+    assert.deepEqual(shortWindowAt(now, { ...policy, shortWindowSeconds: 60 }), {
+      since: new Date('2026-11-23T11:58:30Z'),
+      until: new Date('2026-11-23T11:59:30Z'),
+    });
+    assert.equal(shortWindowAt(now, policy), null);
   });
 
   it('reads a route with nothing sent as converting', () => {

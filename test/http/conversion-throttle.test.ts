@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, it } from 'node:test';
 import { runAdminCommand } from '../../src/admin/commands.js';
 import type { CountryThrottle } from '../../src/admin/prefix-blocks.js';
+import type { ClientCredentials } from '../../src/oauth/client-service.js';
 import { adminDeps } from '../../src/server.js';
 import { expectV1Error } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
@@ -169,6 +170,65 @@ forEachDatabase('conversion throttling', (kind) => {
       });
     },
   );
+});
+
+/**
+ * Issue 20: a short window beside the hour (CONVERSION_SHORT_WINDOW_SECONDS): an hour of ordinary traffic no
+ * longer hides an attack that starts after it.
+ */
+forEachDatabase('short conversion window', (kind) => {
+  const shortSample = 5;
+  let h: Harness;
+  before(async () => {
+    h = await createHarness(kind, { env: { ...env, MIN_CONVERSION_SAMPLE: '10', CONVERSION_SHORT_WINDOW_SECONDS: '300', MIN_CONVERSION_SHORT_SAMPLE: String(shortSample) } });
+  });
+  after(() => h.close());
+
+  const listed = async () => {
+    const res = await runAdminCommand(adminDeps(h.services), { name: 'blocks.list' });
+    assert.ok(res.ok);
+    return (res.value as ({ country: string; sends: number; verified: number } | { clientId: string })[]).map((b) =>
+      'country' in b ? `${b.country} ${b.verified}/${b.sends}` : `client ${b.clientId}`,
+    );
+  };
+  const refresh = async () => {
+    await h.services.conversion.refresh();
+    h.clock.advance(1);
+  };
+  /** `count` creates towards Nigeria by one client, `verified` of them verified, all sent. */
+  const traffic = async (count: number, verified: number, client?: ClientCredentials): Promise<ClientCredentials> => {
+    const c = client ?? (await h.client());
+    const token = await h.token(undefined, c);
+    const made: { id: string; otp: string }[] = [];
+    for (let i = 0; i < count; i += 1) {
+      next += 1;
+      const res = await h.call('POST', '/v1/otp/request', token, { countryCode: '+234', phoneNumber: countries.NG.number(next) });
+      assert.equal(res.statusCode, 200, res.body);
+      made.push((res.json() as { data: { id: string; otp: string } }).data);
+    }
+    for (const v of made.slice(0, verified)) assert.equal((await h.call('POST', '/v1/otp/verify', token, { id: v.id, otp: v.otp })).statusCode, 200);
+    for (const v of made) await sentBy(h, token, v.id);
+    return c;
+  };
+
+  it('throttles a country whose last minutes convert under MIN_CONVERSION on MIN_CONVERSION_SHORT_SAMPLE sends, however well its hour converts', async () => {
+    // The hour's ordinary traffic, 20 minutes before the attack: out of the short window, inside the hour.
+    await traffic(30, 30);
+    h.clock.advance(20 * 60_000);
+    const attacker = await traffic(shortSample - 1, 0);
+    // The last half minute's sends are not judged yet: their codes may still be typed.
+    await refresh();
+    assert.deepEqual(await listed(), []);
+    h.clock.advance(31_000);
+    await refresh();
+    assert.deepEqual(await listed(), [], 'under MIN_CONVERSION_SHORT_SAMPLE');
+    await traffic(1, 0, attacker);
+    h.clock.advance(31_000);
+    await refresh();
+    // The hour: 30 of 35 verified. The short window: 0 of 5, the figures the throttle keeps. The attacking
+    // client is judged over its hour only (0 of 5 sends is under MIN_CONVERSION_SAMPLE).
+    assert.deepEqual(await listed(), ['NG 0/5']);
+  });
 });
 
 /** With MIN_CONVERSION=0 nothing is throttled, whatever the conversion. */

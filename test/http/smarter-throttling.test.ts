@@ -182,9 +182,10 @@ forEachDatabase('verified history through a throttle', (kind) => {
 /** Issue 20: an address whose codes are verified earns room (a carrier's NAT address carries many real users). */
 forEachDatabase('signal room earned by verified creates', (kind) => {
   const limit = 3;
+  const env = { IP_LIMIT_COUNT: String(limit), IP_PREFIX_LIMIT_COUNT: '0', PREFIX_LIMIT_COUNT: '0', NEW_COUNTRY_LIMIT_COUNT: '0' };
   let h: Harness;
   before(async () => {
-    h = await createHarness(kind, { env: { IP_LIMIT_COUNT: String(limit), IP_PREFIX_LIMIT_COUNT: '0', PREFIX_LIMIT_COUNT: '0', NEW_COUNTRY_LIMIT_COUNT: '0' } });
+    h = await createHarness(kind, { env });
   });
   after(() => h.close());
   const { create, made, verify } = harnessCalls(() => h);
@@ -200,6 +201,49 @@ forEachDatabase('signal room earned by verified creates', (kind) => {
     for (let i = 0; i < 5; i += 1) made(await create(token, { ...nextNumber('NG'), signals: { ip: nat } }));
     expectV1Error(await create(token, { ...nextNumber('NG'), signals: { ip: nat } }), 429, 'RATE_LIMITED');
   });
+
+  it('counts the last day too: an address whose users verified yesterday has room at the start of the morning, at the same ratio', async () => {
+    const client = await h.client();
+    let token = await h.token(undefined, client);
+    const nat = freshAddress();
+    for (let i = 0; i < 10; i += 1) await verify(token, made(await create(token, { ...nextNumber('NG'), signals: { ip: nat } })));
+    // Twelve hours on: none of the hour's creates is left, the day's 10 verified ones are.
+    h.clock.advance(12 * 3600_000);
+    token = await h.token(undefined, client);
+    // The hour's own room (3), then the day's: 5 unverified in the day for 10 verified.
+    for (let i = 0; i < 5; i += 1) made(await create(token, { ...nextNumber('NG'), signals: { ip: nat } }));
+    expectV1Error(await create(token, { ...nextNumber('NG'), signals: { ip: nat } }), 429, 'RATE_LIMITED');
+    // A day and more after them, the verified creates earn nothing: the plain limit again.
+    h.clock.advance(25 * 3600_000);
+    token = await h.token(undefined, client);
+    const later = freshAddress();
+    for (let i = 0; i < 10; i += 1) await verify(token, made(await create(token, { ...nextNumber('NG'), signals: { ip: later } })));
+    h.clock.advance(25 * 3600_000);
+    token = await h.token(undefined, client);
+    for (let i = 0; i < limit; i += 1) made(await create(token, { ...nextNumber('NG'), signals: { ip: later } }));
+    expectV1Error(await create(token, { ...nextNumber('NG'), signals: { ip: later } }), 429, 'RATE_LIMITED');
+  });
+
+  it(
+    "admits exactly the day's room of 12 simultaneous creates across two instances",
+    { skip: kind === 'pglite' ? 'the embedded database admits one process' : false },
+    async () => {
+      const client = await h.client();
+      let token = await h.token(undefined, client);
+      const nat = freshAddress();
+      for (let i = 0; i < 10; i += 1) await verify(token, made(await create(token, { ...nextNumber('NG'), signals: { ip: nat } })));
+      h.clock.advance(12 * 3600_000);
+      token = await h.token(undefined, client);
+      await withSecondInstance(h, env, async (other) => {
+        const answers = await Promise.all(
+          Array.from({ length: 12 }, (_, n) => create(token, { ...nextNumber('NG'), signals: { ip: nat } }, n % 2 === 0 ? h.app : other.app)),
+        );
+        // 10 verified yesterday: 5 unverified today, however the creates fall between the instances.
+        assert.equal(answers.filter((r) => r.statusCode === 200).length, 5, answers.map((r) => r.statusCode).join(','));
+        for (const r of answers.filter((x) => x.statusCode !== 200)) expectV1Error(r, 429, 'RATE_LIMITED');
+      });
+    },
+  );
 });
 
 /**
