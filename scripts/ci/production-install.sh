@@ -7,8 +7,17 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d /tmp/otp-prod-install-XXXXXX)
 server_pid=""
+# The server runs in a process group of its own (setsid), and is stopped as a group: killing only the shell that
+# ran `npm start` left npm and the node server it started running after this script had ended.
+stop_server() {
+  if [ -n "$server_pid" ]; then
+    kill -TERM -- "-$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+    server_pid=""
+  fi
+}
 cleanup() {
-  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  stop_server
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -26,7 +35,7 @@ try_install() { # name, npm ci flags...
   done
   local port
   port=$(free_port)
-  (cd "$dir" && PORT=$port NODE_ENV=development CONSOLE=true npm start >"$dir.log" 2>&1) &
+  (cd "$dir" && PORT=$port NODE_ENV=development CONSOLE=true exec setsid npm start >"$dir.log" 2>&1) &
   server_pid=$!
   local base=http://127.0.0.1:$port i
   for ((i = 0; i < 240; i++)); do curl -fsS -m 2 "$base/readyz" >/dev/null 2>&1 && break; sleep 0.25; done
@@ -46,9 +55,7 @@ try_install() { # name, npm ci flags...
   status=$(curl -fsS -X POST "$base/v1/otp/verify" -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
     -d "{\"id\":\"$vid\",\"otp\":\"$code\"}" | json data.status)
   [ "$status" = SUCCESS ] || fail "$name: verification ended $status"
-  kill "$server_pid"
-  wait "$server_pid" 2>/dev/null || true
-  server_pid=""
+  stop_server
   echo "production install ($name): npm ci --omit=dev $*, no dev package, started, healthy, console built and served, a CLI client verified a number"
 }
 
