@@ -145,8 +145,11 @@ export class DeliveryService {
     return parked.length === limit;
   }
 
-  private async applyParked(parked: readonly ParkedReceipt[]): Promise<void> {
-    for (const p of parked) await this.recordReceipt(p.provider, p.receipt, p.account, p.id);
+  /** How many of them applied (their send is known). */
+  private async applyParked(parked: readonly ParkedReceipt[]): Promise<number> {
+    let applied = 0;
+    for (const p of parked) if ((await this.recordReceipt(p.provider, p.receipt, p.account, p.id)) === 'recorded') applied++;
+    return applied;
   }
 
   /**
@@ -201,6 +204,12 @@ export class DeliveryService {
     // Told once committed: a script may run more than once.
     if (moved) this.deps.observer?.receipt(moved.channel ?? 'sms', provider, moved.status, moved.seconds);
     if (stepped) this.deps.observer?.step?.(stepped, 'failure');
+    if (outcome === 'parked' && parkedId === null) {
+      // The acceptance may have committed after this receipt's read and before its keeping, each unseen by the
+      // other: one more look, now that the keeping is committed, applies it at once rather than a second later.
+      const kept = await store.parkedReceipts(100, { provider, account, messageId: receipt.messageId });
+      if ((await this.applyParked(kept)) > 0) return 'recorded';
+    }
     return outcome;
   }
 

@@ -44,12 +44,18 @@ export class SqlVerificationStore implements VerificationStore {
   /** Concurrent saves go together in one statement (see saveGroup). */
   private readonly saves = new Batcher<Save, boolean>((group) => this.saveGroup(group));
   /**
-   * Whether receipts may be kept (parked) for sends not recorded yet: set when this process keeps one, and by each
-   * look for kept receipts (the workers' once-a-second task, on every instance). Acceptances look for kept
+   * Whether receipts may be kept (parked) for sends not recorded yet: set when this process commits one, and by
+   * each look for kept receipts (the workers' once-a-second task, on every instance). Acceptances look for kept
    * receipts only while it is set; one kept by another instance just before its acceptance was recorded here is
-   * applied by that task within a second, as any kept in a race with the acceptance always was.
+   * applied by that task within a second.
    */
   private receiptsMayBeKept = false;
+  /**
+   * How many groups that kept receipts this process has committed. A receipt kept while an acceptance's statement
+   * ran is not in that statement's snapshot, and the receipt's own look missed the acceptance: a change here
+   * while the statement ran makes it look once more, so in one process neither waits for the workers' task.
+   */
+  private keptCommits = 0;
   /** Concurrent point reads go together in one query. */
   private readonly reads = new Batcher<{ clientId: string; id: string }, Verification | null>((group) => this.readGroup(group));
 
@@ -58,8 +64,9 @@ export class SqlVerificationStore implements VerificationStore {
   }
 
   /** One database transaction for a group of scripts; if any throws, none commits (GroupCommit reruns them alone). */
-  private commitGroup(scripts: readonly Script[]): Promise<Committed<unknown>[]> {
-    return this.db.transaction().execute(async (trx) => {
+  private async commitGroup(scripts: readonly Script[]): Promise<Committed<unknown>[]> {
+    let kept = false;
+    const committed = await this.db.transaction().execute(async (trx) => {
       const group = new GroupTransaction(trx, this.notifyOtherProcesses, scripts.length);
       const members = scripts.map(() => new SqlVerificationTx(group));
       const settled = await Promise.allSettled(
@@ -76,9 +83,14 @@ export class SqlVerificationStore implements VerificationStore {
         return s.value;
       });
       await group.write(members);
-      if (members.some((m) => m.parked.length > 0)) this.receiptsMayBeKept = true;
+      kept = members.some((m) => m.parked.length > 0);
       return members.map((m, i) => ({ value: values[i], events: m.events, sends: [...m.sends, ...startable(m.savedJobs)] }));
     });
+    if (kept) {
+      this.keptCommits++;
+      this.receiptsMayBeKept = true;
+    }
+    return committed;
   }
 
   async optimistic<T>(script: (tx: OptimisticTx) => Promise<T>, rounds: number): Promise<Committed<T>> {
@@ -170,6 +182,7 @@ export class SqlVerificationStore implements VerificationStore {
         sql`(${s.verificationId}::uuid, ${s.provider}::text, ${s.account}::text, ${s.messageId}::text, ${s.attempt}::int, ${s.status}::text, ${s.at}::timestamptz,
           ${s.channel}::text, ${s.deliveryChannel}::text)`,
     );
+    const keptBefore = this.keptCommits;
     const parked = this.receiptsMayBeKept
       ? sql`EXISTS (SELECT 1 FROM parked_receipts r WHERE r.provider = k.provider AND r.account = k.account AND r.message_id = k.message_id)`
       : sql`false`;
@@ -210,10 +223,20 @@ export class SqlVerificationStore implements VerificationStore {
     // second part) each get their own row's answer, whichever order the rows come back in.
     const key = (verificationId: string, provider: string, account: string, messageId: string) => JSON.stringify([verificationId, provider, account, messageId]);
     const byAcceptance = new Map(result.rows.map((r) => [key(r.verification_id, r.provider, r.account, r.message_id), r]));
+    const keptMeanwhile = this.keptCommits === keptBefore ? new Set<string>() : await this.keptFor(group);
     return group.map((s) => {
       const row = byAcceptance.get(key(s.verificationId, s.provider, s.account, s.messageId));
-      return { tookIdFrom: row?.previous ?? null, parked: row?.parked === true };
+      const message = JSON.stringify([s.provider, s.account, s.messageId]);
+      return { tookIdFrom: row?.previous ?? null, parked: row?.parked === true || keptMeanwhile.has(message) };
     });
+  }
+
+  /** Which of these sends' message ids have receipts kept for them, read after the acceptances committed. */
+  private async keptFor(group: readonly SentRecord[]): Promise<Set<string>> {
+    const ids = group.map((s) => sql`(${s.provider}::text, ${s.account}::text, ${s.messageId}::text)`);
+    const { rows } = await sql<{ provider: string; account: string; message_id: string }>`
+      SELECT DISTINCT provider, account, message_id FROM parked_receipts WHERE (provider, account, message_id) IN (VALUES ${sql.join(ids)})`.execute(this.db);
+    return new Set(rows.map((r) => JSON.stringify([r.provider, r.account, r.message_id])));
   }
 
   find(clientId: string, id: string): Promise<Verification | null> {
@@ -271,8 +294,10 @@ export class SqlVerificationStore implements VerificationStore {
     message?: { readonly provider: string; readonly account: string; readonly messageId: string },
   ): Promise<ParkedReceipt[]> {
     if (!message) {
+      const keptBefore = this.keptCommits;
       const any = await this.db.selectNoFrom(({ exists, selectFrom }) => exists(selectFrom('parked_receipts').select('id')).as('any')).executeTakeFirst();
-      this.receiptsMayBeKept = any?.any === true;
+      // One committed while this read ran may not be in what it saw.
+      this.receiptsMayBeKept = any?.any === true || this.keptCommits !== keptBefore;
       if (!this.receiptsMayBeKept) return [];
     }
     let query = this.db.selectFrom('parked_receipts as r').selectAll('r').orderBy('r.id').limit(limit);

@@ -6,6 +6,7 @@ import { retryingConflicts } from '../../src/store/conflicts.js';
 import { createVerification } from '../support/api.js';
 import { postgresSkip } from '../support/databases.js';
 import { createHarness, type Harness } from '../support/harness.js';
+import { waitUntilBlocked } from '../support/locks.js';
 
 /**
  * Every writer of a verification and its send job locks the verification first. A resend does (it reads the
@@ -65,18 +66,6 @@ describe('lock order of a verification and its send job [postgres]', { skip: pos
     assert.deepEqual([...codes], [[200, 80]]);
   });
 });
-
-/** Until another session of this database waits on a lock (the store's statement behind `holder`'s lock). */
-async function waitUntilBlocked(holder: pg.Client): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    const { rows } = await holder.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND wait_event_type = 'Lock'`,
-    );
-    if ((rows[0]?.n ?? 0) > 0) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error('the acceptance never waited on the verification');
-}
 
 describe('a transaction the database ended in a conflict', () => {
   const conflict = (code: string) => Object.assign(new Error('deadlock detected'), { code });
