@@ -2,17 +2,13 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import pino from 'pino';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { runAudited } from '../../src/admin/audited.js';
 import { runAdminCommand } from '../../src/admin/commands.js';
-import { loadConfig } from '../../src/config.js';
-import { adminDeps, startServer, type RunningServer } from '../../src/server.js';
-import { browserSkip, launchBrowser } from '../support/browser.js';
+import { adminDeps, type RunningServer } from '../../src/server.js';
+import { browserSkip } from '../support/browser.js';
 import { forEachDatabase } from '../support/each-database.js';
-import { freshDatabase, type TestDatabase } from '../support/databases.js';
 import { startReceiver, verifySignature, waitFor, type Receiver } from '../webhooks/helpers.js';
-import { password, seriousViolations, shot } from './in-browser.js';
+import { consoleInBrowser, password } from './in-browser.js';
 
 /**
  * Contract 16 in Debian's chromium: the console served by a real server on both databases, an operator made by
@@ -21,7 +17,11 @@ import { password, seriousViolations, shot } from './in-browser.js';
  * request.
  */
 const suite = (kind: 'pglite' | 'postgres') => {
-  let db: TestDatabase;
+  const { t, cli, newPage, check, go, signIn } = consoleInBrowser(kind, {
+    env: { AUTH_FAILURE_LIMIT: '3', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' },
+    signedIn: null,
+  });
+  const { pageErrors, violations } = t;
   let server: RunningServer;
   let base: string;
   let browser: Browser;
@@ -32,9 +32,6 @@ const suite = (kind: 'pglite' | 'postgres') => {
   let evilUrl: string;
   let token: string;
   let client: { clientId: string; webhookSecret: string };
-  const pageErrors: string[] = [];
-  const violations: string[] = [];
-  const cli = (command: Parameters<typeof runAdminCommand>[1]) => runAudited(adminDeps(server.services), 'cli', command);
 
   const v1 = async (method: string, url: string, body?: unknown) => {
     const res = await fetch(`${base}${url}`, {
@@ -53,48 +50,8 @@ const suite = (kind: 'pglite' | 'postgres') => {
   const create = async (phoneNumber: string, extra: Record<string, unknown> = {}) =>
     v1('POST', '/v1/otp/request', { countryCode: '+234', phoneNumber, webhookUrl: receiver.url, ...extra });
 
-  const newPage = async (ctx: BrowserContext) => {
-    const p = await ctx.newPage();
-    p.on('console', (m) => {
-      if (m.type() === 'error' && !/status of 40[13]/.test(m.text())) pageErrors.push(m.text());
-    });
-    p.on('pageerror', (e) => pageErrors.push(e.message));
-    p.on('dialog', (d) => void d.accept());
-    return p;
-  };
-  /** Checks the page as it stands with axe, and saves its screenshot. */
-  const check = async (p: Page, name: string) => {
-    violations.push(...(await seriousViolations(p)).map((v) => `${name}: ${v}`));
-    await p.screenshot({ path: shot(`${name}-${kind}`), fullPage: true });
-  };
-  const go = async (p: Page, label: string) => {
-    await p.getByRole('link', { name: label, exact: true }).click();
-    await p.getByRole('heading', { level: 1 }).waitFor();
-  };
-  const signIn = async (p: Page, email: string) => {
-    await p.goto(`${base}/console`);
-    await p.getByLabel('Email').fill(email);
-    await p.getByLabel('Password').fill(password);
-    await p.getByRole('button', { name: 'Sign in', exact: true }).click();
-    await p.getByRole('heading', { name: 'Overview' }).waitFor();
-  };
-
   before(async () => {
-    db = await freshDatabase(kind);
-    const config = loadConfig({
-      ...db.env,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'silent',
-      CONSOLE: 'true',
-      AUTH_FAILURE_LIMIT: '3',
-      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
-      PHONE_COOLDOWN_SECONDS: '0',
-      PREFIX_LIMIT_COUNT: '3',
-    });
-    server = await startServer(config, { logger: pino({ level: 'silent' }), print: () => undefined });
-    // localhost, not 127.0.0.1: a passkey's relying party is a host name, never an address.
-    base = server.url.replace('127.0.0.1', 'localhost');
+    ({ server, base, browser, context, page } = t);
     receiver = await startReceiver();
     const made = await server.services.clients.create('console traffic', ['otp:send', 'otp:verify']);
     client = made;
@@ -116,16 +73,10 @@ const suite = (kind: 'pglite' | 'postgres') => {
     });
     await new Promise<void>((resolve) => evil.listen(0, '127.0.0.1', resolve));
     evilUrl = `http://127.0.0.1:${(evil.address() as AddressInfo).port}/`;
-    browser = await launchBrowser();
-    context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
-    page = await newPage(context);
   });
   after(async () => {
-    await browser?.close();
-    await server?.close();
     await receiver?.close();
     await new Promise((resolve) => evil?.close(resolve));
-    await db?.drop();
   });
 
   it('sets a password from the one-time link, adds a passkey, and signs in with it (a virtual authenticator)', async () => {

@@ -37,11 +37,18 @@ export async function seriousViolations(page: Page): Promise<string[]> {
 
 type Answer = { status: number; body: { data: Record<string, unknown>; error?: { code: string } } };
 
+export interface ConsoleInBrowserOptions {
+  /** More settings for the server. */
+  readonly env?: Record<string, string>;
+  /** Made and signed in on `page` before the first test (default ops@example.com); null: nobody is. */
+  readonly signedIn?: string | null;
+}
+
 /**
  * The console in chromium on a fresh database, served by a real server (PREFIX_LIMIT_COUNT=3, so that throttles
- * show at once), with ops@example.com signed in on `page`; helpers for the tests of a suite.
+ * show at once), with an operator signed in on `page` unless `signedIn` is null; helpers for the tests of a suite.
  */
-export function consoleInBrowser(kind: 'pglite' | 'postgres') {
+export function consoleInBrowser(kind: 'pglite' | 'postgres', options: ConsoleInBrowserOptions = {}) {
   let db: TestDatabase;
   let server: RunningServer;
   /** The server's origin as the browser reaches it (localhost: passkeys need a host name). */
@@ -148,14 +155,26 @@ export function consoleInBrowser(kind: 'pglite' | 'postgres') {
 
   before(async () => {
     db = await freshDatabase(kind);
-    const config = loadConfig({ ...db.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', CONSOLE: 'true', PHONE_COOLDOWN_SECONDS: '0', PREFIX_LIMIT_COUNT: '3' });
+    const config = loadConfig({
+      ...db.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'silent',
+      CONSOLE: 'true',
+      PHONE_COOLDOWN_SECONDS: '0',
+      PREFIX_LIMIT_COUNT: '3',
+      ...options.env,
+    });
     server = await startServer(config, { logger: pino({ level: 'silent' }), print: () => undefined });
+    // localhost, not 127.0.0.1: a passkey's relying party is a host name, never an address.
     base = server.url.replace('127.0.0.1', 'localhost');
     browser = await launchBrowser();
     context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
     page = await newPage(context);
-    await operator('ops@example.com');
-    await signIn(page, 'ops@example.com');
+    const email = options.signedIn === undefined ? 'ops@example.com' : options.signedIn;
+    if (email === null) return;
+    await operator(email);
+    await signIn(page, email);
   });
   after(async () => {
     await browser?.close();
