@@ -5,6 +5,7 @@ import {
   withTemplate,
   withTestNumber,
   type ClientSettings,
+  type ClientSettingsView,
   type SettingsChange,
   type TextPolicy,
 } from '../domain/client-settings.js';
@@ -161,9 +162,7 @@ function voiceSaved(result: { readonly settings: ClientSettings; readonly locale
 }
 
 /** Settings as an operator reads them: the CAPTCHA secret is never shown in full. */
-export function settingsView(
-  settings: ClientSettings,
-): Omit<ClientSettings, 'captcha'> & { captcha: { provider: string; secret: string; minScore: number; when: string } | null } {
+export function settingsView(settings: ClientSettings): ClientSettingsView {
   const { captcha } = settings;
   return {
     ...settings,

@@ -3,6 +3,7 @@ import type { Verification } from '../domain/verification.js';
 import type { WebhookEventWithAttempts } from '../domain/webhook-delivery.js';
 import { isUuid } from '../store/uuid.js';
 import { eventDetailView, type EventDetailView } from '../webhooks/delivery-log.js';
+import type { VerificationLife } from './verification-life.js';
 
 /** What a search reads: verifications by id, number or reference, and their webhook events. */
 export interface VerificationSearchDeps {
@@ -13,32 +14,6 @@ export interface VerificationSearchDeps {
 
 /** The most verifications one search shows. */
 export const searchLimit = 50;
-
-/** A verification's whole life as an operator reads it: never its code. */
-export interface VerificationLife {
-  readonly id: string;
-  readonly clientId: string;
-  readonly createdAt: string;
-  readonly updatedAt: string;
-  readonly expiresAt: string;
-  readonly phoneNumber: string;
-  readonly region: string | null;
-  readonly type: string;
-  readonly status: string;
-  readonly failureReason: string | null;
-  readonly reference: string | null;
-  readonly webhookUrl: string | null;
-  readonly testNumber: boolean;
-  /** Wrong codes tried. */
-  readonly attempts: number;
-  /** Sends asked for (create and resends). */
-  readonly sends: number;
-  readonly delivery: { channel: string; provider: string | null; status: string; updatedAt: string };
-  /** Every send attempt, oldest first. */
-  readonly deliveries: readonly { channel: string; provider: string; status: string; at: string }[];
-  /** Its webhook events with every delivery attempt. */
-  readonly webhooks: readonly EventDetailView[];
-}
 
 /** What the query is: an id (a UUID), a number (+ and digits), or else a reference. */
 export function searchKind(query: string): { id: string } | { phoneNumber: string } | { reference: string } {

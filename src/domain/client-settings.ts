@@ -36,6 +36,11 @@ export interface ClientSettings {
   readonly captcha: CaptchaSetting | null;
 }
 
+/** Settings as an operator reads them (`clients show`, the console): the CAPTCHA secret only by its first characters. */
+export type ClientSettingsView = Omit<ClientSettings, 'captcha'> & {
+  readonly captcha: { readonly provider: string; readonly secret: string; readonly minScore: number; readonly when: string } | null;
+};
+
 export const defaultClientSettings: ClientSettings = {
   appName: null,
   webotpDomain: null,

@@ -1,38 +1,7 @@
 import { useState } from 'preact/hooks';
+import type { VerificationLife as Life } from '../../../src/admin/verification-life.js';
+import type { EventDetailView as WebhookEvent } from '../../../src/webhooks/delivery-log.js';
 import { data, messageOf } from '../api.js';
-
-interface Attempt {
-  readonly attempt: number;
-  readonly attemptedAt: string;
-  readonly outcome: string;
-  readonly statusCode: number | null;
-  readonly error: string | null;
-}
-interface WebhookEvent {
-  readonly id: string;
-  readonly event: string;
-  readonly webhookUrl: string | null;
-  readonly deliveryStatus: string;
-  readonly attemptCount: number;
-  readonly attempts: readonly Attempt[];
-}
-interface Life {
-  readonly id: string;
-  readonly clientId: string;
-  readonly createdAt: string;
-  readonly expiresAt: string;
-  readonly phoneNumber: string;
-  readonly region: string | null;
-  readonly type: string;
-  readonly status: string;
-  readonly failureReason: string | null;
-  readonly reference: string | null;
-  readonly attempts: number;
-  readonly sends: number;
-  readonly delivery: { channel: string; provider: string | null; status: string };
-  readonly deliveries: readonly { channel: string; provider: string; status: string; at: string }[];
-  readonly webhooks: readonly WebhookEvent[];
-}
 
 function Webhook({ event, onReplayed }: { event: WebhookEvent; onReplayed: () => void }) {
   const [state, setState] = useState<string | null>(null);
