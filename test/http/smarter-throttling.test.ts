@@ -202,14 +202,21 @@ forEachDatabase('signal room earned by verified creates', (kind) => {
     expectV1Error(await create(token, { ...nextNumber('NG'), signals: { ip: nat } }), 429, 'RATE_LIMITED');
   });
 
-  it('counts the last day too: an address whose users verified yesterday has room at the start of the morning, at the same ratio', async () => {
+  /** A client and an address of its own whose users verified 10 codes twelve hours ago (a token of now). */
+  const verifiedYesterday = async () => {
     const client = await h.client();
-    let token = await h.token(undefined, client);
+    const token = await h.token(undefined, client);
     const nat = freshAddress();
     for (let i = 0; i < 10; i += 1) await verify(token, made(await create(token, { ...nextNumber('NG'), signals: { ip: nat } })));
     // Twelve hours on: none of the hour's creates is left, the day's 10 verified ones are.
     h.clock.advance(12 * 3600_000);
-    token = await h.token(undefined, client);
+    return { client, nat, token: await h.token(undefined, client) };
+  };
+
+  it('counts the last day too: an address whose users verified yesterday has room at the start of the morning, at the same ratio', async () => {
+    const yesterday = await verifiedYesterday();
+    const { client, nat } = yesterday;
+    let { token } = yesterday;
     // The hour's own room (3), then the day's: 5 unverified in the day for 10 verified.
     for (let i = 0; i < 5; i += 1) made(await create(token, { ...nextNumber('NG'), signals: { ip: nat } }));
     expectV1Error(await create(token, { ...nextNumber('NG'), signals: { ip: nat } }), 429, 'RATE_LIMITED');
@@ -228,12 +235,7 @@ forEachDatabase('signal room earned by verified creates', (kind) => {
     "admits exactly the day's room of 12 simultaneous creates across two instances",
     { skip: kind === 'pglite' ? 'the embedded database admits one process' : false },
     async () => {
-      const client = await h.client();
-      let token = await h.token(undefined, client);
-      const nat = freshAddress();
-      for (let i = 0; i < 10; i += 1) await verify(token, made(await create(token, { ...nextNumber('NG'), signals: { ip: nat } })));
-      h.clock.advance(12 * 3600_000);
-      token = await h.token(undefined, client);
+      const { nat, token } = await verifiedYesterday();
       await withSecondInstance(h, env, async (other) => {
         const answers = await Promise.all(
           Array.from({ length: 12 }, (_, n) => create(token, { ...nextNumber('NG'), signals: { ip: nat } }, n % 2 === 0 ? h.app : other.app)),
