@@ -20,8 +20,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { OutgoingCall, ProviderContext, SendResult } from '../../src/channels/provider-port.js';
 import { createSipProvider } from '../../src/providers/sip.js';
-import { parseTrunkUri } from '../../src/providers/sip/settings.js';
-import { sippAddress, sippMissing, startSipp, type SippRun } from '../../test/providers/sipp.js';
+import { sippAddress, sipTrunkSettings, sippMissing, startSipp, type SippRun } from '../../test/providers/sipp.js';
 import { onCleanup } from './cleanup.js';
 import { PhoneSequence } from './phones.js';
 import {
@@ -229,15 +228,7 @@ export async function benchCalls(o: CallBenchOptions): Promise<void> {
       onReceipt: async () => undefined,
     };
     const provider = createSipProvider(
-      {
-        SIP_TRUNK_URI: parseTrunkUri(`sip:${sippAddress}:${sipp.port}`),
-        SIP_USERNAME: undefined,
-        SIP_PASSWORD: undefined,
-        SIP_LOCAL_ADDRESS: '127.0.0.1',
-        SIP_LOCAL_PORT: 0,
-        SIP_FROM_HOST: undefined,
-        SIP_NUMBER_FORMAT: 'e164',
-      },
+      sipTrunkSettings(`sip:${sippAddress}:${sipp.port}`),
       context,
     );
     await provider.start();

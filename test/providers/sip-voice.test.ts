@@ -5,9 +5,8 @@ import type { OutgoingVoice, SendResult } from '../../src/channels/provider-port
 import { defaultWords, voiceIntroduction, voiceSentence } from '../../src/domain/spoken-code.js';
 import { createSipProvider, type SipTuning } from '../../src/providers/sip.js';
 import { encodeG711, type G711Codec } from '../../src/providers/sip/g711.js';
-import { parseTrunkUri } from '../../src/providers/sip/settings.js';
 import { SpokenPrompts } from '../../src/providers/sip/speech.js';
-import { exactly, sippAddress, sippMissing, startSipp } from './sipp.js';
+import { exactly, sippAddress, sippMissing, startSipp, sipTrunkSettings } from './sipp.js';
 import { assertLogsHide, recordingContext } from './support.js';
 
 /**
@@ -34,15 +33,7 @@ function sipProviderFor(port: number, ringSeconds: number) {
   const context = { ...recordingContext(null), callRingSeconds: ringSeconds };
   const firstPackets: number[] = [];
   const provider = createSipProvider(
-    {
-      SIP_TRUNK_URI: parseTrunkUri(`sip:${sippAddress}:${port}`),
-      SIP_USERNAME: undefined,
-      SIP_PASSWORD: undefined,
-      SIP_LOCAL_ADDRESS: '127.0.0.1',
-      SIP_LOCAL_PORT: 0,
-      SIP_FROM_HOST: undefined,
-      SIP_NUMBER_FORMAT: 'e164',
-    },
+    sipTrunkSettings(`sip:${sippAddress}:${port}`),
     context,
     { ...fast, onFirstPacket: (ms) => firstPackets.push(ms) },
   );
@@ -150,15 +141,7 @@ describe('sip voice calls against SIPp', { skip: missing ?? false }, () => {
     const sipp = await startSipp('voice-answer.xml', 'udp', { ...identityWords, RTP_IP: '127.0.0.1', RTP_PORT: String(receiver.port), PT: '0', CODEC: 'PCMU' }, { timeoutSeconds: 15 });
     const context = { ...recordingContext(null), callRingSeconds: 5 };
     const provider = createSipProvider(
-      {
-        SIP_TRUNK_URI: parseTrunkUri(`sip:${sippAddress}:${sipp.port}`),
-        SIP_USERNAME: undefined,
-        SIP_PASSWORD: undefined,
-        SIP_LOCAL_ADDRESS: '127.0.0.1',
-        SIP_LOCAL_PORT: 0,
-        SIP_FROM_HOST: undefined,
-        SIP_NUMBER_FORMAT: 'e164',
-      },
+      sipTrunkSettings(`sip:${sippAddress}:${sipp.port}`),
       context,
       { ...fast, stopGraceMs: 300 },
     );

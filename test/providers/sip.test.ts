@@ -4,8 +4,7 @@ import { describe, it } from 'node:test';
 import type { OutgoingCall, SendResult } from '../../src/channels/provider-port.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { createSipProvider, sipProvider, type SipTuning } from '../../src/providers/sip.js';
-import { parseTrunkUri } from '../../src/providers/sip/settings.js';
-import { exactly, freePort, sippAddress, sippMissing, startSipp } from './sipp.js';
+import { exactly, freePort, sippAddress, sippMissing, startSipp, sipTrunkSettings } from './sipp.js';
 import { assertLogsHide, assertModuleDeclares, recordingContext } from './support.js';
 
 /**
@@ -39,15 +38,7 @@ function provider(port: number, setup: Setup) {
   const context = { ...recordingContext(null), callRingSeconds: setup.ringSeconds ?? RING_SECONDS };
   const credentials = setup.credentials === undefined ? { username: USER, password: PASSWORD } : setup.credentials;
   const p = createSipProvider(
-    {
-      SIP_TRUNK_URI: parseTrunkUri(`sip:${sippAddress}:${port};transport=${setup.transport}`),
-      SIP_USERNAME: credentials?.username,
-      SIP_PASSWORD: credentials?.password,
-      SIP_LOCAL_ADDRESS: '127.0.0.1',
-      SIP_LOCAL_PORT: 0,
-      SIP_FROM_HOST: undefined,
-      SIP_NUMBER_FORMAT: 'e164',
-    },
+    sipTrunkSettings(`sip:${sippAddress}:${port};transport=${setup.transport}`, { SIP_USERNAME: credentials?.username, SIP_PASSWORD: credentials?.password }),
     context,
     fast,
   );
@@ -143,15 +134,7 @@ describe('sip provider module', () => {
     assert.throws(
       () =>
         createSipProvider(
-          {
-            SIP_TRUNK_URI: parseTrunkUri('sip:127.0.0.2'),
-            SIP_USERNAME: USER,
-            SIP_PASSWORD: undefined,
-            SIP_LOCAL_ADDRESS: '0.0.0.0',
-            SIP_LOCAL_PORT: 0,
-            SIP_FROM_HOST: undefined,
-            SIP_NUMBER_FORMAT: 'e164',
-          },
+          sipTrunkSettings('sip:127.0.0.2', { SIP_USERNAME: USER, SIP_LOCAL_ADDRESS: '0.0.0.0' }),
           context,
         ),
       /SIP_USERNAME and SIP_PASSWORD go together/,

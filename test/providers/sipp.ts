@@ -4,6 +4,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { SettingValues } from '../../src/channels/provider-port.js';
+import { parseTrunkUri } from '../../src/providers/sip/settings.js';
+import type { sipSettings } from '../../src/providers/sip/settings.js';
 import { repoRoot } from '../support/processes.js';
 
 /**
@@ -14,6 +17,20 @@ import { repoRoot } from '../support/processes.js';
 
 /** The address SIPp listens on. */
 export const sippAddress = '127.0.0.2';
+
+/** The sip provider's settings for a trunk at `trunk` (sip:host:port[;transport=...]), sending from loopback. */
+export function sipTrunkSettings(trunk: string, more: Partial<SettingValues<typeof sipSettings>> = {}): SettingValues<typeof sipSettings> {
+  return {
+    SIP_TRUNK_URI: parseTrunkUri(trunk),
+    SIP_USERNAME: undefined,
+    SIP_PASSWORD: undefined,
+    SIP_LOCAL_ADDRESS: '127.0.0.1',
+    SIP_LOCAL_PORT: 0,
+    SIP_FROM_HOST: undefined,
+    SIP_NUMBER_FORMAT: 'e164',
+    ...more,
+  };
+}
 
 /** Why SIPp cannot run here, or null when it can (.ci/run installs sip-tester). */
 export function sippMissing(): string | null {
