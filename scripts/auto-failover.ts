@@ -193,8 +193,11 @@ export async function startFailoverCluster(): Promise<FailoverCluster> {
       async kill(node) {
         const postmaster = postmasterPid(node.pgdata);
         const keeper = keepers.get(node.pgdata);
+        // The whole machine goes at once: the keeper's group, the postmaster, and every process it started.
+        const children = postmaster === null ? [] : childrenOf(postmaster);
         if (keeper?.pid) signalGroup(keeper.pid, 'SIGKILL');
         if (postmaster) signal(postmaster, 'SIGKILL');
+        for (const pid of children) signal(pid, 'SIGKILL');
         await exited(keeper);
         // Its backends notice the postmaster's death and end; the next start recovers the data folder.
         await until(`${node.name}'s backends to end`, 30_000, async () => !isAlive(postmaster));
@@ -203,14 +206,23 @@ export async function startFailoverCluster(): Promise<FailoverCluster> {
         keep(node.pgdata);
       },
       async close() {
+        // Stopped as an operator stops them (the nodes, then the monitor): each keeper stops its PostgreSQL, whose
+        // processes all end, and exits. Killed, the monitor's postmaster left its pg_auto_failover health-check
+        // worker and its logger running after the tests.
+        for (const pgdata of [...nodes.map((n) => n.pgdata), monitorData]) {
+          const keeper = keepers.get(pgdata);
+          if (!keeper?.pid || keeper.exitCode !== null || keeper.signalCode !== null) continue;
+          await Promise.race([autoctl('stop', '--pgdata', pgdata).then(() => exited(keeper)), new Promise((r) => setTimeout(r, 20_000))]).catch(() => undefined);
+        }
+        // Whatever did not stop in time is killed, with every process its postmaster started.
+        const postmasters = [...nodes.map((n) => n.pgdata), monitorData].map(postmasterPid).filter((pid) => pid !== null && isAlive(pid)) as number[];
+        const children = postmasters.flatMap(childrenOf);
         for (const child of keepers.values()) {
           if (child.pid && child.exitCode === null && child.signalCode === null) signalGroup(child.pid, 'SIGKILL');
         }
-        const postmasters = [...nodes.map((n) => n.pgdata), monitorData].map(postmasterPid).filter((pid) => pid !== null);
-        for (const pid of postmasters) signal(pid, 'SIGKILL');
+        for (const pid of [...postmasters, ...children]) signal(pid, 'SIGKILL');
         await Promise.all([...keepers.values()].map((c) => exited(c)));
-        // Their backends end once they see their postmaster gone; the folder is removed after them.
-        await until('the servers to end', 30_000, async () => !postmasters.some(isAlive));
+        await until('the servers to end', 30_000, async () => ![...postmasters, ...children].some(isAlive));
         fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
       },
     };
@@ -227,6 +239,15 @@ function postgresIds(): [number, number] {
   const uid = Number(spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).stdout.trim());
   const gid = Number(spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).stdout.trim());
   return [uid, gid];
+}
+
+/** The processes whose parent is `pid` now (Linux's /proc). */
+function childrenOf(pid: number): number[] {
+  return fs
+    .readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number)
+    .filter((child) => procStat(child)?.parent === pid);
 }
 
 function postmasterPid(pgdata: string): number | null {
@@ -250,13 +271,21 @@ function signalGroup(pid: number, sig: NodeJS.Signals): void {
   signal(-pid, sig);
 }
 
+/** Running: a process that ended but was not reaped yet (a zombie, whose parent is gone) is not. */
 function isAlive(pid: number | null): boolean {
   if (pid === null) return false;
+  const stat = procStat(pid);
+  return stat !== null && stat.state !== 'Z';
+}
+
+/** A process's state and parent from /proc/PID/stat (the fields after the command's closing parenthesis). */
+function procStat(pid: number): { state: string; parent: number } | null {
   try {
-    process.kill(pid, 0);
-    return true;
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const [state = '', parent = ''] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { state, parent: Number(parent) };
   } catch {
-    return false;
+    return null;
   }
 }
 
