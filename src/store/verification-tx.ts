@@ -4,7 +4,7 @@ import type { OutboxEvent } from '../domain/events.js';
 import type { ThrottledState } from '../domain/conversion.js';
 import type { PrefixState } from '../domain/prefix-velocity.js';
 import type { SendJob } from '../domain/send-job.js';
-import { unverifiedPerVerified, type SignalKind, type Signals, type SignalState } from '../domain/signals.js';
+import { signalRoom, type SignalKind, type Signals, type SignalState } from '../domain/signals.js';
 import type { DeliveryReceipt } from '../domain/send-result.js';
 import type { Verification } from '../domain/verification.js';
 import type { CreateHistory, CreateHistoryQuery, IdempotencyClaim, VerificationTx } from '../domain/verification-store.js';
@@ -28,6 +28,10 @@ interface CreateStates {
 
 /** The column each signal kind is kept in. */
 const signalColumn: Readonly<Record<SignalKind, string>> = { ip: 'signal_ip', network: 'signal_network', device: 'signal_device' };
+
+/** An address is matched within its network, so that the network's partial index finds it. */
+const inNetwork = (kind: SignalKind, row: string, asked: string) =>
+  kind === 'ip' ? sql`AND ${sql.ref(`${row}.signal_network`)} = ${sql.ref(`${asked}.network`)}` : sql``;
 
 interface Waiting<I, R> {
   readonly item: I;
@@ -267,33 +271,24 @@ export class GroupTransaction {
     }
     // One part per kind of signal. An address is found through its network's partial index (0027 dropped the
     // address's own: one index fewer to write on every create), the network and the device through theirs.
-    // A signal the hour would refuse reads its last day too (`hasRoom`: the day's verified creates earn room at
-    // the hour's ratio): a subquery under CASE, run only for those.
-    const signalParts = (['ip', 'network', 'device'] as const).map((kind) => {
+    const signalAsks = (['ip', 'network', 'device'] as const).flatMap((kind) => {
       const asks = asked.flatMap((h) =>
         h.signals.keys.filter((k) => k.kind === kind).map((k) => ({ clientId: h.clientId, value: k.value, network: k.network ?? null, since: h.signals.since })),
       );
       // A kind's limit is the policy's, and the group's creates share one clock reading: one of each serves all.
       const limit = asked.flatMap((h) => h.signals.keys.filter((k) => k.kind === kind).map((k) => k.limit))[0] ?? 0;
-      const historySince = asked.reduce((min, h) => (h.signals.historySince < min ? h.signals.historySince : min), asked[0]?.signals.historySince ?? new Date());
+      return asks.length === 0 ? [] : [{ kind, asks, limit }];
+    });
+    const signalParts = signalAsks.map(({ kind, asks }) => {
       const column = (alias: string) => sql.ref(`${alias}.${signalColumn[kind]}`);
-      const inNetwork = (alias: string, network: string) => (kind === 'ip' ? sql`AND ${sql.ref(`${alias}.signal_network`)} = ${sql.ref(network)}` : sql``);
       return sql`
-      UNION ALL
-      SELECT ${kind}::text, g.client::text || '|' || g.value, g.n, NULL, g.oldest, g.verified, g.day[1], g.day[2]
-        FROM (SELECT g0.*, CASE WHEN g0.n >= greatest(${limit}::int, floor(g0.verified * ${unverifiedPerVerified}::numeric)) THEN (
-            SELECT ARRAY[(count(*) FILTER (WHERE w.status <> 'SUCCESS'))::int, (count(*) FILTER (WHERE w.status = 'SUCCESS'))::int]
-              FROM verifications w
-              WHERE w.client_id = g0.client AND ${column('w')} = g0.value ${inNetwork('w', 'g0.network')} AND w.created_at > ${historySince}
-                AND NOT w.test_number) END AS day
-          FROM (SELECT s.client, s.value, min(s.network) AS network,
-                (count(v.id) FILTER (WHERE v.status <> 'SUCCESS'))::int AS n, min(v.created_at) FILTER (WHERE v.status <> 'SUCCESS') AS oldest,
-                (count(v.id) FILTER (WHERE v.status = 'SUCCESS'))::int AS verified
-              FROM unnest(${asks.map((a) => a.clientId)}::uuid[], ${asks.map((a) => a.value)}::text[], ${asks.map((a) => a.network)}::text[],
-                  ${asks.map((a) => a.since.toISOString())}::timestamptz[]) AS s (client, value, network, since)
-                LEFT JOIN verifications v ON v.client_id = s.client AND ${column('v')} = s.value ${inNetwork('v', 's.network')} AND v.created_at > s.since
-                  AND NOT v.test_number
-              GROUP BY s.client, s.value) g0) g`;
+      SELECT ${kind}::text, s.client::text || '|' || s.value, (count(v.id) FILTER (WHERE v.status <> 'SUCCESS'))::int,
+          NULL, min(v.created_at) FILTER (WHERE v.status <> 'SUCCESS'), (count(v.id) FILTER (WHERE v.status = 'SUCCESS'))::int
+        FROM unnest(${asks.map((a) => a.clientId)}::uuid[], ${asks.map((a) => a.value)}::text[], ${asks.map((a) => a.network)}::text[],
+            ${asks.map((a) => a.since.toISOString())}::timestamptz[]) AS s (client, value, network, since)
+          LEFT JOIN verifications v ON v.client_id = s.client AND ${column('v')} = s.value ${inNetwork(kind, 'v', 's')} AND v.created_at > s.since
+            AND NOT v.test_number
+        GROUP BY s.client, s.value`;
     });
     // Resends count wherever sends count (contract 14): a prefix's and a throttled country's creates are counted
     // by the sends asked for them (1 at create, 1 more per resend).
@@ -308,6 +303,46 @@ export class GroupTransaction {
       sql`(${sql.ref(`q.${value}`)} IS NOT NULL AND EXISTS (SELECT 1 FROM verifications v WHERE v.client_id = q.client
         AND ${sql.ref(`v.${column}`)} = ${sql.ref(`q.${value}`)} ${column === 'signal_ip' ? sql`AND v.signal_network = q.network` : sql``}
         AND v.created_at > q.since AND v.status = 'SUCCESS'))`;
+    // Only the parts some create asks for are in the statement: each costs its planning on every group.
+    const parts = [
+      sql`
+      SELECT 'phone' AS kind, v.client_id::text || '|' || v.phone_number AS key, 0 AS n, NULL::timestamptz AS until,
+          v.created_at AS oldest, 0 AS verified
+        FROM verifications v
+        WHERE (v.client_id, v.phone_number) IN (SELECT * FROM unnest(${asked.map((h) => h.clientId)}::uuid[], ${asked.map((h) => h.phoneNumber)}::text[]))
+          AND v.created_at > ${lookBackFrom}`,
+      prefixes.length > 0 &&
+        sql`
+      SELECT 'prefix', p.prefix,
+          (SELECT coalesce(sum(v.send_requests), 0)::int FROM verifications v
+            WHERE left(v.phone_number, -3) = p.prefix AND NOT v.test_number
+              AND v.created_at > greatest(${since}::timestamptz, b.blocked_until)),
+          b.blocked_until, NULL, 0
+        FROM unnest(${[...new Set(prefixes.map((p) => p.prefix))]}::text[]) AS p (prefix) LEFT JOIN prefix_blocks b ON b.prefix = p.prefix`,
+      throttled.length > 0 &&
+        sql`
+      SELECT 'country', c.region || '|' || c.cc, coalesce(sum(v.send_requests), 0)::int, NULL, min(v.created_at), 0
+        FROM unnest(${throttled.map((c) => c.regionCode)}::text[], ${throttled.map((c) => c.countryCode)}::text[],
+            ${throttled.map((c) => c.since.toISOString())}::timestamptz[]) AS c (region, cc, since)
+          LEFT JOIN verifications v ON v.client_id = ANY(ARRAY(SELECT id FROM clients)) AND v.created_at > c.since
+            AND v.region_code = c.region AND v.country_code = c.cc AND NOT v.test_number
+        GROUP BY c.region, c.cc`,
+      throttledClients.size > 0 &&
+        sql`
+      SELECT 'client', c.client::text, coalesce(sum(v.send_requests), 0)::int, NULL, min(v.created_at), 0
+        FROM unnest(${[...throttledClients.keys()]}::uuid[], ${[...throttledClients.values()].map((d) => d.toISOString())}::timestamptz[]) AS c (client, since)
+          LEFT JOIN verifications v ON v.client_id = c.client AND v.created_at > c.since AND NOT v.test_number
+        GROUP BY c.client`,
+      historyAsks.length > 0 &&
+        sql`
+      SELECT 'verified', q.i::text, 0, NULL, NULL,
+          (${verifiedOn('phone_number', 'phone')} OR ${verifiedOn('signal_ip', 'ip')} OR ${verifiedOn('signal_network', 'network')}
+            OR ${verifiedOn('signal_device', 'device')})::int
+        FROM unnest(${historyAsks.map((q) => q.i)}::int[], ${historyAsks.map((q) => q.clientId)}::uuid[], ${historyAsks.map((q) => q.phone)}::text[],
+            ${historyAsks.map((q) => q.ip)}::text[], ${historyAsks.map((q) => q.network)}::text[], ${historyAsks.map((q) => q.device)}::text[],
+            ${historyAsks.map((q) => q.since.toISOString())}::timestamptz[]) AS q (i, client, phone, ip, network, device, since)`,
+      ...signalParts,
+    ].filter((part) => part !== false);
     const { rows } = await sql<{
       kind: 'phone' | 'prefix' | 'country' | 'client' | 'verified' | SignalKind;
       key: string;
@@ -315,42 +350,10 @@ export class GroupTransaction {
       until: Date | null;
       oldest: Date | null;
       verified: number;
-      day_unverified: number | null;
-      day_verified: number | null;
-    }>`
-      SELECT 'phone' AS kind, v.client_id::text || '|' || v.phone_number AS key, 0 AS n, NULL::timestamptz AS until,
-          v.created_at AS oldest, 0 AS verified, NULL::int AS day_unverified, NULL::int AS day_verified
-        FROM verifications v
-        WHERE (v.client_id, v.phone_number) IN (SELECT * FROM unnest(${asked.map((h) => h.clientId)}::uuid[], ${asked.map((h) => h.phoneNumber)}::text[]))
-          AND v.created_at > ${lookBackFrom}
-      UNION ALL
-      SELECT 'prefix', p.prefix,
-          (SELECT coalesce(sum(v.send_requests), 0)::int FROM verifications v
-            WHERE left(v.phone_number, -3) = p.prefix AND NOT v.test_number
-              AND v.created_at > greatest(${since}::timestamptz, b.blocked_until)),
-          b.blocked_until, NULL, 0, NULL, NULL
-        FROM unnest(${[...new Set(prefixes.map((p) => p.prefix))]}::text[]) AS p (prefix) LEFT JOIN prefix_blocks b ON b.prefix = p.prefix
-      UNION ALL
-      SELECT 'country', c.region || '|' || c.cc, coalesce(sum(v.send_requests), 0)::int, NULL, min(v.created_at), 0, NULL, NULL
-        FROM unnest(${throttled.map((c) => c.regionCode)}::text[], ${throttled.map((c) => c.countryCode)}::text[],
-            ${throttled.map((c) => c.since.toISOString())}::timestamptz[]) AS c (region, cc, since)
-          LEFT JOIN verifications v ON v.client_id = ANY(ARRAY(SELECT id FROM clients)) AND v.created_at > c.since
-            AND v.region_code = c.region AND v.country_code = c.cc AND NOT v.test_number
-        GROUP BY c.region, c.cc
-      UNION ALL
-      SELECT 'client', c.client::text, coalesce(sum(v.send_requests), 0)::int, NULL, min(v.created_at), 0, NULL, NULL
-        FROM unnest(${[...throttledClients.keys()]}::uuid[], ${[...throttledClients.values()].map((d) => d.toISOString())}::timestamptz[]) AS c (client, since)
-          LEFT JOIN verifications v ON v.client_id = c.client AND v.created_at > c.since AND NOT v.test_number
-        GROUP BY c.client
-      UNION ALL
-      SELECT 'verified', q.i::text, 0, NULL, NULL,
-          (${verifiedOn('phone_number', 'phone')} OR ${verifiedOn('signal_ip', 'ip')} OR ${verifiedOn('signal_network', 'network')}
-            OR ${verifiedOn('signal_device', 'device')})::int, NULL, NULL
-        FROM unnest(${historyAsks.map((q) => q.i)}::int[], ${historyAsks.map((q) => q.clientId)}::uuid[], ${historyAsks.map((q) => q.phone)}::text[],
-            ${historyAsks.map((q) => q.ip)}::text[], ${historyAsks.map((q) => q.network)}::text[], ${historyAsks.map((q) => q.device)}::text[],
-            ${historyAsks.map((q) => q.since.toISOString())}::timestamptz[]) AS q (i, client, phone, ip, network, device, since)
-      ${sql.join(signalParts, sql``)}`.execute(this.trx);
+    }>`${sql.join(parts, sql`
+      UNION ALL`)}`.execute(this.trx);
     const states: CreateStates = { phones: new Map(), prefixes: new Map(), countries: new Map(), signals: new Map(), clients: new Map(), verified: new Set() };
+    const pastTheHour: { kind: SignalKind; clientId: string; value: string; network: string | null }[] = [];
     for (const r of rows) {
       const until = r.until === null ? null : new Date(r.until);
       if (r.kind === 'phone') states.phones.set(r.key, [...(states.phones.get(r.key) ?? []), new Date(r.oldest as Date)]);
@@ -359,15 +362,49 @@ export class GroupTransaction {
       else if (r.kind === 'country') states.countries.set(r.key, { recentCreates: Number(r.n), oldest: r.oldest === null ? null : new Date(r.oldest) });
       else if (r.kind === 'verified') {
         if (Number(r.verified) > 0) states.verified.add(Number(r.key));
-      } else
-        states.signals.set(`${r.kind}|${r.key}`, {
-          recentCreates: Number(r.n),
-          oldest: r.oldest === null ? null : new Date(r.oldest),
-          verified: Number(r.verified),
-          lastDay: r.day_unverified === null ? null : { unverified: Number(r.day_unverified), verified: Number(r.day_verified) },
-        });
+      } else {
+        const state = { recentCreates: Number(r.n), oldest: r.oldest === null ? null : new Date(r.oldest), verified: Number(r.verified), lastDay: null };
+        states.signals.set(`${r.kind}|${r.key}`, state);
+        const { asks = [], limit = 0 } = signalAsks.find((a) => a.kind === r.kind) ?? {};
+        if (state.recentCreates < signalRoom(limit, state.verified)) continue;
+        const ask = asks.find((a) => `${a.clientId}|${a.value}` === r.key);
+        if (ask) pastTheHour.push({ kind: r.kind, clientId: ask.clientId, value: ask.value, network: ask.network });
+      }
     }
+    if (pastTheHour.length > 0) await this.readLastDay(states, pastTheHour, asked);
     return states;
+  }
+
+  /**
+   * A signal the hour would refuse reads its last day too (`hasRoom`: the day's verified creates earn room at the
+   * hour's ratio): a statement of its own, in the same transaction and under the same locks, made only for those,
+   * so that every other create's read plans none of it.
+   */
+  private async readLastDay(
+    states: CreateStates,
+    signals: readonly { kind: SignalKind; clientId: string; value: string; network: string | null }[],
+    asked: readonly CreateHistoryQuery[],
+  ): Promise<void> {
+    const since = asked.reduce((min, h) => (h.signals.historySince < min ? h.signals.historySince : min), asked[0]?.signals.historySince ?? new Date());
+    const parts = (['ip', 'network', 'device'] as const).flatMap((kind) => {
+      const of = signals.filter((x) => x.kind === kind);
+      if (of.length === 0) return [];
+      return [
+        sql`
+      SELECT ${kind}::text AS kind, s.client::text || '|' || s.value AS key, (count(w.id) FILTER (WHERE w.status <> 'SUCCESS'))::int AS unverified,
+          (count(w.id) FILTER (WHERE w.status = 'SUCCESS'))::int AS verified
+        FROM unnest(${of.map((x) => x.clientId)}::uuid[], ${of.map((x) => x.value)}::text[], ${of.map((x) => x.network)}::text[]) AS s (client, value, network)
+          LEFT JOIN verifications w ON w.client_id = s.client AND ${sql.ref(`w.${signalColumn[kind]}`)} = s.value ${inNetwork(kind, 'w', 's')}
+            AND w.created_at > ${since} AND NOT w.test_number
+        GROUP BY s.client, s.value`,
+      ];
+    });
+    const { rows } = await sql<{ kind: SignalKind; key: string; unverified: number; verified: number }>`${sql.join(parts, sql`
+      UNION ALL`)}`.execute(this.trx);
+    for (const r of rows) {
+      const state = states.signals.get(`${r.kind}|${r.key}`);
+      if (state) states.signals.set(`${r.kind}|${r.key}`, { ...state, lastDay: { unverified: Number(r.unverified), verified: Number(r.verified) } });
+    }
   }
 
   private async flush(): Promise<void> {
