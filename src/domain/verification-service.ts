@@ -151,14 +151,16 @@ export type VerifyOutcome =
 /**
  * Why a resend was refused: the code's own limits (cool-down, OTP_MAX_SENDS), the day's quota, the new-country
  * cap, or `unknown-user`: the client's resends are throttled (MIN_RESEND_SAMPLE) and the code's user has no
- * verified history.
+ * verified history; `captcha`: the same for a client with `--captcha-when throttled`, asked for a CAPTCHA
+ * instead, or one whose token failed.
  */
-export type ResendRefusal = 'cooldown' | 'max-sends' | 'daily-quota' | 'new-country' | 'unknown-user';
+export type ResendRefusal = 'cooldown' | 'max-sends' | 'daily-quota' | 'new-country' | 'unknown-user' | 'captcha';
 
 export type ResendOutcome =
   | { readonly kind: 'resent'; readonly verification: Verification }
   | { readonly kind: 'not-pending'; readonly verification: Verification }
-  | { readonly kind: 'rate-limited'; readonly reason: ResendRefusal; readonly retryAfterSeconds: number }
+  | { readonly kind: 'rate-limited'; readonly reason: Exclude<ResendRefusal, 'captcha'>; readonly retryAfterSeconds: number }
+  | { readonly kind: 'captcha'; readonly outcome: 'required' | 'failed' | 'unavailable' }
   | { readonly kind: 'not-found' };
 
 export type ApproveOutcome =
@@ -557,8 +559,22 @@ export class VerificationService {
    * Resend (contract 9): the same code again through the channel that carries it (a call from the same caller
    * id), from the channel's first provider, at most OTP_MAX_SENDS sends and no sooner than the cool-down.
    */
-  async resend(clientId: string, id: string): Promise<ResendOutcome> {
+  async resend(clientId: string, id: string, captchaToken: string | null = null): Promise<ResendOutcome> {
     const { store, policy } = this.deps;
+    // `--captcha-when throttled`: a token that comes is checked first, as a create's is (nothing taken before it);
+    // without one, the resend throttle asks for one instead of refusing.
+    const settings = await this.deps.clientSettings(clientId);
+    let challenge: 'ask' | 'passed' | null = null;
+    if (settings.captcha?.when === 'throttled') {
+      if (captchaToken !== null) {
+        const captcha = await this.checkCaptcha(settings.captcha, captchaToken, null);
+        if (captcha !== 'passed') {
+          if (captcha !== 'unavailable') this.deps.observer?.resendRefused?.('captcha');
+          return { kind: 'captcha', outcome: captcha };
+        }
+        challenge = 'passed';
+      } else challenge = 'ask';
+    }
     // A resend is a send (CLIENT_DAILY_SEND_LIMIT): its share is taken first, and given back unless it resends.
     const dailySends = policy.clientDailySends > 0 ? (this.deps.dailySends ?? null) : null;
     const sendTaken = dailySends === null ? true : await dailySends.tryAcquire(clientId);
@@ -575,7 +591,7 @@ export class VerificationService {
     const throttled = this.deps.conversion?.resendThrottleOn?.(clientId, this.deps.clock.now()) ?? null;
     let committed;
     try {
-      committed = await this.resendIn(clientId, id, sendTaken, newCountryTaken, throttled !== null);
+      committed = await this.resendIn(clientId, id, sendTaken, newCountryTaken, throttled !== null, challenge);
     } catch (err) {
       giveBack();
       throw err;
@@ -583,15 +599,24 @@ export class VerificationService {
     if (committed.value.kind !== 'resent' || committed.value.verification.testNumber) giveBack();
     const outcome = dispatched(this.deps.afterCommit, committed);
     if (outcome.kind === 'rate-limited') this.deps.observer?.resendRefused?.(outcome.reason);
+    if (outcome.kind === 'captcha') this.deps.observer?.resendRefused?.('captcha');
     if (outcome.kind === 'resent' && outcome.verification.testNumber) await this.deps.testSends?.(outcome.verification);
     return outcome;
   }
 
   /**
    * A resend's one transaction script; `sendTaken` false: the day's quota has no send left for it; `throttled`:
-   * the client's resends are throttled, so a code of a user with no verified history has only a few.
+   * the client's resends are throttled, so a code of a user with no verified history has only a few; `challenge`:
+   * the client asks a CAPTCHA before a throttle refuses (`ask`), and this resend carried a good one (`passed`).
    */
-  private resendIn(clientId: string, id: string, sendTaken: boolean, newCountryTaken: boolean | null, throttled: boolean): Promise<Committed<ResendOutcome>> {
+  private resendIn(
+    clientId: string,
+    id: string,
+    sendTaken: boolean,
+    newCountryTaken: boolean | null,
+    throttled: boolean,
+    challenge: 'ask' | 'passed' | null,
+  ): Promise<Committed<ResendOutcome>> {
     const { store, policy, clock } = this.deps;
     return store.transaction(async (tx): Promise<ResendOutcome> => {
       const current = await tx.findForUpdate(id, clientId);
@@ -617,8 +642,11 @@ export class VerificationService {
           if (newCountryTaken === false) return { kind: 'rate-limited', reason: 'new-country', retryAfterSeconds: untilNextHour(now) };
           // An attack resends codes it never types; a real user resends a late code, and is mostly known already (the
           // number, address, network or device verified before). Asked only past the unknown user's resends.
-          if (throttled && current.sendRequests - 1 >= (policy.unknownUserResends ?? 0) && !(this.deps.lists?.().allows(current.phoneNumber, clientId) ?? false)) {
+          // A client that asks a CAPTCHA gives an unknown user none free: a person passes it, a script does not.
+          const free = challenge === null ? (policy.unknownUserResends ?? 0) : 0;
+          if (throttled && challenge !== 'passed' && current.sendRequests - 1 >= free && !(this.deps.lists?.().allows(current.phoneNumber, clientId) ?? false)) {
             const known = await tx.knownUser(clientId, id, secondsBefore(now, verifiedHistoryDays * 86_400));
+            if (!known && challenge === 'ask') return { kind: 'captcha', outcome: 'required' };
             if (!known) return { kind: 'rate-limited', reason: 'unknown-user', retryAfterSeconds: Math.max(1, Math.ceil((current.expiresAt.getTime() - now.getTime()) / 1000)) };
           }
           if (!sendTaken) return { kind: 'rate-limited', reason: 'daily-quota', retryAfterSeconds: untilNextUtcDay(now) };

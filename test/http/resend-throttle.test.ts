@@ -1,5 +1,9 @@
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, it } from 'node:test';
+import { runAdminCommand } from '../../src/admin/commands.js';
+import { adminDeps } from '../../src/server.js';
 import { expectV1Error } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
@@ -37,18 +41,41 @@ interface Made {
 }
 
 forEachDatabase('resends throttled for their conversion', (kind) => {
+  const secret = '0x4AAAAAAAresend-secret';
   let h: Harness;
+  let receiver: http.Server;
+  /** A local Turnstile siteverify: a token starting `good` passes, any other fails. */
   before(async () => {
-    h = await createHarness(kind, { env });
+    receiver = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (d: Buffer) => (body += d.toString()));
+      req.on('end', () => {
+        const form = new URLSearchParams(body);
+        const success = form.get('secret') === secret && (form.get('response') ?? '').startsWith('good');
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ success, 'error-codes': success ? [] : ['invalid-input-response'] }));
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    h = await createHarness(kind, { env: { ...env, TURNSTILE_VERIFY_URL: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/turnstile` } });
   });
-  after(() => h.close());
+  after(async () => {
+    receiver.closeAllConnections();
+    await new Promise((r) => receiver.close(r));
+    await h.close();
+  });
 
   const create = async (token: string, body: { countryCode: string; phoneNumber: string; signals?: Record<string, string> }): Promise<Made> => {
     const res = await h.call('POST', '/v1/otp/request', token, body);
     assert.equal(res.statusCode, 200, res.body);
     return (res.json() as { data: Made }).data;
   };
-  const resend = (token: string, v: Made, app = h.app) => app.inject({ method: 'POST', url: `/v1/otp/${v.id}/resend`, headers: { authorization: `Bearer ${token}` } });
+  const resend = (token: string, v: Made, app = h.app, captchaToken?: string) =>
+    app.inject({
+      method: 'POST',
+      url: `/v1/otp/${v.id}/resend`,
+      headers: { authorization: `Bearer ${token}` },
+      ...(captchaToken !== undefined && { payload: { captchaToken } }),
+    });
   const resent = async (token: string, v: Made) => {
     const res = await resend(token, v);
     assert.equal(res.statusCode, 200, res.body);
@@ -141,6 +168,26 @@ forEachDatabase('resends throttled for their conversion', (kind) => {
     cooldown();
     for (const v of codes) await resent(token, v);
     expectV1Error(await resend(token, stranger), 429, 'RATE_LIMITED');
+  });
+
+  it('asks a client with --captcha-when throttled for a CAPTCHA from an unknown user\'s first resend, and a good token goes past', async () => {
+    const c = await h.client();
+    const updated = await runAdminCommand(adminDeps(h.services), { name: 'clients.update', id: c.clientId, change: { captcha: { provider: 'turnstile', secret, when: 'throttled' } } });
+    assert.ok(updated.ok, JSON.stringify(updated));
+    const token = await h.token(undefined, c);
+    await resendUnverified(token, sample);
+    await settleAndRefresh();
+    assert.ok(h.services.conversion.resendThrottleOn(c.clientId, h.clock.now()));
+    const v = await create(token, unknownUser());
+    cooldown();
+    expectV1Error(await resend(token, v), 403, 'CAPTCHA_REQUIRED');
+    expectV1Error(await resend(token, v, h.app, `bad-${process.pid}`), 403, 'CAPTCHA_FAILED');
+    expectV1Error(await resend(token, v, h.app, ''), 400, 'VALIDATION_ERROR');
+    assert.equal((await resend(token, v, h.app, `good-${process.pid}-1`)).statusCode, 200);
+    cooldown();
+    // Each token once.
+    expectV1Error(await resend(token, v, h.app, `good-${process.pid}-1`), 403, 'CAPTCHA_FAILED');
+    assert.equal((await resend(token, v, h.app, `good-${process.pid}-2`)).statusCode, 200);
   });
 
   it('counts its refusals in otp_resends_refused_total', async () => {
