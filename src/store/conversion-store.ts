@@ -156,7 +156,7 @@ export class SqlConversionStore implements ConversionStore {
     return rows.map(toClientThrottle);
   }
 
-  /** Ends a client's throttle now; false when none was in force. */
+  /** Ends a client's throttles now, its resends' too (`blocks lift CLIENT_ID`); false when none was in force. */
   async liftClient(clientId: string, now: Date): Promise<boolean> {
     const result = await this.db
       .updateTable('client_throttles')
@@ -164,7 +164,13 @@ export class SqlConversionStore implements ConversionStore {
       .where('client_id', '=', clientId)
       .where('throttled_until', '>', now)
       .executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
+    const resends = await this.db
+      .updateTable('resend_throttles')
+      .set({ throttled_until: now })
+      .where('client_id', '=', clientId)
+      .where('throttled_until', '>', now)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) + Number(resends.numUpdatedRows) > 0;
   }
 
   async active(now: Date): Promise<Throttle[]> {
