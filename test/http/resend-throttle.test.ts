@@ -120,7 +120,10 @@ forEachDatabase('resends throttled for their conversion', (kind) => {
     cooldown();
     const refused = expectV1Error(await resend(token, v), 429, 'RATE_LIMITED');
     assert.match(refused.message, /MIN_RESEND_SAMPLE/);
-    // `otp-service blocks lift CLIENT_ID` ends it.
+    // `otp-service blocks list` shows it, and `blocks lift CLIENT_ID` ends it.
+    const listed = await runAdminCommand(adminDeps(h.services), { name: 'blocks.list' });
+    assert.ok(listed.ok);
+    assert.ok((listed.value as { clientId?: string; of?: string }[]).some((b) => b.clientId === clientId && b.of === 'resends'), JSON.stringify(listed.value));
     const lifted = await runAdminCommand(adminDeps(h.services), { name: 'blocks.lift', prefix: clientId });
     assert.ok(lifted.ok, JSON.stringify(lifted));
     await resent(token, v);
