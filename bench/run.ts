@@ -87,6 +87,9 @@ const pumpingSettings: PumpingSettings = {
   warmUpUsers: envInt('BENCH_PUMPING_WARMUP_USERS', 2400),
   returningShare: 0.6,
   natShare: 0.3,
+  // An assumption, not a measurement (see docs/fraud-defaults.md): about one user in eight asks for the code again.
+  resendShare: Number(process.env.BENCH_PUMPING_RESEND_SHARE ?? 0.12),
+  secondResendShare: 0.2,
   leadMinutes: envInt('BENCH_PUMPING_LEAD_MINUTES', 0),
   captchaWhenThrottled: process.env.BENCH_PUMPING_CAPTCHA === 'throttled',
   serviceEnv: Object.fromEntries(

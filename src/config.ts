@@ -308,6 +308,16 @@ export const settings = {
     default: '100',
     parse: integer(1),
   },
+  MIN_RESEND_SAMPLE: {
+    doc: 'Resends a client needs within CONVERSION_SHORT_WINDOW_SECONDS (before its last half minute) before their conversion is judged: when fewer than MIN_CONVERSION of the codes they resent are verified, for PREFIX_BLOCK_SECONDS a code of a user with no verified history (number, address, network or device, the last 30 days) is resent at most UNKNOWN_USER_RESENDS times (past it 429 RATE_LIMITED); known users and allowed numbers are never held. 0 turns it off, as do MIN_CONVERSION=0 and CONVERSION_SHORT_WINDOW_SECONDS=0',
+    default: '50',
+    parse: integer(0),
+  },
+  UNKNOWN_USER_RESENDS: {
+    doc: "Resends of one code a user with no verified history gets while the client's resends are throttled (MIN_RESEND_SAMPLE); 0: none",
+    default: '1',
+    parse: integer(0),
+  },
   CLIENT_RATE_LIMIT_PER_SECOND: {
     doc: 'Requests per second per client on /v1 (0 turns the limit off)',
     default: '200',

@@ -185,14 +185,23 @@ export function adminDeps(services: Services): AdminDeps {
         await services.conversion.refresh();
         return lifted;
       },
-      listClients: async (now) =>
-        (await services.conversionStore.activeClients(now)).map((t) => ({
+      listClients: async (now) => [
+        ...(await services.conversionStore.activeClients(now)).map((t) => ({
           clientId: t.clientId,
           blockedAt: t.throttledAt.toISOString(),
           blockedUntil: t.throttledUntil.toISOString(),
           sends: t.sends,
           verified: t.verified,
         })),
+        ...(await services.conversionStore.activeResends(now)).map((t) => ({
+          clientId: t.clientId,
+          blockedAt: t.throttledAt.toISOString(),
+          blockedUntil: t.throttledUntil.toISOString(),
+          sends: t.resends,
+          verified: t.verified,
+          of: 'resends' as const,
+        })),
+      ],
       liftClient: async (clientId, now) => {
         const lifted = await services.conversionStore.liftClient(clientId, now);
         await services.conversion.refresh();

@@ -224,8 +224,10 @@ export async function createServices(
       windowSeconds: conversionWindowSeconds,
       shortWindowSeconds: config.CONVERSION_SHORT_WINDOW_SECONDS,
       shortMinSample: config.MIN_CONVERSION_SHORT_SAMPLE,
+      resendMinSample: config.MIN_RESEND_SAMPLE,
       throttleSeconds: config.PREFIX_BLOCK_SECONDS,
     },
+    ttlSeconds: config.OTP_TTL_SECONDS,
     clock,
     observer: metrics,
     firstProviders: perChannel((c) => firstProviderName(config.providers[c])),
@@ -239,6 +241,11 @@ export async function createServices(
       conversionLog.warn(
         { clientId: t.clientId, sends: t.sends, verified: t.verified, until: t.throttledUntil },
         'client throttled to the prefix limit: few of its codes are verified, across all countries (MIN_CONVERSION)',
+      ),
+    onResendThrottle: (t) =>
+      conversionLog.warn(
+        { clientId: t.clientId, resends: t.resends, verified: t.verified, until: t.throttledUntil },
+        "client's resends throttled: few of its resent codes are verified; users with no verified history get UNKNOWN_USER_RESENDS resends a code (MIN_RESEND_SAMPLE)",
       ),
   });
   const verifications = new VerificationService({
@@ -255,6 +262,7 @@ export async function createServices(
       destinations: { allowedCountries: config.ALLOWED_COUNTRIES, blockedLineTypes: config.BLOCKED_LINE_TYPES },
       clientDailySends: config.CLIENT_DAILY_SEND_LIMIT,
       newCountrySends: config.NEW_COUNTRY_LIMIT_COUNT,
+      unknownUserResends: config.UNKNOWN_USER_RESENDS,
       prefix: { count: config.PREFIX_LIMIT_COUNT, windowSeconds: config.PREFIX_LIMIT_WINDOW_SECONDS, blockSeconds: config.PREFIX_BLOCK_SECONDS },
       offered,
       fallbackTypes: channels.fallbackTypes().filter((t) => offered.has(channels.forRequest(t).channel)),

@@ -36,6 +36,12 @@ export interface PumpingSettings {
   readonly returningShare: number;
   readonly natShare: number;
   /**
+   * Ordinary users whose code is late or lost and who ask for it again (POST /v1/otp/{id}/resend) once the
+   * cool-down is over, and the share of those who ask a second time; absent: none resend.
+   */
+  readonly resendShare?: number;
+  readonly secondResendShare?: number;
+  /**
    * Simulated minutes of ordinary traffic on the morning before the attack starts (0: it starts with the morning).
    * With an hour of it, a country's hourly conversion is diluted by ordinary users, as in a busy service.
    */
@@ -58,7 +64,15 @@ export interface SendCount {
 /** Who asked, who got a code, who was refused, for one attack. */
 export interface PumpingRun {
   readonly attack: string;
-  readonly ordinary: { readonly asked: number; readonly refused: number; readonly refusedByStatus: Record<string, number>; readonly captchaSolved: number };
+  readonly ordinary: {
+    readonly asked: number;
+    readonly refused: number;
+    readonly refusedByStatus: Record<string, number>;
+    readonly captchaSolved: number;
+    /** Resends ordinary users asked for, and those refused (each a user who got no code: counted against the 0.5 % as a refused create is). */
+    readonly resendsAsked?: number;
+    readonly resendsRefused?: number;
+  };
   readonly attackFirstMinute: SendCount;
   readonly attackAfter: SendCount;
   /** The sends through after the first minute, by kind and by whether the country is one of the ordinary users'. */
@@ -302,7 +316,8 @@ export async function simulatePumping(databaseUrl: string, settings: PumpingSett
     await renewToken();
     const headers = () => ({ authorization: `Bearer ${token}` });
     const create = (ask: Ask) => app.inject({ method: 'POST', url: '/v1/otp/request', headers: headers(), payload: ask });
-    const resend = (id: string) => app.inject({ method: 'POST', url: `/v1/otp/${id}/resend`, headers: headers() });
+    const resend = (id: string, captchaToken?: string) =>
+      app.inject({ method: 'POST', url: `/v1/otp/${id}/resend`, headers: headers(), ...(captchaToken !== undefined && { payload: { captchaToken } }) });
     const verify = (v: { id: string; otp: string }) => app.inject({ method: 'POST', url: '/v1/otp/verify', headers: headers(), payload: v });
 
     const r = seeded(42);
@@ -338,10 +353,15 @@ export async function simulatePumping(databaseUrl: string, settings: PumpingSett
 
     /** Codes ordinary users will type, by the simulated second they type them. */
     const toVerify = new Map<number, { id: string; otp: string; user: User }[]>();
+    /** Ordinary users' resends, by the simulated second they are asked for: those left, and whether they then type the code. */
+    const toResendOrdinary = new Map<number, { id: string; otp: string; user: User; left: number; verifies: boolean }[]>();
+    // A generator of its own, so that the users, their numbers and who verifies are those of a run without resends.
+    const rr = seeded(43);
+    const later = <T,>(m: Map<number, T[]>, at: number, x: T) => m.set(at, [...(m.get(at) ?? []), x]);
     /** Attack resends, by the simulated second they are asked for. */
     const toResend = new Map<number, { id: string; left: number; firstMinute: boolean; own: boolean }[]>();
     const refreshEvery = conversionRefreshMs / 1000;
-    const ordinary = { asked: 0, refused: 0, refusedByStatus: {} as Record<string, number>, captchaSolved: 0 };
+    const ordinary = { asked: 0, refused: 0, refusedByStatus: {} as Record<string, number>, captchaSolved: 0, resendsAsked: 0, resendsRefused: 0 };
     let solved = 0;
     const attackFirstMinute = { asked: 0, through: 0 };
     const attackAfter = { asked: 0, through: 0 };
@@ -370,6 +390,8 @@ export async function simulatePumping(databaseUrl: string, settings: PumpingSett
       ];
       const resends = toResend.get(t) ?? [];
       toResend.delete(t);
+      const ordinaryResends = toResendOrdinary.get(t) ?? [];
+      toResendOrdinary.delete(t);
       // A person asked for a CAPTCHA solves it and sends the create again with its token; a script does not.
       const createAsked = async (a: (typeof asks)[number]) => {
         const res = await create(a.ask);
@@ -377,7 +399,34 @@ export async function simulatePumping(databaseUrl: string, settings: PumpingSett
         if (measure) ordinary.captchaSolved += 1;
         return create({ ...a.ask, captchaToken: `solved-${(solved += 1)}` });
       };
-      const [answers, resent] = await Promise.all([Promise.all(asks.map(createAsked)), Promise.all(resends.map((x) => resend(x.id)))]);
+      const [answers, resent, ordinaryResent] = await Promise.all([
+        Promise.all(asks.map(createAsked)),
+        Promise.all(resends.map((x) => resend(x.id))),
+        // A person asked for a CAPTCHA on a resend solves it too, and asks again with its token.
+        Promise.all(
+          ordinaryResends.map(async (x) => {
+            const res = await resend(x.id);
+            if (res.statusCode !== 403 || !res.body.includes('CAPTCHA_REQUIRED')) return res;
+            if (measure) ordinary.captchaSolved += 1;
+            return resend(x.id, `solved-${(solved += 1)}`);
+          }),
+        ),
+      ]);
+      ordinaryResent.forEach((res, i) => {
+        const x = ordinaryResends[i];
+        if (!x) return;
+        if (measure) ordinary.resendsAsked += 1;
+        if (res.statusCode !== 200) {
+          // A user whose resend is refused has no code: a refused user, as one whose create is refused.
+          if (measure) {
+            ordinary.resendsRefused += 1;
+            ordinary.refusedByStatus[`resend ${statusOf(res)}`] = (ordinary.refusedByStatus[`resend ${statusOf(res)}`] ?? 0) + 1;
+          }
+          return;
+        }
+        if (x.left > 1) later(toResendOrdinary, t + config.PHONE_COOLDOWN_SECONDS + (rr() % 31), { ...x, left: x.left - 1 });
+        else if (x.verifies) later(toVerify, t + 5 + (rr() % 56), { id: x.id, otp: x.otp, user: x.user });
+      });
       resent.forEach((res, i) => {
         const x = resends[i];
         if (!x) return;
@@ -415,12 +464,17 @@ export async function simulatePumping(databaseUrl: string, settings: PumpingSett
           }
           return;
         }
-        if (r() % 1000 < settings.ordinaryVerifyShare * 1000) {
-          // Users type the code 5 to 60 s after asking.
-          const at = t + 5 + (r() % 56);
-          const data = (res.json() as { data: { id: string; otp: string } }).data;
-          toVerify.set(at, [...(toVerify.get(at) ?? []), { id: data.id, otp: data.otp, user: { ask: a.ask, lastAsked: t } }]);
-        }
+        const verifies = r() % 1000 < settings.ordinaryVerifyShare * 1000;
+        // Users type the code 5 to 60 s after asking.
+        const at = verifies ? t + 5 + (r() % 56) : 0;
+        const data = (res.json() as { data: { id: string; otp: string } }).data;
+        const user = { ask: a.ask, lastAsked: t };
+        // A user whose code is late asks again once the cool-down is over (30 to 60 s after), some a second
+        // time, and types the code after their last resend if they type it at all.
+        if (rr() % 1000 < (settings.resendShare ?? 0) * 1000) {
+          const left = rr() % 1000 < (settings.secondResendShare ?? 0) * 1000 ? 2 : 1;
+          later(toResendOrdinary, t + config.PHONE_COOLDOWN_SECONDS + (rr() % 31), { id: data.id, otp: data.otp, user, left, verifies });
+        } else if (verifies) later(toVerify, at, { id: data.id, otp: data.otp, user });
       });
       const typing = toVerify.get(t) ?? [];
       toVerify.delete(t);
@@ -446,6 +500,7 @@ export async function simulatePumping(databaseUrl: string, settings: PumpingSett
     // The next morning: signal windows and the conversion hour hold nothing of the warm-up.
     simMs = Date.parse('2026-11-23T08:00:00Z');
     toVerify.clear();
+    toResendOrdinary.clear();
     for (const u of returning) u.lastAsked = -600;
     await renewToken();
 

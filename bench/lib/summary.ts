@@ -260,8 +260,11 @@ function pumpingRows(p: PumpingResults | null): Row[] {
   return p.runs.flatMap((run: PumpingRun) => {
     const slow = run.attack.startsWith('slow');
     const through = run.attackAfter.asked === 0 ? null : run.attackAfter.through / run.attackAfter.asked;
-    const refused = run.ordinary.asked === 0 ? null : run.ordinary.refused / run.ordinary.asked;
-    const context = `attack: ${run.attack}; beside ${p.settings.ordinaryPerSecond}/s ordinary users, ${p.settings.minutes} simulated min; cost ${run.attackSends} sends`;
+    // A user whose resend is refused got no code, as one whose create is refused: both count (older results have no resends).
+    const usersRefused = run.ordinary.refused + (run.ordinary.resendsRefused ?? 0);
+    const refused = run.ordinary.asked === 0 ? null : usersRefused / run.ordinary.asked;
+    const resends = run.ordinary.resendsAsked === undefined ? '' : `; of them resends: ${run.ordinary.resendsRefused ?? 0} of ${run.ordinary.resendsAsked} refused`;
+    const context = `attack: ${run.attack}${resends}; beside ${p.settings.ordinaryPerSecond}/s ordinary users, ${p.settings.minutes} simulated min; cost ${run.attackSends} sends`;
     return [
       slow
         ? boundRow(`Pumping, sends an hour the slow attack gets (${run.attack})`, `${run.attackSendsPerHour}`, '', null, `first minute: ${share(run.attackFirstMinute.through, run.attackFirstMinute.asked)}`)
@@ -273,8 +276,8 @@ function pumpingRows(p: PumpingResults | null): Row[] {
             `first minute: ${share(run.attackFirstMinute.through, run.attackFirstMinute.asked)}`,
           ),
       boundRow(
-        `Pumping, ordinary creates refused in the same run (${run.attack})`,
-        share(run.ordinary.refused, run.ordinary.asked),
+        `Pumping, ordinary users refused (creates, and resends) in the same run (${run.attack})`,
+        share(usersRefused, run.ordinary.asked),
         slow ? '' : '≤ 0.5 %',
         slow || refused === null ? null : refused <= 0.005,
         context,

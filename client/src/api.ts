@@ -858,7 +858,7 @@ export interface paths {
         put?: never;
         /**
          * Send the code again
-         * @description Sends the same code again through the channel that carries it (a dropped call comes from the same caller id), from the channel's first provider. At most `OTP_MAX_SENDS` sends per verification (default 3, the first included), and no sooner than `PHONE_COOLDOWN_SECONDS` after the last: otherwise a 429 whose `Retry-After` says when (for no send left: when the verification ends). A verification no longer `PENDING` is a 409 with the record. No body.
+         * @description Sends the same code again through the channel that carries it (a dropped call comes from the same caller id), from the channel's first provider. At most `OTP_MAX_SENDS` sends per verification (default 3, the first included), and no sooner than `PHONE_COOLDOWN_SECONDS` after the last: otherwise a 429 whose `Retry-After` says when (for no send left: when the verification ends). While the client's resends are seldom verified (`MIN_RESEND_SAMPLE`), a code of a user with no verified history is resent at most `UNKNOWN_USER_RESENDS` times, then 429 until it ends. A client with `--captcha-when throttled` is answered 403 CAPTCHA_REQUIRED instead, from the first such resend, and the resend sent again with an optional JSON body `{ "captchaToken": "..." }` goes past it. A verification no longer `PENDING` is a 409 with the record. No body otherwise.
          *
          *     Scope: `otp:send`.
          */
@@ -4524,7 +4524,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description `INSUFFICIENT_SCOPE`: The token lacks the scope (`WWW-Authenticate: Bearer error="insufficient_scope", scope="..."`). */
+            /**
+             * @description `INSUFFICIENT_SCOPE`: The token lacks the scope (`WWW-Authenticate: Bearer error="insufficient_scope", scope="..."`).
+             *
+             *     `CAPTCHA_REQUIRED`: The client has a CAPTCHA (`clients update --captcha`) and the create carried no `captchaToken`: show the widget and send its token.
+             *
+             *     `CAPTCHA_FAILED`: The CAPTCHA provider refused the token, its score was under the client's minimum, or the token was used before: show the widget again.
+             */
             403: {
                 headers: {
                     /** @description `Bearer error="insufficient_scope", scope="<the scopes that would do>"`. */
@@ -4539,7 +4545,7 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "INSUFFICIENT_SCOPE";
+                            code: "INSUFFICIENT_SCOPE" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;

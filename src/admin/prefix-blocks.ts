@@ -32,6 +32,8 @@ export interface ClientThrottleView {
   readonly blockedUntil: string;
   readonly sends: number;
   readonly verified: number;
+  /** `resends`: the client's resends are throttled (MIN_RESEND_SAMPLE); `sends` are then its resends judged. */
+  readonly of?: 'resends';
 }
 
 /** The country (and client) throttles in force, for the operator commands. */
@@ -39,7 +41,7 @@ export interface CountryThrottles {
   list(now: Date): Promise<CountryThrottle[]>;
   /** Ends a country's throttles (every provider) now; how many were in force. */
   lift(regionCode: string, now: Date): Promise<number>;
-  /** Clients throttled across all countries. */
+  /** Clients throttled across all countries, and clients whose resends are throttled. */
   listClients(now: Date): Promise<ClientThrottleView[]>;
   /** Ends a client's throttle now; false when none was in force. */
   liftClient(clientId: string, now: Date): Promise<boolean>;

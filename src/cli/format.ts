@@ -56,6 +56,8 @@ export function formatResult(command: AdminCommand, value: unknown): string {
       const rows = blocks.map((b) =>
         'prefix' in b
           ? `${b.prefix}\t${b.blockedAt}\t${b.blockedUntil}\tprefix velocity (PREFIX_LIMIT_COUNT)`
+          : 'clientId' in b && b.of === 'resends'
+            ? `client ${b.clientId}\t${b.blockedAt}\t${b.blockedUntil}\tresends: ${b.verified} codes verified of ${b.sends} resends (MIN_CONVERSION on MIN_RESEND_SAMPLE), unknown users' resends capped (UNKNOWN_USER_RESENDS)`
           : 'clientId' in b
             ? `client ${b.clientId}\t${b.blockedAt}\t${b.blockedUntil}\tconversion across all countries ${b.verified}/${b.sends} verified (MIN_CONVERSION), throttled to the prefix limit`
             : `${b.country} (${b.countryCode}) via ${b.provider}\t${b.blockedAt}\t${b.blockedUntil}\tconversion ${b.verified}/${b.sends} verified (MIN_CONVERSION), throttled to the prefix limit`,

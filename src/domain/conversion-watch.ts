@@ -2,10 +2,13 @@ import {
   Throttles,
   underConverting,
   underConvertingClients,
+  underConvertingResends,
   clientSettleSeconds,
   shortWindowAt,
   type ClientThrottle,
   type ClientTraffic,
+  type ResendThrottle,
+  type ResendTraffic,
   type ConversionPolicy,
   type Route,
   type RouteTraffic,
@@ -35,6 +38,15 @@ export interface ConversionStore {
   /** Client throttles in force at `now`. */
   activeClients(now: Date): Promise<ClientThrottle[]>;
   /**
+   * Each client's resends made in (since, until] of verifications created since `createdSince`, and the codes
+   * among them verified, leaving out those made before the end of the client's last resend throttle.
+   */
+  resendTraffic(since: Date, until: Date, createdSince: Date): Promise<ResendTraffic[]>;
+  /** Throttles these clients' resends from `at` to `until`, unless one is in force already; answers the ones it started. */
+  throttleResends(clients: readonly ResendTraffic[], at: Date, until: Date): Promise<ResendThrottle[]>;
+  /** Resend throttles in force at `now`. */
+  activeResends(now: Date): Promise<ResendThrottle[]>;
+  /**
    * Records the countries where each client had a code verified among the verifications created since `since`,
    * and answers every country recorded with a verified code since `keptSince` (NEW_COUNTRY_LIMIT_COUNT).
    */
@@ -59,6 +71,10 @@ export interface ConversionWatchDeps {
   readonly onThrottle?: (t: Throttle) => void;
   /** Told of each client throttle this process started (the log). */
   readonly onClientThrottle?: (t: ClientThrottle) => void;
+  /** Told of each resend throttle this process started (the log). */
+  readonly onResendThrottle?: (t: ResendThrottle) => void;
+  /** How long a code lives (OTP_TTL_SECONDS): a resend within the short window is of a code created no earlier. */
+  readonly ttlSeconds?: number;
   readonly observer?: ConversionObserver;
   /** NEW_COUNTRY_LIMIT_COUNT is on: the countries where each client had codes verified are read too. */
   readonly newCountries?: boolean;
@@ -72,6 +88,7 @@ export interface ConversionWatchDeps {
 export class ConversionWatch {
   private current = new Throttles([]);
   private clients: ReadonlyMap<string, ClientThrottle> = new Map();
+  private resends: ReadonlyMap<string, ResendThrottle> = new Map();
   /** `client|region` of the countries known to each client; null until first read (every country counts as known). */
   private known: ReadonlySet<string> | null = null;
   /** The clients with a known country at all. */
@@ -106,6 +123,16 @@ export class ConversionWatch {
       for (const t of started) this.deps.onClientThrottle?.(t);
     }
     this.clients = new Map((await store.activeClients(now)).map((t) => [t.clientId, t]));
+    if (recent && policy.resendMinSample) {
+      // A resend is of a code still alive: its verification was created at most a lifetime before the window.
+      const createdSince = new Date(recent.since.getTime() - (this.deps.ttlSeconds ?? 600) * 1000);
+      const underResends = underConvertingResends(await store.resendTraffic(recent.since, recent.until, createdSince), policy);
+      if (underResends.length > 0) {
+        const started = await store.throttleResends(underResends, now, new Date(now.getTime() + policy.throttleSeconds * 1000));
+        for (const t of started) this.deps.onResendThrottle?.(t);
+      }
+      this.resends = new Map((await store.activeResends(now)).map((t) => [t.clientId, t]));
+    }
     const active = await store.active(now);
     this.current = new Throttles(active);
     this.deps.observer?.throttlesRead(active);
@@ -118,6 +145,12 @@ export class ConversionWatch {
   /** The throttle on a client for its conversion across all countries, if one is in force at `now`. */
   clientThrottleOn(clientId: string, now: Date): ClientThrottle | null {
     const t = this.clients.get(clientId);
+    return t && t.throttledUntil > now ? t : null;
+  }
+
+  /** The throttle on a client's resends to unknown users, if one is in force at `now` (MIN_RESEND_SAMPLE). */
+  resendThrottleOn(clientId: string, now: Date): ResendThrottle | null {
+    const t = this.resends.get(clientId);
     return t && t.throttledUntil > now ? t : null;
   }
 

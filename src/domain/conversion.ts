@@ -17,6 +17,13 @@ export interface ConversionPolicy {
    */
   readonly shortWindowSeconds?: number;
   readonly shortMinSample?: number;
+  /**
+   * MIN_RESEND_SAMPLE (0 or absent: off): resends a client needs within the short window before their conversion
+   * is judged, and UNKNOWN_USER_RESENDS: what a code of a user with no verified history may be resent while the
+   * client's resends are throttled.
+   */
+  readonly resendMinSample?: number;
+  readonly unknownUserResends?: number;
 }
 
 /**
@@ -160,4 +167,31 @@ export function decideThrottled(state: ThrottledState, now: Date, limit: { reado
   if (state.recentCreates < limit.count) return { allowed: true };
   const frees = (state.oldest?.getTime() ?? now.getTime()) + limit.windowSeconds * 1000;
   return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((frees - now.getTime()) / 1000)) };
+}
+
+/**
+ * A client's resends made within the short window (before its last half minute, as a country's sends are judged)
+ * and how many of the codes they resent were verified: an attack resends codes it never types back, while a real
+ * user resends because a code is late, and then types it. A throttle served starts the count afresh.
+ */
+export interface ResendTraffic {
+  readonly clientId: string;
+  readonly resends: number;
+  readonly verified: number;
+}
+
+/**
+ * A client whose resends converted under MIN_CONVERSION: for PREFIX_BLOCK_SECONDS, a code of a user with no
+ * verified history (number, address, network or device) is resent at most UNKNOWN_USER_RESENDS times.
+ */
+export interface ResendThrottle extends ResendTraffic {
+  readonly throttledAt: Date;
+  readonly throttledUntil: Date;
+}
+
+/** The clients whose resends to throttle: at least MIN_RESEND_SAMPLE of them in the short window, too few verified. */
+export function underConvertingResends(traffic: readonly ResendTraffic[], policy: ConversionPolicy): ResendTraffic[] {
+  if (policy.minConversion === 0 || !policy.resendMinSample || !policy.shortWindowSeconds) return [];
+  const sample = policy.resendMinSample;
+  return traffic.filter((t) => t.resends >= sample && conversionOf({ sends: t.resends, verified: t.verified }) < policy.minConversion);
 }

@@ -2,7 +2,7 @@ import { dispatched, type AfterCommit } from './after-commit.js';
 import { untilNextUtcDay, type DailySends } from './daily-quota.js';
 import { newCountryKey, untilNextHour, type WindowQuota } from './new-country.js';
 import { deliveryChannelOf, type Channel, type ChannelDriver } from './channel-driver.js';
-import { decideThrottled, type ClientThrottle, type Route, type Throttle } from './conversion.js';
+import { decideThrottled, type ClientThrottle, type ResendThrottle, type Route, type Throttle } from './conversion.js';
 import { destinationRefused, type DestinationPolicy } from './destination-rules.js';
 import type { OutboxEvent } from './events.js';
 import { decidePhoneLimit, phoneLookBackSeconds, type PhoneLimitPolicy } from './limits.js';
@@ -47,6 +47,8 @@ export interface VerificationPolicy {
   readonly signals: SignalPolicy;
   /** NEW_COUNTRY_LIMIT_COUNT: a client's sends per UTC hour towards a country it has no verified code in; 0: none. */
   readonly newCountrySends: number;
+  /** UNKNOWN_USER_RESENDS: resends of a code of a user with no verified history while the client's resends are throttled. */
+  readonly unknownUserResends?: number;
   /** The channels with a provider configured: a create of another channel's type is refused, never "sent". */
   readonly offered: ReadonlySet<Channel>;
   /** The request types a workflow's later steps may take here: the registry's, whose channel is offered (contract 13). */
@@ -146,10 +148,19 @@ export type VerifyOutcome =
   | { readonly kind: 'not-pending'; readonly verification: Verification }
   | { readonly kind: 'not-found' };
 
+/**
+ * Why a resend was refused: the code's own limits (cool-down, OTP_MAX_SENDS), the day's quota, the new-country
+ * cap, or `unknown-user`: the client's resends are throttled (MIN_RESEND_SAMPLE) and the code's user has no
+ * verified history; `captcha`: the same for a client with `--captcha-when throttled`, asked for a CAPTCHA
+ * instead, or one whose token failed.
+ */
+export type ResendRefusal = 'cooldown' | 'max-sends' | 'daily-quota' | 'new-country' | 'unknown-user' | 'captcha';
+
 export type ResendOutcome =
   | { readonly kind: 'resent'; readonly verification: Verification }
   | { readonly kind: 'not-pending'; readonly verification: Verification }
-  | { readonly kind: 'rate-limited'; readonly reason: 'cooldown' | 'max-sends' | 'daily-quota' | 'new-country'; readonly retryAfterSeconds: number }
+  | { readonly kind: 'rate-limited'; readonly reason: Exclude<ResendRefusal, 'captcha'>; readonly retryAfterSeconds: number }
+  | { readonly kind: 'captcha'; readonly outcome: 'required' | 'failed' | 'unavailable' }
   | { readonly kind: 'not-found' };
 
 export type ApproveOutcome =
@@ -167,6 +178,8 @@ export interface VerificationObserver {
   verificationCreated(type: Verification['type'], countryCode: string): void;
   /** A create refused by a fraud, cost or phone limit (contract 6, 10). */
   createRefused(reason: CreateRefusal): void;
+  /** A resend refused by a limit (contract 9, 14). */
+  resendRefused?(reason: ResendRefusal): void;
 }
 
 export interface VerificationServiceDeps {
@@ -185,6 +198,8 @@ export interface VerificationServiceDeps {
     throttleOn(route: Route, now: Date): Throttle | null;
     /** The throttle on a client for its conversion across all countries (contract 14). */
     clientThrottleOn?(clientId: string, now: Date): ClientThrottle | null;
+    /** The throttle on a client's resends to users with no verified history (MIN_RESEND_SAMPLE). */
+    resendThrottleOn?(clientId: string, now: Date): ResendThrottle | null;
     /** Whether the client had a code verified in the country lately (NEW_COUNTRY_LIMIT_COUNT). */
     knowsCountry?(clientId: string, regionCode: string): boolean;
     firstProvider(channel: Channel): string;
@@ -544,8 +559,22 @@ export class VerificationService {
    * Resend (contract 9): the same code again through the channel that carries it (a call from the same caller
    * id), from the channel's first provider, at most OTP_MAX_SENDS sends and no sooner than the cool-down.
    */
-  async resend(clientId: string, id: string): Promise<ResendOutcome> {
+  async resend(clientId: string, id: string, captchaToken: string | null = null): Promise<ResendOutcome> {
     const { store, policy } = this.deps;
+    // `--captcha-when throttled`: a token that comes is checked first, as a create's is (nothing taken before it);
+    // without one, the resend throttle asks for one instead of refusing.
+    const settings = await this.deps.clientSettings(clientId);
+    let challenge: 'ask' | 'passed' | null = null;
+    if (settings.captcha?.when === 'throttled') {
+      if (captchaToken !== null) {
+        const captcha = await this.checkCaptcha(settings.captcha, captchaToken, null);
+        if (captcha !== 'passed') {
+          if (captcha !== 'unavailable') this.deps.observer?.resendRefused?.('captcha');
+          return { kind: 'captcha', outcome: captcha };
+        }
+        challenge = 'passed';
+      } else challenge = 'ask';
+    }
     // A resend is a send (CLIENT_DAILY_SEND_LIMIT): its share is taken first, and given back unless it resends.
     const dailySends = policy.clientDailySends > 0 ? (this.deps.dailySends ?? null) : null;
     const sendTaken = dailySends === null ? true : await dailySends.tryAcquire(clientId);
@@ -558,21 +587,36 @@ export class VerificationService {
       if (dailySends !== null && sendTaken) dailySends.release(clientId);
       if (newCountry !== null && newCountryTaken) newCountry.quota.release(newCountry.key);
     };
+    // Read from the conversion watch (no statement): a client whose resends convert badly keeps unknown users' low.
+    const throttled = this.deps.conversion?.resendThrottleOn?.(clientId, this.deps.clock.now()) ?? null;
     let committed;
     try {
-      committed = await this.resendIn(clientId, id, sendTaken, newCountryTaken);
+      committed = await this.resendIn(clientId, id, sendTaken, newCountryTaken, throttled !== null, challenge);
     } catch (err) {
       giveBack();
       throw err;
     }
     if (committed.value.kind !== 'resent' || committed.value.verification.testNumber) giveBack();
     const outcome = dispatched(this.deps.afterCommit, committed);
+    if (outcome.kind === 'rate-limited') this.deps.observer?.resendRefused?.(outcome.reason);
+    if (outcome.kind === 'captcha') this.deps.observer?.resendRefused?.('captcha');
     if (outcome.kind === 'resent' && outcome.verification.testNumber) await this.deps.testSends?.(outcome.verification);
     return outcome;
   }
 
-  /** A resend's one transaction script; `sendTaken` false: the day's quota has no send left for it. */
-  private resendIn(clientId: string, id: string, sendTaken: boolean, newCountryTaken: boolean | null): Promise<Committed<ResendOutcome>> {
+  /**
+   * A resend's one transaction script; `sendTaken` false: the day's quota has no send left for it; `throttled`:
+   * the client's resends are throttled, so a code of a user with no verified history has only a few; `challenge`:
+   * the client asks a CAPTCHA before a throttle refuses (`ask`), and this resend carried a good one (`passed`).
+   */
+  private resendIn(
+    clientId: string,
+    id: string,
+    sendTaken: boolean,
+    newCountryTaken: boolean | null,
+    throttled: boolean,
+    challenge: 'ask' | 'passed' | null,
+  ): Promise<Committed<ResendOutcome>> {
     const { store, policy, clock } = this.deps;
     return store.transaction(async (tx): Promise<ResendOutcome> => {
       const current = await tx.findForUpdate(id, clientId);
@@ -596,6 +640,15 @@ export class VerificationService {
             return { kind: 'resent', verification: next };
           }
           if (newCountryTaken === false) return { kind: 'rate-limited', reason: 'new-country', retryAfterSeconds: untilNextHour(now) };
+          // An attack resends codes it never types; a real user resends a late code, and is mostly known already (the
+          // number, address, network or device verified before). Asked only past the unknown user's resends.
+          // A client that asks a CAPTCHA gives an unknown user none free: a person passes it, a script does not.
+          const free = challenge === null ? (policy.unknownUserResends ?? 0) : 0;
+          if (throttled && challenge !== 'passed' && current.sendRequests - 1 >= free && !(this.deps.lists?.().allows(current.phoneNumber, clientId) ?? false)) {
+            const known = await tx.knownUser(clientId, id, secondsBefore(now, verifiedHistoryDays * 86_400));
+            if (!known && challenge === 'ask') return { kind: 'captcha', outcome: 'required' };
+            if (!known) return { kind: 'rate-limited', reason: 'unknown-user', retryAfterSeconds: Math.max(1, Math.ceil((current.expiresAt.getTime() - now.getTime()) / 1000)) };
+          }
           if (!sendTaken) return { kind: 'rate-limited', reason: 'daily-quota', retryAfterSeconds: untilNextUtcDay(now) };
           const job = await tx.findSendJob(id);
           if (!job) throw new Error(`verification ${id} has no send job`);

@@ -104,6 +104,11 @@ export interface VerificationTx {
    * with their send jobs; rows other transactions hold are skipped.
    */
   lockDueSteps(now: Date, limit: number): Promise<{ readonly verification: Verification; readonly job: SendJob | null }[]>;
+  /**
+   * Whether verification `id`'s user is known to the client: another of its codes was verified since `since` for
+   * the same number, or from the address, network or device this one was created with.
+   */
+  knownUser(clientId: string, id: string, since: Date): Promise<boolean>;
   /** A verification's send job, locked until the transaction ends. */
   findSendJob(verificationId: string): Promise<SendJob | null>;
   /** The verification a provider's message (of `account`) was for; null when no send has that id. */

@@ -12,4 +12,6 @@ export const rateLimitMessages = {
   device: "Too many verifications from this end user's device (DEVICE_LIMIT_COUNT); retry later",
   cooldown: 'The code was sent moments ago; retry later',
   'max-sends': 'This verification has no send left (OTP_MAX_SENDS); start a new one once it is over',
+  'unknown-user':
+    "Few of this client's resent codes are verified lately, so a code of a user with no verified history is resent only so often (MIN_RESEND_SAMPLE, UNKNOWN_USER_RESENDS); type the code already sent, or start a new verification once this one is over",
 } as const;

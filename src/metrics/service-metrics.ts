@@ -3,7 +3,7 @@ import type { CommitEffects } from '../domain/after-commit.js';
 import type { ReceiptObserver } from '../domain/delivery-service.js';
 import type { Throttle } from '../domain/conversion.js';
 import type { ConversionObserver } from '../domain/conversion-watch.js';
-import type { CreateRefusal, VerificationObserver } from '../domain/verification-service.js';
+import type { CreateRefusal, ResendRefusal, VerificationObserver } from '../domain/verification-service.js';
 import type { SendResult } from '../domain/send-result.js';
 import type { HttpObserver } from '../http/app.js';
 import type { SendObserver } from '../jobs/send-worker.js';
@@ -44,6 +44,12 @@ export class ServiceMetrics implements HttpObserver, VerificationObserver, SendO
   private readonly refused = new Counter({
     name: 'otp_creates_refused_total',
     help: 'Creates refused by a limit: destination (country or line type), prefix (blocked prefix), blocked (a block list), phone, daily-quota, conversion (country throttled), ip (the end user address or its network), device, captcha',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  private readonly resendsRefused = new Counter({
+    name: 'otp_resends_refused_total',
+    help: 'Resends refused by a limit: cooldown, max-sends (OTP_MAX_SENDS), daily-quota, new-country, unknown-user (resends throttled for their conversion, MIN_RESEND_SAMPLE)',
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });
@@ -124,6 +130,10 @@ export class ServiceMetrics implements HttpObserver, VerificationObserver, SendO
 
   createRefused(reason: CreateRefusal): void {
     this.refused.inc({ reason });
+  }
+
+  resendRefused(reason: ResendRefusal): void {
+    this.resendsRefused.inc({ reason });
   }
 
   throttlesRead(throttles: readonly Throttle[]): void {

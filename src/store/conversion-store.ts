@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { ClientThrottle, ClientTraffic, RouteTraffic, Throttle } from '../domain/conversion.js';
+import type { ClientThrottle, ClientTraffic, ResendThrottle, ResendTraffic, RouteTraffic, Throttle } from '../domain/conversion.js';
 import type { ConversionStore } from '../domain/conversion-watch.js';
-import type { ClientThrottlesTable, CountryThrottlesTable, Database } from './schema.js';
+import type { ClientThrottlesTable, CountryThrottlesTable, Database, ResendThrottlesTable } from './schema.js';
 
 export class SqlConversionStore implements ConversionStore {
   constructor(private readonly db: Kysely<Database>) {}
@@ -103,6 +103,41 @@ export class SqlConversionStore implements ConversionStore {
     return rows.map(toClientThrottle);
   }
 
+  async resendTraffic(since: Date, until: Date, createdSince: Date): Promise<ResendTraffic[]> {
+    // Client by client through the (client_id, created_at) index: a code resent within the window was created at
+    // most its lifetime before. Each resend of a code weighs one; the code, verified or not, once.
+    const { rows } = await sql<{ client_id: string; resends: number; verified: number }>`
+      SELECT v.client_id, sum(v.send_requests - 1)::int AS resends, (count(*) FILTER (WHERE v.status = 'SUCCESS'))::int AS verified
+        FROM verifications v
+          LEFT JOIN resend_throttles t ON t.client_id = v.client_id
+        WHERE v.client_id = ANY(ARRAY(SELECT id FROM clients)) AND v.created_at > ${createdSince}
+          AND v.send_requests > 1 AND v.last_send_at > ${since} AND v.last_send_at <= ${until} AND NOT v.test_number
+          AND (t.throttled_until IS NULL OR v.last_send_at > t.throttled_until)
+        GROUP BY v.client_id`.execute(this.db);
+    return rows.map((r) => ({ clientId: r.client_id, resends: Number(r.resends), verified: Number(r.verified) }));
+  }
+
+  async throttleResends(clients: readonly ResendTraffic[], at: Date, until: Date): Promise<ResendThrottle[]> {
+    // Every instance may find the same client under at once: the first write wins, the others change nothing.
+    const rows = await this.db
+      .insertInto('resend_throttles')
+      .values(clients.map((c) => ({ client_id: c.clientId, throttled_at: at, throttled_until: until, resends: c.resends, verified: c.verified })))
+      .onConflict((oc) =>
+        oc
+          .column('client_id')
+          .doUpdateSet({ throttled_at: sql`excluded.throttled_at`, throttled_until: sql`excluded.throttled_until`, resends: sql`excluded.resends`, verified: sql`excluded.verified` })
+          .where('resend_throttles.throttled_until', '<=', at),
+      )
+      .returningAll()
+      .execute();
+    return rows.map(toResendThrottle);
+  }
+
+  async activeResends(now: Date): Promise<ResendThrottle[]> {
+    const rows = await this.db.selectFrom('resend_throttles').selectAll().where('throttled_until', '>', now).execute();
+    return rows.map(toResendThrottle);
+  }
+
   async verifiedCountries(since: Date, keptSince: Date): Promise<{ clientId: string; regionCode: string }[]> {
     // The last hour's creates, client by client through the (client_id, created_at) index, as traffic() reads them.
     await sql`
@@ -121,7 +156,7 @@ export class SqlConversionStore implements ConversionStore {
     return rows.map(toClientThrottle);
   }
 
-  /** Ends a client's throttle now; false when none was in force. */
+  /** Ends a client's throttles now, its resends' too (`blocks lift CLIENT_ID`); false when none was in force. */
   async liftClient(clientId: string, now: Date): Promise<boolean> {
     const result = await this.db
       .updateTable('client_throttles')
@@ -129,7 +164,13 @@ export class SqlConversionStore implements ConversionStore {
       .where('client_id', '=', clientId)
       .where('throttled_until', '>', now)
       .executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
+    const resends = await this.db
+      .updateTable('resend_throttles')
+      .set({ throttled_until: now })
+      .where('client_id', '=', clientId)
+      .where('throttled_until', '>', now)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) + Number(resends.numUpdatedRows) > 0;
   }
 
   async active(now: Date): Promise<Throttle[]> {
@@ -167,6 +208,16 @@ function toThrottle(r: Selectable<CountryThrottlesTable>): Throttle {
     throttledAt: new Date(r.throttled_at),
     throttledUntil: new Date(r.throttled_until),
     sends: r.sends,
+    verified: r.verified,
+  };
+}
+
+function toResendThrottle(r: Selectable<ResendThrottlesTable>): ResendThrottle {
+  return {
+    clientId: r.client_id,
+    throttledAt: new Date(r.throttled_at),
+    throttledUntil: new Date(r.throttled_until),
+    resends: r.resends,
     verified: r.verified,
   };
 }

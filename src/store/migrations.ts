@@ -535,6 +535,22 @@ const migrations: Record<string, Migration> = {
       `);
     },
   },
+  '0030_resend_throttles': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- A client whose resends of the last minute or so are seldom verified (MIN_RESEND_SAMPLE): while its row
+        -- is in force, a code of a user with no verified history is resent at most UNKNOWN_USER_RESENDS times.
+        -- One row per client, its throttle's span and the figures that started it.
+        CREATE TABLE resend_throttles (
+          client_id uuid PRIMARY KEY,
+          throttled_at timestamptz NOT NULL,
+          throttled_until timestamptz NOT NULL,
+          resends integer NOT NULL,
+          verified integer NOT NULL
+        );
+      `);
+    },
+  },
 };
 
 /** Runs DDL one statement at a time: PGlite's extended protocol takes one statement per query. */

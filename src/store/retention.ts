@@ -61,7 +61,8 @@ export async function pruneHistory(db: Kysely<Database>, before: Date, batch = 5
   const blocks = await db.deleteFrom('prefix_blocks').where('blocked_until', '<', before).executeTakeFirst();
   const throttles = await db.deleteFrom('country_throttles').where('throttled_until', '<', before).executeTakeFirst();
   const clientThrottles = await db.deleteFrom('client_throttles').where('throttled_until', '<', before).executeTakeFirst();
+  const resendThrottles = await db.deleteFrom('resend_throttles').where('throttled_until', '<', before).executeTakeFirst();
   const dailySends = await db.deleteFrom('client_daily_sends').where('day', '<', before.toISOString().slice(0, 10)).executeTakeFirst();
-  const deleted = [events, messages, jobs, providerMessages, parked, lookups, blocks, throttles, clientThrottles, dailySends].reduce((n, r) => n + Number(r.numDeletedRows), 0);
+  const deleted = [events, messages, jobs, providerMessages, parked, lookups, blocks, throttles, clientThrottles, resendThrottles, dailySends].reduce((n, r) => n + Number(r.numDeletedRows), 0);
   return deleted + Number(signals.numUpdatedRows);
 }

@@ -243,6 +243,7 @@ export interface Database {
   number_lists: NumberListsTable;
   captcha_tokens: CaptchaTokensTable;
   client_throttles: ClientThrottlesTable;
+  resend_throttles: ResendThrottlesTable;
   operators: OperatorsTable;
   operator_links: OperatorLinksTable;
   operator_sessions: OperatorSessionsTable;
@@ -310,6 +311,15 @@ export interface ClientThrottlesTable {
   throttled_at: Date;
   throttled_until: Date;
   sends: number;
+  verified: number;
+}
+
+/** 0030: clients whose resends are seldom verified: unknown users' resends are capped (MIN_RESEND_SAMPLE). */
+export interface ResendThrottlesTable {
+  client_id: string;
+  throttled_at: Date;
+  throttled_until: Date;
+  resends: number;
   verified: number;
 }
 

@@ -585,6 +585,22 @@ export class SqlVerificationTx implements VerificationTx {
     return rows.map((r) => ({ verification: toVerification(r), job: byId.get(r.id) ?? null }));
   }
 
+  async knownUser(clientId: string, id: string, since: Date): Promise<boolean> {
+    // Each signal through its own index, as the create's verified history finds it (an address through its network).
+    const verifiedOn = (match: ReturnType<typeof sql>) =>
+      sql`EXISTS (SELECT 1 FROM verifications v WHERE v.client_id = me.client_id AND ${match} AND v.created_at > ${since} AND v.status = 'SUCCESS')`;
+    const row = await this.group.alone(async (trx) => {
+      const { rows } = await sql<{ known: boolean }>`
+        SELECT (${verifiedOn(sql`v.phone_number = me.phone_number`)}
+            OR (me.signal_ip IS NOT NULL AND ${verifiedOn(sql`v.signal_ip = me.signal_ip AND v.signal_network = me.signal_network`)})
+            OR (me.signal_network IS NOT NULL AND ${verifiedOn(sql`v.signal_network = me.signal_network`)})
+            OR (me.signal_device IS NOT NULL AND ${verifiedOn(sql`v.signal_device = me.signal_device`)})) AS known
+          FROM verifications me WHERE me.id = ${id} AND me.client_id = ${clientId}`.execute(trx);
+      return rows[0];
+    });
+    return row?.known === true;
+  }
+
   async findSendJob(verificationId: string): Promise<SendJob | null> {
     const row = await this.group.alone((trx) =>
       trx.selectFrom('send_jobs').selectAll().where('verification_id', '=', verificationId).forUpdate().executeTakeFirst(),

@@ -4,7 +4,7 @@ import { data, messageOf } from '../api.js';
 type Block =
   | { prefix: string; blockedAt: string; blockedUntil: string }
   | { country: string; countryCode: string; provider: string; blockedAt: string; blockedUntil: string; sends: number; verified: number }
-  | { clientId: string; blockedAt: string; blockedUntil: string; sends: number; verified: number };
+  | { clientId: string; blockedAt: string; blockedUntil: string; sends: number; verified: number; of?: 'resends' };
 interface Entry {
   readonly value: string;
   readonly clientId: string | null;
@@ -20,6 +20,7 @@ function liftKey(b: Block): string {
 function what(b: Block): string {
   if ('prefix' in b) return `prefix ${b.prefix}: too many creates (prefix velocity)`;
   if ('country' in b) return `${b.country} (${b.countryCode}) via ${b.provider}: ${b.verified}/${b.sends} verified, throttled`;
+  if (b.of === 'resends') return `client ${b.clientId}: ${b.verified} codes verified of ${b.sends} resends, unknown users' resends capped`;
   return `client ${b.clientId}: ${b.verified}/${b.sends} verified across all countries, throttled`;
 }
 
@@ -87,7 +88,7 @@ export function Fraud() {
           <thead><tr><th scope="col">What</th><th scope="col">Since</th><th scope="col">Until</th><th scope="col">Lift</th></tr></thead>
           <tbody>
             {blocks?.map((b) => (
-              <tr key={liftKey(b)} data-block={liftKey(b)}>
+              <tr key={`${liftKey(b)}${'of' in b && b.of ? `|${b.of}` : ''}`} data-block={liftKey(b)}>
                 <th scope="row">{what(b)}</th><td>{b.blockedAt}</td><td>{b.blockedUntil}</td>
                 <td><button type="button" onClick={() => void lift(liftKey(b))} aria-label={`Lift ${liftKey(b)}`}>Lift</button></td>
               </tr>

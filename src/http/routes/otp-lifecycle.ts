@@ -15,10 +15,16 @@ const resendSchema = {
   description:
     'Sends the same code again through the channel that carries it (a dropped call comes from the same caller id), from the channel\'s first provider. ' +
     'At most `OTP_MAX_SENDS` sends per verification (default 3, the first included), and no sooner than `PHONE_COOLDOWN_SECONDS` after the last: ' +
-    'otherwise a 429 whose `Retry-After` says when (for no send left: when the verification ends). A verification no longer `PENDING` is a 409 with the record. No body.',
+    'otherwise a 429 whose `Retry-After` says when (for no send left: when the verification ends). While the client\'s resends are seldom verified (`MIN_RESEND_SAMPLE`), a code of a user with no verified history is resent at most `UNKNOWN_USER_RESENDS` times, then 429 until it ends. ' +
+    'A client with `--captcha-when throttled` is answered 403 CAPTCHA_REQUIRED instead, from the first such resend, and the resend sent again with an optional JSON body `{ "captchaToken": "..." }` goes past it. ' +
+    'A verification no longer `PENDING` is a 409 with the record. No body otherwise.',
   tags,
   params: idParamsSchema,
-  response: v1Answers(envelopeOf('OTP resent', examples.pending), ['NOT_FOUND', 'VERIFICATION_NOT_PENDING', 'RATE_LIMITED'], { jsonBody: false }),
+  response: v1Answers(
+    envelopeOf('OTP resent', examples.pending),
+    ['NOT_FOUND', 'VERIFICATION_NOT_PENDING', 'RATE_LIMITED', 'CAPTCHA_REQUIRED', 'CAPTCHA_FAILED', 'UNAVAILABLE'],
+    { jsonBody: false },
+  ),
 } as const;
 
 const cancelSchema = {
@@ -38,7 +44,13 @@ export function otpLifecycleRoutes(app: FastifyInstance, verifications: Verifica
     '/v1/otp/:id/resend',
     { schema: resendSchema, config: { operation: 'resendCode' } },
     async (request, reply) => {
-      const outcome = await verifications.resend(grantOf(request).clientId, request.params.id);
+      // The body is optional (no schema: Fastify would refuse a resend without one); only its token is read.
+      const body: unknown = request.body;
+      const token = typeof body === 'object' && body !== null && 'captchaToken' in body ? body.captchaToken : undefined;
+      if (token !== undefined && (typeof token !== 'string' || token.length < 1 || token.length > 4096)) {
+        return sendError(reply, 'VALIDATION_ERROR', { details: [{ field: 'captchaToken', issue: 'must be a text of 1 to 4096 characters' }] });
+      }
+      const outcome = await verifications.resend(grantOf(request).clientId, request.params.id, token ?? null);
       switch (outcome.kind) {
         case 'resent':
           return { status: true, message: 'OTP resent', data: publicRecord(outcome.verification) };
@@ -47,6 +59,11 @@ export function otpLifecycleRoutes(app: FastifyInstance, verifications: Verifica
             message: rateLimitMessages[outcome.reason],
             retryAfterSeconds: outcome.retryAfterSeconds,
           });
+        case 'captcha':
+          if (outcome.outcome === 'unavailable') {
+            return sendError(reply, 'UNAVAILABLE', { message: "The client's CAPTCHA provider did not answer in time; try again later", retryAfterSeconds: 5 });
+          }
+          return sendError(reply, outcome.outcome === 'required' ? 'CAPTCHA_REQUIRED' : 'CAPTCHA_FAILED');
         case 'not-pending':
           return sendNotPending(reply, outcome.verification);
         case 'not-found':
