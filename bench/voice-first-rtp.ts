@@ -13,8 +13,7 @@ import { performance } from 'node:perf_hooks';
 import type { OutgoingVoice } from '../src/channels/provider-port.js';
 import { defaultWords, voiceSentence } from '../src/domain/spoken-code.js';
 import { createSipProvider } from '../src/providers/sip.js';
-import { parseTrunkUri } from '../src/providers/sip/settings.js';
-import { exactly, sippAddress, sippMissing, startSipp } from '../test/providers/sipp.js';
+import { exactly, sippAddress, sipTrunkSettings, sippMissing, startSipp } from '../test/providers/sipp.js';
 
 const calls = Number(process.argv[2] ?? 20);
 const caller = '+2349010000555';
@@ -54,15 +53,7 @@ async function main(): Promise<void> {
   );
   const internal: number[] = [];
   const provider = createSipProvider(
-    {
-      SIP_TRUNK_URI: parseTrunkUri(`sip:${sippAddress}:${sipp.port}`),
-      SIP_USERNAME: undefined,
-      SIP_PASSWORD: undefined,
-      SIP_LOCAL_ADDRESS: '127.0.0.1',
-      SIP_LOCAL_PORT: 0,
-      SIP_FROM_HOST: undefined,
-      SIP_NUMBER_FORMAT: 'e164',
-    },
+    sipTrunkSettings(`sip:${sippAddress}:${sipp.port}`),
     { callbackUrl: null, callRingSeconds: 5, onReceipt: async () => undefined, messageLog: { record: async () => undefined }, logger: silent },
     { lingerMs: 1_000, stopGraceMs: 60_000, connectTimeoutMs: 2_000, onFirstPacket: (ms) => internal.push(ms) },
   );

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import pg from 'pg';
+import { before, describe, it } from 'node:test';
+import type pg from 'pg';
 import { UnavailableError } from '../../src/domain/unavailable.js';
 import { retryingConflicts } from '../../src/store/conflicts.js';
 import { createVerification } from '../support/api.js';
 import { postgresSkip } from '../support/databases.js';
-import { createHarness, type Harness } from '../support/harness.js';
-import { waitUntilBlocked } from '../support/locks.js';
+import type { Harness } from '../support/harness.js';
+import { harnessWithSession, waitUntilBlocked } from '../support/locks.js';
 
 /**
  * Every writer of a verification and its send job locks the verification first. A resend does (it reads the
@@ -14,16 +14,11 @@ import { waitUntilBlocked } from '../support/locks.js';
  * of the same verification at that moment deadlocked with it: the resend answered 500, the send came back late.
  */
 describe('lock order of a verification and its send job [postgres]', { skip: postgresSkip }, () => {
+  const suite = harnessWithSession();
   let h: Harness;
   let other: pg.Client;
-  before(async () => {
-    h = await createHarness('postgres');
-    other = new pg.Client({ connectionString: h.config.DATABASE_URL });
-    await other.connect();
-  });
-  after(async () => {
-    await other.end();
-    await h.close();
+  before(() => {
+    ({ h, other } = suite);
   });
 
   it('recording an acceptance waits on the verification before it touches the job', async () => {

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import pg from 'pg';
+import { before, describe, it } from 'node:test';
+import type pg from 'pg';
 import { createVerification } from '../support/api.js';
 import { postgresSkip } from '../support/databases.js';
-import { createHarness, type Harness } from '../support/harness.js';
-import { waitUntilBlocked } from '../support/locks.js';
+import type { Harness } from '../support/harness.js';
+import { harnessWithSession, waitUntilBlocked } from '../support/locks.js';
 
 /**
  * A receipt that comes while its send's acceptance is being recorded (an SMSC sends deliver_sm right after
@@ -14,16 +14,11 @@ import { waitUntilBlocked } from '../support/locks.js';
  * is what applies the receipt.
  */
 describe('a receipt racing its acceptance [postgres]', { skip: postgresSkip }, () => {
+  const suite = harnessWithSession();
   let h: Harness;
   let other: pg.Client;
-  before(async () => {
-    h = await createHarness('postgres');
-    other = new pg.Client({ connectionString: h.config.DATABASE_URL });
-    await other.connect();
-  });
-  after(async () => {
-    await other.end();
-    await h.close();
+  before(() => {
+    ({ h, other } = suite);
   });
 
   const accepted = (verificationId: string, messageId: string) =>

@@ -1,4 +1,6 @@
-import type pg from 'pg';
+import { after, before } from 'node:test';
+import pg from 'pg';
+import { createHarness, type Harness } from './harness.js';
 
 /** Until another session of this database waits on a lock (the store's statement behind `holder`'s lock). */
 export async function waitUntilBlocked(holder: pg.Client): Promise<void> {
@@ -10,4 +12,30 @@ export async function waitUntilBlocked(holder: pg.Client): Promise<void> {
     await new Promise((r) => setTimeout(r, 10));
   }
   throw new Error('no other session waited on a lock within 2 s');
+}
+
+/**
+ * A harness on PostgreSQL and a session of its own on the same database (to hold the locks the service's
+ * statements then wait on), made before the suite's tests and closed after them.
+ */
+export function harnessWithSession(): { readonly h: Harness; readonly other: pg.Client } {
+  let h: Harness;
+  let other: pg.Client;
+  before(async () => {
+    h = await createHarness('postgres');
+    other = new pg.Client({ connectionString: h.config.DATABASE_URL });
+    await other.connect();
+  });
+  after(async () => {
+    await other.end();
+    await h.close();
+  });
+  return {
+    get h() {
+      return h;
+    },
+    get other() {
+      return other;
+    },
+  };
 }
