@@ -52,15 +52,19 @@ export function build(root) {
   } catch {
     throw new Error('cannot build: the typescript package is not installed (npm install)');
   }
-  // A source saved while the compiler runs must make the next start build again: the stamp takes the start time.
-  const startedAt = new Date();
   const inputs = buildInputs(root);
+  // A source saved while the compiler runs must make the next start build again: the stamp is written before the
+  // compiler starts, so that its time is the build's start on the clock sources are stamped by (the file system's;
+  // a Date, to the millisecond, could fall before a source written in the same millisecond just before the build),
+  // and moved into place only once the build succeeded.
+  const dist = path.join(root, 'dist');
+  fs.mkdirSync(dist, { recursive: true });
+  const pending = path.join(dist, `${stampName}.pending`);
+  fs.writeFileSync(pending, `${JSON.stringify({ files: inputs })}\n`);
   // Compiler output goes to stderr: a command's stdout (--json) stays its own.
   execFileSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json')], { stdio: ['ignore', 2, 2] });
   if (fs.existsSync(path.join(root, 'console'))) buildConsole(root);
-  const stamp = path.join(root, 'dist', stampName);
-  fs.writeFileSync(stamp, `${JSON.stringify({ files: inputs })}\n`);
-  fs.utimesSync(stamp, startedAt, startedAt);
+  fs.renameSync(pending, path.join(dist, stampName));
 }
 
 /**
