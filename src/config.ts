@@ -1,3 +1,4 @@
+import { accessSync, constants } from 'node:fs';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -50,6 +51,16 @@ const oneOf = <T extends string>(...values: T[]) => (raw: string): T => {
 const verifyUrl = (raw: string): string => {
   const url = parseHttpUrl(raw, 'https://challenges.cloudflare.com/turnstile/v0/siteverify');
   if (url.username || url.password) throw new Error('must not hold credentials');
+  return raw;
+};
+/** `shipped`, `off`, or the path of a readable file (that it is an MMDB of countries is checked as it opens, at start). */
+const countryDatabase = (raw: string): string => {
+  if (raw === 'shipped' || raw === 'off') return raw;
+  try {
+    accessSync(raw, constants.R_OK);
+  } catch {
+    throw new Error(`${raw} cannot be read: give the path of a MaxMind-format (.mmdb) country database, shipped, or off`);
+  }
   return raw;
 };
 const baseUrl = (raw: string): string => {
@@ -312,6 +323,11 @@ export const settings = {
     doc: 'Resends a client needs within CONVERSION_SHORT_WINDOW_SECONDS (before its last half minute) before their conversion is judged: when fewer than MIN_CONVERSION of the codes they resent are verified, for PREFIX_BLOCK_SECONDS a code of a user with no verified history (number, address, network or device, the last 30 days) is resent at most UNKNOWN_USER_RESENDS times (past it 429 RATE_LIMITED); known users and allowed numbers are never held. 0 turns it off, as do MIN_CONVERSION=0 and CONVERSION_SHORT_WINDOW_SECONDS=0',
     default: '50',
     parse: integer(0),
+  },
+  IP_COUNTRY_DATABASE: {
+    doc: "Where the country of an end user's address (`signals.ip`) is looked up: `shipped` (the IP-to-country database that comes with the service, ip-location-db's geo-whois-asn-country), the path of another MaxMind-format (.mmdb) country or city database (GeoLite2, DB-IP Lite, a newer ip-location-db release), or `off`. A user whose address is in their number's country is a local user: under a country throttle a local user with no verified history still gets a code while the unverified codes of such users stay under a tenth of the codes verified in the country since the throttle began (or under PREFIX_LIMIT_COUNT), and under a resend throttle only a local user gets the UNKNOWN_USER_RESENDS free resends",
+    default: 'shipped',
+    parse: countryDatabase,
   },
   UNKNOWN_USER_RESENDS: {
     doc: "Resends of one code a user with no verified history gets while the client's resends are throttled (MIN_RESEND_SAMPLE); 0: none",

@@ -1,3 +1,4 @@
+import { addressCountriesOf } from './metadata/address-country.js';
 import fs from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { channels } from './domain/channel-driver.js';
@@ -249,6 +250,12 @@ export async function startServer(config: Config, options: ServerOptions): Promi
     if (config.NODE_ENV === 'production' && config.PUBLIC_BASE_URL === undefined) {
       logger.warn(
         'PUBLIC_BASE_URL is unset in production: the OAuth metadata names the host each caller sends; set it to the external URL of the service',
+      );
+    }
+    if (config.NODE_ENV === 'production' && config.IP_COUNTRY_DATABASE === 'shipped') {
+      logger.warn(
+        { builtAt: addressCountriesOf('shipped')?.builtAt.toISOString() },
+        "IP_COUNTRY_DATABASE=shipped in production: the IP-to-country data that came with the service is a snapshot; point IP_COUNTRY_DATABASE at a current MaxMind-format country database (docs/fraud.md, 'Where the user is')",
       );
     }
     prepareEmbedded(services, admin);

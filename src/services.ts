@@ -36,6 +36,7 @@ import { SqlConversionStore } from './store/conversion-store.js';
 import { SqlNumberListStore } from './store/number-list-store.js';
 import { SqlCaptchaTokenStore } from './store/captcha-token-store.js';
 import { SiteVerify } from './captcha/siteverify.js';
+import { addressCountriesOf } from './metadata/address-country.js';
 import { ListsInForce } from './domain/number-lists.js';
 import { ConversionWatch } from './domain/conversion-watch.js';
 import { conversionWindowSeconds } from './domain/conversion.js';
@@ -248,6 +249,7 @@ export async function createServices(
         "client's resends throttled: few of its resent codes are verified; users with no verified history get UNKNOWN_USER_RESENDS resends a code (MIN_RESEND_SAMPLE)",
       ),
   });
+  const addressCountries = addressCountriesOf(config.IP_COUNTRY_DATABASE);
   const verifications = new VerificationService({
     store: verificationStore,
     policy: {
@@ -285,6 +287,7 @@ export async function createServices(
       failOpen: config.CAPTCHA_FAIL_OPEN,
     },
     firstProvider: (channel) => config.providers[channel][0]?.module.name ?? null,
+    ...(addressCountries && { addressCountry: (address: string) => addressCountries.countryOf(address) }),
     // A test number's code reaches no provider; the development inbox still shows what would have gone out.
     testSends: async (v) => {
       const channel = channelOfDelivery(v.delivery.channel);

@@ -1,12 +1,10 @@
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { after, before, it } from 'node:test';
-import { loadConfig } from '../../src/config.js';
 import { buildApp } from '../../src/http/app.js';
-import { createLogger } from '../../src/logger.js';
-import { appDeps, startServer } from '../../src/server.js';
+import { appDeps } from '../../src/server.js';
 import { expectV1Error } from '../support/api.js';
 import { createHarness, type Harness } from '../support/harness.js';
+import { startLog } from '../support/start-log.js';
 
 /** Issue 10 item 8: with PUBLIC_BASE_URL unset, discovery reflects only a well-formed host, and never to a cache. */
 let h: Harness;
@@ -47,19 +45,6 @@ it('uses PUBLIC_BASE_URL when set, whatever the Host', async () => {
 });
 
 it('warns at start in production when PUBLIC_BASE_URL is unset, and not otherwise', async () => {
-  async function startLog(env: Record<string, string>): Promise<string> {
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _enc, done) {
-        lines.push(chunk.toString('utf8'));
-        done();
-      },
-    });
-    const config = loadConfig({ DATA_DIR: 'memory://', PORT: '0', HOST: '127.0.0.1', WEBHOOK_WORKER: 'false', ...env });
-    const server = await startServer(config, { logger: createLogger('warn', sink), print: () => undefined });
-    await server.close();
-    return lines.join('');
-  }
   // Production needs a real provider; an SMSC nobody answers at is one that needs no PUBLIC_BASE_URL of its own.
   const production = { NODE_ENV: 'production', SMS_PROVIDER: 'smpp', SMPP_URL: 'smpp://otp:secret@127.0.0.1:9' };
   assert.match(await startLog(production), /PUBLIC_BASE_URL is unset in production/);
