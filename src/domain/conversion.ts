@@ -155,6 +155,11 @@ export function underConvertingClients(traffic: readonly ClientTraffic[], policy
 export interface ThrottledState {
   readonly recentCreates: number;
   readonly oldest: Date | null;
+  /**
+   * Read for a country, not a client: its codes verified under its throttle, and the sends of the creates its local
+   * room let through that are not verified (those still being typed among them).
+   */
+  readonly localRoom?: { readonly verified: number; readonly unverified: number };
 }
 
 export type ThrottleDecision = { readonly allowed: true } | { readonly allowed: false; readonly retryAfterSeconds: number };
@@ -167,6 +172,28 @@ export function decideThrottled(state: ThrottledState, now: Date, limit: { reado
   if (state.recentCreates < limit.count) return { allowed: true };
   const frees = (state.oldest?.getTime() ?? now.getTime()) + limit.windowSeconds * 1000;
   return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((frees - now.getTime()) / 1000)) };
+}
+
+/**
+ * Unverified codes a throttled country's local room holds for each of its codes verified under the throttle. The room
+ * holds codes, not users: a local user who types their code gives its place back, so it need only hold those being
+ * typed and the few never typed. A country's new users are about one create in eight in the pumping simulation
+ * (new, with no history on their network); a tenth of its verified codes holds their untyped ones with room to
+ * spare from the first minutes of a throttle on, and is all an attack from the country's own addresses can take.
+ */
+export const localRoomPerVerified = 0.1;
+
+/**
+ * Whether a country throttle still has room for a local user (their address is in their number's country) with no
+ * verified history, past the prefix limit: the creates it let through so (its local room) hold fewer unverified
+ * sends than a tenth of the codes verified in the country under the throttle, or than the prefix limit while
+ * those are few. The country's new users, who verify, keep their codes while an attack from a proxy pool abroad is
+ * refused as before; one from addresses in the country takes at most that room, and then local users are refused
+ * with it, as every unknown user was before.
+ */
+export function hasLocalRoom(state: ThrottledState, limit: { readonly count: number }): boolean {
+  if (state.localRoom === undefined) return false;
+  return state.localRoom.unverified < Math.max(limit.count, Math.floor(state.localRoom.verified * localRoomPerVerified));
 }
 
 /**

@@ -2,7 +2,7 @@ import { dispatched, type AfterCommit } from './after-commit.js';
 import { untilNextUtcDay, type DailySends } from './daily-quota.js';
 import { newCountryKey, untilNextHour, type WindowQuota } from './new-country.js';
 import { deliveryChannelOf, type Channel, type ChannelDriver } from './channel-driver.js';
-import { decideThrottled, type ClientThrottle, type ResendThrottle, type Route, type Throttle } from './conversion.js';
+import { decideThrottled, hasLocalRoom, type ClientThrottle, type ResendThrottle, type Route, type Throttle } from './conversion.js';
 import { destinationRefused, type DestinationPolicy } from './destination-rules.js';
 import type { OutboxEvent } from './events.js';
 import { decidePhoneLimit, phoneLookBackSeconds, type PhoneLimitPolicy } from './limits.js';
@@ -222,6 +222,8 @@ export interface VerificationServiceDeps {
    * that only a process with it configured takes the job; null (or absent): the job names none.
    */
   readonly firstProvider?: (channel: Channel) => string | null;
+  /** The country (ISO 3166-1 alpha-2) an end user's address is in, null when unknown (IP_COUNTRY_DATABASE); absent: off. */
+  readonly addressCountry?: (address: string) => string | null;
 }
 
 /**
@@ -442,7 +444,17 @@ export class VerificationService {
       // A number, address, network or device with a verified code is a known user's: a throttle falls on the
       // attack, not on them, and a new country is not new to them.
       const known = history.verifiedBefore || challenge === 'passed';
-      const countryThrottled = history.throttled && !known ? decideThrottled(history.throttled, now, policy.prefix) : { allowed: true as const };
+      // A user whose address is in their number's country keeps some room under a country throttle, an attack's
+      // proxies abroad do not. A client that asks a CAPTCHA keeps none: a person passes it, a script does not, and
+      // an attack from proxies in the country would take the room.
+      const plainCountry = history.throttled && !known ? decideThrottled(history.throttled, now, policy.prefix) : { allowed: true as const };
+      const localRoom =
+        !plainCountry.allowed &&
+        history.throttled !== null &&
+        challenge !== 'ask' &&
+        this.whereFrom(signals?.ip?.address ?? null, verification.regionCode) === 'local' &&
+        hasLocalRoom(history.throttled, policy.prefix);
+      const countryThrottled = localRoom ? { allowed: true as const } : plainCountry;
       const throttled = known
         ? countryThrottled
         : !countryThrottled.allowed
@@ -471,7 +483,7 @@ export class VerificationService {
         if (challenge === 'ask' && (refusal.reason === 'conversion' || refusal.reason === 'new-country')) return { kind: 'captcha', outcome: 'required' };
         return { kind: 'rate-limited', ...refusal };
       }
-      tx.insert(verification, signals);
+      tx.insert(verification, signals, localRoom);
       const claimedUntil = this.deps.afterCommit.claimUntil('send', now);
       // A claimed job's first attempt is under way as it is written.
       const job = {
@@ -516,6 +528,15 @@ export class VerificationService {
     const known = this.deps.conversion?.knowsCountry;
     if (!quota || !known || this.deps.policy.newCountrySends === 0 || v.testNumber || v.regionCode === null) return null;
     return known.call(this.deps.conversion, v.clientId, v.regionCode) ? null : { quota, key: newCountryKey(v.clientId, v.regionCode) };
+  }
+
+  /**
+   * Whether an end user's address is in their number's country (`local`), known to be in another (`elsewhere`), or
+   * neither can be told (no address, no country for it, or IP_COUNTRY_DATABASE off).
+   */
+  private whereFrom(address: string | null, regionCode: string | null): 'local' | 'elsewhere' | 'unknown' {
+    const country = address === null || regionCode === null ? null : (this.deps.addressCountry?.(address) ?? null);
+    return country === null ? 'unknown' : country === regionCode ? 'local' : 'elsewhere';
   }
 
   /** The throttle on the route a new verification's first send takes, if its country is throttled. */
@@ -641,13 +662,18 @@ export class VerificationService {
           }
           if (newCountryTaken === false) return { kind: 'rate-limited', reason: 'new-country', retryAfterSeconds: untilNextHour(now) };
           // An attack resends codes it never types; a real user resends a late code, and is mostly known already (the
-          // number, address, network or device verified before). Asked only past the unknown user's resends.
+          // number, address, network or device verified before). Asked only past the unknown user's resends, or,
+          // for the free ones, when the code's address may be abroad: those are a local user's (an attack's proxies
+          // are anywhere; a user whose code is late is mostly where their number is).
           // A client that asks a CAPTCHA gives an unknown user none free: a person passes it, a script does not.
           const free = challenge === null ? (policy.unknownUserResends ?? 0) : 0;
-          if (throttled && challenge !== 'passed' && current.sendRequests - 1 >= free && !(this.deps.lists?.().allows(current.phoneNumber, clientId) ?? false)) {
-            const known = await tx.knownUser(clientId, id, secondsBefore(now, verifiedHistoryDays * 86_400));
-            if (!known && challenge === 'ask') return { kind: 'captcha', outcome: 'required' };
-            if (!known) return { kind: 'rate-limited', reason: 'unknown-user', retryAfterSeconds: Math.max(1, Math.ceil((current.expiresAt.getTime() - now.getTime()) / 1000)) };
+          const pastFree = current.sendRequests - 1 >= free;
+          const held = throttled && challenge !== 'passed' && (pastFree || this.deps.addressCountry !== undefined);
+          if (held && !(this.deps.lists?.().allows(current.phoneNumber, clientId) ?? false)) {
+            const user = await tx.resendUser(clientId, id, secondsBefore(now, verifiedHistoryDays * 86_400));
+            const refused = !user.known && (pastFree || this.whereFrom(user.address, current.regionCode) === 'elsewhere');
+            if (refused && challenge === 'ask') return { kind: 'captcha', outcome: 'required' };
+            if (refused) return { kind: 'rate-limited', reason: 'unknown-user', retryAfterSeconds: Math.max(1, Math.ceil((current.expiresAt.getTime() - now.getTime()) / 1000)) };
           }
           if (!sendTaken) return { kind: 'rate-limited', reason: 'daily-quota', retryAfterSeconds: untilNextUtcDay(now) };
           const job = await tx.findSendJob(id);

@@ -37,7 +37,10 @@ export interface CreateHistoryQuery {
   readonly verifiedSince?: { readonly ip: string | null; readonly network: string | null; readonly device: string | null; readonly since: Date } | null;
   /** The prefix whose creates since `since` (and block in force at `now`) are read too; null: none. */
   readonly prefix: { readonly prefix: string; readonly since: Date; readonly now: Date } | null;
-  /** A throttled country (conversion, contract 10) whose creates since `since` are read too; null: none. */
+  /**
+   * A throttled country (conversion, contract 10) whose creates since `since` are read too, with those of its local
+   * room among them: how many were verified, and the sends of the others; null: none.
+   */
   readonly throttled: { readonly regionCode: string; readonly countryCode: string; readonly since: Date } | null;
   /** The client is throttled for its conversion across all countries: its sends since `since` are read too. */
   readonly clientThrottled: { readonly since: Date } | null;
@@ -105,16 +108,20 @@ export interface VerificationTx {
    */
   lockDueSteps(now: Date, limit: number): Promise<{ readonly verification: Verification; readonly job: SendJob | null }[]>;
   /**
-   * Whether verification `id`'s user is known to the client: another of its codes was verified since `since` for
-   * the same number, or from the address, network or device this one was created with.
+   * Verification `id`'s user as a held resend judges them: `known` when another code of the client was verified
+   * since `since` for the same number, or from the address, network or device this one was created with; and the
+   * address it was created with (null when none was given).
    */
-  knownUser(clientId: string, id: string, since: Date): Promise<boolean>;
+  resendUser(clientId: string, id: string, since: Date): Promise<{ readonly known: boolean; readonly address: string | null }>;
   /** A verification's send job, locked until the transaction ends. */
   findSendJob(verificationId: string): Promise<SendJob | null>;
   /** The verification a provider's message (of `account`) was for; null when no send has that id. */
   findProviderMessage(provider: string, account: string, messageId: string): Promise<string | null>;
-  /** Writes a new verification, with the signals its create came with (kept beside it, never shown). */
-  insert(v: Verification, signals?: Signals | null): void;
+  /**
+   * Writes a new verification, with the signals its create came with (kept beside it, never shown), and whether a
+   * country throttle let it through by its local room (counted by that room).
+   */
+  insert(v: Verification, signals?: Signals | null, localRoom?: boolean): void;
   /** Writes a verification's new state (one read or locked by this transaction). */
   update(v: Verification): void;
   record(events: readonly OutboxEvent[]): void;

@@ -13,5 +13,5 @@ export const rateLimitMessages = {
   cooldown: 'The code was sent moments ago; retry later',
   'max-sends': 'This verification has no send left (OTP_MAX_SENDS); start a new one once it is over',
   'unknown-user':
-    "Few of this client's resent codes are verified lately, so a code of a user with no verified history is resent only so often (MIN_RESEND_SAMPLE, UNKNOWN_USER_RESENDS); type the code already sent, or start a new verification once this one is over",
+    "Few of this client's resent codes are verified lately, so a code of a user with no verified history is resent only so often, and not at all when it was asked for from an address in another country than its number's (MIN_RESEND_SAMPLE, UNKNOWN_USER_RESENDS); type the code already sent, or start a new verification once this one is over",
 } as const;

@@ -551,6 +551,16 @@ const migrations: Record<string, Migration> = {
       `);
     },
   },
+  '0031_local_room': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- A create that a country throttle let through for a local user (their address in their number's country):
+        -- the country's local room counts only these, so that an attack from addresses in the country earns room
+        -- only from the local users who verify beside it. A constant default adds the column without a rewrite.
+        ALTER TABLE verifications ADD COLUMN local_room boolean NOT NULL DEFAULT false
+      `);
+    },
+  },
 };
 
 /** Runs DDL one statement at a time: PGlite's extended protocol takes one statement per query. */

@@ -78,6 +78,8 @@ export interface VerificationsTable {
   signal_device: string | null;
   /** `{ ip, deviceId, userAgent, appVersion, platform }` as given (ip canonical); null when none, or forgotten. */
   signals: string | null;
+  /** 0031: a country throttle let this create through by its local room (a local user with no history). */
+  local_room: Generated<boolean>;
 }
 
 export interface SendJobsTable {

@@ -168,7 +168,12 @@ export class GroupTransaction {
         .execute();
     }
     // New verifications and their send jobs go in one statement: a create's two inserts, one round trip.
-    const newRows = inserts.map(({ verification, signals }) => ({ ...verificationRow(verification), ...signalColumns(signals) }));
+    // The local room's mark only where set: a group without one writes the statement it always did.
+    const newRows = inserts.map(({ verification, signals, localRoom }) => ({
+      ...verificationRow(verification),
+      ...signalColumns(signals),
+      ...(localRoom && { local_room: true }),
+    }));
     const newJobs = sends.map((s) => sendJobRow(s.job));
     if (newRows.length > 0 && newJobs.length > 0) {
       await this.trx.with('inserted', (db) => db.insertInto('verifications').values(newRows)).insertInto('send_jobs').values(newJobs).execute();
@@ -283,7 +288,7 @@ export class GroupTransaction {
       const column = (alias: string) => sql.ref(`${alias}.${signalColumn[kind]}`);
       return sql`
       SELECT ${kind}::text, s.client::text || '|' || s.value, (count(v.id) FILTER (WHERE v.status <> 'SUCCESS'))::int,
-          NULL, min(v.created_at) FILTER (WHERE v.status <> 'SUCCESS'), (count(v.id) FILTER (WHERE v.status = 'SUCCESS'))::int
+          NULL, min(v.created_at) FILTER (WHERE v.status <> 'SUCCESS'), (count(v.id) FILTER (WHERE v.status = 'SUCCESS'))::int, 0
         FROM unnest(${asks.map((a) => a.clientId)}::uuid[], ${asks.map((a) => a.value)}::text[], ${asks.map((a) => a.network)}::text[],
             ${asks.map((a) => a.since.toISOString())}::timestamptz[]) AS s (client, value, network, since)
           LEFT JOIN verifications v ON v.client_id = s.client AND ${column('v')} = s.value ${inNetwork(kind, 'v', 's')} AND v.created_at > s.since
@@ -307,7 +312,7 @@ export class GroupTransaction {
     const parts = [
       sql`
       SELECT 'phone' AS kind, v.client_id::text || '|' || v.phone_number AS key, 0 AS n, NULL::timestamptz AS until,
-          v.created_at AS oldest, 0 AS verified
+          v.created_at AS oldest, 0 AS verified, 0 AS unverified
         FROM verifications v
         WHERE (v.client_id, v.phone_number) IN (SELECT * FROM unnest(${asked.map((h) => h.clientId)}::uuid[], ${asked.map((h) => h.phoneNumber)}::text[]))
           AND v.created_at > ${lookBackFrom}`,
@@ -317,11 +322,13 @@ export class GroupTransaction {
           (SELECT coalesce(sum(v.send_requests), 0)::int FROM verifications v
             WHERE left(v.phone_number, -3) = p.prefix AND NOT v.test_number
               AND v.created_at > greatest(${since}::timestamptz, b.blocked_until)),
-          b.blocked_until, NULL, 0
+          b.blocked_until, NULL, 0, 0
         FROM unnest(${[...new Set(prefixes.map((p) => p.prefix))]}::text[]) AS p (prefix) LEFT JOIN prefix_blocks b ON b.prefix = p.prefix`,
       throttled.length > 0 &&
         sql`
-      SELECT 'country', c.region || '|' || c.cc, coalesce(sum(v.send_requests), 0)::int, NULL, min(v.created_at), 0
+      SELECT 'country', c.region || '|' || c.cc, coalesce(sum(v.send_requests), 0)::int, NULL, min(v.created_at),
+          (count(v.id) FILTER (WHERE v.status = 'SUCCESS'))::int,
+          coalesce(sum(v.send_requests) FILTER (WHERE v.local_room AND v.status <> 'SUCCESS'), 0)::int
         FROM unnest(${throttled.map((c) => c.regionCode)}::text[], ${throttled.map((c) => c.countryCode)}::text[],
             ${throttled.map((c) => c.since.toISOString())}::timestamptz[]) AS c (region, cc, since)
           LEFT JOIN verifications v ON v.client_id = ANY(ARRAY(SELECT id FROM clients)) AND v.created_at > c.since
@@ -329,7 +336,7 @@ export class GroupTransaction {
         GROUP BY c.region, c.cc`,
       throttledClients.size > 0 &&
         sql`
-      SELECT 'client', c.client::text, coalesce(sum(v.send_requests), 0)::int, NULL, min(v.created_at), 0
+      SELECT 'client', c.client::text, coalesce(sum(v.send_requests), 0)::int, NULL, min(v.created_at), 0, 0
         FROM unnest(${[...throttledClients.keys()]}::uuid[], ${[...throttledClients.values()].map((d) => d.toISOString())}::timestamptz[]) AS c (client, since)
           LEFT JOIN verifications v ON v.client_id = c.client AND v.created_at > c.since AND NOT v.test_number
         GROUP BY c.client`,
@@ -337,7 +344,7 @@ export class GroupTransaction {
         sql`
       SELECT 'verified', q.i::text, 0, NULL, NULL,
           (${verifiedOn('phone_number', 'phone')} OR ${verifiedOn('signal_ip', 'ip')} OR ${verifiedOn('signal_network', 'network')}
-            OR ${verifiedOn('signal_device', 'device')})::int
+            OR ${verifiedOn('signal_device', 'device')})::int, 0
         FROM unnest(${historyAsks.map((q) => q.i)}::int[], ${historyAsks.map((q) => q.clientId)}::uuid[], ${historyAsks.map((q) => q.phone)}::text[],
             ${historyAsks.map((q) => q.ip)}::text[], ${historyAsks.map((q) => q.network)}::text[], ${historyAsks.map((q) => q.device)}::text[],
             ${historyAsks.map((q) => q.since.toISOString())}::timestamptz[]) AS q (i, client, phone, ip, network, device, since)`,
@@ -350,6 +357,7 @@ export class GroupTransaction {
       until: Date | null;
       oldest: Date | null;
       verified: number;
+      unverified: number;
     }>`${sql.join(parts, sql`
       UNION ALL`)}`.execute(this.trx);
     const states: CreateStates = { phones: new Map(), prefixes: new Map(), countries: new Map(), signals: new Map(), clients: new Map(), verified: new Set() };
@@ -359,7 +367,12 @@ export class GroupTransaction {
       if (r.kind === 'phone') states.phones.set(r.key, [...(states.phones.get(r.key) ?? []), new Date(r.oldest as Date)]);
       else if (r.kind === 'prefix') states.prefixes.set(r.key, { recentCreates: Number(r.n), blockedUntil: until !== null && until > now ? until : null });
       else if (r.kind === 'client') states.clients.set(r.key, { recentCreates: Number(r.n), oldest: r.oldest === null ? null : new Date(r.oldest) });
-      else if (r.kind === 'country') states.countries.set(r.key, { recentCreates: Number(r.n), oldest: r.oldest === null ? null : new Date(r.oldest) });
+      else if (r.kind === 'country')
+        states.countries.set(r.key, {
+          recentCreates: Number(r.n),
+          oldest: r.oldest === null ? null : new Date(r.oldest),
+          localRoom: { verified: Number(r.verified), unverified: Number(r.unverified) },
+        });
       else if (r.kind === 'verified') {
         if (Number(r.verified) > 0) states.verified.add(Number(r.key));
       } else {
@@ -471,7 +484,7 @@ async function settle<I, R>(waiting: readonly Waiting<I, R>[], run: () => Promis
 
 /** One script's view of its group's transaction: reads and locks go through the group, writes wait for the end. */
 export class SqlVerificationTx implements VerificationTx {
-  readonly inserts: { readonly verification: Verification; readonly signals: Signals | null }[] = [];
+  readonly inserts: { readonly verification: Verification; readonly signals: Signals | null; readonly localRoom: boolean }[] = [];
   readonly updates: Verification[] = [];
   readonly events: OutboxEvent[] = [];
   readonly sends: CommittedSend[] = [];
@@ -585,20 +598,20 @@ export class SqlVerificationTx implements VerificationTx {
     return rows.map((r) => ({ verification: toVerification(r), job: byId.get(r.id) ?? null }));
   }
 
-  async knownUser(clientId: string, id: string, since: Date): Promise<boolean> {
+  async resendUser(clientId: string, id: string, since: Date): Promise<{ readonly known: boolean; readonly address: string | null }> {
     // Each signal through its own index, as the create's verified history finds it (an address through its network).
     const verifiedOn = (match: ReturnType<typeof sql>) =>
       sql`EXISTS (SELECT 1 FROM verifications v WHERE v.client_id = me.client_id AND ${match} AND v.created_at > ${since} AND v.status = 'SUCCESS')`;
     const row = await this.group.alone(async (trx) => {
-      const { rows } = await sql<{ known: boolean }>`
+      const { rows } = await sql<{ known: boolean; address: string | null }>`
         SELECT (${verifiedOn(sql`v.phone_number = me.phone_number`)}
             OR (me.signal_ip IS NOT NULL AND ${verifiedOn(sql`v.signal_ip = me.signal_ip AND v.signal_network = me.signal_network`)})
             OR (me.signal_network IS NOT NULL AND ${verifiedOn(sql`v.signal_network = me.signal_network`)})
-            OR (me.signal_device IS NOT NULL AND ${verifiedOn(sql`v.signal_device = me.signal_device`)})) AS known
+            OR (me.signal_device IS NOT NULL AND ${verifiedOn(sql`v.signal_device = me.signal_device`)})) AS known, me.signal_ip AS address
           FROM verifications me WHERE me.id = ${id} AND me.client_id = ${clientId}`.execute(trx);
       return rows[0];
     });
-    return row?.known === true;
+    return { known: row?.known === true, address: row?.address ?? null };
   }
 
   async findSendJob(verificationId: string): Promise<SendJob | null> {
@@ -616,8 +629,8 @@ export class SqlVerificationTx implements VerificationTx {
     this.savedJobs.push({ job, verification, at });
   }
 
-  insert(v: Verification, signals: Signals | null = null): void {
-    this.inserts.push({ verification: v, signals });
+  insert(v: Verification, signals: Signals | null = null, localRoom = false): void {
+    this.inserts.push({ verification: v, signals, localRoom });
   }
 
   parkReceipt(provider: string, account: string, receipt: DeliveryReceipt, at: Date): void {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { conversionOf, decideThrottled, shortWindowAt, Throttles, underConverting, underConvertingClients, type RouteTraffic } from '../../src/domain/conversion.js';
+import { conversionOf, decideThrottled, hasLocalRoom, shortWindowAt, Throttles, underConverting, underConvertingClients, type RouteTraffic } from '../../src/domain/conversion.js';
 
 const policy = { minConversion: 0.2, minSample: 200, windowSeconds: 3600, throttleSeconds: 86_400 };
 const route = (regionCode: string, provider: string, sends: number, verified: number): RouteTraffic => ({
@@ -55,6 +55,19 @@ describe('conversion (contract 10)', () => {
     assert.deepEqual(decideThrottled({ recentCreates: 9, oldest: now }, now, limit), { allowed: true });
     const oldest = new Date(now.getTime() - 3000 * 1000);
     assert.deepEqual(decideThrottled({ recentCreates: 10, oldest }, now, limit), { allowed: false, retryAfterSeconds: 600 });
+  });
+
+  it('keeps room for local users while their unverified codes stay under a tenth of the codes verified in the country', () => {
+    const limit = { count: 10 };
+    const oldest = new Date('2026-11-23T11:00:00Z');
+    // 300 verified leave room for 30 unverified, not 31.
+    assert.equal(hasLocalRoom({ recentCreates: 500, oldest, localRoom: { verified: 300, unverified: 29 } }, limit), true);
+    assert.equal(hasLocalRoom({ recentCreates: 500, oldest, localRoom: { verified: 300, unverified: 30 } }, limit), false);
+    // Fewer verified than ten times the limit: the limit itself is the room.
+    assert.equal(hasLocalRoom({ recentCreates: 500, oldest, localRoom: { verified: 50, unverified: 9 } }, limit), true);
+    assert.equal(hasLocalRoom({ recentCreates: 500, oldest, localRoom: { verified: 50, unverified: 10 } }, limit), false);
+    // A state without the local room's figures (a client throttle's) has none.
+    assert.equal(hasLocalRoom({ recentCreates: 0, oldest }, limit), false);
   });
 
   it('answers a throttle only on its own route and only while in force', () => {

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, it } from 'node:test';
 import { runAdminCommand } from '../../src/admin/commands.js';
 import type { CountryThrottle } from '../../src/admin/prefix-blocks.js';
 import type { ClientCredentials } from '../../src/oauth/client-service.js';
 import { adminDeps } from '../../src/server.js';
-import { expectV1Error } from '../support/api.js';
+import { expectV1Error, sentBy } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { withSecondInstance } from '../support/second-instance.js';
@@ -33,15 +32,6 @@ const countries = {
 type Country = keyof typeof countries;
 let next = 0;
 
-/** Conversion counts what reached a provider: waits until the send is recorded. */
-async function sentBy(h: Harness, token: string, id: string): Promise<void> {
-  for (let i = 0; i < 200; i += 1) {
-    const res = await h.call('GET', `/v1/otp/${id}`, token);
-    if ((res.json() as { data: { delivery: { provider: string | null } } }).data.delivery.provider !== null) return;
-    await sleep(10);
-  }
-  assert.fail(`verification ${id} was never sent`);
-}
 
 /** Contract 10: conversion per country and provider; a country under MIN_CONVERSION is throttled to the prefix limit. */
 forEachDatabase('conversion throttling', (kind) => {

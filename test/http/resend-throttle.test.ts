@@ -24,14 +24,17 @@ const env = {
 };
 
 let seq = 0;
-/** A Nigerian number in a range of its own (prefix velocity never trips), from an address and device of its own. */
+/**
+ * A Nigerian number in a range of its own (prefix velocity never trips), from an address and device of its own in
+ * Nigeria (102.88.0.0/13 is Nigerian: a local user, who gets the free resends).
+ */
 const unknownUser = () => {
   seq += 1;
   const n = String(1000 + ((process.pid + seq) % 9000)).padStart(4, '0');
   return {
     countryCode: '+234',
     phoneNumber: `0805${n}${String(seq % 1000).padStart(3, '0')}`,
-    signals: { ip: `198.${(process.pid + seq) % 250}.${seq % 250}.9`, deviceId: `resend-device-${process.pid}-${seq}` },
+    signals: { ip: `102.${88 + ((process.pid + seq) % 8)}.${seq % 250}.9`, deviceId: `resend-device-${process.pid}-${seq}` },
   };
 };
 

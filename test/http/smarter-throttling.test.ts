@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, it } from 'node:test';
 import { runAdminCommand } from '../../src/admin/commands.js';
 import { untilNextHour } from '../../src/domain/new-country.js';
 import { adminDeps } from '../../src/server.js';
-import { expectV1Error } from '../support/api.js';
+import { expectV1Error, sentBy } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { withSecondInstance } from '../support/second-instance.js';
@@ -132,15 +131,6 @@ forEachDatabase('new-country limit', (kind) => {
   );
 });
 
-/** Conversion counts what reached a provider: waits until the send is recorded. */
-async function sentBy(h: Harness, token: string, id: string): Promise<void> {
-  for (let i = 0; i < 500; i += 1) {
-    const res = await h.call('GET', `/v1/otp/${id}`, token);
-    if ((res.json() as { data: { delivery: { provider: string | null } } }).data.delivery.provider !== null) return;
-    await sleep(10);
-  }
-  assert.fail(`verification ${id} was never sent`);
-}
 
 /** Issue 20: a throttle falls on the attack, not on the country's known users. */
 forEachDatabase('verified history through a throttle', (kind) => {

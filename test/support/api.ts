@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Harness } from './harness.js';
 
 /** A /v1 verification record as the API returns it. */
@@ -161,4 +162,14 @@ export function settlesWithin<T>(promise: Promise<T>, ms: number, what: string):
     timer = setTimeout(() => reject(new Error(`${what} hung`)), ms);
   });
   return Promise.race([promise, hung]).finally(() => clearTimeout(timer));
+}
+
+/** Conversion counts what reached a provider: waits until verification `id`'s send is recorded. */
+export async function sentBy(h: Harness, token: string, id: string): Promise<void> {
+  for (let i = 0; i < 500; i += 1) {
+    const res = await h.call('GET', `/v1/otp/${id}`, token);
+    if ((res.json() as { data: { delivery: { provider: string | null } } }).data.delivery.provider !== null) return;
+    await sleep(10);
+  }
+  assert.fail(`verification ${id} was never sent`);
 }

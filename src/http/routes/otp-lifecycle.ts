@@ -15,7 +15,7 @@ const resendSchema = {
   description:
     'Sends the same code again through the channel that carries it (a dropped call comes from the same caller id), from the channel\'s first provider. ' +
     'At most `OTP_MAX_SENDS` sends per verification (default 3, the first included), and no sooner than `PHONE_COOLDOWN_SECONDS` after the last: ' +
-    'otherwise a 429 whose `Retry-After` says when (for no send left: when the verification ends). While the client\'s resends are seldom verified (`MIN_RESEND_SAMPLE`), a code of a user with no verified history is resent at most `UNKNOWN_USER_RESENDS` times, then 429 until it ends. ' +
+    'otherwise a 429 whose `Retry-After` says when (for no send left: when the verification ends). While the client\'s resends are seldom verified (`MIN_RESEND_SAMPLE`), a code of a user with no verified history is resent at most `UNKNOWN_USER_RESENDS` times (none when it was asked for from an address in another country than its number\'s: `IP_COUNTRY_DATABASE`), then 429 until it ends. ' +
     'A client with `--captcha-when throttled` is answered 403 CAPTCHA_REQUIRED instead, from the first such resend, and the resend sent again with an optional JSON body `{ "captchaToken": "..." }` goes past it. ' +
     'A verification no longer `PENDING` is a 409 with the record. No body otherwise.',
   tags,
