@@ -87,6 +87,8 @@ const pumpingSettings: PumpingSettings = {
   warmUpUsers: envInt('BENCH_PUMPING_WARMUP_USERS', 2400),
   returningShare: 0.6,
   natShare: 0.3,
+  // An assumption too: new users who sign up from an address abroad (roaming, a VPN, a data centre's).
+  abroadShare: Number(process.env.BENCH_PUMPING_ABROAD_SHARE ?? 0.03),
   // An assumption, not a measurement (see docs/fraud-defaults.md): about one user in eight asks for the code again.
   resendShare: Number(process.env.BENCH_PUMPING_RESEND_SHARE ?? 0.12),
   secondResendShare: 0.2,

@@ -15,6 +15,7 @@ import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { runAdminCommand } from '../../src/admin/commands.js';
 import { loadConfig, type Config } from '../../src/config.js';
+import { addressCountriesOf } from '../../src/metadata/address-country.js';
 import { parsePhone } from '../../src/domain/phone.js';
 import { cryptoRandom } from '../../src/domain/random.js';
 import { conversionRefreshMs } from '../../src/jobs/workers.js';
@@ -35,6 +36,8 @@ export interface PumpingSettings {
   /** Ordinary creates that are a returning user's, and new users' share behind a carrier NAT address. */
   readonly returningShare: number;
   readonly natShare: number;
+  /** New users' share who connect from an address abroad (roaming, a VPN): their address is not their number's country's. */
+  readonly abroadShare?: number;
   /**
    * Ordinary users whose code is late or lost and who ask for it again (POST /v1/otp/{id}/resend) once the
    * cool-down is over, and the share of those who ask a second time; absent: none resend.
@@ -114,12 +117,16 @@ export interface Attack {
   readonly slow?: boolean;
 }
 
-/** Where ordinary users live, with how a random mobile number of each reads locally. */
+/**
+ * Where ordinary users live, with how a random mobile number of each reads locally, and where their addresses are:
+ * two /16s of the country's own address space for their home networks and one for its carriers' NAT addresses
+ * (each checked against the service's IP-to-country database when the simulation starts).
+ */
 const ordinaryCountries = [
-  { countryCode: '+234', region: 'NG', weight: 4, local: (r: Rng) => `080${3 + (r() % 4)}${digits(r, 7)}` },
-  { countryCode: '+233', region: 'GH', weight: 2, local: (r: Rng) => `024${digits(r, 7)}` },
-  { countryCode: '+254', region: 'KE', weight: 2, local: (r: Rng) => `07${10 + (r() % 30)}${digits(r, 6)}` },
-  { countryCode: '+27', region: 'ZA', weight: 2, local: (r: Rng) => `082${digits(r, 7)}` },
+  { countryCode: '+234', region: 'NG', weight: 4, local: (r: Rng) => `080${3 + (r() % 4)}${digits(r, 7)}`, home: ['105.112', '105.113'], nat: '102.89' },
+  { countryCode: '+233', region: 'GH', weight: 2, local: (r: Rng) => `024${digits(r, 7)}`, home: ['154.160', '154.161'], nat: '154.162' },
+  { countryCode: '+254', region: 'KE', weight: 2, local: (r: Rng) => `07${10 + (r() % 30)}${digits(r, 6)}`, home: ['41.89', '41.90'], nat: '41.80' },
+  { countryCode: '+27', region: 'ZA', weight: 2, local: (r: Rng) => `082${digits(r, 7)}`, home: ['41.0', '41.1'], nat: '41.2' },
 ] as const;
 const totalWeight = ordinaryCountries.reduce((sum, c) => sum + c.weight, 0);
 
@@ -142,7 +149,10 @@ function seeded(seed: number): Rng {
   };
 }
 
-/** An address anywhere but the ordinary users' networks (41/8 and 196/8 here): a proxy pool's. */
+/**
+ * An address anywhere but the ordinary users' networks (41/8 here): a proxy pool's. A few land in the ordinary
+ * users' countries (about 1 in 120: parts of 102/8, 105/8 and 154/8 are theirs), as a pool's would.
+ */
 function anyAddress(r: Rng): string {
   return `${50 + (r() % 140)}.${r() % 256}.${r() % 256}.${1 + (r() % 254)}`;
 }
@@ -190,6 +200,21 @@ export function freshAddresses(seed = 11): Attack {
     short: 'new address each',
     resends: 0,
     next: (n) => ({ ...zaNumber(r), signals: { ip: anyAddress(r), deviceId: `attack-${seed}-${n}`, platform: 'web' } }),
+  };
+}
+
+/**
+ * The third again from a residential proxy pool in the country itself: each create from a new address of ZA's
+ * 41.0.0.0/11 (where ordinary ZA users are too), so that the address says what a local user's says. It measures
+ * what the room a throttled country keeps for local users gives an attacker who can look local.
+ */
+export function localProxies(seed = 19): Attack {
+  const r = seeded(seed);
+  return {
+    name: 'random numbers across one country (+27 82), each from a new address in that country and a new device',
+    short: 'local proxies',
+    resends: 0,
+    next: (n) => ({ ...zaNumber(r), signals: { ip: `41.${r() % 32}.${r() % 256}.${1 + (r() % 254)}`, deviceId: `local-${seed}-${n}`, platform: 'android' } }),
   };
 }
 
@@ -253,7 +278,8 @@ function newCountryHourly(config: Config): number {
   return config.NEW_COUNTRY_LIMIT_COUNT > 0 ? config.NEW_COUNTRY_LIMIT_COUNT : config.MIN_CONVERSION_SAMPLE;
 }
 
-export const attacks = (): Attack[] => [sequentialWalk(), fewAddresses(), freshAddresses(), spreadWithResends(), slowSpread()];
+/** The contract's four attacks, the slow one, and the third from addresses in the country (6). */
+export const attacks = (): Attack[] => [sequentialWalk(), fewAddresses(), freshAddresses(), spreadWithResends(), slowSpread(), localProxies()];
 
 /** A local Turnstile siteverify: a token a person solved (`solved-...`) passes, any other fails. */
 async function startSiteverify(): Promise<{ readonly url: string; readonly server: http.Server }> {
@@ -291,6 +317,14 @@ export async function simulatePumping(databaseUrl: string, settings: PumpingSett
     ...(siteverify && { TURNSTILE_VERIFY_URL: siteverify.url }),
     ...settings.serviceEnv,
   });
+  const countries = addressCountriesOf(config.IP_COUNTRY_DATABASE);
+  const addressCountry = countries && ((ip: string) => countries.countryOf(ip));
+  for (const c of ordinaryCountries) {
+    for (const block of [...c.home, c.nat]) {
+      const found = addressCountry?.(`${block}.0.1`);
+      if (found !== undefined && found !== c.region) throw new Error(`the simulation's ${c.region} addresses ${block}.0.0/16 are in ${found ?? 'no country'}`);
+    }
+  }
   const services = await createServices(config, pino({ level: 'silent' }), clock, cryptoRandom);
   services.dispatcher.connect({ sends: services.sendWorker, events: services.webhookWorker });
   const app = await buildApp(appDeps(services));
@@ -321,6 +355,19 @@ export async function simulatePumping(databaseUrl: string, settings: PumpingSett
     const verify = (v: { id: string; otp: string }) => app.inject({ method: 'POST', url: '/v1/otp/verify', headers: headers(), payload: v });
 
     const r = seeded(42);
+    const ra = seeded(44);
+    /** An address abroad: anywhere, as a proxy pool's, but not in the user's own country. */
+    const anyAbroad = (g: Rng, region: string): string => {
+      for (;;) {
+        const ip = anyAddress(g);
+        if (addressCountry?.(ip) !== region) return ip;
+      }
+    };
+    /** Whether an ordinary user's address is outside their number's country. */
+    const abroad = (ask: Ask): boolean => {
+      const region = ordinaryCountries.find((c) => c.countryCode === ask.countryCode)?.region;
+      return ask.signals !== undefined && addressCountry !== null && addressCountry(ask.signals.ip) !== region;
+    };
     let userN = 0;
     const newUser = (): Ask => {
       for (;;) {
@@ -331,10 +378,12 @@ export async function simulatePumping(databaseUrl: string, settings: PumpingSett
         if (!parsePhone(c.countryCode, phoneNumber)) continue;
         userN += 1;
         const net = r() % homeNetworks;
-        const ip =
+        const atHome =
           r() % 1000 < settings.natShare * 1000
-            ? `196.${ci}.0.${1 + (r() % natAddresses)}`
-            : `41.${ci * 2 + Math.floor(net / 256)}.${net % 256}.${1 + (r() % 254)}`;
+            ? `${c.nat}.0.${1 + (r() % natAddresses)}`
+            : `${c.home[Math.floor(net / 256)] ?? c.home[0]}.${net % 256}.${1 + (r() % 254)}`;
+        // A generator of its own, so that the users and their numbers are those of a run with nobody abroad.
+        const ip = ra() % 1000 < (settings.abroadShare ?? 0) * 1000 ? anyAbroad(ra, c.region) : atHome;
         return { countryCode: c.countryCode, phoneNumber, signals: { ip, deviceId: `user-${userN}`, platform: r() % 2 === 0 ? 'android' : 'ios' } };
       }
     };
@@ -420,7 +469,8 @@ export async function simulatePumping(databaseUrl: string, settings: PumpingSett
           // A user whose resend is refused has no code: a refused user, as one whose create is refused.
           if (measure) {
             ordinary.resendsRefused += 1;
-            ordinary.refusedByStatus[`resend ${statusOf(res)}`] = (ordinary.refusedByStatus[`resend ${statusOf(res)}`] ?? 0) + 1;
+            const key = `resend ${statusOf(res)}${abroad(x.user.ask) ? ' (abroad)' : ''}`;
+            ordinary.refusedByStatus[key] = (ordinary.refusedByStatus[key] ?? 0) + 1;
           }
           return;
         }
@@ -460,7 +510,9 @@ export async function simulatePumping(databaseUrl: string, settings: PumpingSett
         if (!ok) {
           if (measure) {
             ordinary.refused += 1;
-            ordinary.refusedByStatus[statusOf(res)] = (ordinary.refusedByStatus[statusOf(res)] ?? 0) + 1;
+            // A user abroad is told apart: the rules on where an address is fall on them first.
+            const key = `${statusOf(res)}${abroad(a.ask) ? ' (abroad)' : ''}`;
+            ordinary.refusedByStatus[key] = (ordinary.refusedByStatus[key] ?? 0) + 1;
           }
           return;
         }
