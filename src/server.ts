@@ -1,4 +1,3 @@
-import { addressCountriesOf } from './metadata/address-country.js';
 import fs from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { channels } from './domain/channel-driver.js';
@@ -19,6 +18,7 @@ import { buildApp, type AppDeps } from './http/app.js';
 import { inboxHosts } from './http/dev-inbox-hosts.js';
 import { webhookRoutes } from './http/routes/webhooks.js';
 import { housekeeping } from './jobs/housekeeping.js';
+import { addressCountriesOf } from './metadata/address-country.js';
 import { Workers, type WorkerDeps } from './jobs/workers.js';
 import { createServices, devInboxLimit, type Services } from './services.js';
 import { vacuumEmbedded } from './store/embedded-vacuum.js';

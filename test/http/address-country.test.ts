@@ -6,6 +6,7 @@ import { expectV1Error, sentBy } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { startLog } from '../support/start-log.js';
+import { harnessCalls, type Made } from '../support/throttle-calls.js';
 
 /**
  * Issue 20: where an end user's address is (IP_COUNTRY_DATABASE) against their number's country. Under a country
@@ -21,11 +22,6 @@ const inZA = () => `41.0.${(seq += 1) % 250}.${1 + ((process.pid + seq) % 250)}`
 const inNG = () => `102.${88 + ((process.pid + (seq += 1)) % 8)}.${seq % 250}.9`;
 const inUS = () => `23.${(seq += 1) % 16}.${(process.pid + seq) % 250}.9`;
 const device = () => `country-device-${process.pid}-${(seq += 1)}`;
-
-interface Made {
-  readonly id: string;
-  readonly otp: string;
-}
 
 it('looks addresses up in the shipped database, and IP_COUNTRY_DATABASE names another or none', () => {
   const shipped = addressCountriesOf(loadConfig({}).IP_COUNTRY_DATABASE);
@@ -54,25 +50,12 @@ it('warns at start in production that the shipped database is a snapshot, and no
   assert.doesNotMatch(await startLog({}), /IP_COUNTRY_DATABASE/);
 });
 
-function calls(h: () => Harness) {
-  const create = (token: string, body: { countryCode: string; phoneNumber: string; signals?: Record<string, string> }) =>
-    h().app.inject({ method: 'POST', url: '/v1/otp/request', headers: { authorization: `Bearer ${token}` }, payload: body });
-  const made = (res: { statusCode: number; body: string; json: () => unknown }): Made => {
-    assert.equal(res.statusCode, 200, res.body);
-    return (res.json() as { data: Made }).data;
-  };
-  const verify = async (token: string, v: Made) => assert.equal((await h().call('POST', '/v1/otp/verify', token, { id: v.id, otp: v.otp })).statusCode, 200);
-  const resend = (token: string, v: Made) => h().app.inject({ method: 'POST', url: `/v1/otp/${v.id}/resend`, headers: { authorization: `Bearer ${token}` } });
-  return { create, made, verify, resend };
-}
-
-
 /**
  * ZA's users of the hour: 8 verified codes, before any attack. Then another client's 34 pumped sends from abroad:
  * 8 of 42 is under MIN_CONVERSION, and the country is throttled across clients (the pumping client too, for its
  * own conversion; the first one is not). Answers the first client's token and its users' devices.
  */
-async function throttleZA(h: Harness, { create, made, verify }: ReturnType<typeof calls>): Promise<{ token: string; devices: string[] }> {
+async function throttleZA(h: Harness, { create, made, verify }: ReturnType<typeof harnessCalls>): Promise<{ token: string; devices: string[] }> {
   const token = await h.token();
   const users: Made[] = [];
   const devices = Array.from({ length: 8 }, device);
@@ -98,10 +81,10 @@ forEachDatabase('a country throttle keeps room for local users', (kind) => {
     });
   });
   after(() => h.close());
-  const { create, made, verify } = calls(() => h);
+  const { create, made, verify } = harnessCalls(() => h);
 
   it('lets local users with no history through while their unverified codes are few beside those verified in the country, and never one abroad', async () => {
-    const { token, devices } = await throttleZA(h, calls(() => h));
+    const { token, devices } = await throttleZA(h, harnessCalls(() => h));
     const local = () => create(token, { ...za(), signals: { ip: inZA(), deviceId: device() } });
     // The prefix limit's creates go to anyone, as before.
     for (let i = 0; i < prefixLimit; i += 1) made(await create(token, { ...za(), signals: { ip: inUS(), deviceId: device() } }));
@@ -136,10 +119,10 @@ forEachDatabase('a country throttle with IP_COUNTRY_DATABASE=off', (kind) => {
     });
   });
   after(() => h.close());
-  const { create, made } = calls(() => h);
+  const { create, made } = harnessCalls(() => h);
 
   it('keeps no room for local users: every user with no history is refused', async () => {
-    const { token } = await throttleZA(h, calls(() => h));
+    const { token } = await throttleZA(h, harnessCalls(() => h));
     made(await create(token, { ...za(), signals: { ip: inUS(), deviceId: device() } }));
     expectV1Error(await create(token, { ...za(), signals: { ip: inZA(), deviceId: device() } }), 429, 'RATE_LIMITED');
   });
@@ -154,7 +137,7 @@ forEachDatabase('a resend throttle gives free resends to local users only', (kin
     });
   });
   after(() => h.close());
-  const { create, made, verify, resend } = calls(() => h);
+  const { create, made, verify, resend } = harnessCalls(() => h);
   const cooldown = () => h.clock.advance(h.config.PHONE_COOLDOWN_SECONDS * 1000);
   const resent = async (token: string, v: Made) => assert.equal((await resend(token, v)).statusCode, 200);
 

@@ -9,6 +9,7 @@ import { expectV1Error, sentBy } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { withSecondInstance } from '../support/second-instance.js';
+import { harnessCalls, type Made } from '../support/throttle-calls.js';
 
 /** Numbers of one country, each in a range of its own (so that prefix velocity never trips). */
 const countries = {
@@ -24,27 +25,6 @@ const freshAddress = () => {
   seq += 1;
   return `198.${(process.pid + seq) % 250}.${seq % 250}.7`;
 };
-
-interface Made {
-  readonly id: string;
-  readonly otp: string;
-}
-
-function harnessCalls(h: () => Harness) {
-  const create = (token: string, body: { countryCode: string; phoneNumber: string; signals?: Record<string, string> }, app = h().app) =>
-    app.inject({ method: 'POST', url: '/v1/otp/request', headers: { authorization: `Bearer ${token}` }, payload: body });
-  const made = (res: { statusCode: number; body: string; json: () => unknown }): Made => {
-    assert.equal(res.statusCode, 200, res.body);
-    return (res.json() as { data: Made }).data;
-  };
-  const verify = async (token: string, v: Made) => assert.equal((await h().call('POST', '/v1/otp/verify', token, { id: v.id, otp: v.otp })).statusCode, 200);
-  /** Reads conversion and the countries each client knows, as the background task does; the clock then moves on. */
-  const refresh = async (services = h().services) => {
-    await services.conversion.refresh();
-    h().clock.advance(1);
-  };
-  return { create, made, verify, refresh };
-}
 
 /** Issue 20: a client's sends towards a country where none of its codes was verified lately (NEW_COUNTRY_LIMIT_COUNT). */
 forEachDatabase('new-country limit', (kind) => {
