@@ -1,3 +1,4 @@
+// @runs-alone real sockets against real time-outs: /healthz must answer within a second beside 200 stalled clients
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { freshDatabase, type TestDatabase } from '../support/databases.js';

@@ -1,3 +1,4 @@
+// @runs-alone a failover drill under load: three PostgreSQL servers and their keepers, with recovery and request time bounds
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
