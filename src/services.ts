@@ -120,8 +120,8 @@ export interface Services {
 export const devInboxLimit = 200;
 
 export interface ServiceOptions {
-  /** Tests only: start an in-memory embedded database from this dump. */
-  readonly pgliteDump?: Blob;
+  /** Tests only: the database to use, opened already (the harness hands one embedded database to its services in turn). */
+  readonly db?: Db;
 }
 
 export async function createServices(
@@ -137,13 +137,14 @@ export async function createServices(
   if (!whatsappSender) throw new Error(`WHATSAPP_SENDER_NUMBER "${config.WHATSAPP_SENDER_NUMBER ?? ''}" is not a valid E.164 number`);
   const voiceCaller = config.VOICE_CALLER_NUMBER === undefined ? smsSender : parseE164(config.VOICE_CALLER_NUMBER);
   if (!voiceCaller) throw new Error(`VOICE_CALLER_NUMBER "${config.VOICE_CALLER_NUMBER ?? ''}" is not a valid E.164 number`);
-  const db = await openDatabase({
-    databaseUrl: config.DATABASE_URL,
-    dataDir: config.DATA_DIR,
-    poolSize: config.DATABASE_POOL_SIZE,
-    timeoutMs: config.DATABASE_TIMEOUT_MS,
-    ...(options.pgliteDump && { pgliteDump: options.pgliteDump }),
-  });
+  const db =
+    options.db ??
+    (await openDatabase({
+      databaseUrl: config.DATABASE_URL,
+      dataDir: config.DATA_DIR,
+      poolSize: config.DATABASE_POOL_SIZE,
+      timeoutMs: config.DATABASE_TIMEOUT_MS,
+    }));
   const now = () => clock.now().getTime();
   // On PostgreSQL a commit of due events also NOTIFYs, so that workers in other processes start at once.
   const notifyOtherProcesses = db.kind === 'postgres';

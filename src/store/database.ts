@@ -136,7 +136,15 @@ async function openPGlite(options: DbOptions): Promise<Db> {
     ...(dataDir === null && options.pgliteDump && { loadDataDir: options.pgliteDump }),
     retryAfterSeconds: retryAfterFor(options.timeoutMs),
   });
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new PGlitePool(thread, options.timeoutMs) }) });
+  return embeddedDb(thread, options.timeoutMs, () => thread.close());
+}
+
+/**
+ * The embedded database in `thread` as a Db; `release` is what closing it does to the thread once Kysely has let
+ * go of it (the service closes PGlite; tests may hand the thread to their next services instead).
+ */
+export function embeddedDb(thread: PGliteThread, timeoutMs: number, release: () => Promise<void>): Db {
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new PGlitePool(thread, timeoutMs) }) });
   return {
     kind: 'pglite',
     db,
@@ -148,7 +156,7 @@ async function openPGlite(options: DbOptions): Promise<Db> {
     // Kysely's end waits for the holder of the session and those queued for it; then PGlite closes in its thread.
     close: async () => {
       await db.destroy();
-      await thread.close();
+      await release();
     },
   };
 }

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { nextLocalNumber } from '../support/api.js';
-import { repoRoot, runNode } from '../support/processes.js';
+import { built, runNode } from '../support/processes.js';
 import { kill, startServerChild, type ChildService } from '../webhooks/processes.js';
+import { embeddedDataDir } from '../support/databases.js';
 
 /**
  * The embedded database admits one process. A second server started on the same DATA_DIR must say so and
@@ -17,7 +16,7 @@ describe('a second server on the same DATA_DIR', () => {
   let first: (ChildService & { url: string }) | null = null;
   let env: Record<string, string>;
   before(() => {
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'otp-second-'));
+    dataDir = embeddedDataDir('otp-second-');
     env = { DATA_DIR: dataDir, CLIENT_RATE_LIMIT_PER_SECOND: '0', PHONE_COOLDOWN_SECONDS: '0', PHONE_LIMIT_COUNT: '1000' };
   });
   after(async () => {
@@ -61,7 +60,7 @@ describe('a second server on the same DATA_DIR', () => {
     const load = Promise.all([caller(), caller(), caller(), caller()]);
     try {
       await new Promise((resolve) => setTimeout(resolve, 300));
-      const second = await runNode(['--import', 'tsx', path.join(repoRoot, 'src/main.ts')], {
+      const second = await runNode([built('main')], {
         ...env,
         PORT: '0',
         HOST: '127.0.0.1',

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { gzipSync, gunzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
 import { readBackupFile } from '../../src/store/backup.js';
-import { freshDatabase, postgresSkip, type TestDatabase } from '../support/databases.js';
+import { freshDatabase, postgresSkip, type TestDatabase, withEmbeddedDatabase } from '../support/databases.js';
 import { runCli, startServerProcess, type ServerProcess } from '../support/processes.js';
 
 /**
@@ -176,6 +176,7 @@ describe('backup and restore, embedded database', () => {
   let base = '';
   before(() => {
     base = tempDir('otp-embedded-');
+    withEmbeddedDatabase(path.join(base, 'a'));
   });
   roundTrip(a, b);
 });
@@ -203,7 +204,7 @@ describe('move-to-postgres', { skip: postgresSkip }, () => {
   let server: ServerProcess;
   before(async () => {
     target = await freshDatabase('postgres');
-    dataDir = path.join(tempDir('otp-move-'), 'data');
+    dataDir = withEmbeddedDatabase(path.join(tempDir('otp-move-'), 'data'));
     server = await startServerProcess({ DATA_DIR: dataDir });
   });
   after(async () => {
@@ -244,7 +245,7 @@ describe('backups that cannot be used', () => {
   let backup: string;
   before(async () => {
     dir = tempDir('otp-bad-backup-');
-    const env = { DATA_DIR: path.join(dir, 'source') };
+    const env = { DATA_DIR: withEmbeddedDatabase(path.join(dir, 'source')) };
     const server = await startServerProcess(env);
     try {
       await createClient(env);

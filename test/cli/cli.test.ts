@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { freshDatabase, postgresSkip, type TestDatabase } from '../support/databases.js';
+import { freshDatabase, postgresSkip, type TestDatabase, embeddedDataDir } from '../support/databases.js';
 import { runCli, startServerProcess, type ServerProcess } from '../support/processes.js';
 
 interface Created {
@@ -105,7 +105,7 @@ function clientCommands(env: () => Record<string, string>): void {
 describe('otp-service CLI on the embedded database, no server running', () => {
   let dir: string;
   before(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'otp-cli-'));
+    dir = embeddedDataDir('otp-cli-');
   });
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
   clientCommands(() => ({ DATA_DIR: dir }));
@@ -124,7 +124,7 @@ describe('npm start on the embedded database, with the CLI alongside', () => {
   let dir: string;
   let server: ServerProcess;
   before(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'otp-srv-'));
+    dir = embeddedDataDir('otp-srv-');
     server = await startServerProcess({ DATA_DIR: dir });
   });
   after(async () => {

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { runCli } from '../support/processes.js';
+import { embeddedDataDir } from '../support/databases.js';
 
 const subcommands: Record<string, readonly string[]> = {
   clients: ['create', 'list', 'disable', 'rotate-secret', 'rotate-webhook-secret'],
@@ -62,7 +63,7 @@ describe('otp-service --help', () => {
 describe('otp-service clients: list header and a mistyped scope', () => {
   let dir: string;
   before(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'otp-clients-'));
+    dir = embeddedDataDir('otp-clients-');
   });
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createVerification, nextLocalNumber } from '../support/api.js';
-import { postgresSkip } from '../support/databases.js';
+import { postgresSkip, embeddedDataDir } from '../support/databases.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { repoRoot, runCli, startServerProcess, type ServerProcess } from '../support/processes.js';
 
@@ -86,7 +85,7 @@ describe('otp-service messages on the embedded database, with the server running
   };
 
   before(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'otp-messages-'));
+    dir = embeddedDataDir('otp-messages-');
     server = await startServerProcess({ DATA_DIR: dir });
     const out = server.output();
     const clientId = /client_id:\s+(\S+)/.exec(out)?.[1];

@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createVerification, nextLocalNumber } from '../support/api.js';
-import { postgresSkip } from '../support/databases.js';
+import { postgresSkip, embeddedDataDir } from '../support/databases.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { runCli, startServerProcess, type ServerProcess } from '../support/processes.js';
 
@@ -35,7 +33,7 @@ describe('otp-service stats on the embedded database, with the server running an
   const today = new Date().toISOString().slice(0, 10);
 
   before(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'otp-stats-'));
+    dir = embeddedDataDir('otp-stats-');
     server = await startServerProcess({ DATA_DIR: dir });
     const out = server.output();
     const id = /client_id:\s+(\S+)/.exec(out)?.[1];

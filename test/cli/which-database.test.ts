@@ -3,8 +3,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { freshDatabase, postgresSkip, type TestDatabase } from '../support/databases.js';
-import { repoRoot, runCli } from '../support/processes.js';
+import { freshDatabase, postgresSkip, withEmbeddedDatabase, type TestDatabase } from '../support/databases.js';
+import { repoRoot, runCli, runNode } from '../support/processes.js';
 
 /**
  * Issue 17: the CLI took its database from the working directory (`cd client && npx otp-service clients list`
@@ -52,21 +52,24 @@ describe('which database the CLI works on', () => {
   });
 
   it('runs the last build with a warning when a source is newer, and never rebuilds it', async () => {
-    const source = path.join(repoRoot, 'src', 'main.ts');
-    const stamp = path.join(repoRoot, 'dist', '.build-stamp');
-    const { atime, mtime } = fs.statSync(source);
-    const builtAt = fs.statSync(stamp).mtimeMs;
-    try {
-      fs.utimesSync(source, new Date(), new Date(builtAt + 60_000));
-      const ran = await runCli(['--help'], {}, elsewhere);
-      const dir = fs.mkdtempSync(path.join(elsewhere, 'db-'));
-      const listed = await runCli(['clients', 'list'], { DATA_DIR: dir }, elsewhere);
-      assert.equal(ran.code, 0);
-      assert.equal(listed.code, 0, listed.stderr);
-      assert.match(listed.stderr, /warning: running the last build, which is out of date \(src\/main.ts changed\); `npm run build` rebuilds it/);
-      assert.equal(fs.statSync(stamp).mtimeMs, builtAt, 'dist/ was not rebuilt');
-    } finally {
-      fs.utimesSync(source, atime, mtime);
+    // On a copy of the installation (the command, its build, and what the build was made from, with their times),
+    // so that the other test files' commands, which run this repository's build meanwhile, never see it stale.
+    const install = path.join(elsewhere, 'install');
+    for (const part of ['bin', 'dist', 'src', 'console', 'scripts/build-if-stale.mjs', 'scripts/build-console.mjs', 'package.json', 'tsconfig.json', 'tsconfig.build.json']) {
+      fs.cpSync(path.join(repoRoot, part), path.join(install, part), { recursive: true, preserveTimestamps: true });
     }
+    fs.symlinkSync(path.join(repoRoot, 'node_modules'), path.join(install, 'node_modules'));
+    const source = path.join(install, 'src', 'main.ts');
+    const stamp = path.join(install, 'dist', '.build-stamp');
+    const builtAt = fs.statSync(stamp).mtimeMs;
+    fs.utimesSync(source, new Date(), new Date(builtAt + 60_000));
+    const command = path.join(install, 'bin', 'otp-service.mjs');
+    const ran = await runNode([command, '--help'], {}, elsewhere);
+    const dir = withEmbeddedDatabase(fs.mkdtempSync(path.join(elsewhere, 'db-')));
+    const listed = await runNode([command, 'clients', 'list'], { DATA_DIR: dir }, elsewhere);
+    assert.equal(ran.code, 0);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.match(listed.stderr, /warning: running the last build, which is out of date \(src\/main.ts changed\); `npm run build` rebuilds it/);
+    assert.equal(fs.statSync(stamp).mtimeMs, builtAt, 'dist/ was not rebuilt');
   });
 });

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { nextLocalNumber } from '../support/api.js';
 import { runCli, startServerProcess, type ServerProcess } from '../support/processes.js';
+import { embeddedDataDir } from '../support/databases.js';
 
 const origin = 'http://localhost:3999';
 
@@ -18,7 +17,7 @@ describe('otp-service operators, audit, verifications, providers, stats --by-pro
   const env = () => ({ DATA_DIR: dir, CONSOLE: 'true', CONSOLE_ORIGIN: origin });
 
   before(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'otp-console-cli-'));
+    dir = embeddedDataDir('otp-console-cli-');
     server = await startServerProcess(env());
   });
   after(async () => {

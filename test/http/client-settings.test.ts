@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { runAdminCommand, type AdminCommand, type AdminResult } from '../../src/admin/commands.js';
 import { adminDeps } from '../../src/server.js';
@@ -9,8 +7,9 @@ import { createVerification, e164Of, expectV1Error, nextLocalNumber, type Record
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { startReceiver, type Receiver } from '../webhooks/helpers.js';
-import { runCliFromSource } from '../webhooks/processes.js';
+import { runCliFromBuild } from '../webhooks/processes.js';
 import { TestClock } from '../support/clock.js';
+import { embeddedDataDir } from '../support/databases.js';
 
 /** Contract 9: a client's settings, managed by the operator commands and applied by create, send and answers. */
 forEachDatabase('client settings', (kind) => {
@@ -235,10 +234,10 @@ forEachDatabase('client settings', (kind) => {
     });
 
     it('takes the CLI forms of the contract: create, update, templates set, test-numbers add, show --json', async () => {
-      const dataDir = kind === 'pglite' ? fs.mkdtempSync(path.join(os.tmpdir(), 'otp-settings-cli-')) : null;
+      const dataDir = kind === 'pglite' ? embeddedDataDir('otp-settings-cli-') : null;
       const env: Record<string, string> = { LOG_LEVEL: 'silent', ...(dataDir ? { DATA_DIR: dataDir } : { DATABASE_URL: String(h.config.DATABASE_URL) }) };
       const cli = async (...args: string[]) => {
-        const ran = await runCliFromSource(args, env);
+        const ran = await runCliFromBuild(args, env);
         assert.equal(ran.code, 0, `otp-service ${args.join(' ')}: ${ran.stderr}`);
         return ran.stdout;
       };
@@ -252,7 +251,7 @@ forEachDatabase('client settings', (kind) => {
           await cli('clients', 'templates', 'set', id, '--channel', 'voice', '--locale', 'fr', 'Votre code {app} est {code}.'),
           /saved the fr voice template\. A call says, VOICE_REPEAT times:\n\nVotre code Acme est 9(, 9){3,}\./,
         );
-        const overridden = await runCliFromSource(['clients', 'templates', 'set', id, '--locale', 'en', 'Your code: {code}\u202e'], env);
+        const overridden = await runCliFromBuild(['clients', 'templates', 'set', id, '--locale', 'en', 'Your code: {code}\u202e'], env);
         assert.equal(overridden.code, 1, overridden.stderr);
         assert.match(overridden.stderr, /must not contain control or bidirectional formatting characters: it holds U\+202E \(right-to-left override\)/);
         const shown = JSON.parse(await cli('clients', 'show', id, '--json')) as { settings: Record<string, unknown> };
@@ -274,10 +273,10 @@ forEachDatabase('client settings', (kind) => {
             captcha: null,
           },
         );
-        const refusedFallback = await runCliFromSource(['clients', 'update', id, '--fallback', 'DROPPED_CALL'], env);
+        const refusedFallback = await runCliFromBuild(['clients', 'update', id, '--fallback', 'DROPPED_CALL'], env);
         assert.equal(refusedFallback.code, 1, refusedFallback.stderr);
         assert.match(refusedFallback.stderr, /--fallback takes request types from SEND_SMS.*not DROPPED_CALL/);
-        const bad = await runCliFromSource(['clients', 'update', id, '--reveal-code', 'maybe'], env);
+        const bad = await runCliFromBuild(['clients', 'update', id, '--reveal-code', 'maybe'], env);
         assert.equal(bad.code, 2);
         assert.match(bad.stderr, /--reveal-code takes true or false/);
       } finally {

@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import pino from 'pino';
@@ -11,6 +9,7 @@ import { openDatabase } from '../../src/store/database.js';
 import { startServer } from '../../src/server.js';
 import { createVerification, expectV1Error, nextLocalNumber, settlesWithin } from '../support/api.js';
 import { createHarness, type Harness } from '../support/harness.js';
+import { embeddedDataDir } from '../support/databases.js';
 
 
 /**
@@ -67,7 +66,7 @@ describe('embedded database off the event loop [pglite]', () => {
 });
 
 describe('shutdown on the embedded database [pglite]', () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'otp-embedded-'));
+  const dir = embeddedDataDir('otp-embedded-');
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it('answers a create in flight 200 and commits it before the database closes', async () => {

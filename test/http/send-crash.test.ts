@@ -1,13 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, it } from 'node:test';
-import { freshDatabase, type TestDatabase } from '../support/databases.js';
+import { freshDatabase, type TestDatabase, embeddedDataDir } from '../support/databases.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { startReceiver, waitFor, type Receiver } from '../webhooks/helpers.js';
-import { kill, runCliFromSource, startServerChild, type ChildService } from '../webhooks/processes.js';
+import { kill, runCliFromBuild, startServerChild, type ChildService } from '../webhooks/processes.js';
 
 /**
  * Contract 3.1 and 8: a code is never lost, even when the process dies between the provider taking the message
@@ -47,7 +45,7 @@ forEachDatabase('sending across a crash', (kind) => {
       database = await freshDatabase('postgres');
       env = { ...base, ...database.env };
     } else {
-      dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'otp-send-crash-'));
+      dataDir = embeddedDataDir('otp-send-crash-');
       env = { ...base, DATA_DIR: dataDir };
     }
   });
@@ -61,7 +59,7 @@ forEachDatabase('sending across a crash', (kind) => {
   it('sends the code again, under the same id and Idempotency-Key, after a SIGKILL mid-send', async () => {
     first = await startServerChild(env);
     children.push(first);
-    const cli = await runCliFromSource(['clients', 'create', '--name', 'crash', '--scopes', 'otp:send otp:verify', '--json'], env);
+    const cli = await runCliFromBuild(['clients', 'create', '--name', 'crash', '--scopes', 'otp:send otp:verify', '--json'], env);
     assert.equal(cli.code, 0, cli.stderr);
     const client = JSON.parse(cli.stdout) as { clientId: string; clientSecret: string };
     const token = async (url: string) => {

@@ -2,10 +2,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { runCli, startServerProcess, type ServerProcess } from '../support/processes.js';
+import { embeddedDataDir } from '../support/databases.js';
 
 /**
  * Issue 18: SIGTERM took 32 s against a 10 s SHUTDOWN_GRACE_MS when a peer never answered (Kubernetes kills at
@@ -36,7 +35,7 @@ describe('SIGTERM with a provider that never answers a send', () => {
   let server: ServerProcess;
 
   before(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'otp-grace-'));
+    dir = embeddedDataDir('otp-grace-');
     // An operator's gateway that takes each send and never answers it.
     gateway = http.createServer((req) => {
       held += 1;
@@ -104,7 +103,7 @@ describe('SIGTERM while a dropped call is being placed', () => {
   });
 
   before(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'otp-grace-call-'));
+    dir = embeddedDataDir('otp-grace-call-');
     // The gateway places the call and answers when the phone has rung: 3 s, past PROVIDER_TIMEOUT_MS and within
     // a call's time-out (CALL_RING_SECONDS + 5 s).
     gateway = http.createServer((req, res) => {

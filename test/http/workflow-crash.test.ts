@@ -1,13 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, it } from 'node:test';
-import { freshDatabase, type TestDatabase } from '../support/databases.js';
+import { freshDatabase, type TestDatabase, embeddedDataDir } from '../support/databases.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { startReceiver, waitFor, type Receiver } from '../webhooks/helpers.js';
-import { kill, runCliFromSource, startServerChild, type ChildService } from '../webhooks/processes.js';
+import { kill, runCliFromBuild, startServerChild, type ChildService } from '../webhooks/processes.js';
 
 /** The seconds a step waits in these tests: long enough that no step can go out before the test has killed its server. */
 const fallbackAfterSeconds = 3;
@@ -50,7 +48,7 @@ forEachDatabase('workflow steps across crashes and instances', (kind) => {
       database = await freshDatabase('postgres');
       env = { ...base, ...database.env };
     } else {
-      dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'otp-workflow-crash-'));
+      dataDir = embeddedDataDir('otp-workflow-crash-');
       env = { ...base, DATA_DIR: dataDir };
     }
   });
@@ -69,7 +67,7 @@ forEachDatabase('workflow steps across crashes and instances', (kind) => {
     return child;
   };
   const client = async () => {
-    const cli = await runCliFromSource(['clients', 'create', '--name', 'workflow', '--scopes', 'otp:send otp:verify', '--json'], env);
+    const cli = await runCliFromBuild(['clients', 'create', '--name', 'workflow', '--scopes', 'otp:send otp:verify', '--json'], env);
     assert.equal(cli.code, 0, cli.stderr);
     return JSON.parse(cli.stdout) as { clientId: string; clientSecret: string };
   };

@@ -9,7 +9,8 @@ import { appDeps } from '../../src/server.js';
 import type { ClientCredentials } from '../../src/oauth/client-service.js';
 import { createServices, type Services } from '../../src/services.js';
 import { TestClock } from './clock.js';
-import { freshDatabase, pgliteTemplate, type DbKind, type TestDatabase } from './databases.js';
+import { inMemoryDataDir } from '../../src/store/database.js';
+import { freshDatabase, reusableEmbedded, type DbKind, type TestDatabase } from './databases.js';
 
 /** The service wired on a fresh database with a test clock, its app ready for inject(). */
 export interface Harness {
@@ -56,10 +57,10 @@ export async function createHarness(kind: DbKind, options: HarnessOptions = {}):
   const clock = options.clock ?? new TestClock();
   // TEST_LOG_LEVEL=error shows what a test's server logged (say, the error behind a 500).
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-  const dump = kind === 'pglite' ? await pgliteTemplate() : undefined;
-  const services = await createServices(config, logger, clock, options.random ?? cryptoRandom, {
-    ...(dump && { pgliteDump: dump }),
-  });
+  // In memory (no DATA_DIR given): a database this process used before, emptied, rather than a new PGlite.
+  const embedded = config.DATABASE_URL === undefined && config.DATA_DIR === inMemoryDataDir;
+  const db = embedded ? await reusableEmbedded(config.DATABASE_TIMEOUT_MS) : undefined;
+  const services = await createServices(config, logger, clock, options.random ?? cryptoRandom, { ...(db && { db }) });
   // The workers' polling tasks are not started (tests drive them by hand), but what commits is started at once.
   if (!options.queuePath) services.dispatcher.connect({ sends: services.sendWorker, events: services.webhookWorker });
   const app = await buildApp(appDeps(services));

@@ -1,8 +1,26 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { staleness } from '../../scripts/build-if-stale.mjs';
+import { testNodeFlags } from './node-flags.js';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+let checkedBuild = false;
+
+/**
+ * The path of a module of the build (`dist/<module>.js`), which process tests run as an operator runs the service:
+ * `npm test` builds first when a source changed, and a start costs a second less than compiling the sources
+ * again. A build older than a source fails the test with what to do, rather than testing old code.
+ */
+export function built(module: string): string {
+  if (!checkedBuild) {
+    const stale = staleness(repoRoot);
+    if (stale !== null) throw new Error(`dist/ is out of date (${stale}): run \`npm run build\` (npm test builds first)`);
+    checkedBuild = true;
+  }
+  return path.join(repoRoot, 'dist', `${module}.js`);
+}
 
 export interface Ran {
   readonly code: number | null;
@@ -20,7 +38,7 @@ export interface NodeProcess {
 }
 
 function spawnNode(argv: readonly string[], env: Record<string, string>, cwd = repoRoot, input?: string): ChildProcess {
-  const child = spawn(process.execPath, [...argv], {
+  const child = spawn(process.execPath, [...testNodeFlags, ...argv], {
     cwd,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
@@ -81,7 +99,7 @@ export interface ServerProcess extends NodeProcess {
 
 export async function startServerProcess(env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> {
   const started = await startNode(
-    [path.join(repoRoot, 'dist', 'main.js')],
+    [built('main')],
     { PORT: '0', HOST: '127.0.0.1', ...env },
     'otp-service listening',
     timeoutMs,

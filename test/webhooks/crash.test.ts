@@ -1,13 +1,11 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import type http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, it } from 'node:test';
-import { freshDatabase, type TestDatabase } from '../support/databases.js';
+import { freshDatabase, type TestDatabase, embeddedDataDir } from '../support/databases.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { startReceiver, verifySignature, waitFor, type Receiver } from './helpers.js';
-import { kill, runCliFromSource, startChild, startServerChild, type ChildService } from './processes.js';
+import { kill, runCliFromBuild, startChild, startServerChild, type ChildService } from './processes.js';
 
 interface Created {
   clientId: string;
@@ -21,7 +19,7 @@ async function succeedOverHttp(
   url: string,
   webhookUrl: string,
 ): Promise<{ client: Created; verificationId: string }> {
-  const cli = await runCliFromSource(['clients', 'create', '--name', 'crash', '--scopes', 'otp:send otp:verify', '--json'], env);
+  const cli = await runCliFromBuild(['clients', 'create', '--name', 'crash', '--scopes', 'otp:send otp:verify', '--json'], env);
   assert.equal(cli.code, 0, cli.stderr);
   const client = JSON.parse(cli.stdout) as Created;
   const tokenRes = await fetch(`${url}/oauth/token`, {
@@ -64,7 +62,7 @@ forEachDatabase('webhooks across a crash', (kind) => {
       database = await freshDatabase('postgres');
       env = { ...base, ...database.env };
     } else {
-      dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'otp-crash-'));
+      dataDir = embeddedDataDir('otp-crash-');
       env = { ...base, DATA_DIR: dataDir };
     }
   });
@@ -102,12 +100,12 @@ forEachDatabase('webhooks across a crash', (kind) => {
 
     // The operator sees both attempts: the one the crash cut short, and the delivery.
     await waitFor('the delivery to be recorded', async () => {
-      const listed = await runCliFromSource(['webhooks', 'list', '--verification', verificationId, '--json'], env);
+      const listed = await runCliFromBuild(['webhooks', 'list', '--verification', verificationId, '--json'], env);
       assert.equal(listed.code, 0, listed.stderr);
       const [event] = JSON.parse(listed.stdout) as { deliveryStatus: string }[];
       return event?.deliveryStatus === 'delivered';
     });
-    const shown = await runCliFromSource(['webhooks', 'show', String(delivered.headers['webhook-id']), '--json'], env);
+    const shown = await runCliFromBuild(['webhooks', 'show', String(delivered.headers['webhook-id']), '--json'], env);
     assert.equal(shown.code, 0, shown.stderr);
     const detail = JSON.parse(shown.stdout) as { attempts: { attempt: number; outcome: string; statusCode: number | null }[] };
     assert.deepEqual(
@@ -117,7 +115,7 @@ forEachDatabase('webhooks across a crash', (kind) => {
         [2, 'delivered', 200],
       ],
     );
-    const text = await runCliFromSource(['webhooks', 'show', String(delivered.headers['webhook-id'])], env);
+    const text = await runCliFromBuild(['webhooks', 'show', String(delivered.headers['webhook-id'])], env);
     assert.equal(text.code, 0, text.stderr);
     assert.match(text.stdout, /#1\t.*\tinterrupted\t/);
     assert.match(text.stdout, /#2\t.*\tdelivered\tHTTP 200/);
@@ -138,7 +136,7 @@ forEachDatabase('webhooks across a crash', (kind) => {
       receivers.push(receiver);
       const server = await startServerChild({ ...env, WEBHOOK_WORKER: 'false' });
       children.push(server);
-      const worker = await startChild('src/cli/main.ts', ['worker'], { ...env, LOG_LEVEL: 'info' }, 'otp-service worker running');
+      const worker = await startChild('cli/main', ['worker'], { ...env, LOG_LEVEL: 'info' }, 'otp-service worker running');
       children.push(worker);
       await succeedOverHttp(env, server.url, receiver.url);
       await waitFor('the worker process to deliver', () => receiver.requests.length === 1, 15_000);
@@ -153,7 +151,7 @@ forEachDatabase('webhooks across a crash', (kind) => {
     async () => {
       const server = await startServerChild(env);
       children.push(server);
-      const worker = await runCliFromSource(['worker'], env);
+      const worker = await runCliFromBuild(['worker'], env);
       assert.equal(worker.code, 1);
       assert.match(worker.stderr, /already running on this DATA_DIR/);
       assert.equal(await kill(server, 'SIGTERM'), 0);
