@@ -10,6 +10,7 @@ import { runAdminCommand } from '../../src/admin/commands.js';
 import { loadConfig } from '../../src/config.js';
 import { adminDeps, startServer, type RunningServer } from '../../src/server.js';
 import { launchBrowser } from '../support/browser.js';
+import { RealClock } from '../support/clock.js';
 import { freshDatabase, type TestDatabase } from '../support/databases.js';
 import { waitFor } from '../webhooks/helpers.js';
 
@@ -58,6 +59,8 @@ export function consoleInBrowser(kind: 'pglite' | 'postgres', options: ConsoleIn
   let page: Page;
   /** What pages logged as errors, and axe's serious violations, for the suite's last test. */
   const pageErrors: string[] = [];
+  /** The server's clock: real time, which a test may hold still (RealClock). */
+  const clock = new RealClock();
   const violations: string[] = [];
   let seq = 0;
   const t = {
@@ -165,7 +168,7 @@ export function consoleInBrowser(kind: 'pglite' | 'postgres', options: ConsoleIn
       PREFIX_LIMIT_COUNT: '3',
       ...options.env,
     });
-    server = await startServer(config, { logger: pino({ level: 'silent' }), print: () => undefined });
+    server = await startServer(config, { logger: pino({ level: 'silent' }), clock, print: () => undefined });
     // localhost, not 127.0.0.1: a passkey's relying party is a host name, never an address.
     base = server.url.replace('127.0.0.1', 'localhost');
     browser = await launchBrowser();
@@ -182,5 +185,5 @@ export function consoleInBrowser(kind: 'pglite' | 'postgres', options: ConsoleIn
     await db?.drop();
   });
 
-  return { t, cli, number, newPage, check, go, signIn, operator, ownClient, settingsOf, lastMessageTo };
+  return { t, cli, number, newPage, check, go, signIn, operator, ownClient, settingsOf, lastMessageTo, clock };
 }
