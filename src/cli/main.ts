@@ -1,11 +1,6 @@
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
-import { loadConfigOrReport, type Config } from '../config.js';
-import { systemClock } from '../domain/ports.js';
-import { cryptoRandom } from '../domain/random.js';
-import { commandLogger, processLogger } from '../logger.js';
-import { adminDeps, startWorkers } from '../server.js';
-import { createServices } from '../services.js';
+import type { Config } from '../config.js';
 import { deliveryStatuses } from '../domain/webhook-delivery.js';
 import { parseE164 } from '../domain/phone.js';
 import type { SettingsChange } from '../domain/client-settings.js';
@@ -17,15 +12,12 @@ import {
   type AdminCommand,
   type AdminResult,
 } from '../admin/commands.js';
-import { sendAdminCommand } from '../admin/socket.js';
-import { runAudited } from '../admin/audited.js';
 import { defaultAuditLimit, maxAuditLimit } from '../console/audit-log.js';
-import { stopWithin } from '../shutdown-deadline.js';
 import { formatResult, jsonLines } from './format.js';
 import { helpFor, isGroup, usage } from './help.js';
-import { runMessages, type MessagesOptions } from './messages.js';
-import { runDataCommand, type DataCommand } from './backup.js';
-import { parseWhatsAppCommand, runWhatsApp, type WhatsAppCommand } from './whatsapp.js';
+import type { MessagesOptions } from './messages.js';
+import type { DataCommand } from './backup.js';
+import { parseWhatsAppCommand, type WhatsAppCommand } from './whatsapp.js';
 import { describeDatabaseUrl } from '../store/database-url.js';
 import { isZitadelSigningKey } from '../oauth/client-service.js';
 
@@ -339,9 +331,18 @@ export function describeDatabase(config: Config): { readonly text: string; reado
 /** Runs a command through the running server (embedded database) or straight on the database. */
 async function execute(config: Config, command: AdminCommand): Promise<AdminResult> {
   if (!config.DATABASE_URL) {
+    const { sendAdminCommand } = await import('../admin/socket.js');
     const viaServer = await sendAdminCommand(config.adminSocketPath, command);
     if (viaServer !== null) return viaServer as AdminResult;
   }
+  const [{ commandLogger }, { adminDeps }, { createServices }, { runAudited }, { systemClock }, { cryptoRandom }] = await Promise.all([
+    import('../logger.js'),
+    import('../server.js'),
+    import('../services.js'),
+    import('../admin/audited.js'),
+    import('../domain/ports.js'),
+    import('../domain/random.js'),
+  ]);
   const logger = commandLogger('warn');
   const services = await createServices(config, logger, systemClock, cryptoRandom);
   try {
@@ -353,6 +354,11 @@ async function execute(config: Config, command: AdminCommand): Promise<AdminResu
 
 /** `otp-service worker`: the workers until SIGTERM or SIGINT. */
 async function runWorker(config: Config): Promise<number> {
+  const [{ processLogger }, { startWorkers }, { stopWithin }] = await Promise.all([
+    import('../logger.js'),
+    import('../server.js'),
+    import('../shutdown-deadline.js'),
+  ]);
   const logger = processLogger(config.LOG_LEVEL, config.NODE_ENV);
   const running = await startWorkers(config, { logger });
   logger.info({ database: running.services.db.kind }, 'otp-service worker running');
@@ -380,6 +386,7 @@ async function followMessages(config: Config, options: MessagesOptions): Promise
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
+    const { runMessages } = await import('./messages.js');
     return await runMessages(
       config,
       options,
@@ -405,10 +412,13 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(parsed.text);
     return 0;
   }
+  // What a command needs is loaded when it runs, so that help and a mistyped command answer at once.
+  const { loadConfigOrReport } = await import('../config.js');
   const config = loadConfigOrReport();
   if (!config) return 2;
   // Asks Meta, not the database.
   if (parsed.kind === 'whatsapp') {
+    const { runWhatsApp } = await import('./whatsapp.js');
     return runWhatsApp(parsed.command, process.env, config.OTP_TTL_SECONDS, (t) => process.stdout.write(t), (t) => process.stderr.write(t));
   }
   // Which database a command works on is never left to guess: it is said on stderr (stdout stays the command's).
@@ -428,6 +438,7 @@ async function main(argv: readonly string[]): Promise<number> {
   if (parsed.kind === 'worker') return runWorker(config);
   if (parsed.kind === 'messages') return followMessages(config, parsed.options);
   if (parsed.kind === 'data') {
+    const { runDataCommand } = await import('./backup.js');
     return runDataCommand(config, parsed.command, { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) });
   }
   const result = await execute(config, parsed.command);
