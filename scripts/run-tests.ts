@@ -26,6 +26,8 @@ const summaryReporter = path.join(root, 'scripts', 'test-summary-reporter.mjs');
 /** Each file's last measured time, so that the longest start first and the run's tail is short. */
 const durationsFile = path.join(root, 'test', 'durations.json');
 const slowestShown = 15;
+/** How the type check shows among the files' results. */
+const typecheckResult = 'tsc --noEmit (type check)';
 
 interface Settings {
   readonly concurrency: number;
@@ -215,6 +217,23 @@ function runFile(file: string, nodeOptions: readonly string[], env: NodeJS.Proce
   });
 }
 
+/** `tsc --noEmit` over src, test, scripts and bench, reported as a file of the run is: its output only if it fails. */
+async function typeCheck(): Promise<FileResult> {
+  const started = process.hrtime.bigint();
+  const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+  const child = spawn(process.execPath, [tsc, '-p', 'tsconfig.json', '--noEmit'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(child);
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  running.delete(child);
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const ok = code === 0;
+  process.stdout.write(`${ok ? '✔' : '✖'} ${typecheckResult} (${seconds.toFixed(1)} s)\n${ok ? '' : `${output}\n`}`);
+  return { file: typecheckResult, seconds, ok, counts: {}, alone: false };
+}
+
 /** Runs the files `concurrency` at a time, longest first by their last measured time. */
 async function pool(files: readonly string[], concurrency: number, run: (file: string) => Promise<FileResult>): Promise<FileResult[]> {
   const queue = [...files];
@@ -239,7 +258,7 @@ function report(results: readonly FileResult[], wallSeconds: number, s: Settings
         `  ${r.seconds.toFixed(1).padStart(7)} s  ${(r.counts.cpuSeconds?.toFixed(1) ?? '?').padStart(9)} s  ${r.file.padEnd(width)}${r.alone ? '  (alone)' : ''}`,
     ),
     '',
-    `files ${results.length}, failed ${results.filter((r) => !r.ok).length}`,
+    `files ${results.filter((r) => r.file !== typecheckResult).length}, failed ${results.filter((r) => !r.ok).length}`,
     `tests ${sum('tests')}, pass ${sum('pass')}, fail ${sum('fail')}, cancelled ${sum('cancelled')}, skipped ${sum('skipped')}, todo ${sum('todo')}`,
     `time ${wallSeconds.toFixed(1)} s, ${s.concurrency} files at a time; the files' own times add up to ${results.reduce((n, r) => n + r.seconds, 0).toFixed(1)} s, their processor time to ${sum('cpuSeconds').toFixed(1)} s`,
   ];
@@ -255,6 +274,9 @@ async function main(): Promise<number> {
   const nodeOptions = args.filter((a) => a.startsWith('-'));
   const files = named.length > 0 ? named : testFiles('test');
   const started = process.hrtime.bigint();
+  // The whole run type-checks too, beside the files rather than before them: the compiler is one process on one core
+  // for a minute, which the files' waits leave room for.
+  const typecheck = named.length === 0 ? typeCheck() : null;
 
   const database = await postgres();
   const embedded = await embeddedTemplates();
@@ -282,9 +304,10 @@ async function main(): Promise<number> {
     const run = (isAlone: boolean) => async (file: string) => ({ ...(await runFile(file, nodeOptions, env, s)), alone: isAlone });
     results.push(...(await pool(together, s.concurrency, run(false))));
     results.push(...(await pool(alone, 1, run(true))));
+    if (typecheck) results.push(await typecheck);
     report(results, Number(process.hrtime.bigint() - started) / 1e9, s);
     if (s.writeDurations && named.length === 0) {
-      const durations = Object.fromEntries([...results].sort((a, b) => a.file.localeCompare(b.file)).map((r) => [r.file, Math.round(r.seconds)]));
+      const durations = Object.fromEntries([...results].filter((r) => r.file !== typecheckResult).sort((a, b) => a.file.localeCompare(b.file)).map((r) => [r.file, Math.round(r.seconds)]));
       fs.writeFileSync(durationsFile, `${JSON.stringify(durations, null, 1)}\n`);
     }
     return results.every((r) => r.ok) && results.length > 0 ? 0 : 1;
