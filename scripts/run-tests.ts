@@ -251,7 +251,7 @@ function report(results: readonly FileResult[], wallSeconds: number, s: Settings
   const width = Math.max(...slowest.map((r) => r.file.length));
   const lines = [
     '',
-    `Slowest ${slowest.length} of ${results.length} files:`,
+    `Slowest ${slowest.length} of ${results.length} (the files and the type check):`,
     `  ${'time'.padStart(7)}    ${'processor'.padStart(9)}    file`,
     ...slowest.map(
       (r) =>
