@@ -16,7 +16,10 @@ forEachDatabase('webhooks delivered on commit', (kind) => {
   const held: http.ServerResponse[] = [];
   let hold = false;
   before(async () => {
-    h = await createHarness(kind, { env: webhookEnv, clock: new TestClock(Date.now()) });
+    // The held request stays held while the test looks at the lease: a busy machine may take seconds over it, and
+    // a timed-out attempt would wait for a retry that the still clock never brings.
+    const env = { ...webhookEnv, WEBHOOK_TIMEOUT_MS: '60000', WEBHOOK_LEASE_MS: '120000' };
+    h = await createHarness(kind, { env, clock: new TestClock(Date.now()) });
     client = await h.client();
     token = await h.token(undefined, client);
     receiver = await startReceiver((_req, res) => {
