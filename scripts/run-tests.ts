@@ -23,6 +23,7 @@ import { testNodeFlags } from '../test/support/node-flags.js';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const summaryReporter = path.join(root, 'scripts', 'test-summary-reporter.mjs');
+const batchScript = path.join(root, 'scripts', 'test-batch.mjs');
 /** Each file's last measured time, so that the longest start first and the run's tail is short. */
 const durationsFile = path.join(root, 'test', 'durations.json');
 const slowestShown = 15;
@@ -32,6 +33,8 @@ const typecheckResult = 'tsc --noEmit (type check)';
 interface Settings {
   readonly concurrency: number;
   readonly fileTimeoutMs: number;
+  /** About how many files one process runs, one after another. */
+  readonly filesPerProcess: number;
   /** Print every file's output, not only a failed file's. */
   readonly verbose: boolean;
   readonly writeDurations: boolean;
@@ -52,6 +55,7 @@ function settings(): Settings {
   return {
     concurrency: positiveInt('TEST_CONCURRENCY', Math.max(2, cores * 3)),
     fileTimeoutMs: positiveInt('TEST_FILE_TIMEOUT_SECONDS', 600) * 1000,
+    filesPerProcess: positiveInt('TEST_FILES_PER_PROCESS', 6),
     verbose: process.env.TEST_VERBOSE === '1',
     writeDurations: process.env.TEST_WRITE_DURATIONS === '1',
   };
@@ -70,14 +74,23 @@ export function runsAlone(text: string): string | null {
   return /^\/\/ @runs-alone (.+)$/m.exec(head)?.[1]?.trim() ?? null;
 }
 
-type Counts = Partial<Record<'tests' | 'suites' | 'pass' | 'fail' | 'cancelled' | 'skipped' | 'todo' | 'cpuSeconds', number>>;
+type Counts = Partial<Record<'tests' | 'suites' | 'pass' | 'fail' | 'cancelled' | 'skipped' | 'todo', number>>;
 
 interface FileResult {
   readonly file: string;
+  /** The file's own time and processor time, from its first test's hooks to its last one's. */
   readonly seconds: number;
+  readonly cpuSeconds: number | null;
   readonly ok: boolean;
   readonly counts: Counts;
   readonly alone: boolean;
+}
+
+/** A process of the run: its files, its time, and the processor time of it and of the processes it waited for. */
+interface ProcessResult {
+  readonly files: readonly FileResult[];
+  readonly seconds: number;
+  readonly cpuSeconds: number | null;
 }
 
 /** The server for the PostgreSQL tests, and a migrated database on it that each file's databases copy. */
@@ -164,103 +177,165 @@ function killGroup(child: ChildProcess): void {
   }
 }
 
-function runFile(file: string, nodeOptions: readonly string[], env: NodeJS.ProcessEnv, s: Settings): Promise<Omit<FileResult, 'alone'>> {
-  const countsFile = path.join(os.tmpdir(), `otp-test-${process.pid}-${path.basename(file)}-${Math.random().toString(36).slice(2)}.json`);
-  const started = process.hrtime.bigint();
+/** A child's exit and everything it wrote, stdout and stderr interleaved as they came. */
+function collect(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }> {
+  running.add(child);
+  let output = '';
+  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
   return new Promise((resolve) => {
-    const child = spawn(
-      process.execPath,
-      [
-        ...testNodeFlags,
-        '--import',
-        'tsx',
-        `--test-reporter=${summaryReporter}`,
-        `--test-reporter-destination=${countsFile}`,
-        '--test-reporter=spec',
-        '--test-reporter-destination=stdout',
-        ...nodeOptions,
-        file,
-      ],
-      { cwd: root, env: { ...env, FORCE_COLOR: process.stdout.isTTY ? '1' : '0' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
-    );
-    running.add(child);
-    let output = '';
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup(child);
-    }, s.fileTimeoutMs);
     child.on('close', (code, signal) => {
-      clearTimeout(timer);
       running.delete(child);
-      // Whatever the file left running (a peer it did not stop) ends with it.
-      killGroup(child);
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      let counts: Counts = {};
-      try {
-        counts = JSON.parse(fs.readFileSync(countsFile, 'utf8')) as Counts;
-      } catch {
-        // The file died before its reporter wrote: it failed, and its output says why.
-      }
-      fs.rmSync(countsFile, { force: true });
-      const ok = code === 0 && !timedOut && (counts.fail ?? 0) === 0 && (counts.cancelled ?? 0) === 0 && counts.tests !== undefined;
-      const why = timedOut ? `\n(killed after ${s.fileTimeoutMs / 1000} s: TEST_FILE_TIMEOUT_SECONDS)\n` : signal ? `\n(ended by ${signal})\n` : '';
-      const mark = ok ? '✔' : '✖';
-      const tally = `${counts.pass ?? 0} passed${counts.skipped ? `, ${counts.skipped} skipped` : ''}${counts.fail ? `, ${counts.fail} failed` : ''}${counts.cancelled ? `, ${counts.cancelled} cancelled` : ''}`;
-      const cpu = counts.cpuSeconds != null ? `, ${counts.cpuSeconds.toFixed(1)} s of processor` : '';
-      const line = `${mark} ${file} (${seconds.toFixed(1)} s${cpu}; ${tally})\n`;
-      process.stdout.write(!ok || s.verbose ? `${line}${output}${why}\n` : line);
-      resolve({ file, seconds, ok, counts });
+      resolve({ code, signal, output });
     });
   });
 }
 
+/** What scripts/test-summary-reporter.mjs writes for a process. */
+interface ProcessReport {
+  readonly files: Record<string, { counts: Counts; ok: boolean; seconds: number; cpuSeconds: number | null }>;
+  readonly cpuSeconds: number | null;
+}
+
+/**
+ * Runs `files` one after another in one node process (scripts/test-batch.mjs), in a process group of its own, and
+ * prints a line for each; the process's output follows when a file failed (or TEST_VERBOSE is set).
+ */
+async function runProcess(files: readonly string[], alone: boolean, nodeOptions: readonly string[], env: NodeJS.ProcessEnv, s: Settings): Promise<ProcessResult> {
+  const reportFile = path.join(os.tmpdir(), `otp-test-${process.pid}-${Math.random().toString(36).slice(2)}.json`);
+  const started = process.hrtime.bigint();
+  const child = spawn(
+    process.execPath,
+    [
+      ...testNodeFlags,
+      '--import',
+      'tsx',
+      `--test-reporter=${summaryReporter}`,
+      `--test-reporter-destination=${reportFile}`,
+      '--test-reporter=spec',
+      '--test-reporter-destination=stdout',
+      ...nodeOptions,
+      batchScript,
+      ...files,
+    ],
+    {
+      cwd: root,
+      env: { ...env, FORCE_COLOR: process.stdout.isTTY ? '1' : '0', TEST_FILE_TIMEOUT_MS: String(s.fileTimeoutMs) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    },
+  );
+  // Each file is bounded inside the process; this bounds a process that hangs outside any file's tests.
+  let timedOut = false;
+  const timer = setTimeout(
+    () => {
+      timedOut = true;
+      killGroup(child);
+    },
+    s.fileTimeoutMs * files.length + 60_000,
+  );
+  const { code, signal, output } = await collect(child);
+  clearTimeout(timer);
+  // Whatever the files left running (a peer they did not stop) ends with them.
+  killGroup(child);
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  let reported: ProcessReport = { files: {}, cpuSeconds: null };
+  try {
+    reported = JSON.parse(fs.readFileSync(reportFile, 'utf8')) as ProcessReport;
+  } catch {
+    // The process died before its reporter wrote: its files failed, and its output says why.
+  }
+  fs.rmSync(reportFile, { force: true });
+  const passed = (file: string) => {
+    const r = reported.files[file];
+    return r !== undefined && r.ok && r.counts.fail === 0 && r.counts.cancelled === 0;
+  };
+  // A failed file fails its process; a process that failed with every file passed failed outside them, and
+  // none of its files can be trusted.
+  const explained = code === 0 || files.some((f) => !passed(f));
+  const results = files.map((file): FileResult => {
+    const r = reported.files[file];
+    if (!r) return { file, seconds: 0, cpuSeconds: null, ok: false, counts: {}, alone };
+    return { file, seconds: r.seconds, cpuSeconds: r.cpuSeconds, ok: passed(file) && explained && !timedOut, counts: r.counts, alone };
+  });
+  for (const r of results) {
+    const c = r.counts;
+    const tally = c.tests === undefined
+      ? 'no result: the process ended before the file did'
+      : `${c.pass ?? 0} passed${c.skipped ? `, ${c.skipped} skipped` : ''}${c.fail ? `, ${c.fail} failed` : ''}${c.cancelled ? `, ${c.cancelled} cancelled` : ''}`;
+    const cpu = r.cpuSeconds != null ? `, ${r.cpuSeconds.toFixed(1)} s of processor` : '';
+    process.stdout.write(`${r.ok ? '✔' : '✖'} ${r.file} (${r.seconds.toFixed(1)} s${cpu}; ${tally})\n`);
+  }
+  if (!results.every((r) => r.ok) || s.verbose) {
+    const why = timedOut
+      ? `(killed after ${(s.fileTimeoutMs * files.length) / 1000 + 60} s: TEST_FILE_TIMEOUT_SECONDS for each of its files)\n`
+      : signal
+        ? `(ended by ${signal})\n`
+        : '';
+    const label = files.length === 1 ? files[0] : `the process of ${files.length} files (${files.join(', ')})`;
+    process.stdout.write(`--- output of ${label}\n${output}${why}\n`);
+  }
+  return { files: results, seconds, cpuSeconds: reported.cpuSeconds };
+}
+
 /** `tsc --noEmit` over src, test, scripts and bench, reported as a file of the run is: its output only if it fails. */
-async function typeCheck(): Promise<FileResult> {
+async function typeCheck(): Promise<ProcessResult> {
   const started = process.hrtime.bigint();
   const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-  const child = spawn(process.execPath, [tsc, '-p', 'tsconfig.json', '--noEmit'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
-  running.add(child);
-  let output = '';
-  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  running.delete(child);
+  const { code, output } = await collect(spawn(process.execPath, [tsc, '-p', 'tsconfig.json', '--noEmit'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] }));
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const ok = code === 0;
   process.stdout.write(`${ok ? '✔' : '✖'} ${typecheckResult} (${seconds.toFixed(1)} s)\n${ok ? '' : `${output}\n`}`);
-  return { file: typecheckResult, seconds, ok, counts: {}, alone: false };
+  return { files: [{ file: typecheckResult, seconds, cpuSeconds: null, ok, counts: {}, alone: false }], seconds, cpuSeconds: null };
 }
 
-/** Runs the files `concurrency` at a time, longest first by their last measured time. */
-async function pool(files: readonly string[], concurrency: number, run: (file: string) => Promise<FileResult>): Promise<FileResult[]> {
-  const queue = [...files];
-  const results: FileResult[] = [];
+/**
+ * The files in `count` groups of about equal length by their last measured times (longest first, each to the
+ * shortest group so far), the longest group first. A file with no measured time counts as the average.
+ */
+export function groups(files: readonly string[], count: number, known: Readonly<Record<string, number>>): string[][] {
+  const measured = files.map((f) => known[f]).filter((t): t is number => t !== undefined);
+  const average = measured.length > 0 ? measured.reduce((a, b) => a + b, 0) / measured.length : 1;
+  const length = (f: string) => known[f] ?? average;
+  const bins = Array.from({ length: Math.max(1, Math.min(count, files.length)) }, () => ({ files: [] as string[], total: 0 }));
+  for (const file of [...files].sort((a, b) => length(b) - length(a) || a.localeCompare(b))) {
+    const bin = bins.reduce((shortest, b) => (b.total < shortest.total ? b : shortest));
+    bin.files.push(file);
+    bin.total += length(file);
+  }
+  return bins.filter((b) => b.files.length > 0).sort((a, b) => b.total - a.total).map((b) => b.files);
+}
+
+/** Runs the groups `concurrency` processes at a time, in the order given. */
+async function pool(units: readonly (readonly string[])[], concurrency: number, run: (files: readonly string[]) => Promise<ProcessResult>): Promise<ProcessResult[]> {
+  const queue = [...units];
+  const results: ProcessResult[] = [];
   const worker = async () => {
-    for (let file = queue.shift(); file !== undefined; file = queue.shift()) results.push(await run(file));
+    for (let unit = queue.shift(); unit !== undefined; unit = queue.shift()) results.push(await run(unit));
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, queue.length) }, worker));
   return results;
 }
 
-function report(results: readonly FileResult[], wallSeconds: number, s: Settings): void {
+function report(processes: readonly ProcessResult[], wallSeconds: number, s: Settings): void {
+  const results = processes.flatMap((p) => p.files);
   const sum = (k: keyof Counts) => results.reduce((n, r) => n + (r.counts[k] ?? 0), 0);
   const slowest = [...results].sort((a, b) => b.seconds - a.seconds).slice(0, slowestShown);
   const width = Math.max(...slowest.map((r) => r.file.length));
+  const files = results.filter((r) => r.file !== typecheckResult);
+  const testProcesses = processes.filter((p) => p.files.some((r) => r.file !== typecheckResult));
   const lines = [
     '',
     `Slowest ${slowest.length} of ${results.length} (the files and the type check):`,
     `  ${'time'.padStart(7)}    ${'processor'.padStart(9)}    file`,
     ...slowest.map(
-      (r) =>
-        `  ${r.seconds.toFixed(1).padStart(7)} s  ${(r.counts.cpuSeconds?.toFixed(1) ?? '?').padStart(9)} s  ${r.file.padEnd(width)}${r.alone ? '  (alone)' : ''}`,
+      (r) => `  ${r.seconds.toFixed(1).padStart(7)} s  ${(r.cpuSeconds?.toFixed(1) ?? '?').padStart(9)} s  ${r.file.padEnd(width)}${r.alone ? '  (alone)' : ''}`,
     ),
     '',
-    `files ${results.filter((r) => r.file !== typecheckResult).length}, failed ${results.filter((r) => !r.ok).length}`,
+    `files ${files.length}, failed ${results.filter((r) => !r.ok).length}`,
     `tests ${sum('tests')}, pass ${sum('pass')}, fail ${sum('fail')}, cancelled ${sum('cancelled')}, skipped ${sum('skipped')}, todo ${sum('todo')}`,
-    `time ${wallSeconds.toFixed(1)} s, ${s.concurrency} files at a time; the files' own times add up to ${results.reduce((n, r) => n + r.seconds, 0).toFixed(1)} s, their processor time to ${sum('cpuSeconds').toFixed(1)} s`,
+    `time ${wallSeconds.toFixed(1)} s: ${testProcesses.length} process${testProcesses.length === 1 ? '' : 'es'}, ${s.concurrency} at a time, took ${testProcesses.reduce((n, p) => n + p.seconds, 0).toFixed(1)} s ` +
+      `and ${testProcesses.reduce((n, p) => n + (p.cpuSeconds ?? 0), 0).toFixed(1)} s of processor; the files' own times add up to ${files.reduce((n, r) => n + r.seconds, 0).toFixed(1)} s`,
   ];
   const failed = results.filter((r) => !r.ok);
   if (failed.length > 0) lines.push('', 'Failed:', ...failed.map((r) => `  ${r.file}`));
@@ -296,21 +371,25 @@ async function main(): Promise<number> {
   }
   try {
     const known = readDurations();
-    const byLength = (a: string, b: string) => (known[b] ?? 0) - (known[a] ?? 0) || a.localeCompare(b);
-    const alone = files.filter((f) => runsAlone(fs.readFileSync(f, 'utf8')) !== null).sort(byLength);
-    const together = files.filter((f) => !alone.includes(f)).sort(byLength);
-    process.stdout.write(`${files.length} test files, ${s.concurrency} at a time${alone.length ? `, then ${alone.length} alone` : ''}\n`);
-    const results: FileResult[] = [];
-    const run = (isAlone: boolean) => async (file: string) => ({ ...(await runFile(file, nodeOptions, env, s)), alone: isAlone });
-    results.push(...(await pool(together, s.concurrency, run(false))));
-    results.push(...(await pool(alone, 1, run(true))));
+    const alone = files.filter((f) => runsAlone(fs.readFileSync(f, 'utf8')) !== null);
+    const together = groups(
+      files.filter((f) => !alone.includes(f)),
+      Math.ceil((files.length - alone.length) / s.filesPerProcess),
+      known,
+    );
+    process.stdout.write(
+      `${files.length} test files in ${together.length} process${together.length === 1 ? "" : "es"}, ${s.concurrency} at a time${alone.length ? `, then ${alone.length} alone` : ''}\n`,
+    );
+    const results: ProcessResult[] = [];
+    results.push(...(await pool(together, s.concurrency, (group) => runProcess(group, false, nodeOptions, env, s))));
+    results.push(...(await pool(groups(alone, alone.length, known), 1, (group) => runProcess(group, true, nodeOptions, env, s))));
     if (typecheck) results.push(await typecheck);
     report(results, Number(process.hrtime.bigint() - started) / 1e9, s);
     if (s.writeDurations && named.length === 0) {
-      const durations = Object.fromEntries([...results].filter((r) => r.file !== typecheckResult).sort((a, b) => a.file.localeCompare(b.file)).map((r) => [r.file, Math.round(r.seconds)]));
+      const durations = Object.fromEntries(results.flatMap((p) => p.files).filter((r) => r.file !== typecheckResult).sort((a, b) => a.file.localeCompare(b.file)).map((r) => [r.file, Math.round(r.seconds * 10) / 10]));
       fs.writeFileSync(durationsFile, `${JSON.stringify(durations, null, 1)}\n`);
     }
-    return results.every((r) => r.ok) && results.length > 0 ? 0 : 1;
+    return results.every((p) => p.files.every((r) => r.ok)) && results.length > 0 ? 0 : 1;
   } finally {
     await stop();
   }

@@ -20,7 +20,8 @@ import { parsePhone } from '../../src/domain/phone.js';
 import { cryptoRandom } from '../../src/domain/random.js';
 import { conversionRefreshMs } from '../../src/jobs/workers.js';
 import { buildApp } from '../../src/http/app.js';
-import { adminDeps, appDeps } from '../../src/server.js';
+import { adminDeps } from '../../src/admin/deps.js';
+import { appDeps } from '../../src/server.js';
 import { createServices } from '../../src/services.js';
 
 export interface PumpingSettings {

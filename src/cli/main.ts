@@ -337,7 +337,7 @@ async function execute(config: Config, command: AdminCommand): Promise<AdminResu
   }
   const [{ commandLogger }, { adminDeps }, { createServices }, { runAudited }, { systemClock }, { cryptoRandom }] = await Promise.all([
     import('../logger.js'),
-    import('../server.js'),
+    import('../admin/deps.js'),
     import('../services.js'),
     import('../admin/audited.js'),
     import('../domain/ports.js'),

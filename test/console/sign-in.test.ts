@@ -3,7 +3,7 @@ import { after, before, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { runAudited } from '../../src/admin/audited.js';
 import { runAdminCommand } from '../../src/admin/commands.js';
-import { adminDeps } from '../../src/server.js';
+import { adminDeps } from '../../src/admin/deps.js';
 import { createVerification, eventually } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';

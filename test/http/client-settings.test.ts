@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { runAdminCommand, type AdminCommand, type AdminResult } from '../../src/admin/commands.js';
-import { adminDeps } from '../../src/server.js';
+import { adminDeps } from '../../src/admin/deps.js';
 import { createVerification, e164Of, expectV1Error, nextLocalNumber, type RecordBody } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';

@@ -3,7 +3,7 @@ import { after, before, it } from 'node:test';
 import { runAdminCommand } from '../../src/admin/commands.js';
 import type { CountryThrottle } from '../../src/admin/prefix-blocks.js';
 import type { ClientCredentials } from '../../src/oauth/client-service.js';
-import { adminDeps } from '../../src/server.js';
+import { adminDeps } from '../../src/admin/deps.js';
 import { expectV1Error, sentBy } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';

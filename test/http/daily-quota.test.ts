@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { after, before, it } from 'node:test';
 import { runAdminCommand } from '../../src/admin/commands.js';
-import { adminDeps } from '../../src/server.js';
+import { adminDeps } from '../../src/admin/deps.js';
 import { e164Of, expectV1Error, nextLocalNumber } from '../support/api.js';
 import { TestClock } from '../support/clock.js';
 import { forEachDatabase } from '../support/each-database.js';

@@ -44,14 +44,16 @@ describe('the /docs page in a browser', { skip: browserSkip }, () => {
       Reflect.set(window, 'cspViolations', seen);
       document.addEventListener('securitypolicyviolation', (e) => seen.push(`${e.violatedDirective} ${e.blockedURI}`));
     });
-    const response = await page.goto(`${base}/docs`, { waitUntil: 'load', timeout: 15_000 });
+    // Swagger UI lays out the whole API description in the browser: seconds of processor, many more when the
+    // machine's cores are shared with other test files. The waits are bounds, not sleeps.
+    const response = await page.goto(`${base}/docs`, { waitUntil: 'load', timeout: 60_000 });
     assert.equal(response?.status(), 200);
     assert.match(response?.headers()['content-security-policy'] ?? '', /default-src 'none'/);
     const operation = (method: string, path: string) =>
       page.locator(`.opblock-${method.toLowerCase()} .opblock-summary`).filter({
         has: page.locator('.opblock-summary-path', { hasText: new RegExp(`^${path.replace(/[{}]/g, '\\$&')}$`) }),
       });
-    await operation('POST', '/v1/otp/request').waitFor({ timeout: 15_000 });
+    await operation('POST', '/v1/otp/request').waitFor({ timeout: 60_000 });
     const clean = async () => {
       const violations: unknown = await page.evaluate(() => Reflect.get(window, 'cspViolations'));
       assert.deepEqual(violations, [], 'the page broke its own Content-Security-Policy');

@@ -6,7 +6,7 @@ import { e164Of, nextLocalNumber } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { runAdminCommand } from '../../src/admin/commands.js';
-import { adminDeps } from '../../src/server.js';
+import { adminDeps } from '../../src/admin/deps.js';
 import type { ClientHooks } from '../../src/oauth/client-service.js';
 
 const publicBaseUrl = 'https://otp.example.test';

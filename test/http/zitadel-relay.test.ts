@@ -7,7 +7,7 @@ import { createHarness, type Harness } from '../support/harness.js';
 import { zitadelSignatureHeader, zitadelSmsPayload, type ZitadelSmsKind } from '../support/zitadel-sender.js';
 import { parseAdminCommand, runAdminCommand } from '../../src/admin/commands.js';
 import { checkZitadelSignature } from '../../src/http/relays/zitadel-signature.js';
-import { adminDeps } from '../../src/server.js';
+import { adminDeps } from '../../src/admin/deps.js';
 import type { ClientHooks } from '../../src/oauth/client-service.js';
 
 const publicBaseUrl = 'https://otp.example.test';

@@ -3,7 +3,7 @@ import type http from 'node:http';
 import { after, before, it } from 'node:test';
 import { sql } from 'kysely';
 import { runAdminCommand } from '../../src/admin/commands.js';
-import { adminDeps } from '../../src/server.js';
+import { adminDeps } from '../../src/admin/deps.js';
 import type { ClientCredentials } from '../../src/oauth/client-service.js';
 import type { WebhookEventWithAttempts } from '../../src/domain/webhook-delivery.js';
 import { TestClock } from '../support/clock.js';

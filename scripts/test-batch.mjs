@@ -1,0 +1,36 @@
+import path from 'node:path';
+import { after, before, describe } from 'node:test';
+import { pathToFileURL } from 'node:url';
+import { cpuSeconds, fileUsage } from './test-summary-reporter.mjs';
+
+/**
+ * One process of `npm test` running several test files one after another (scripts/run-tests.ts): each file's
+ * tests, hooks included, become a suite named for the file, so nothing a file declares at its top reaches the
+ * next, while the modules they share (the service, the harness, PGlite's compiled WebAssembly and the embedded
+ * database it holds) are loaded once for all of them rather than once a file: in a process of their own, that
+ * was most of a small file's processor time.
+ *
+ *   node --import tsx --test-reporter=... scripts/test-batch.mjs test/a.test.ts test/b.test.ts
+ *
+ * TEST_FILE_TIMEOUT_MS bounds each file: one that outlasts it is cancelled and the next one runs.
+ */
+const timeout = Number(process.env.TEST_FILE_TIMEOUT_MS) || Infinity;
+for (const file of process.argv.slice(2)) {
+  describe(file, { timeout }, async () => {
+    let started = 0n;
+    let startedCpu = 0;
+    before(() => {
+      started = process.hrtime.bigint();
+      startedCpu = cpuSeconds() ?? 0;
+    });
+    await import(pathToFileURL(path.resolve(file)).href);
+    // Registered after the file's own hooks, so it runs after them: the file's time includes its teardown.
+    after(() => {
+      const cpu = cpuSeconds();
+      fileUsage.set(file, {
+        seconds: Number(process.hrtime.bigint() - started) / 1e9,
+        cpuSeconds: cpu === null ? null : cpu - startedCpu,
+      });
+    });
+  });
+}
