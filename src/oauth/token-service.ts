@@ -75,7 +75,10 @@ export class TokenService {
     return `${signingInput}.${createHmac('sha256', this.key).update(signingInput).digest('base64url')}`;
   }
 
-  /** The grant a bearer token carries, or null when it is malformed, expired, forged or its client is off. */
+  /**
+   * The grant a bearer token carries, or null when it is malformed, expired, forged or its client is off. The grant
+   * holds only the scopes its client has, and ends TOKEN_TTL_SECONDS after the token was issued at the latest.
+   */
   async authenticate(token: string): Promise<AccessGrant | null> {
     const now = this.clock.now();
     let grant = this.verified.get(token);
@@ -91,7 +94,10 @@ export class TokenService {
     }
     const client = await this.clients.get(grant.clientId);
     if (!client || client.disabledAt) return null;
-    return grant;
+    // A token is worth what its client may do, whatever it claims: one made with a stolen signing key claims
+    // any scope, and this service never issues a scope its client lacks.
+    const scopes = grant.scopes.filter((s) => client.scopes.includes(s));
+    return scopes.length === grant.scopes.length ? grant : { ...grant, scopes };
   }
 
   private async decode(token: string, now: Date): Promise<AccessGrant | null> {
@@ -104,8 +110,10 @@ export class TokenService {
         requiredClaims: ['sub', 'exp', 'iat'],
       });
       const scope = typeof payload.scope === 'string' ? payload.scope : '';
-      if (typeof payload.sub !== 'string' || typeof payload.exp !== 'number') return null;
-      return { clientId: payload.sub, scopes: scope.split(' ').filter(isScope), expiresAt: new Date(payload.exp * 1000) };
+      if (typeof payload.sub !== 'string' || typeof payload.exp !== 'number' || typeof payload.iat !== 'number') return null;
+      // Never past TOKEN_TTL_SECONDS from its issue, whatever expiry it claims (a forged ten-year token included).
+      const expiresAt = new Date(Math.min(payload.exp, payload.iat + this.ttlSeconds) * 1000);
+      return { clientId: payload.sub, scopes: scope.split(' ').filter(isScope), expiresAt };
     } catch (err) {
       if (err instanceof joseErrors.JOSEError) return null;
       throw err;

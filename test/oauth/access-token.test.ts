@@ -141,6 +141,38 @@ forEachDatabase('access tokens', (kind) => {
       assert.equal(verify.headers['www-authenticate'], 'Bearer error="insufficient_scope", scope="otp:verify"');
     });
 
+    /** A token as whoever holds the signing key (read from a data folder or backup) can make one: any claims. */
+    async function madeWithTheKey(clientId: string, scope: string, lifetimeSeconds: number): Promise<string> {
+      const key = await new SqlSigningKeyStore(h.services.db.db).currentKey(() => {
+        throw new Error('the service made its key at start');
+      });
+      const iat = Math.floor(h.clock.now().getTime() / 1000);
+      return new SignJWT({ scope })
+        .setProtectedHeader({ alg: 'HS256', typ: 'at+jwt', kid: key.id })
+        .setSubject(clientId)
+        .setIssuedAt(iat)
+        .setExpirationTime(iat + lifetimeSeconds)
+        .sign(new Uint8Array(key.secret));
+    }
+
+    it('honours a token only for the scopes its client has, whatever scopes it claims', async () => {
+      const c = await h.client(['lookup:request']);
+      const token = await madeWithTheKey(c.clientId, 'otp:send otp:verify lookup:request', 60);
+      const create = await h.call('POST', '/v1/otp/request', token, { countryCode: '+234', phoneNumber: '08031234567' });
+      expectV1Error(create, 403, 'INSUFFICIENT_SCOPE');
+      expectV1Error(await probe(token), 403, 'INSUFFICIENT_SCOPE');
+    });
+
+    it('honours a token for TOKEN_TTL_SECONDS after its issue at most, whatever expiry it claims', async () => {
+      const c = await h.client(['otp:send']);
+      const token = await madeWithTheKey(c.clientId, 'otp:send', 10 * 365 * 86_400);
+      assert.equal((await probe(token)).statusCode, 404);
+      h.clock.advance(119_000);
+      assert.equal((await probe(token)).statusCode, 404, 'one second before TOKEN_TTL_SECONDS');
+      h.clock.advance(1_000);
+      expectInvalidToken(await probe(token));
+    });
+
     it('gives a token with only unrelated scopes no access to /v1', async () => {
       const c = await h.client(['lookup:request', 'deposit:request']);
       const token = await h.token(['lookup:request', 'deposit:request'], c);
