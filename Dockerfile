@@ -25,7 +25,7 @@ FROM ${NODE_IMAGE}
 # numeric USER lets Kubernetes' runAsNonRoot check it.
 RUN groupadd --gid 10001 otp \
   && useradd --uid 10001 --gid otp --home-dir /app --no-create-home --shell /usr/sbin/nologin otp \
-  && mkdir /data && chown otp:otp /data
+  && mkdir -m 700 /data && chown otp:otp /data
 WORKDIR /app
 # HOST: on the embedded database the service would bind to 127.0.0.1, which nothing outside the container
 # reaches; publishing the port (or not) is where a container's exposure is decided.

@@ -48,7 +48,8 @@ export async function claimAdminSocket(socketPath: string): Promise<AdminSocket>
         resolve();
       });
     });
-  fs.mkdirSync(path.dirname(socketPath), { recursive: true });
+  // The data folder, when the server is the first to use it: its owner's alone (store/private-folder.ts).
+  fs.mkdirSync(path.dirname(socketPath), { recursive: true, mode: 0o700 });
   try {
     // Binding is the check: of two servers starting at once, only one can bind the path.
     await listen();

@@ -1,4 +1,3 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
@@ -7,6 +6,7 @@ import { parseDatabaseUrl } from './database-url.js';
 import { PrimaryPool } from './primary-pool.js';
 import { PGlitePool } from './pglite-pool.js';
 import { PGliteThread } from './pglite-thread.js';
+import { privateFolder, restrictTree } from './private-folder.js';
 import { migrateToLatest } from './migrations.js';
 import type { Database } from './schema.js';
 
@@ -128,15 +128,23 @@ export const inMemoryDataDir = 'memory://';
 async function openPGlite(options: DbOptions): Promise<Db> {
   let dataDir: string | null = null;
   if (options.dataDir !== inMemoryDataDir) {
+    // Refused before anything is read or written if others can open it; made 0700 if new.
+    privateFolder(path.resolve(options.dataDir));
     dataDir = path.resolve(options.dataDir, 'pglite');
-    fs.mkdirSync(dataDir, { recursive: true });
+    privateFolder(dataDir);
+    // What PGlite wrote last time is 0666: behind the folder's 0700, but kept at 0600 all the same.
+    restrictTree(dataDir);
   }
   const thread = await PGliteThread.start({
     dataDir,
     ...(dataDir === null && options.pgliteDump && { loadDataDir: options.pgliteDump }),
     retryAfterSeconds: retryAfterFor(options.timeoutMs),
   });
-  return embeddedDb(thread, options.timeoutMs, () => thread.close());
+  const folder = dataDir;
+  return embeddedDb(thread, options.timeoutMs, async () => {
+    await thread.close();
+    if (folder !== null) restrictTree(folder);
+  });
 }
 
 /**

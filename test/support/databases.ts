@@ -82,7 +82,9 @@ export function embeddedDataDir(prefix: string): string {
 
 /** `dir`, made if missing, with the runner's migrated embedded database copied in; returns `dir`. */
 export function withEmbeddedDatabase(dir: string): string {
-  fs.mkdirSync(dir, { recursive: true });
+  // The service refuses a data folder others can open.
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  fs.chmodSync(dir, 0o700);
   const template = process.env.PGLITE_TEMPLATE_DIR;
   if (template) fs.cpSync(template, dir, { recursive: true });
   return dir;

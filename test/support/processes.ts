@@ -37,20 +37,21 @@ export interface NodeProcess {
   readonly exited: Promise<number | null>;
 }
 
-function spawnNode(argv: readonly string[], env: Record<string, string>, cwd = repoRoot, input?: string): ChildProcess {
+function spawnNode(argv: readonly string[], env: Record<string, string>, cwd = repoRoot, input?: string, timeoutMs?: number): ChildProcess {
   const child = spawn(process.execPath, [...testNodeFlags, ...argv], {
     cwd,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    ...(timeoutMs !== undefined && { timeout: timeoutMs, killSignal: 'SIGKILL' as const }),
   });
   if (input !== undefined) child.stdin?.end(input);
   return child;
 }
 
-/** Runs `node <argv>` to its end. */
-export function runNode(argv: readonly string[], env: Record<string, string>, cwd = repoRoot, input?: string): Promise<Ran> {
+/** Runs `node <argv>` to its end; one still running after `timeoutMs` is killed (its code is then null). */
+export function runNode(argv: readonly string[], env: Record<string, string>, cwd = repoRoot, input?: string, timeoutMs?: number): Promise<Ran> {
   return new Promise((resolve, reject) => {
-    const child = spawnNode(argv, env, cwd, input);
+    const child = spawnNode(argv, env, cwd, input, timeoutMs);
     let stdout = '';
     let stderr = '';
     child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
