@@ -6,6 +6,7 @@ import path from 'node:path';
 import { retryAfterFor } from '../../src/store/bounded-pool.js';
 import { embeddedDb, inMemoryDataDir, migratedPGliteDump, openDatabase, type Db } from '../../src/store/database.js';
 import { PGliteThread } from '../../src/store/pglite-thread.js';
+import { restrictTree } from '../../src/store/private-folder.js';
 
 export type DbKind = 'pglite' | 'postgres';
 
@@ -82,11 +83,11 @@ export function embeddedDataDir(prefix: string): string {
 
 /** `dir`, made if missing, with the runner's migrated embedded database copied in; returns `dir`. */
 export function withEmbeddedDatabase(dir: string): string {
-  // The service refuses a data folder others can open.
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  fs.chmodSync(dir, 0o700);
+  fs.mkdirSync(dir, { recursive: true });
   const template = process.env.PGLITE_TEMPLATE_DIR;
   if (template) fs.cpSync(template, dir, { recursive: true });
+  // The service refuses a data folder others can open; cpSync makes the folders it copies by the umask.
+  restrictTree(dir);
   return dir;
 }
 
