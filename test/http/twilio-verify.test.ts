@@ -287,7 +287,7 @@ forEachDatabase('Twilio Verify v2 drop-in', (kind) => {
       assert.deepEqual({ status: blocked.status, code: blocked.code }, { status: 403, code: 60410 });
     });
 
-    it('a client not registered for otp:send cannot create or cancel, nor one without otp:verify check (20403)', async () => {
+    it('a client not registered for otp:send cannot create or cancel, nor one without otp:verify check or approve (20403)', async () => {
       const verifier = await newClient(['otp:verify']);
       const err = await restError(verifier.api.verify.v2.services(serviceOf(verifier.c)).verifications.create({ to: e164Of(nextLocalNumber()), channel: 'sms' }));
       assert.deepEqual({ status: err.status, code: err.code }, { status: 403, code: 20403 });
@@ -296,6 +296,12 @@ forEachDatabase('Twilio Verify v2 drop-in', (kind) => {
       const created = await service.verifications.create({ to: e164Of(nextLocalNumber()), channel: 'sms' });
       const check = await restError(service.verificationChecks.create({ verificationSid: created.sid, code: '123456' }));
       assert.deepEqual({ status: check.status, code: check.code }, { status: 403, code: 20403 });
+      // Status=approved is a verify without a code: otp:send alone cannot approve, and the verification stays pending.
+      const approve = await restError(service.verifications(created.sid).update({ status: 'approved' }));
+      assert.deepEqual({ status: approve.status, code: approve.code }, { status: 403, code: 20403 });
+      assert.equal((await service.verifications(created.sid).fetch()).status, 'pending');
+      const canceled = await service.verifications(created.sid).update({ status: 'canceled' });
+      assert.equal(canceled.status, 'canceled', 'a cancel still takes otp:send');
     });
 
     it('a body that is not a form, and an unknown /v2 route, answer in Twilio\'s shape', async () => {

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { canonicalLocale } from '../../domain/client-settings.js';
+import { allows } from '../../domain/scopes.js';
 import { splitNumberInput } from '../../domain/phone.js';
 import { UnavailableError } from '../../domain/unavailable.js';
 import type { RequestType, Verification } from '../../domain/verification.js';
@@ -153,8 +154,10 @@ export async function twilioRoutes(app: FastifyInstance, deps: TwilioRouteDeps):
       const client = serviceClient(request, reply);
       if (!client) return reply;
       const id = uuidOfSid('VE', request.params.Sid) ?? '';
-      const outcome =
-        request.body.Status === 'approved' ? await deps.verifications.approve(client.id, id) : await deps.verifications.cancel(client.id, id);
+      // Approving is a verify without a code: it takes what a check takes (otp:verify), not what a cancel does.
+      const approving = request.body.Status === 'approved';
+      if (approving && !allows(client.scopes, 'verifyCode')) return sendTwilioError(reply, 20403);
+      const outcome = approving ? await deps.verifications.approve(client.id, id) : await deps.verifications.cancel(client.id, id);
       if (outcome.kind === 'not-found' || outcome.kind === 'not-pending') return verificationNotFound(reply, request.params.Sid);
       return verificationResource(outcome.verification, base(request));
     },
