@@ -8,12 +8,14 @@ import { findPostgresBin, startTempPostgres, type TempPostgres } from './temp-po
 import { testNodeFlags } from '../test/support/node-flags.js';
 
 /**
- * `npm test`: every test file under test/, on PGlite and on a real PostgreSQL, several files at a time. Each file
- * runs in a process of its own and makes its own databases (a PostgreSQL database copied from a migrated template,
- * a PGlite loaded from a migrated dump) and takes its ports from the OS, so files share nothing but the server.
- * A file whose first lines say `// @runs-alone <why>` runs with nothing beside it.
+ * `npm test`: every test file under test/, on PGlite and on a real PostgreSQL, several processes at a time, each
+ * running about TEST_FILES_PER_PROCESS files one after another (scripts/test-batch.mjs), so that the service's
+ * modules and PGlite are loaded once a process rather than once a file. Each file makes its own databases (a
+ * PostgreSQL database copied from a migrated template, a PGlite loaded from a migrated dump) and takes its ports
+ * from the OS, so files share nothing but the server. A file whose first lines say `// @runs-alone <why>` runs
+ * in a process of its own with nothing beside it.
  *
- *   npm test                                   every file; TEST_CONCURRENCY files at a time
+ *   npm test                                   every file; TEST_CONCURRENCY processes at a time
  *   npm test -- test/http/flow.test.ts         some files
  *   npm test -- --test-name-pattern=refused    options after the files go to each file's node
  *
