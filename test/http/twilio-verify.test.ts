@@ -246,12 +246,18 @@ forEachDatabase('Twilio Verify v2 drop-in', (kind) => {
       for (const params of [
         { to: nextLocalNumber(), channel: 'sms' },
         { to: '+99912345', channel: 'sms' },
+        // Exactly `+` and digits: a control character, a space or a dash after a valid number is refused.
+        { to: `${e164Of(nextLocalNumber())}\u0000`, channel: 'sms' },
+        { to: `${e164Of(nextLocalNumber())} `, channel: 'sms' },
+        { to: e164Of(nextLocalNumber()).replace(/^(\+\d{3})/, '$1-'), channel: 'sms' },
         { to: e164Of(nextLocalNumber()), channel: 'email' },
         { to: e164Of(nextLocalNumber()), channel: 'carrier-pigeon' },
       ]) {
         const err = await restError(service.verifications.create(params));
         assert.deepEqual({ status: err.status, code: err.code }, { status: 400, code: 60200 }, JSON.stringify(params));
       }
+      const nul = await restError(service.verificationChecks.create({ to: `${e164Of(nextLocalNumber())}\u0000`, code: '123456' }));
+      assert.deepEqual({ status: nul.status, code: nul.code }, { status: 400, code: 60200 });
       const noTarget = await restError(service.verificationChecks.create({ code: '123456' }));
       assert.deepEqual({ status: noTarget.status, code: noTarget.code }, { status: 400, code: 60200 });
     });

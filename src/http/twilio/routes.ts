@@ -31,6 +31,14 @@ export interface TwilioRouteDeps extends TwilioAuthDeps {
 }
 
 type Form = Record<string, string>;
+
+/**
+ * `To` as Twilio takes it: E.164, exactly `+` and up to 15 digits. The number parser alone is lenient (it
+ * reads past spaces, dashes and control characters, and a `%00` reached it), so the form is checked first.
+ */
+function e164Of(to: string): ReturnType<typeof splitNumberInput> | null {
+  return /^\+[1-9][0-9]{1,14}$/.test(to) ? splitNumberInput(undefined, to) : null;
+}
 interface ServiceParams {
   ServiceSid: string;
 }
@@ -112,7 +120,7 @@ export async function twilioRoutes(app: FastifyInstance, deps: TwilioRouteDeps):
       const client = serviceClient(request, reply);
       if (!client) return reply;
       const { To: to = '', Channel: channel = '', Locale: localeWord } = request.body;
-      const number = to.startsWith('+') ? splitNumberInput(undefined, to) : null;
+      const number = e164Of(to);
       if (number?.kind !== 'split') return invalid(reply, 'To', 'must be a phone number in E.164 format');
       if (!isTwilioChannel(channel)) return invalid(reply, 'Channel', 'must be sms, call or whatsapp');
       const type = deps.requestTypeNamed(requestTypeOfChannel[channel]);
@@ -176,7 +184,7 @@ export async function twilioRoutes(app: FastifyInstance, deps: TwilioRouteDeps):
       if (sid !== undefined) {
         targetId = uuidOfSid('VE', sid);
       } else if (to !== undefined) {
-        const number = to.startsWith('+') ? splitNumberInput(undefined, to) : null;
+        const number = e164Of(to);
         if (number?.kind !== 'split') return invalid(reply, 'To', 'must be a phone number in E.164 format');
         const latest: Verification | null = await deps.verifications.latestOfNumber(client.id, number.countryCode, number.phoneNumber);
         targetId = latest?.id ?? null;
