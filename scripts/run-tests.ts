@@ -2,9 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { openDatabase } from '../src/store/database.js';
 import { findPostgresBin, startTempPostgres, type TempPostgres } from './temp-postgres.js';
+import { databaseUrl, onServer } from '../test/support/databases.js';
 import { testNodeFlags } from '../test/support/node-flags.js';
 
 /**
@@ -114,26 +114,15 @@ async function postgres(): Promise<Postgres | null> {
     process.stdout.write(`PostgreSQL for tests: ${server.version} on port ${server.port}\n`);
   }
   const template = `otp_test_template_${process.pid}`;
-  const admin = async (statement: string) => {
-    const c = new pg.Client({ connectionString: url });
-    await c.connect();
-    try {
-      await c.query(statement);
-    } finally {
-      await c.end();
-    }
-  };
-  await admin(`DROP DATABASE IF EXISTS ${template}`);
-  await admin(`CREATE DATABASE ${template}`);
-  const templateUrl = new URL(url);
-  templateUrl.pathname = `/${template}`;
-  const migrated = await openDatabase({ databaseUrl: templateUrl.toString(), dataDir: '', poolSize: 1, timeoutMs: 60_000 });
+  await onServer(url, `DROP DATABASE IF EXISTS ${template}`);
+  await onServer(url, `CREATE DATABASE ${template}`);
+  const migrated = await openDatabase({ databaseUrl: databaseUrl(url, template), dataDir: '', poolSize: 1, timeoutMs: 60_000 });
   await migrated.close();
   return {
     env: { TEST_DATABASE_URL: url, TEST_DATABASE_TEMPLATE: template },
     async close() {
       if (server) server.stop();
-      else await admin(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`).catch(() => undefined);
+      else await onServer(url, `DROP DATABASE IF EXISTS ${template} WITH (FORCE)`).catch(() => undefined);
     },
   };
 }

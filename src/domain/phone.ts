@@ -29,6 +29,11 @@ export function parsePhone(countryCode: string, phoneNumber: string): PhoneNumbe
   return fromParsed(parsed);
 }
 
+/** Whether `text` has the form of an E.164 number: `+`, then 2 to 15 digits, the first not 0; nothing else. */
+export function isE164Form(text: string): boolean {
+  return /^\+[1-9]\d{1,14}$/.test(text);
+}
+
 /** Parses an E.164 number (+ and digits); null when not a valid number. */
 export function parseE164(e164: string): PhoneNumber | null {
   if (!/^\+[1-9]\d{4,15}$/.test(e164)) return null;

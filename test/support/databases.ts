@@ -47,28 +47,30 @@ export async function freshDatabase(kind: DbKind): Promise<TestDatabase> {
   // A copy of the test runner's migrated database is made in milliseconds, where migrating a new one takes a
   // second; a file run on its own (no runner) migrates its own.
   const template = process.env.TEST_DATABASE_TEMPLATE;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`);
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
+  await onServer(adminUrl, `CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`);
   return {
     kind,
-    env: { DATABASE_URL: url.toString() },
-    drop: async () => {
-      const c = new pg.Client({ connectionString: adminUrl });
-      await c.connect();
-      try {
-        await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      } finally {
-        await c.end();
-      }
-    },
+    env: { DATABASE_URL: databaseUrl(adminUrl, name) },
+    drop: () => onServer(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
   };
+}
+
+/** Runs one statement (CREATE DATABASE, DROP DATABASE) on the server of `adminUrl`, in a connection of its own. */
+export async function onServer(adminUrl: string, statement: string): Promise<void> {
+  const c = new pg.Client({ connectionString: adminUrl });
+  await c.connect();
+  try {
+    await c.query(statement);
+  } finally {
+    await c.end();
+  }
+}
+
+/** The URL of database `name` on the server of `adminUrl`, with the same user and password. */
+export function databaseUrl(adminUrl: string, name: string): string {
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
 }
 
 /**

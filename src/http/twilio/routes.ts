@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { canonicalLocale } from '../../domain/client-settings.js';
 import { allows } from '../../domain/scopes.js';
-import { splitNumberInput } from '../../domain/phone.js';
+import { isE164Form, splitNumberInput } from '../../domain/phone.js';
 import { UnavailableError } from '../../domain/unavailable.js';
 import type { RequestType, Verification } from '../../domain/verification.js';
 import type { CreateOutcome, VerificationService } from '../../domain/verification-service.js';
@@ -33,12 +33,13 @@ export interface TwilioRouteDeps extends TwilioAuthDeps {
 type Form = Record<string, string>;
 
 /**
- * `To` as Twilio takes it: E.164, exactly `+` and up to 15 digits. The number parser alone is lenient (it
- * reads past spaces, dashes and control characters, and a `%00` reached it), so the form is checked first.
+ * `To` as Twilio takes it: exactly an E.164 number. The number parser alone is lenient (it reads past spaces,
+ * dashes and control characters, and a `%00` reached it), so the form is checked first.
  */
-function e164Of(to: string): ReturnType<typeof splitNumberInput> | null {
-  return /^\+[1-9][0-9]{1,14}$/.test(to) ? splitNumberInput(undefined, to) : null;
+function twilioTo(to: string): ReturnType<typeof splitNumberInput> | null {
+  return isE164Form(to) ? splitNumberInput(undefined, to) : null;
 }
+
 interface ServiceParams {
   ServiceSid: string;
 }
@@ -120,7 +121,7 @@ export async function twilioRoutes(app: FastifyInstance, deps: TwilioRouteDeps):
       const client = serviceClient(request, reply);
       if (!client) return reply;
       const { To: to = '', Channel: channel = '', Locale: localeWord } = request.body;
-      const number = e164Of(to);
+      const number = twilioTo(to);
       if (number?.kind !== 'split') return invalid(reply, 'To', 'must be a phone number in E.164 format');
       if (!isTwilioChannel(channel)) return invalid(reply, 'Channel', 'must be sms, call or whatsapp');
       const type = deps.requestTypeNamed(requestTypeOfChannel[channel]);
@@ -184,7 +185,7 @@ export async function twilioRoutes(app: FastifyInstance, deps: TwilioRouteDeps):
       if (sid !== undefined) {
         targetId = uuidOfSid('VE', sid);
       } else if (to !== undefined) {
-        const number = e164Of(to);
+        const number = twilioTo(to);
         if (number?.kind !== 'split') return invalid(reply, 'To', 'must be a phone number in E.164 format');
         const latest: Verification | null = await deps.verifications.latestOfNumber(client.id, number.countryCode, number.phoneNumber);
         targetId = latest?.id ?? null;

@@ -1,6 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { PDU } from 'smpp';
 import type { Outgoing, Provider, ProviderContext, SendResult } from '../../channels/provider-port.js';
+import { isE164Form } from '../../domain/phone.js';
 import { SmppLink, type Exchange, type LinkTiming } from './link.js';
 import { parseReceipt } from './receipt.js';
 import { ReceiptRouter, type PartGroup } from './receipts.js';
@@ -27,7 +28,7 @@ const transient = (reason: string): Failure => ({ kind: 'transient', reason });
 
 /** TON/NPI and digits of the sender: an E.164 number (TON 1, NPI 1) or an alphanumeric id (TON 5, NPI 0). */
 function sourceAddress(from: string): { ton: number; npi: number; addr: string } | null {
-  if (/^\+[1-9]\d{1,14}$/.test(from)) return { ton: 1, npi: 1, addr: from.slice(1) };
+  if (isE164Form(from)) return { ton: 1, npi: 1, addr: from.slice(1) };
   if (/^[A-Za-z0-9 .\-_&]{1,11}$/.test(from)) return { ton: 5, npi: 0, addr: from };
   return null;
 }
@@ -75,7 +76,7 @@ export class SmppProvider implements Provider {
   async send(message: Outgoing, signal: AbortSignal): Promise<SendResult> {
     if (message.channel !== 'sms') return { kind: 'permanent', reason: 'the smpp provider sends SMS only' };
     if (this.stopping) return transient('the smpp provider is stopping');
-    if (!/^\+[1-9]\d{1,14}$/.test(message.to)) return { kind: 'permanent', reason: 'destination is not an E.164 number' };
+    if (!isE164Form(message.to)) return { kind: 'permanent', reason: 'destination is not an E.164 number' };
     const source = sourceAddress(message.from);
     if (!source) return { kind: 'permanent', reason: 'sender is neither an E.164 number nor an alphanumeric id of 1 to 11 characters' };
     const encoded = encodeText(message.text, this.reference);
