@@ -124,8 +124,11 @@ export function freshAddress(): string {
   return `10.${(addressSeq >> 16) & 255}.${(addressSeq >> 8) & 255}.${addressSeq & 255}`;
 }
 
-/** Polls `check` until it returns true or `ms` pass. */
-export async function eventually(check: () => Promise<boolean>, ms = 5000): Promise<void> {
+/**
+ * Polls `check` until it returns true or `ms` pass. The bound only ends a wait that would never succeed: 5 s was
+ * too short for an SMSC's receipt on a busy CI machine (six test processes on two cores).
+ */
+export async function eventually(check: () => Promise<boolean>, ms = 15_000): Promise<void> {
   const deadline = Date.now() + ms;
   for (;;) {
     if (await check()) return;
