@@ -459,6 +459,11 @@ export const settings = {
     default: '30',
     parse: integer(0, 36_500),
   },
+  REVEAL_CODES_DEFAULT: {
+    doc: 'Whether a new client\'s answers and webhooks show the code (its otp field); true by default in development, false with NODE_ENV=production, where an app that passes a create answer on to a browser would hand over the code. Set per client with `clients create|update --reveal-code true|false`; a client keeps what it was made with when this changes',
+    default: undefined,
+    parse: bool,
+  },
   DEV_INBOX: {
     doc: 'The development inbox (GET /dev/inbox, a live page of the codes the log provider "sent"): on by default only when every configured provider is log and the server binds to a loopback address; true turns it on beside a real provider or on another address (it shows codes to whoever reaches the server; refused with NODE_ENV=production), false turns it off',
     default: undefined,
@@ -500,6 +505,8 @@ export type Config = Readonly<{
    * server binds to loopback only.
    */
   readonly devInbox: boolean;
+  /** Whether new clients show their codes: REVEAL_CODES_DEFAULT, or when unset, true outside production. */
+  readonly revealCodesDefault: boolean;
   /** The console's configured origin (CONSOLE_ORIGIN, else PUBLIC_BASE_URL's); null: each request's own (development). */
   readonly consoleOrigin: string | null;
 };
@@ -555,6 +562,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   out.listenHost = out.HOST ?? (out.DATABASE_URL === undefined ? '127.0.0.1' : '0.0.0.0');
   // The inbox shows codes: never beside a real provider, nor to other machines, unless the operator asked for it.
   out.devInbox = typeof out.DEV_INBOX === 'boolean' ? out.DEV_INBOX : onlyLogProviders(providers) && isLoopback(String(out.listenHost));
+  out.revealCodesDefault = typeof out.REVEAL_CODES_DEFAULT === 'boolean' ? out.REVEAL_CODES_DEFAULT : out.NODE_ENV !== 'production';
   // memory:// keeps the embedded database in memory (tests); there is then no admin socket.
   const given = env.DATA_DIR === undefined || env.DATA_DIR === '' ? null : String(out.DATA_DIR);
   const dataDir = given === null ? defaultDataDir : given === 'memory://' ? 'memory://' : path.resolve(given);

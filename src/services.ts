@@ -153,7 +153,7 @@ export async function createServices(
   // update NOTIFYs in its own transaction.
   const clientStore = new SqlClientStore(db.db, db.kind === 'postgres');
   const clientDirectory = new ClientDirectory(clientStore, now);
-  const clients = new ClientService(clientStore, clock, random, (id) => clientDirectory.forget(id));
+  const clients = new ClientService(clientStore, clock, random, (id) => clientDirectory.forget(id), config.revealCodesDefault);
   const tokens = await TokenService.create(new SqlSigningKeyStore(db.db), config.TOKEN_TTL_SECONDS, clientDirectory, clock, random);
   const counters = new SqlCounterStore(db.db);
   const authFailures = new WindowCounter(counters, 60_000, now);

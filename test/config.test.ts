@@ -61,6 +61,10 @@ it('refuses development parts with NODE_ENV=production: no provider, a log provi
   assert.throws(() => loadConfig({ ...prod, ...twilioSms, DEV_INBOX: 'true' }), /DEV_INBOX: true is refused with NODE_ENV=production/);
   const c = loadConfig({ ...prod, ...twilioSms });
   assert.equal(c.devInbox, false);
+  assert.equal(c.revealCodesDefault, false, 'new clients withhold their codes in production');
+  assert.equal(loadConfig({ ...prod, ...twilioSms, REVEAL_CODES_DEFAULT: 'true' }).revealCodesDefault, true);
+  assert.equal(loadConfig({}).revealCodesDefault, true, 'development shows them');
+  assert.equal(loadConfig({ REVEAL_CODES_DEFAULT: 'false' }).revealCodesDefault, false);
   assert.deepEqual(c.providers.call, []);
 });
 

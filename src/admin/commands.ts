@@ -62,7 +62,7 @@ export interface AdminDeps {
 export type AdminCommand =
   | ClientSettingsCommand
   | ListCommand
-  | { readonly name: 'clients.create'; readonly clientName: string; readonly scopes: readonly string[] }
+  | { readonly name: 'clients.create'; readonly clientName: string; readonly scopes: readonly string[]; readonly revealCode?: boolean }
   | { readonly name: 'clients.list' }
   | { readonly name: 'clients.disable'; readonly id: string }
   | { readonly name: 'clients.rotate-secret'; readonly id: string }
@@ -136,7 +136,8 @@ export function parseAdminCommand(input: unknown): AdminCommand | string {
   switch (c.name) {
     case 'clients.create':
       if (typeof c.clientName !== 'string' || !Array.isArray(c.scopes)) return 'clients.create needs a name and scopes';
-      return { name: c.name, clientName: c.clientName, scopes: c.scopes.map(String) };
+      if (c.revealCode !== undefined && typeof c.revealCode !== 'boolean') return 'revealCode must be true or false';
+      return { name: c.name, clientName: c.clientName, scopes: c.scopes.map(String), ...(c.revealCode !== undefined && { revealCode: c.revealCode }) };
     case 'clients.list':
       return { name: c.name };
     case 'clients.disable':
@@ -253,7 +254,7 @@ export async function runAdminCommand(deps: AdminDeps, command: AdminCommand): P
         };
       }
       if (command.scopes.length === 0) return { ok: false, error: `--scopes must name some of: ${knownScopes.join(' ')}` };
-      return { ok: true, value: await clients.create(name, command.scopes as Scope[]) };
+      return { ok: true, value: await clients.create(name, command.scopes as Scope[], command.revealCode) };
     }
     case 'clients.list':
       return { ok: true, value: await clients.list() };

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { channels } from '../domain/channel-driver.js';
 import type { Services } from '../services.js';
-import { providerTraffic } from '../store/stats-store.js';
+import { providerFailures, providerTraffic } from '../store/stats-store.js';
 import type { AdminDeps } from './commands.js';
 
 /**
@@ -83,6 +83,7 @@ export function adminDeps(services: Services): AdminDeps {
       circuit: (provider) => ({ openUntil: services.breaker.openUntil(provider), failuresInARow: services.breaker.failuresInARow(provider) }),
       latency: () => services.metrics.sendLatency(),
       traffic: (since) => providerTraffic(services.db.db, since),
+      failures: (since) => providerFailures(services.db.db, since),
     },
   };
 }

@@ -1,3 +1,4 @@
+import type { AttemptRecord } from '../domain/send-error.js';
 import type { EventDetailView } from '../webhooks/delivery-log.js';
 
 // Types only, and only of files that import nothing at run time: the console's pages read them too.
@@ -21,9 +22,9 @@ export interface VerificationLife {
   readonly attempts: number;
   /** Sends asked for (create and resends). */
   readonly sends: number;
-  readonly delivery: { channel: string; provider: string | null; status: string; updatedAt: string };
-  /** Every send attempt, oldest first. */
-  readonly deliveries: readonly { channel: string; provider: string; status: string; at: string }[];
+  readonly delivery: { channel: string; provider: string | null; status: string; updatedAt: string; attempts: number; lastError: AttemptRecord['lastError'] };
+  /** Every provider's turn at a send, oldest first, with its calls and latest failure. */
+  readonly deliveries: readonly AttemptRecord[];
   /** Its webhook events with every delivery attempt. */
   readonly webhooks: readonly EventDetailView[];
 }

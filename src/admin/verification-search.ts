@@ -1,5 +1,5 @@
 import { parseE164 } from '../domain/phone.js';
-import type { Verification } from '../domain/verification.js';
+import { attemptRecord, latestTurn, type Verification } from '../domain/verification.js';
 import type { WebhookEventWithAttempts } from '../domain/webhook-delivery.js';
 import { isUuid } from '../store/uuid.js';
 import { eventDetailView, type EventDetailView } from '../webhooks/delivery-log.js';
@@ -46,10 +46,17 @@ function lifeOf(v: Verification, webhooks: EventDetailView[]): VerificationLife 
     reference: v.reference,
     webhookUrl: v.webhookUrl,
     testNumber: v.testNumber,
-    attempts: v.counter,
+    // The counter counts every code checked; the right one, when it came, was not a wrong one.
+    attempts: Math.max(0, v.counter - (v.status === 'SUCCESS' ? 1 : 0)),
     sends: v.sendRequests,
-    delivery: { channel: v.delivery.channel, provider: v.delivery.provider, status: v.delivery.status, updatedAt: v.delivery.updatedAt.toISOString() },
-    deliveries: v.deliveries.map((d) => ({ channel: d.channel, provider: d.provider, status: d.status, at: d.at.toISOString() })),
+    delivery: {
+      channel: v.delivery.channel,
+      provider: v.delivery.provider,
+      status: v.delivery.status,
+      updatedAt: v.delivery.updatedAt.toISOString(),
+      ...latestTurn(v),
+    },
+    deliveries: v.deliveries.map(attemptRecord),
     webhooks,
   };
 }

@@ -1,5 +1,6 @@
 import type { AdminCommand } from '../admin/commands.js';
 import type { ClientThrottleView, CountryThrottle, PrefixBlock } from '../admin/prefix-blocks.js';
+import type { ProviderStatus } from '../admin/provider-status.js';
 
 /** The --json output: the value on one line; `stats`, one object a line, one per row. */
 export function jsonLines(command: AdminCommand, value: unknown): string {
@@ -104,11 +105,20 @@ export function formatResult(command: AdminCommand, value: unknown): string {
       return `operator ${o.email} (${o.id})\nTheir one-time link, to set a password (and a passkey), until ${o.linkExpiresAt}:\n\n  ${o.link}\n\nSend it to them privately: whoever opens it first becomes this operator.\n`;
     }
     case 'providers.status': {
-      type P = { channel: string; provider: string; order: number; circuit: string; sendsAnswered: number; meanSendSeconds: number | null; lastDay: { verifications: number; delivered: number; deliveryRate: number | null } };
-      const rows = (value as P[]).map((p) =>
-        [p.channel, p.order, p.provider, p.circuit, p.sendsAnswered, p.meanSendSeconds === null ? '-' : `${Math.round(p.meanSendSeconds * 1000)} ms`, `${p.lastDay.delivered}/${p.lastDay.verifications}`].join('\t'),
+      const rows = (value as ProviderStatus[]).map((p) =>
+        [
+          p.channel,
+          p.order,
+          p.provider,
+          p.circuit,
+          p.sendsAnswered,
+          p.meanSendSeconds === null ? '-' : `${Math.round(p.meanSendSeconds * 1000)} ms`,
+          `${p.lastDay.delivered}/${p.lastDay.verifications}`,
+          p.lastDay.failures,
+          p.lastDay.lastError ? `${p.lastDay.lastError.at} ${p.lastDay.lastError.code}: ${p.lastDay.lastError.message}` : '-',
+        ].join('\t'),
       );
-      return `CHANNEL\tORDER\tPROVIDER\tCIRCUIT\tSENDS\tMEAN ANSWER\tDELIVERED (24 h)\n${rows.join('\n')}\n`;
+      return `CHANNEL\tORDER\tPROVIDER\tCIRCUIT\tSENDS\tMEAN ANSWER\tDELIVERED (24 h)\tFAILED CALLS (24 h)\tLAST ERROR\n${rows.join('\n')}\n`;
     }
     case 'audit.list': {
       type Entry = { at: string; actor: string; action: string; target: string | null; outcome: string };

@@ -13,8 +13,10 @@ const settingsNote =
 const commands: Readonly<Record<string, Readonly<Record<string, CommandHelp>>>> = {
   clients: {
     create: {
-      args: '--name NAME --scopes "otp:send otp:verify" [--json]',
-      about: `Registers a client and prints its client id, client secret and webhook secret (the secrets only this once).\nScopes: ${knownScopes.join(' ')}.`,
+      args: '--name NAME --scopes "otp:send otp:verify" [--reveal-code true|false] [--json]',
+      about:
+        `Registers a client and prints its client id, client secret and webhook secret (the secrets only this once).\nScopes: ${knownScopes.join(' ')}.\n` +
+        '--reveal-code: whether its answers and webhooks show the code (otp); default REVEAL_CODES_DEFAULT: shown in development, withheld with NODE_ENV=production.',
     },
     list: { args: '[--json]', about: 'Lists the clients: id, status, name, scopes, created (never a secret).' },
     show: { args: 'CLIENT_ID [--json]', about: 'One client and its settings (never a secret).' },

@@ -202,8 +202,14 @@ function parseAdmin(positionals: readonly string[], values: Values): { command: 
     switch (action) {
       case 'create':
         if (!values.name || !values.scopes) throw new UsageError('clients create needs --name and --scopes; see otp-service clients create --help');
+        const revealCode = revealCodeOption(values);
         return {
-          command: { name: 'clients.create', clientName: values.name, scopes: values.scopes.split(/\s+/).filter(Boolean) },
+          command: {
+            name: 'clients.create',
+            clientName: values.name,
+            scopes: values.scopes.split(/\s+/).filter(Boolean),
+            ...(revealCode !== undefined && { revealCode }),
+          },
           json,
         };
       case 'list':
@@ -232,15 +238,20 @@ function parseAdmin(positionals: readonly string[], values: Values): { command: 
   throw new UsageError(group && isGroup(group) ? helpFor(group, undefined) : usage());
 }
 
+/** `--reveal-code true|false`, on create and update. */
+function revealCodeOption(values: Values): boolean | undefined {
+  const reveal = values['reveal-code'];
+  if (reveal === undefined) return undefined;
+  if (reveal !== 'true' && reveal !== 'false') throw new UsageError('--reveal-code takes true or false');
+  return reveal === 'true';
+}
+
 /** `clients update`'s options as a change: `none` clears a setting, `all` lifts the country list. */
 function settingsChange(values: Values): SettingsChange {
   const cleared = (raw: string | undefined): string | null | undefined => (raw === undefined ? undefined : raw === 'none' ? null : raw);
   const change: { -readonly [K in keyof SettingsChange]: SettingsChange[K] } = {};
-  const reveal = values['reveal-code'];
-  if (reveal !== undefined) {
-    if (reveal !== 'true' && reveal !== 'false') throw new UsageError('--reveal-code takes true or false');
-    change.revealCode = reveal === 'true';
-  }
+  const reveal = revealCodeOption(values);
+  if (reveal !== undefined) change.revealCode = reveal;
   const countries = values['allowed-countries'];
   if (countries !== undefined) change.allowedCountries = countries === 'all' ? null : countries.split(',').map((c) => c.trim()).filter(Boolean);
   const texts = [

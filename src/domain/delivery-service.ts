@@ -6,8 +6,8 @@ import { decideReceipt, decideSendFailure } from './delivery.js';
 import { eventsFor } from './outbox-events.js';
 import type { Clock, Random } from './ports.js';
 import type { DeliveryReceipt, SendResult } from './send-result.js';
-import { dueAgain, type SendJob } from './send-job.js';
-import { effectiveStatus, fallbackLeft, withLatestAttempt, type RequestType, type Verification } from './verification.js';
+import { dueAgain, turnAttempts, type SendJob } from './send-job.js';
+import { effectiveStatus, fallbackLeft, sendError, withLatestAttempt, withTurn, type RequestType, type Verification } from './verification.js';
 import type { ParkedReceipt, SentWritten, VerificationStore, VerificationTx } from './verification-store.js';
 
 /** Told of every receipt that moved a send, with the time since the provider took it (metrics). */
@@ -81,6 +81,7 @@ export class DeliveryService {
         account,
         messageId: result.messageId,
         attempt: job.attempts,
+        turnAttempts: turnAttempts(job, provider),
         status: result.delivered === true ? 'DELIVERED' : 'SENT',
         at: clock.now(),
       });
@@ -103,21 +104,31 @@ export class DeliveryService {
         return null;
       }
       const done = { ...job, provider, claimedUntil: null } as const;
-      // After a refusal the send reads FAILED; a transient failure leaves it as it was until something happens.
+      // After a refusal the send reads FAILED; a transient failure leaves its status as it was until something
+      // happens, and names the provider tried when none had taken the code yet.
       const refused = result.kind === 'permanent';
-      const delivery = refused ? { ...current.delivery, provider, messageId: null, status: 'FAILED' as const, updatedAt: now } : current.delivery;
-      // An attempt that ends its provider's turn is one of the record's deliveries; a transient one retried is not yet.
-      const ended = { ...current, delivery, deliveries: [...current.deliveries, { channel: current.delivery.channel, provider, status: 'FAILED' as const, at: now }] };
+      const called = current.delivery.status === 'QUEUED' ? { ...current.delivery, provider } : current.delivery;
+      const delivery = refused ? { ...current.delivery, provider, messageId: null, status: 'FAILED' as const, updatedAt: now } : called;
+      // This provider's turn (contract 20): its calls so far, this one included, and the error it ended with.
+      const turn = {
+        channel: current.delivery.channel,
+        provider,
+        at: now,
+        attempts: turnAttempts(job, provider),
+        lastError: sendError(refused ? 'PROVIDER_REFUSED' : 'PROVIDER_UNAVAILABLE', result.reason, now),
+      };
+      // A turn retried stays QUEUED on the record, and reads FAILED once it ends without the code taken.
+      const ended = { ...current, delivery, deliveries: withTurn(current.deliveries, { ...turn, status: 'FAILED' }) };
       if (effectiveStatus(current, now) !== 'PENDING') {
-        tx.update(refused ? ended : current);
+        tx.update(refused ? ended : { ...current, deliveries: ended.deliveries });
         tx.saveSendJob({ ...done, status: 'failed', lastError: result.reason }, current, now);
         return;
       }
       const decision = decideSendFailure(job, provider, result, this.deps.providerOrder(job.channel), this.deps.retryDelays, now);
       switch (decision.kind) {
         case 'retry': {
-          const failures = (job.provider === provider ? job.providerFailures : 0) + 1;
-          tx.update({ ...current, delivery });
+          const failures = turn.attempts;
+          tx.update({ ...current, delivery, deliveries: withTurn(current.deliveries, { ...turn, status: 'QUEUED' }) });
           tx.saveSendJob({ ...done, status: 'pending', providerFailures: failures, dueAt: decision.at, lastError: result.reason }, current, now);
           return;
         }
@@ -175,8 +186,9 @@ export class DeliveryService {
       if (decision.kind === 'ignore') return { outcome: 'recorded', moved: null };
       const sentAt = current.delivery.status === 'SENT' ? current.delivery.updatedAt.getTime() : null;
       const moved = { status: receipt.status, seconds: sentAt === null ? null : Math.max(0, now.getTime() - sentAt) / 1000 };
-      const next = { ...current, delivery: decision.delivery, deliveries: withLatestAttempt(current.deliveries, provider, receipt.status) };
       const lastError = `undelivered: ${receipt.detail ?? 'no detail'}`;
+      const error = receipt.status === 'UNDELIVERED' ? sendError('UNDELIVERED', receipt.detail ? `the provider's receipt: ${receipt.detail}` : "the provider's receipt gave no detail", now) : null;
+      const next = { ...current, delivery: decision.delivery, deliveries: withLatestAttempt(current.deliveries, provider, receipt.status, error) };
       let stepped: Channel | null = null;
       switch (decision.kind) {
         case 'update':

@@ -1,5 +1,5 @@
 import type { DeliveryReceipt, SendResult } from './send-result.js';
-import type { SendJob } from './send-job.js';
+import { turnAttempts, type SendJob } from './send-job.js';
 import { effectiveStatus, type Delivery, type Verification } from './verification.js';
 
 /**
@@ -41,8 +41,7 @@ export function decideSendFailure(
 ): FailureDecision {
   const next = providerAfter(order, provider);
   if (result.kind === 'permanent') return next ? { kind: 'failover', provider: next } : { kind: 'give-up' };
-  const failures = (job.provider === provider ? job.providerFailures : 0) + 1;
-  if (next && failures >= transientFailuresBeforeFailover) return { kind: 'failover', provider: next };
+  if (next && turnAttempts(job, provider) >= transientFailuresBeforeFailover) return { kind: 'failover', provider: next };
   const delay = retryDelays[job.attempts - 1];
   if (delay !== undefined) {
     const wait = Math.max(delay, result.retryAfterSeconds ?? 0);

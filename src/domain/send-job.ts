@@ -31,6 +31,14 @@ export interface SendJob {
 }
 
 /**
+ * The provider calls of `provider`'s current turn at a job's send, the one under way included: its transient
+ * failures in a row, and this one.
+ */
+export function turnAttempts(job: SendJob, provider: string): number {
+  return (job.provider === provider ? job.providerFailures : 0) + 1;
+}
+
+/**
  * The job due again at once through `provider` (null: the channel's first), with a clean failure count; claimed
  * until `claimedUntil` by the process that writes it, whose attempt is then under way and counted.
  */

@@ -172,6 +172,11 @@ export interface SentRecord {
   readonly messageId: string;
   /** The send attempt that got the id (the job's attempt count). */
   readonly attempt: number;
+  /**
+   * The calls of this provider's turn, this one included: above 1, the record's latest attempt is this turn's,
+   * retried, and this acceptance ends it (keeping its last error).
+   */
+  readonly turnAttempts: number;
   /** SENT, or DELIVERED when the provider knew at once that it arrived. */
   readonly status: 'SENT' | 'DELIVERED';
   readonly at: Date;

@@ -1,5 +1,8 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { DeliveryChannel } from './channel-driver.js';
+import { sendErrorRecord, type AttemptRecord, type SendError } from './send-error.js';
+
+export { sendError, sendErrorRecord, type AttemptRecord, type SendError, type SendErrorCode } from './send-error.js';
 
 /** Channel asked for in a create request (seed 4.2). */
 export type RequestType = 'SEND_SMS' | 'DROPPED_CALL' | 'WHATSAPP' | 'VOICE_CALL';
@@ -11,15 +14,25 @@ export type FailureReason = 'MAX_ATTEMPTS' | 'UNDELIVERABLE' | 'CANCELED';
 /** Where the latest send of the code stands (contract 3.4 `delivery.status`). */
 export type SendStatus = 'QUEUED' | 'SENT' | 'DELIVERED' | 'UNDELIVERED' | 'FAILED';
 
-/** One send attempt of a verification's code (contract 13 `deliveries`), oldest first on the record. */
+/**
+ * One provider's turn at sending a verification's code (contract 13 `deliveries`), oldest first on the record:
+ * the calls made to that provider for one send, the retries of a transient failure included.
+ */
 export interface DeliveryAttempt {
   readonly channel: Delivery['channel'];
   /** The provider tried (`test` for a test number). */
   readonly provider: string;
-  /** Where that attempt stands: SENT or DELIVERED once taken, then as its receipts say; FAILED when refused. */
+  /**
+   * Where that turn stands: QUEUED while a failed call waits for its retry, SENT or DELIVERED once taken, then as
+   * its receipts say; FAILED when refused or given up.
+   */
   readonly status: SendStatus;
-  /** When the attempt was made. */
+  /** When its latest call was made. */
   readonly at: Date;
+  /** Provider calls made in this turn (a retry after a transient failure is one more). */
+  readonly attempts: number;
+  /** The latest failure of this turn; null when none failed. */
+  readonly lastError: SendError | null;
 }
 
 /** The latest send of a verification's code (contract 3.4 `delivery`). */
@@ -108,11 +121,41 @@ export function fallbackLeft(v: Verification): readonly RequestType[] {
   return v.workflow.slice(v.steps);
 }
 
-/** The attempts with the latest one of `provider` moved to `status` (a receipt, or a refusal of that attempt). */
-export function withLatestAttempt(attempts: readonly DeliveryAttempt[], provider: string, status: SendStatus): readonly DeliveryAttempt[] {
+/** The attempts with the latest one of `provider` moved to `status` (a receipt), with its error if it says one. */
+export function withLatestAttempt(
+  attempts: readonly DeliveryAttempt[],
+  provider: string,
+  status: SendStatus,
+  error: SendError | null = null,
+): readonly DeliveryAttempt[] {
   const last = attempts[attempts.length - 1];
   if (!last || last.provider !== provider) return attempts;
-  return [...attempts.slice(0, -1), { ...last, status }];
+  return [...attempts.slice(0, -1), { ...last, status, ...(error && { lastError: error }) }];
+}
+
+/**
+ * The attempts with `turn` written in: in place of the latest one when it is the same turn (a retry of the same
+ * send through the same provider), else after it.
+ */
+export function withTurn(attempts: readonly DeliveryAttempt[], turn: DeliveryAttempt): readonly DeliveryAttempt[] {
+  const last = attempts[attempts.length - 1];
+  const same = turn.attempts > 1 && last?.provider === turn.provider && last.channel === turn.channel && last.status === 'QUEUED';
+  return same ? [...attempts.slice(0, -1), turn] : [...attempts, turn];
+}
+
+export function attemptRecord(a: DeliveryAttempt): AttemptRecord {
+  return { channel: a.channel, provider: a.provider, status: a.status, at: a.at.toISOString(), attempts: a.attempts, lastError: sendErrorRecord(a.lastError) };
+}
+
+
+/**
+ * What the record's `delivery` shows of its latest turn (contract 20): its calls and latest failure; 0 and null
+ * before any provider was called for it (or when the latest turn is of another channel, before a step's first call).
+ */
+export function latestTurn(v: Pick<Verification, 'delivery' | 'deliveries'>): Pick<AttemptRecord, 'attempts' | 'lastError'> {
+  const last = v.deliveries[v.deliveries.length - 1];
+  if (!last || last.channel !== v.delivery.channel || last.provider !== v.delivery.provider) return { attempts: 0, lastError: null };
+  return { attempts: last.attempts, lastError: sendErrorRecord(last.lastError) };
 }
 
 /**
@@ -125,7 +168,7 @@ export function testNumberDelivery(channel: Delivery['channel'], sends: number, 
 
 /** The attempt a test number's send makes: `test`, delivered at once. */
 export function testNumberAttempt(channel: Delivery['channel'], now: Date): DeliveryAttempt {
-  return { channel, provider: 'test', status: 'DELIVERED', at: now };
+  return { channel, provider: 'test', status: 'DELIVERED', at: now, attempts: 1, lastError: null };
 }
 
 /** A PENDING verification whose time is up reads as EXPIRED, before any sweep records it. */

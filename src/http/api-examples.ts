@@ -34,7 +34,7 @@ export const exampleVerification: Verification = {
   regionCode: 'NG',
   lastSendAt: created,
   delivery: { channel: 'SMS', provider: 'twilio', messageId: null, status: 'SENT', sends: 1, updatedAt: sent },
-  deliveries: [{ channel: 'SMS', provider: 'twilio', status: 'SENT', at: sent }],
+  deliveries: [{ channel: 'SMS', provider: 'twilio', status: 'SENT', at: sent, attempts: 1, lastError: null }],
   workflow: [],
   fallbackAfterSeconds: 60,
   nextStepAt: null,

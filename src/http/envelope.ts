@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import { errorCatalogue, type ErrorCode, type FieldProblem, type RuleProblem } from '../domain/error-catalogue.js';
-import { fallbackLeft, type Verification } from '../domain/verification.js';
+import { attemptRecord, fallbackLeft, latestTurn, type AttemptRecord, type Verification } from '../domain/verification.js';
 
 /** The record as clients see it (seed 2.2 plus contract 3.4's fields). */
 export interface PublicRecord {
@@ -19,9 +19,17 @@ export interface PublicRecord {
   webhookUrl: string | null;
   reference: string | null;
   failureReason: string | null;
-  delivery: { channel: string; provider: string | null; status: string; sends: number; updatedAt: string };
+  delivery: {
+    channel: string;
+    provider: string | null;
+    status: string;
+    sends: number;
+    updatedAt: string;
+    attempts: number;
+    lastError: AttemptRecord['lastError'];
+  };
   fallback: string[];
-  deliveries: { channel: string; provider: string; status: string; at: string }[];
+  deliveries: AttemptRecord[];
 }
 
 export function publicRecord(v: Verification): PublicRecord {
@@ -48,9 +56,10 @@ export function publicRecord(v: Verification): PublicRecord {
       status: v.delivery.status,
       sends: v.delivery.sends,
       updatedAt: v.delivery.updatedAt.toISOString(),
+      ...latestTurn(v),
     },
     fallback: [...fallbackLeft(v)],
-    deliveries: v.deliveries.map((a) => ({ channel: a.channel, provider: a.provider, status: a.status, at: a.at.toISOString() })),
+    deliveries: v.deliveries.map(attemptRecord),
   };
 }
 

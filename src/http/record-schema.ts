@@ -50,7 +50,7 @@ export const recordSchema = {
     delivery: {
       type: 'object',
       description: 'The latest send of the code.',
-      required: ['channel', 'provider', 'status', 'sends', 'updatedAt'],
+      required: ['channel', 'provider', 'status', 'sends', 'updatedAt', 'attempts', 'lastError'],
       properties: {
         channel: {
           type: 'string',
@@ -65,33 +65,60 @@ export const recordSchema = {
         },
         sends: { type: 'integer', description: 'How many times the code was sent, resends included.' },
         updatedAt: { type: 'string', description: timestamp },
+        attempts: {
+          type: 'integer',
+          description: "Provider calls made for the latest send, retries of a failed call included; 0 before the first.",
+        },
+        lastError: sendErrorSchema('The latest failure of the latest send (while a retry is pending too); null when none failed.'),
       },
     },
     fallback: {
       type: 'array',
       items: { type: 'string' },
-      description: "The workflow's request types still to come, in order (contract 13); `[]` when none is left or none was asked.",
+      description: "The workflow's request types still to come, in order; `[]` when none is left or none was asked.",
     },
     deliveries: {
       type: 'array',
-      description: 'Every send attempt of the code, oldest first: a failover between two providers makes two; the latest is `delivery` as it stands.',
+      description:
+        "Every provider's turn at sending the code, oldest first: a failover between two providers makes two, the retries of one provider's failed call stay in its turn; the latest is `delivery` as it stands.",
       items: {
         type: 'object',
-        required: ['channel', 'provider', 'status', 'at'],
+        required: ['channel', 'provider', 'status', 'at', 'attempts', 'lastError'],
         properties: {
           channel: { type: 'string', description: 'The channel of the attempt, as `delivery.channel`.' },
           provider: { type: 'string', description: 'The provider tried (`test` for a test number).' },
           status: {
             type: 'string',
             enum: ['QUEUED', 'SENT', 'DELIVERED', 'UNDELIVERED', 'FAILED'],
-            description: '`SENT`/`DELIVERED` once taken, then as its receipts say; `FAILED` when refused.',
+            description: '`QUEUED` while a failed call waits for its retry; `SENT`/`DELIVERED` once taken, then as its receipts say; `FAILED` when refused or given up.',
           },
-          at: { type: 'string', description: `When the attempt was made. ${timestamp}` },
+          at: { type: 'string', description: `When its latest call was made. ${timestamp}` },
+          attempts: { type: 'integer', description: 'Calls made to the provider in this turn.' },
+          lastError: sendErrorSchema('The latest failure of this turn; null when none failed.'),
         },
       },
     },
   },
 } as const;
+
+/** A failed provider call, in the service's words: never a provider credential. */
+function sendErrorSchema(description: string) {
+  return {
+    type: ['object', 'null'],
+    description,
+    required: ['code', 'message', 'at'],
+    properties: {
+      code: {
+        type: 'string',
+        enum: ['PROVIDER_UNAVAILABLE', 'PROVIDER_REFUSED', 'UNDELIVERED'],
+        description:
+          '`PROVIDER_UNAVAILABLE`: no answer, a time-out, throttling or a server error (retried, then the next provider); `PROVIDER_REFUSED`: the provider refused the message (the next provider at once); `UNDELIVERED`: taken, and its receipt said it never arrived.',
+      },
+      message: { type: 'string', description: 'What went wrong, for an operator: the network error, or what the provider answered.' },
+      at: { type: 'string', description: timestamp },
+    },
+  } as const;
+}
 
 /**
  * The record as a shared schema (app.addSchema), so that the many responses that carry it refer to it: the

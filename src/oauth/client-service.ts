@@ -51,9 +51,12 @@ export class ClientService {
     private readonly random: Random,
     /** Told when a client changes, so caches on this instance forget it at once. */
     private readonly onChange: (clientId: string) => void = () => undefined,
+    /** Whether a client made without saying shows its codes (REVEAL_CODES_DEFAULT). */
+    private readonly revealCodesDefault = true,
   ) {}
 
-  async create(name: string, scopes: readonly Scope[]): Promise<ClientCredentials> {
+  /** A new client; its code setting is stored with it, so a later change of the default leaves it as it was. */
+  async create(name: string, scopes: readonly Scope[], revealCode = this.revealCodesDefault): Promise<ClientCredentials & { revealCode: boolean }> {
     const clientSecret = newClientSecret(this.random);
     const client: Client = {
       id: this.random.uuid(),
@@ -65,10 +68,10 @@ export class ClientService {
       previousWebhookSecretExpiresAt: null,
       disabledAt: null,
       createdAt: this.clock.now(),
-      settings: defaultClientSettings,
+      settings: { ...defaultClientSettings, revealCode },
     };
     await this.store.insert(client);
-    return { ...view(client), clientSecret, webhookSecret: client.webhookSecret };
+    return { ...view(client), clientSecret, webhookSecret: client.webhookSecret, revealCode };
   }
 
   async list(): Promise<ClientView[]> {

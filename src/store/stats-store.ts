@@ -71,3 +71,27 @@ export async function providerTraffic(db: Kysely<Database>, since: Date): Promis
     .execute();
   return rows.map((r) => ({ channel: r.delivery_channel, provider: r.delivery_provider ?? '', verifications: Number(r.verifications), delivered: Number(r.delivered) }));
 }
+
+/**
+ * Failed provider calls per channel and provider since a time (every client's, test numbers left out), from the
+ * verifications' deliveries: each turn's calls less the one that got the code through; and the latest error any
+ * of them recorded (an undelivered receipt's included).
+ */
+export async function providerFailures(
+  db: Kysely<Database>,
+  since: Date,
+): Promise<{ channel: string; provider: string; failures: number; lastError: { code: string; message: string; at: string } | null }[]> {
+  const { rows } = await sql<{ channel: string; provider: string; failures: Count; last_error: unknown }>`
+    SELECT lower(e->>'channel') AS channel, e->>'provider' AS provider,
+      sum(coalesce((e->>'attempts')::int, 1) - CASE WHEN e->>'status' IN ('SENT', 'DELIVERED', 'UNDELIVERED') THEN 1 ELSE 0 END) AS failures,
+      (array_agg(e->'lastError' ORDER BY e->'lastError'->>'at' DESC) FILTER (WHERE jsonb_typeof(e->'lastError') = 'object'))[1] AS last_error
+    FROM verifications v CROSS JOIN LATERAL jsonb_array_elements(v.deliveries) e
+    WHERE v.created_at >= ${since} AND v.test_number = false
+    GROUP BY 1, 2`.execute(db);
+  return rows.map((r) => {
+    const raw = typeof r.last_error === 'string' ? (JSON.parse(r.last_error) as unknown) : r.last_error;
+    const e = raw as { code?: unknown; message?: unknown; at?: unknown } | null;
+    const lastError = e && typeof e.code === 'string' && typeof e.message === 'string' && typeof e.at === 'string' ? { code: e.code, message: e.message, at: e.at } : null;
+    return { channel: r.channel, provider: r.provider, failures: Number(r.failures), lastError };
+  });
+}

@@ -3,15 +3,18 @@ import { parseChannel, parseDeliveryChannel } from '../domain/channel-driver.js'
 import type { PhoneHistory } from '../domain/limits.js';
 import type { SendJob, SendJobStatus } from '../domain/send-job.js';
 import type { Signals } from '../domain/signals.js';
-import type {
-  Delivery,
-  DeliveryAttempt,
-  RequestType,
-  FailureReason,
-  SendStatus,
-  Verification,
-  VerificationStatus,
-  VerificationType,
+import {
+  attemptRecord,
+  type Delivery,
+  type DeliveryAttempt,
+  type RequestType,
+  type FailureReason,
+  type SendError,
+  type SendErrorCode,
+  type SendStatus,
+  type Verification,
+  type VerificationStatus,
+  type VerificationType,
 } from '../domain/verification.js';
 import type { SendJobsTable, VerificationsTable } from './schema.js';
 
@@ -57,7 +60,7 @@ export function verificationRow(v: Verification): Insertable<VerificationsTable>
 
 /** The attempts as stored (jsonb). */
 export function attemptsJson(attempts: readonly DeliveryAttempt[]): string {
-  return JSON.stringify(attempts.map((a) => ({ channel: a.channel, provider: a.provider, status: a.status, at: a.at.toISOString() })));
+  return JSON.stringify(attempts.map(attemptRecord));
 }
 
 /**
@@ -70,13 +73,33 @@ function toAttempts(raw: unknown, delivery: Delivery): DeliveryAttempt[] {
         if (typeof a !== 'object' || a === null) return [];
         const o = a as Record<string, unknown>;
         if (typeof o.channel !== 'string' || typeof o.provider !== 'string' || typeof o.at !== 'string') return [];
-        return [{ channel: o.channel as Delivery['channel'], provider: o.provider, status: sendStatuses.find((s) => s === o.status) ?? 'SENT', at: new Date(o.at) }];
+        return [
+          {
+            channel: o.channel as Delivery['channel'],
+            provider: o.provider,
+            status: sendStatuses.find((s) => s === o.status) ?? 'SENT',
+            at: new Date(o.at),
+            // Attempts stored before they counted calls (0030) were one call each.
+            attempts: typeof o.attempts === 'number' ? o.attempts : 1,
+            lastError: toSendError(o.lastError),
+          },
+        ];
       })
     : [];
   if (attempts.length === 0 && delivery.provider !== null) {
-    return [{ channel: delivery.channel, provider: delivery.provider, status: delivery.status, at: delivery.updatedAt }];
+    return [{ channel: delivery.channel, provider: delivery.provider, status: delivery.status, at: delivery.updatedAt, attempts: 1, lastError: null }];
   }
   return attempts;
+}
+
+const sendErrorCodes: readonly SendErrorCode[] = ['PROVIDER_UNAVAILABLE', 'PROVIDER_REFUSED', 'UNDELIVERED'];
+
+function toSendError(raw: unknown): SendError | null {
+  if (typeof raw !== 'object' || raw === null) return null;
+  const { code, message, at } = raw as Record<string, unknown>;
+  const known = sendErrorCodes.find((c) => c === code);
+  if (!known || typeof message !== 'string' || typeof at !== 'string') return null;
+  return { code: known, message, at: new Date(at) };
 }
 
 const requestTypes: readonly string[] = ['SEND_SMS', 'DROPPED_CALL', 'WHATSAPP', 'VOICE_CALL'];

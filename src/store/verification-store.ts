@@ -180,14 +180,14 @@ export class SqlVerificationStore implements VerificationStore {
     const rows = group.map(
       (s) =>
         sql`(${s.verificationId}::uuid, ${s.provider}::text, ${s.account}::text, ${s.messageId}::text, ${s.attempt}::int, ${s.status}::text, ${s.at}::timestamptz,
-          ${s.channel}::text, ${s.deliveryChannel}::text)`,
+          ${s.channel}::text, ${s.deliveryChannel}::text, ${s.turnAttempts}::int)`,
     );
     const keptBefore = this.keptCommits;
     const parked = this.receiptsMayBeKept
       ? sql`EXISTS (SELECT 1 FROM parked_receipts r WHERE r.provider = k.provider AND r.account = k.account AND r.message_id = k.message_id)`
       : sql`false`;
     const result = await sql<{ verification_id: string; provider: string; account: string; message_id: string; previous: string | null; parked: boolean }>`
-      WITH s (verification_id, provider, account, message_id, attempt, status, at, channel, delivery_channel) AS (VALUES ${sql.join(rows)}),
+      WITH s (verification_id, provider, account, message_id, attempt, status, at, channel, delivery_channel, turn_attempts) AS (VALUES ${sql.join(rows)}),
       -- Verifications are locked first, in id order, as every transaction script locks them (a resend locks the
       -- verification, then its job). Left to itself PostgreSQL runs the job update before the verification's,
       -- and a resend of the same verification at that moment deadlocked with it.
@@ -195,8 +195,13 @@ export class SqlVerificationStore implements VerificationStore {
       delivered AS (
         UPDATE verifications v SET delivery_provider = s.provider, delivery_message_id = s.message_id,
           delivery_status = s.status, delivery_sends = v.delivery_sends + 1, delivery_updated_at = s.at,
-          deliveries = v.deliveries || jsonb_build_array(jsonb_build_object('channel', s.delivery_channel, 'provider', s.provider,
-            'status', s.status, 'at', to_char(s.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))),
+          -- A turn retried (a transient failure, then this call) is the latest attempt already, QUEUED: this
+          -- acceptance ends it in its place, keeping its calls' last error (as withTurn does).
+          deliveries = CASE WHEN s.turn_attempts > 1 AND v.deliveries->-1->>'status' = 'QUEUED' AND v.deliveries->-1->>'provider' = s.provider
+              AND v.deliveries->-1->>'channel' = s.delivery_channel THEN v.deliveries - -1 ELSE v.deliveries END
+            || jsonb_build_array(jsonb_build_object('channel', s.delivery_channel, 'provider', s.provider,
+            'status', s.status, 'at', to_char(s.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'attempts', s.turn_attempts,
+            'lastError', CASE WHEN s.turn_attempts > 1 AND v.deliveries->-1->>'provider' = s.provider THEN coalesce(v.deliveries->-1->'lastError', 'null'::jsonb) ELSE 'null'::jsonb END)),
           -- The current step's clock starts when its code is first sent; a resend or failover leaves it running.
           next_step_at = CASE WHEN v.next_step_at IS NULL AND v.steps < cardinality(v.workflow)
             THEN s.at + make_interval(secs => v.fallback_after_seconds) ELSE v.next_step_at END

@@ -81,7 +81,7 @@ describe('otp-service operators, audit, verifications, providers, stats --by-pro
     const byRef = await runCli(['verifications', 'find', 'cli-ref-1', '--json'], env());
     assert.deepEqual((JSON.parse(byRef.stdout) as { id: string }[]).map((v) => v.id), [vid]);
     const providers = await runCli(['providers'], env());
-    assert.match(providers.stdout, /^CHANNEL\tORDER\tPROVIDER\tCIRCUIT\tSENDS\tMEAN ANSWER\tDELIVERED \(24 h\)\nsms\t1\tlog\tclosed\t1\t\d+ ms\t0\/1\n/);
+    assert.match(providers.stdout, /^CHANNEL\tORDER\tPROVIDER\tCIRCUIT\tSENDS\tMEAN ANSWER\tDELIVERED \(24 h\)\tFAILED CALLS \(24 h\)\tLAST ERROR\nsms\t1\tlog\tclosed\t1\t\d+ ms\t0\/1\t0\t-\n/);
     const stats = await runCli(['stats', '--by-provider'], env());
     assert.match(stats.stdout, /^CLIENT_ID\tDAY\tREGION\tCOUNTRY\tCHANNEL\tPROVIDER\tSENDS\tDELIVERED\tVERIFIED\n\S+\t\S+\tNG\t\+234\tSMS\tlog\t1\t0\t0\n$/);
 

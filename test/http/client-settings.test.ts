@@ -235,14 +235,20 @@ forEachDatabase('client settings', (kind) => {
 
     it('takes the CLI forms of the contract: create, update, templates set, test-numbers add, show --json', async () => {
       const dataDir = kind === 'pglite' ? embeddedDataDir('otp-settings-cli-') : null;
-      const env: Record<string, string> = { LOG_LEVEL: 'silent', ...(dataDir ? { DATA_DIR: dataDir } : { DATABASE_URL: String(h.config.DATABASE_URL) }) };
+      // Clients made here withhold their codes unless told otherwise, as NODE_ENV=production's do.
+      const env: Record<string, string> = { LOG_LEVEL: 'silent', REVEAL_CODES_DEFAULT: 'false', ...(dataDir ? { DATA_DIR: dataDir } : { DATABASE_URL: String(h.config.DATABASE_URL) }) };
       const cli = async (...args: string[]) => {
         const ran = await runCliFromBuild(args, env);
         assert.equal(ran.code, 0, `otp-service ${args.join(' ')}: ${ran.stderr}`);
         return ran.stdout;
       };
       try {
-        const created = JSON.parse(await cli('clients', 'create', '--name', 'cli', '--scopes', 'otp:send', '--json')) as { clientId: string };
+        const created = JSON.parse(await cli('clients', 'create', '--name', 'cli', '--scopes', 'otp:send', '--json')) as { clientId: string; revealCode: boolean };
+        assert.equal(created.revealCode, false, 'REVEAL_CODES_DEFAULT=false: a new client withholds its codes');
+        const revealing = JSON.parse(await cli('clients', 'create', '--name', 'shows', '--scopes', 'otp:send', '--reveal-code', 'true', '--json')) as { clientId: string; revealCode: boolean };
+        assert.equal(revealing.revealCode, true);
+        const revealingShown = JSON.parse(await cli('clients', 'show', revealing.clientId, '--json')) as { settings: { revealCode: boolean } };
+        assert.equal(revealingShown.settings.revealCode, true, '--reveal-code true on create is stored with the client');
         const id = created.clientId;
         assert.match(await cli('clients', 'update', id, '--reveal-code', 'false', '--allowed-countries', 'ng,GH', '--app-name', 'Acme', '--default-locale', 'fr', '--fallback', 'send_sms', '--fallback-after', '45'), /saved/);
         assert.match(await cli('clients', 'templates', 'set', id, '--locale', 'fr', 'Votre code {app} : {code}'), /saved the fr template: GSM-7, 1 SMS part at most\. A user reads:\n\nVotre code Acme : 9999/);

@@ -2,6 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import type { Outgoing, Provider, SendResult } from '../../src/channels/provider-port.js';
+import { runAdminCommand } from '../../src/admin/commands.js';
+import { adminDeps } from '../../src/admin/deps.js';
+import type { ProviderStatus } from '../../src/admin/provider-status.js';
 import { ChannelRegistry } from '../../src/channels/registry.js';
 import { defaultClientSettings } from '../../src/domain/client-settings.js';
 import { parseE164 } from '../../src/domain/phone.js';
@@ -36,6 +39,23 @@ class ScriptedSms implements Provider {
 }
 
 const [firstDelay, secondDelay] = [2, 10] as const;
+
+interface SendErrorBody {
+  code: string;
+  message: string;
+  at: string;
+}
+
+/** The record with what it says of its sends. */
+interface Sent extends RecordBody {
+  delivery: { channel: string; provider: string | null; status: string; sends: number; updatedAt: string; attempts: number; lastError: SendErrorBody | null };
+  deliveries: { channel: string; provider: string; status: string; at: string; attempts: number; lastError: SendErrorBody | null }[];
+}
+
+/** What a failed send shows of `delivery`. */
+function pick(d: Sent['delivery']) {
+  return { provider: d.provider, status: d.status, sends: d.sends, attempts: d.attempts, lastError: d.lastError };
+}
 const retryDelays = [firstDelay, secondDelay];
 
 /** Contract 3.1 and 3.4: the code goes out through the channel's provider after commit; failures retry, then fail. */
@@ -119,12 +139,21 @@ forEachDatabase('sending codes', (kind) => {
       await worker.runOnce();
       assert.equal(sms.attempts.get(v.id), 1);
       assert.equal((await jobOf(v.id)).last_error, 'gateway 503');
+      // The failure shows on the record while its retry is pending: the provider tried, its calls, why.
+      const failedAt = h.clock.now().toISOString();
+      const lastError = { code: 'PROVIDER_UNAVAILABLE', message: 'gateway 503', at: failedAt };
+      const pending = (await h.call('GET', `/v1/otp/${v.id}`, token)).json().data as Sent;
+      assert.deepEqual(pick(pending.delivery), { provider: 'log', status: 'QUEUED', sends: 0, attempts: 1, lastError });
+      assert.deepEqual(pending.deliveries, [{ channel: 'SMS', provider: 'log', status: 'QUEUED', at: failedAt, attempts: 1, lastError }]);
       h.clock.advance(firstDelay * 1000);
       await worker.runOnce();
       assert.equal(sms.attempts.get(v.id), 2);
       assert.equal((await jobOf(v.id)).status, 'sent');
       const res = await h.call('GET', `/v1/otp/${v.id}`, token);
       assert.equal(res.json().data.status, 'PENDING');
+      const sent = res.json().data as Sent;
+      assert.deepEqual(pick(sent.delivery), { provider: 'log', status: 'SENT', sends: 1, attempts: 2, lastError }, 'the turn that got it through keeps its last error');
+      assert.deepEqual(sent.deliveries, [{ channel: 'SMS', provider: 'log', status: 'SENT', at: h.clock.now().toISOString(), attempts: 2, lastError }]);
       assert.deepEqual(await eventKinds(h, v.id), []);
     });
   });
@@ -141,6 +170,11 @@ forEachDatabase('sending codes', (kind) => {
       assert.deepEqual(await eventKinds(h, v.id), ['action.otp.failed']);
       const fetched = await h.call('GET', `/v1/otp/${v.id}`, token);
       assert.equal(fetched.json().data.status, 'FAILED');
+      const lastError = { code: 'PROVIDER_REFUSED', message: 'number unreachable', at: h.clock.now().toISOString() };
+      assert.deepEqual(pick(fetched.json().data.delivery as Sent['delivery']), { provider: 'log', status: 'FAILED', sends: 0, attempts: 1, lastError });
+      assert.deepEqual((fetched.json().data as Sent).deliveries.map((d) => ({ status: d.status, attempts: d.attempts, lastError: d.lastError })), [
+        { status: 'FAILED', attempts: 1, lastError },
+      ]);
       const verify = expectV1Error(await h.call('POST', '/v1/otp/verify', token, { id: v.id, otp: v.otp }), 409, 'VERIFICATION_NOT_PENDING');
       assert.equal(verify.data?.status, 'FAILED');
     });
@@ -164,7 +198,17 @@ forEachDatabase('sending codes', (kind) => {
       await worker.runOnce();
       assert.equal(sms.attempts.get(v.id), 3, 'one attempt per delay, plus the first');
       assert.equal((await jobOf(v.id)).status, 'failed');
-      assert.equal((await h.call('GET', `/v1/otp/${v.id}`, token)).json().data.status, 'FAILED');
+      const failed = (await h.call('GET', `/v1/otp/${v.id}`, token)).json().data as Sent;
+      assert.equal(failed.status, 'FAILED');
+      const lastError = { code: 'PROVIDER_UNAVAILABLE', message: 'timeout', at: h.clock.now().toISOString() };
+      assert.deepEqual(pick(failed.delivery), { provider: 'log', status: 'QUEUED', sends: 0, attempts: 3, lastError }, 'every call of the turn, the last error');
+      assert.deepEqual(failed.deliveries.map((d) => ({ status: d.status, attempts: d.attempts, lastError: d.lastError })), [{ status: 'FAILED', attempts: 3, lastError }]);
+      // The operator's view of the provider (otp-service providers): its failed calls of the last day, and why.
+      const status = await runAdminCommand(adminDeps(h.services), { name: 'providers.status' });
+      assert.ok(status.ok);
+      const log = (status.value as ProviderStatus[]).find((p) => p.channel === 'sms' && p.provider === 'log');
+      assert.ok(log && log.lastDay.failures >= 3, `failed calls counted: ${JSON.stringify(log?.lastDay)}`);
+      assert.deepEqual(log.lastDay.lastError, lastError);
       assert.deepEqual(await eventKinds(h, v.id), ['action.otp.failed']);
       h.clock.advance(3600_000);
       await worker.runOnce();

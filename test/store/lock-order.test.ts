@@ -36,6 +36,7 @@ describe('lock order of a verification and its send job [postgres]', { skip: pos
       account: 'bind-1',
       messageId: 'L1',
       attempt: 2,
+      turnAttempts: 1,
       status: 'SENT',
       at: new Date(),
     });

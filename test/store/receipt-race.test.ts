@@ -30,6 +30,7 @@ describe('a receipt racing its acceptance [postgres]', { skip: postgresSkip }, (
       account: 'bind-1',
       messageId,
       attempt: 1,
+      turnAttempts: 1,
       status: 'SENT',
       at: new Date(),
     });

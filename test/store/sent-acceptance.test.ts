@@ -26,6 +26,7 @@ forEachDatabase('recording accepted sends', (kind) => {
     account: 'bind-1',
     messageId,
     attempt: 1,
+    turnAttempts: 1,
     status: 'SENT' as const,
     at: new Date(),
   });

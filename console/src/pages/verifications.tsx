@@ -51,14 +51,19 @@ function Detail({ v, reload }: { v: Life; reload: () => void }) {
         <dt>Reference</dt><dd>{v.reference ?? '-'}</dd>
         <dt>Wrong codes tried</dt><dd>{v.attempts}</dd>
         <dt>Sends asked for</dt><dd>{v.sends}</dd>
-        <dt>Delivery</dt><dd>{v.delivery.status} via {v.delivery.provider ?? '-'} ({v.delivery.channel})</dd>
+        <dt>Delivery</dt><dd>{v.delivery.status} via {v.delivery.provider ?? '-'} ({v.delivery.channel}), {v.delivery.attempts} call(s){v.delivery.lastError && <>; last error <code>{v.delivery.lastError.code}</code> {v.delivery.lastError.message}</>}</dd>
         {v.failureReason && (<><dt>Failure</dt><dd>{v.failureReason}</dd></>)}
       </dl>
       <table>
         <caption>Deliveries</caption>
-        <thead><tr><th scope="col">At</th><th scope="col">Channel</th><th scope="col">Provider</th><th scope="col">Status</th></tr></thead>
+        <thead><tr><th scope="col">At</th><th scope="col">Channel</th><th scope="col">Provider</th><th scope="col">Status</th><th scope="col">Calls</th><th scope="col">Last error</th></tr></thead>
         <tbody>
-          {v.deliveries.map((d, i) => (<tr key={i}><td>{d.at}</td><td>{d.channel}</td><td>{d.provider}</td><td>{d.status}</td></tr>))}
+          {v.deliveries.map((d, i) => (
+            <tr key={i}>
+              <td>{d.at}</td><td>{d.channel}</td><td>{d.provider}</td><td>{d.status}</td><td>{d.attempts}</td>
+              <td>{d.lastError ? <><code>{d.lastError.code}</code> {d.lastError.message} ({d.lastError.at})</> : '-'}</td>
+            </tr>
+          ))}
         </tbody>
       </table>
       <h3>Webhooks</h3>
