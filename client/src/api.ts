@@ -1139,22 +1139,50 @@ export interface components {
                 sends: number;
                 /** @description ISO 8601 UTC with milliseconds. */
                 updatedAt: string;
+                /** @description Provider calls made for the latest send, retries of a failed call included; 0 before the first. */
+                attempts: number;
+                /** @description The latest failure of the latest send (while a retry is pending too); null when none failed. */
+                lastError: {
+                    /**
+                     * @description `PROVIDER_UNAVAILABLE`: no answer, a time-out, throttling or a server error (retried, then the next provider); `PROVIDER_REFUSED`: the provider refused the message (the next provider at once); `UNDELIVERED`: taken, and its receipt said it never arrived.
+                     * @enum {string}
+                     */
+                    code: "PROVIDER_UNAVAILABLE" | "PROVIDER_REFUSED" | "UNDELIVERED";
+                    /** @description What went wrong, for an operator: the network error, or what the provider answered. */
+                    message: string;
+                    /** @description ISO 8601 UTC with milliseconds. */
+                    at: string;
+                } | null;
             };
-            /** @description The workflow's request types still to come, in order (contract 13); `[]` when none is left or none was asked. */
+            /** @description The workflow's request types still to come, in order; `[]` when none is left or none was asked. */
             fallback: string[];
-            /** @description Every send attempt of the code, oldest first: a failover between two providers makes two; the latest is `delivery` as it stands. */
+            /** @description Every provider's turn at sending the code, oldest first: a failover between two providers makes two, the retries of one provider's failed call stay in its turn; the latest is `delivery` as it stands. */
             deliveries: {
                 /** @description The channel of the attempt, as `delivery.channel`. */
                 channel: string;
                 /** @description The provider tried (`test` for a test number). */
                 provider: string;
                 /**
-                 * @description `SENT`/`DELIVERED` once taken, then as its receipts say; `FAILED` when refused.
+                 * @description `QUEUED` while a failed call waits for its retry; `SENT`/`DELIVERED` once taken, then as its receipts say; `FAILED` when refused or given up.
                  * @enum {string}
                  */
                 status: "QUEUED" | "SENT" | "DELIVERED" | "UNDELIVERED" | "FAILED";
-                /** @description When the attempt was made. ISO 8601 UTC with milliseconds. */
+                /** @description When its latest call was made. ISO 8601 UTC with milliseconds. */
                 at: string;
+                /** @description Calls made to the provider in this turn. */
+                attempts: number;
+                /** @description The latest failure of this turn; null when none failed. */
+                lastError: {
+                    /**
+                     * @description `PROVIDER_UNAVAILABLE`: no answer, a time-out, throttling or a server error (retried, then the next provider); `PROVIDER_REFUSED`: the provider refused the message (the next provider at once); `UNDELIVERED`: taken, and its receipt said it never arrived.
+                     * @enum {string}
+                     */
+                    code: "PROVIDER_UNAVAILABLE" | "PROVIDER_REFUSED" | "UNDELIVERED";
+                    /** @description What went wrong, for an operator: the network error, or what the provider answered. */
+                    message: string;
+                    /** @description ISO 8601 UTC with milliseconds. */
+                    at: string;
+                } | null;
             }[];
         };
     };
