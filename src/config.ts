@@ -9,6 +9,7 @@ import { parseCallerIdRanges, type CallerIdRange } from './providers/caller-id.j
 import { parseHttpUrl } from './providers/http-provider.js';
 import { providerModule, providerModules, type ConfiguredProvider } from './providers/registry.js';
 import { parseDatabaseUrl } from './store/database-url.js';
+import { parseAllowedNetworks } from './webhooks/allowed-networks.js';
 
 /** A setting the operator can give through the environment. */
 interface Setting<T> {
@@ -430,9 +431,14 @@ export const settings = {
     parse: seconds,
   },
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: {
-    doc: 'Allow webhook destinations on loopback and private networks (development only)',
+    doc: 'Allow webhook destinations on loopback and every private network (development only: refused with NODE_ENV=production, where WEBHOOK_ALLOWED_NETWORKS names the networks to allow)',
     default: 'false',
     parse: bool,
+  },
+  WEBHOOK_ALLOWED_NETWORKS: {
+    doc: 'Private destinations webhooks may go to, comma-separated: CIDR ranges (10.20.0.0/16, fd00::/8, one address) and host names (hooks.internal; .svc.cluster.local for every name under it); every other private, loopback or reserved address stays refused. In production, http: (not https) is taken only for these',
+    default: '',
+    parse: parseAllowedNetworks,
   },
   WEBHOOK_LEASE_MS: {
     doc: 'How long a worker holds a webhook delivery it claimed; a crashed worker\'s deliveries are retried after it. Must exceed WEBHOOK_TIMEOUT_MS',
@@ -547,6 +553,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const placesRealCalls = [...(providers?.call ?? []), ...(providers?.voice ?? [])].some((p) => p.module.name !== 'log');
   if (placesRealCalls && Number(out.SEND_LEASE_MS) <= callTimeoutMs(Number(out.CALL_RING_SECONDS))) {
     problems.push(`SEND_LEASE_MS: must be longer than a call may take, CALL_RING_SECONDS + 5 s (${callTimeoutMs(Number(out.CALL_RING_SECONDS))} ms)`);
+  }
+  if (out.NODE_ENV === 'production' && out.WEBHOOK_ALLOW_PRIVATE_NETWORKS === true) {
+    problems.push('WEBHOOK_ALLOW_PRIVATE_NETWORKS: true is refused with NODE_ENV=production: it lets webhooks reach every address of this machine and its networks; name the networks your receivers are on in WEBHOOK_ALLOWED_NETWORKS (10.20.0.0/16, hooks.internal)');
   }
   if (out.NODE_ENV === 'production' && out.DEV_INBOX === true) {
     problems.push('DEV_INBOX: true is refused with NODE_ENV=production: the development inbox shows every code to whoever reaches the server');

@@ -18,6 +18,7 @@ import { claimAdminSocket, type AdminSocket } from './admin/socket.js';
 import { buildApp, type AppDeps } from './http/app.js';
 import { inboxHosts } from './http/dev-inbox-hosts.js';
 import { webhookRoutes } from './http/routes/webhooks.js';
+import { webhookDestinations } from './webhooks/destination-policy.js';
 import { housekeeping } from './jobs/housekeeping.js';
 import { addressCountriesOf } from './metadata/address-country.js';
 import { Workers, type WorkerDeps } from './jobs/workers.js';
@@ -51,6 +52,7 @@ export function appDeps(services: Services): AppDeps {
   return {
     logger: services.logger,
     verifications: services.verifications,
+    webhookDestinations: webhookDestinations(config),
     lookups: services.lookups,
     stats: services.stats,
     tokens: services.tokens,

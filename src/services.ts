@@ -50,6 +50,7 @@ import { SqlVerificationStore } from './store/verification-store.js';
 import { SqlWebhookStore } from './store/webhook-store.js';
 import { DeliveryWorker } from './webhooks/delivery-worker.js';
 import { GuardedHttpClient } from './webhooks/guarded-client.js';
+import type { LookupAll } from './webhooks/address-guard.js';
 import { OperatorService } from './console/operator-service.js';
 import { consoleSessionPolicy } from './console/session-policy.js';
 import type { AuditLog } from './console/audit-log.js';
@@ -122,6 +123,8 @@ export const devInboxLimit = 200;
 export interface ServiceOptions {
   /** Tests only: the database to use, opened already (the harness hands one embedded database to its services in turn). */
   readonly db?: Db;
+  /** Tests only: how webhook destinations' names resolve (names that resolve to private addresses, without DNS). */
+  readonly webhookLookup?: LookupAll;
 }
 
 export async function createServices(
@@ -351,6 +354,8 @@ export async function createServices(
     http: new GuardedHttpClient({
       timeoutMs: config.WEBHOOK_TIMEOUT_MS,
       allowPrivateNetworks: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+      allowedNetworks: config.WEBHOOK_ALLOWED_NETWORKS,
+      ...(options.webhookLookup && { lookup: options.webhookLookup }),
     }),
     retryDelays: config.WEBHOOK_RETRY_DELAYS,
     leaseMs: config.WEBHOOK_LEASE_MS,

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { channels } from '../domain/channel-driver.js';
 import type { Services } from '../services.js';
 import { providerFailures, providerTraffic } from '../store/stats-store.js';
+import { webhookDestinationProblem, webhookDestinations } from '../webhooks/destination-policy.js';
 import type { AdminDeps } from './commands.js';
 
 /**
@@ -61,6 +62,7 @@ export function adminDeps(services: Services): AdminDeps {
       codeLength: services.config.OTP_LENGTH,
       ttlSeconds: services.config.OTP_TTL_SECONDS,
       fallbackTypes: services.channels.fallbackTypes(),
+      webhookUrlProblem: (url) => webhookDestinationProblem(url, webhookDestinations(services.config)),
     },
     publicBaseUrl: services.config.PUBLIC_BASE_URL ?? null,
     snapshot: async (file) => {

@@ -223,12 +223,17 @@ export interface SettingsChange {
   readonly captcha?: { readonly provider?: CaptchaProvider | 'none'; readonly secret?: string; readonly minScore?: number; readonly when?: string };
 }
 
-/** What template checks need to know of the service: the longest code and the lifetime the text says. */
+/**
+ * What settings checks need to know of the service: the longest code and the lifetime the text says (templates),
+ * the request types a workflow may take, and where webhooks may go.
+ */
 export interface TextPolicy {
   readonly codeLength: number;
   readonly ttlSeconds: number;
   /** The request types a workflow's later steps may take here (the channel registry's); absent: none checked. */
   readonly fallbackTypes?: readonly string[];
+  /** Why a webhook can never be delivered to this URL here (WEBHOOK_ALLOWED_NETWORKS); absent: its form only. */
+  readonly webhookUrlProblem?: (url: string) => string | null;
 }
 
 /** The longest FALLBACK_AFTER_SECONDS a client may set (a day). */
@@ -244,7 +249,7 @@ export function applySettingsChange(current: ClientSettings, change: SettingsCha
     const why = value === null || value === undefined ? null : problem(value);
     if (why) problems.push(`${option} ${why}`);
   };
-  check('--default-webhook', change.defaultWebhookUrl, (v) => (v.length > 2048 ? 'must be at most 2048 characters' : webhookUrlProblem(v)));
+  check('--default-webhook', change.defaultWebhookUrl, (v) => (v.length > 2048 ? 'must be at most 2048 characters' : (policy.webhookUrlProblem ?? webhookUrlProblem)(v)));
   check('--app-name', change.appName, appNameProblem);
   check('--webotp-domain', change.webotpDomain, webotpDomainProblem);
   check('--android-app-hash', change.androidAppHash, androidAppHashProblem);

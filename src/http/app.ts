@@ -15,6 +15,7 @@ import { lookupRoutes } from './routes/lookup.js';
 import { ProbeQuietLogController } from './probe-logging.js';
 import { oauthRoutes, type OAuthRouteDeps } from './routes/oauth.js';
 import { otpRoutes } from './routes/otp.js';
+import type { WebhookDestinations } from '../webhooks/destination-policy.js';
 import { otpLifecycleRoutes } from './routes/otp-lifecycle.js';
 import { statsRoutes } from './routes/stats.js';
 import { camaraRoutes } from './camara/routes.js';
@@ -32,6 +33,8 @@ export interface HttpObserver {
 export interface AppDeps extends AuthHookDeps, OAuthRouteDeps {
   readonly logger: FastifyBaseLogger;
   readonly verifications: VerificationService;
+  /** Where webhooks may go (WEBHOOK_ALLOWED_NETWORKS): a create naming a destination never delivered to is a 400. */
+  readonly webhookDestinations: WebhookDestinations;
   readonly lookups: LookupService;
   /** The clients' traffic figures (GET /v1/stats). */
   readonly stats: StatsService;
@@ -143,7 +146,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Fastify parses text/plain by default; /v1 takes JSON only (contract 5: 415 for a body that is not JSON).
     v1.removeContentTypeParser('text/plain');
     registerAuthHook(v1, deps);
-    otpRoutes(v1, deps.verifications);
+    otpRoutes(v1, deps.verifications, deps.webhookDestinations);
     otpLifecycleRoutes(v1, deps.verifications);
     lookupRoutes(v1, deps.lookups);
     statsRoutes(v1, deps.stats);

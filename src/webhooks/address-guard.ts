@@ -1,5 +1,6 @@
 import { promises as dns } from 'node:dns';
 import net from 'node:net';
+import { nameAllowed, noAllowedNetworks, refusedAddressReason, type AllowedNetworks } from './allowed-networks.js';
 
 /**
  * Refuses webhook destinations that are not on the public internet (contract 4): the host is resolved, every
@@ -24,11 +25,15 @@ export type GuardResult =
   | { readonly ok: true; readonly addresses: readonly ResolvedAddress[] }
   | { readonly ok: false; readonly reason: string };
 
-/** Resolves and checks destinations; with `allowPrivate` (development) it only resolves. */
+/**
+ * Resolves and checks destinations; with `allowPrivate` (development) it only resolves. `allowed`
+ * (WEBHOOK_ALLOWED_NETWORKS) lets those private ranges and names through, and no others.
+ */
 export class AddressGuard {
   constructor(
     private readonly allowPrivate: boolean,
     private readonly lookup: LookupAll = systemLookup,
+    private readonly allowed: AllowedNetworks = noAllowedNetworks,
   ) {}
 
   async check(host: string): Promise<GuardResult> {
@@ -38,18 +43,21 @@ export class AddressGuard {
       const literal: ResolvedAddress = { address: hostname, family: family === 6 ? 6 : 4 };
       return this.checkAll([literal]);
     }
-    if (!this.allowPrivate && (hostname === 'localhost' || hostname.endsWith('.localhost'))) {
+    const byName = nameAllowed(this.allowed, hostname);
+    if (!this.allowPrivate && !byName && isLoopbackName(hostname)) {
       return { ok: false, reason: `destination refused: ${hostname} is a loopback name` };
     }
     const addresses = await this.lookup(hostname);
     if (addresses.length === 0) return { ok: false, reason: `no address found for ${hostname}` };
+    // A name the operator allowed goes wherever it resolves (a service's name inside the network).
+    if (byName) return { ok: true, addresses };
     return this.checkAll(addresses, hostname);
   }
 
   private checkAll(addresses: readonly ResolvedAddress[], hostname?: string): GuardResult {
     if (this.allowPrivate) return { ok: true, addresses };
     for (const a of addresses) {
-      const reason = nonPublicReason(a.address);
+      const reason = refusedAddressReason(this.allowed, a.address);
       if (reason !== null) {
         const what = hostname ? `${hostname} resolves to ${a.address}` : a.address;
         return { ok: false, reason: `destination refused: ${what} is ${reason}` };
@@ -59,123 +67,7 @@ export class AddressGuard {
   }
 }
 
-interface Range {
-  readonly bytes: readonly number[];
-  readonly bits: number;
-  readonly reason: string;
-}
-
-const v4 = (cidr: string, reason: string): Range => {
-  const [address = '', bits = '32'] = cidr.split('/');
-  return { bytes: parseIPv4(address) ?? [], bits: Number(bits), reason };
-};
-const v6 = (cidr: string, reason: string): Range => {
-  const [address = '', bits = '128'] = cidr.split('/');
-  return { bytes: parseIPv6(address) ?? [], bits: Number(bits), reason };
-};
-
-/** IPv4 ranges that are not public unicast (IANA special-purpose registry). */
-const ipv4Ranges: readonly Range[] = [
-  v4('0.0.0.0/8', '"this network" (0.0.0.0/8)'),
-  v4('10.0.0.0/8', 'a private address'),
-  v4('100.64.0.0/10', 'a carrier-grade NAT address'),
-  v4('127.0.0.0/8', 'a loopback address'),
-  v4('169.254.0.0/16', 'a link-local address'),
-  v4('172.16.0.0/12', 'a private address'),
-  v4('192.0.0.0/24', 'a reserved address (IETF protocol assignments)'),
-  v4('192.0.2.0/24', 'a documentation address'),
-  v4('192.88.99.0/24', 'a reserved address (6to4 relay)'),
-  v4('192.168.0.0/16', 'a private address'),
-  v4('198.18.0.0/15', 'a reserved address (benchmarking)'),
-  v4('198.51.100.0/24', 'a documentation address'),
-  v4('203.0.113.0/24', 'a documentation address'),
-  v4('224.0.0.0/4', 'a multicast address'),
-  v4('240.0.0.0/4', 'a reserved address'),
-];
-
-/** IPv6 ranges inside global unicast (2000::/3) that are still not public; all else outside 2000::/3 is refused. */
-const ipv6Ranges: readonly Range[] = [
-  v6('2001::/23', 'a reserved address (IETF protocol assignments)'),
-  v6('2001:db8::/32', 'a documentation address'),
-  v6('3fff::/20', 'a documentation address'),
-];
-
-/** Why `ip` is not a public unicast address (e.g. "a loopback address"), or null when it is public. */
-export function nonPublicReason(ip: string): string | null {
-  const address = ip.replace(/%.*$/, '');
-  const four = parseIPv4(address);
-  if (four) return ipv4Reason(four);
-  const six = parseIPv6(address);
-  if (!six) return 'not an IP address';
-  const embedded = embeddedIPv4(six);
-  if (embedded) {
-    const reason = ipv4Reason(embedded.ipv4);
-    return reason === null ? null : `${reason} (${embedded.via})`;
-  }
-  if (six.every((b) => b === 0)) return 'the unspecified address';
-  if (six.slice(0, 15).every((b) => b === 0) && six[15] === 1) return 'a loopback address';
-  const first = six[0] ?? 0;
-  if (first === 0xff) return 'a multicast address';
-  if (first === 0xfe && ((six[1] ?? 0) & 0xc0) === 0x80) return 'a link-local address';
-  if (first === 0xfe && ((six[1] ?? 0) & 0xc0) === 0xc0) return 'a site-local address';
-  if ((first & 0xfe) === 0xfc) return 'a private (unique local) address';
-  if ((first & 0xe0) !== 0x20) return 'a reserved address';
-  return rangeReason(six, ipv6Ranges);
-}
-
-function ipv4Reason(bytes: readonly number[]): string | null {
-  return rangeReason(bytes, ipv4Ranges);
-}
-
-function rangeReason(bytes: readonly number[], ranges: readonly Range[]): string | null {
-  return ranges.find((r) => inRange(bytes, r))?.reason ?? null;
-}
-
-function inRange(bytes: readonly number[], range: Range): boolean {
-  if (range.bytes.length !== bytes.length) return false;
-  for (let bit = 0; bit < range.bits; bit += 8) {
-    const left = Math.min(8, range.bits - bit);
-    const mask = (0xff << (8 - left)) & 0xff;
-    const i = bit / 8;
-    if (((bytes[i] ?? 0) & mask) !== ((range.bytes[i] ?? 0) & mask)) return false;
-  }
-  return true;
-}
-
-/** The IPv4 address inside an IPv4-mapped, IPv4-compatible, NAT64 or 6to4 IPv6 address. */
-function embeddedIPv4(six: readonly number[]): { ipv4: number[]; via: string } | null {
-  const zeros = (from: number, to: number) => six.slice(from, to).every((b) => b === 0);
-  if (zeros(0, 10) && six[10] === 0xff && six[11] === 0xff) return { ipv4: six.slice(12), via: 'IPv4-mapped' };
-  // ::a.b.c.d (deprecated IPv4-compatible); :: and ::1 themselves are handled by the caller
-  if (zeros(0, 12) && !zeros(12, 15)) return { ipv4: six.slice(12), via: 'IPv4-compatible' };
-  if (six[0] === 0x00 && six[1] === 0x64 && six[2] === 0xff && six[3] === 0x9b && zeros(4, 12)) {
-    return { ipv4: six.slice(12), via: 'NAT64' };
-  }
-  if (six[0] === 0x20 && six[1] === 0x02) return { ipv4: six.slice(2, 6), via: '6to4' };
-  return null;
-}
-
-function parseIPv4(text: string): number[] | null {
-  if (!net.isIPv4(text)) return null;
-  return text.split('.').map(Number);
-}
-
-function parseIPv6(text: string): number[] | null {
-  if (!net.isIPv6(text)) return null;
-  let rest = text;
-  let tail: number[] = [];
-  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(rest);
-  if (dotted?.[1]) {
-    tail = parseIPv4(dotted[1]) ?? [];
-    rest = rest.slice(0, -dotted[1].length);
-    if (rest.endsWith(':') && !rest.endsWith('::')) rest = rest.slice(0, -1);
-  }
-  const [head = '', after] = rest.split('::');
-  const groups = (part: string) => (part === '' ? [] : part.split(':').map((g) => parseInt(g, 16)));
-  const left = groups(head);
-  const right = after === undefined ? [] : groups(after);
-  const missing = 8 - tail.length / 2 - left.length - right.length;
-  const all = [...left, ...Array<number>(after === undefined ? 0 : missing).fill(0), ...right];
-  const bytes = all.flatMap((g) => [(g >> 8) & 0xff, g & 0xff]);
-  return [...bytes, ...tail];
+/** localhost and the names under it, which resolve to this machine whatever DNS says (RFC 6761). */
+export function isLoopbackName(hostname: string): boolean {
+  return hostname === 'localhost' || hostname.endsWith('.localhost');
 }

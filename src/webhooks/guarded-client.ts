@@ -2,6 +2,7 @@ import type { LookupFunction } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { Agent, buildConnector, request } from 'undici';
 import { AddressGuard, systemLookup, type LookupAll, type ResolvedAddress } from './address-guard.js';
+import type { AllowedNetworks } from './allowed-networks.js';
 
 /** One webhook POST to send. */
 export interface DeliveryRequest {
@@ -26,6 +27,8 @@ export interface GuardedClientOptions {
   readonly timeoutMs: number;
   /** WEBHOOK_ALLOW_PRIVATE_NETWORKS. */
   readonly allowPrivateNetworks: boolean;
+  /** WEBHOOK_ALLOWED_NETWORKS: the private ranges and names delivered to all the same. */
+  readonly allowedNetworks?: AllowedNetworks;
   readonly lookup?: LookupAll;
   /** The most of a response body read before it is dropped; it is discarded either way. */
   readonly maxResponseBytes?: number;
@@ -49,7 +52,7 @@ export class GuardedHttpClient implements WebhookHttpClient {
 
   constructor(private readonly options: GuardedClientOptions) {
     this.maxResponseBytes = options.maxResponseBytes ?? 64 * 1024;
-    const guard = new AddressGuard(options.allowPrivateNetworks, options.lookup ?? systemLookup);
+    const guard = new AddressGuard(options.allowPrivateNetworks, options.lookup ?? systemLookup, options.allowedNetworks);
     const connectTimeout = options.timeoutMs;
     this.agent = new Agent({
       connect: (connectOptions, callback) => {

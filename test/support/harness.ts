@@ -7,6 +7,7 @@ import type { Scope } from '../../src/domain/scopes.js';
 import { buildApp } from '../../src/http/app.js';
 import { appDeps } from '../../src/server.js';
 import type { ClientCredentials } from '../../src/oauth/client-service.js';
+import type { LookupAll } from '../../src/webhooks/address-guard.js';
 import { createServices, type Services } from '../../src/services.js';
 import { TestClock } from './clock.js';
 import { inMemoryDataDir } from '../../src/store/database.js';
@@ -40,6 +41,8 @@ export interface HarnessOptions {
   readonly queuePath?: boolean;
   /** The clock to run on (webhook tests start it at the real time: receivers check signature timestamps). */
   readonly clock?: TestClock;
+  /** How webhook destinations' names resolve (there is no DNS to rely on). */
+  readonly webhookLookup?: LookupAll;
 }
 
 export const allScopes: readonly Scope[] = ['otp:send', 'otp:verify'];
@@ -60,7 +63,7 @@ export async function createHarness(kind: DbKind, options: HarnessOptions = {}):
   // In memory (no DATA_DIR given): a database this process used before, emptied, rather than a new PGlite.
   const embedded = config.DATABASE_URL === undefined && config.DATA_DIR === inMemoryDataDir;
   const db = embedded ? await reusableEmbedded(config.DATABASE_TIMEOUT_MS) : undefined;
-  const services = await createServices(config, logger, clock, options.random ?? cryptoRandom, { ...(db && { db }) });
+  const services = await createServices(config, logger, clock, options.random ?? cryptoRandom, { ...(db && { db }), ...(options.webhookLookup && { webhookLookup: options.webhookLookup }) });
   // The workers' polling tasks are not started (tests drive them by hand), but what commits is started at once.
   if (!options.queuePath) services.dispatcher.connect({ sends: services.sendWorker, events: services.webhookWorker });
   const app = await buildApp(appDeps(services));

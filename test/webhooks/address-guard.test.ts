@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { AddressGuard, nonPublicReason, type LookupAll } from '../../src/webhooks/address-guard.js';
+import { AddressGuard, type LookupAll } from '../../src/webhooks/address-guard.js';
+import { nonPublicReason } from '../../src/webhooks/ip-ranges.js';
 import { GuardedHttpClient } from '../../src/webhooks/guarded-client.js';
 import { startReceiver, type Receiver } from './helpers.js';
 

@@ -6,6 +6,8 @@ import { runAdminCommand } from '../../src/admin/commands.js';
 import { adminDeps } from '../../src/admin/deps.js';
 import type { ClientCredentials } from '../../src/oauth/client-service.js';
 import type { WebhookEventWithAttempts } from '../../src/domain/webhook-delivery.js';
+import type { LookupAll } from '../../src/webhooks/address-guard.js';
+import { expectV1Error } from '../support/api.js';
 import { TestClock } from '../support/clock.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
@@ -306,7 +308,26 @@ forEachDatabase('webhook delivery', (kind) => {
   });
 });
 
-forEachDatabase('webhook SSRF guard in delivery', (kind) => {
+/** Names that resolve to addresses no public webhook has (there is no DNS here to rely on). */
+const privateNames: Record<string, { address: string; family: 4 | 6 }[]> = {
+  'loopback.test': [{ address: '127.0.0.1', family: 4 }],
+  'six.test': [{ address: '::1', family: 6 }],
+  'metadata.test': [{ address: '169.254.169.254', family: 4 }],
+  'hooks.internal': [{ address: '127.0.0.1', family: 4 }],
+  'other.internal': [{ address: '127.0.0.1', family: 4 }],
+  'outside.internal': [{ address: '10.9.9.9', family: 4 }],
+};
+const webhookLookup: LookupAll = async (hostname) => privateNames[hostname] ?? [];
+
+/** A create's webhookUrl that no delivery could ever reach: 400 naming it, nothing made. */
+async function refusedAtCreate(h: Harness, token: string, webhookUrl: string, issue: RegExp): Promise<void> {
+  const res = await h.call('POST', '/v1/otp/request', token, { countryCode: '+234', phoneNumber: '08030001234', webhookUrl });
+  const err = expectV1Error(res, 400, 'VALIDATION_ERROR');
+  assert.deepEqual(err.error.details?.map((d) => d.field), ['webhookUrl'], webhookUrl);
+  assert.match(err.error.details?.[0]?.issue ?? '', issue, webhookUrl);
+}
+
+forEachDatabase('webhook SSRF guard', (kind) => {
   let h: Harness;
   let token: string;
   let r: Receiver;
@@ -314,6 +335,7 @@ forEachDatabase('webhook SSRF guard in delivery', (kind) => {
     h = await createHarness(kind, {
       env: { ...webhookEnv, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'false' },
       clock: new TestClock(Date.now()),
+      webhookLookup,
     });
     token = await h.token();
     r = await startReceiver();
@@ -323,8 +345,18 @@ forEachDatabase('webhook SSRF guard in delivery', (kind) => {
     await r.close();
   });
 
-  it('refuses private destinations at delivery time and records why', async () => {
-    const urls = [r.url, `http://localhost:${r.port}/hooks`, `http://[::1]:${r.port}/`, 'http://169.254.169.254/latest/meta-data/'];
+  it('refuses at create a destination no delivery could reach: a private address, this machine', async () => {
+    await refusedAtCreate(h, token, r.url, /must not point to a loopback address \(127\.0\.0\.1\) unless WEBHOOK_ALLOWED_NETWORKS lists its network/);
+    await refusedAtCreate(h, token, `http://localhost:${r.port}/hooks`, /must not point to this machine \(localhost\)/);
+    await refusedAtCreate(h, token, `http://[::1]:${r.port}/`, /loopback address \(::1\)/);
+    await refusedAtCreate(h, token, 'http://169.254.169.254/latest/meta-data/', /link-local address/);
+    await refusedAtCreate(h, token, 'http://10.0.0.5/hooks', /private address \(10\.0\.0\.5\)/);
+    await refusedAtCreate(h, token, 'ftp://hooks.example.com/', /must use http or https/);
+    assert.equal(r.requests.length, 0);
+  });
+
+  it('refuses at delivery time a name that resolves to a private address, and records why', async () => {
+    const urls = [`http://loopback.test:${r.port}/hooks`, `http://six.test:${r.port}/`, 'http://metadata.test/latest/meta-data/'];
     const ids = [];
     for (const url of urls) ids.push((await succeedVerification(h, token, url)).id);
     await deliverDue(h);
@@ -335,6 +367,48 @@ forEachDatabase('webhook SSRF guard in delivery', (kind) => {
       assert.equal(event?.attemptLog[0]?.statusCode, null);
     }
     assert.equal(r.requests.length, 0);
+  });
+});
+
+/** A service inside a private network: WEBHOOK_ALLOWED_NETWORKS lets exactly its receivers through. */
+forEachDatabase('webhooks to an allowed private network', (kind) => {
+  let h: Harness;
+  let token: string;
+  let r: Receiver;
+  before(async () => {
+    h = await createHarness(kind, {
+      env: { ...webhookEnv, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'false', WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8, hooks.internal' },
+      clock: new TestClock(Date.now()),
+      webhookLookup,
+    });
+    token = await h.token();
+    r = await startReceiver();
+  });
+  after(async () => {
+    await h.close();
+    await r.close();
+  });
+
+  it('delivers to an address in a listed range and to a listed name; every other private address stays refused', async () => {
+    const delivered = [r.url, `http://hooks.internal:${r.port}/by-name`, `http://other.internal:${r.port}/in-range`];
+    for (const url of delivered) await succeedVerification(h, token, url);
+    const outside = await succeedVerification(h, token, 'http://outside.internal/hooks');
+    await deliverDue(h);
+    await waitFor('the three deliveries', async () => (r.requests.length >= 3 ? true : undefined));
+    assert.deepEqual(r.requests.map((q) => q.url).sort(), ['/by-name', '/hooks', '/in-range']);
+    const [refused] = await h.services.webhooks.forVerification(outside.id);
+    assert.match(refused?.attemptLog[0]?.error ?? '', /outside\.internal resolves to 10\.9\.9\.9 is a private address/);
+    await refusedAtCreate(h, token, 'http://10.0.0.5/hooks', /private address \(10\.0\.0\.5\) unless WEBHOOK_ALLOWED_NETWORKS/);
+    await refusedAtCreate(h, token, 'http://[::1]/hooks', /loopback address/);
+  });
+
+  it('holds a client\'s default webhook to the same rule', async () => {
+    const c = await h.client();
+    const admin = (change: Record<string, unknown>) => runAdminCommand(adminDeps(h.services), { name: 'clients.update', id: c.clientId, change });
+    const refused = await admin({ defaultWebhookUrl: 'http://192.168.1.20/hooks' });
+    assert.equal(refused.ok, false);
+    assert.match(refused.ok ? '' : refused.error, /--default-webhook must not point to a private address \(192\.168\.1\.20\)/);
+    assert.equal((await admin({ defaultWebhookUrl: `http://hooks.internal:${r.port}/default` })).ok, true);
   });
 });
 

@@ -22,14 +22,19 @@ forEachDatabase('webhook errors as a client reads them', (kind) => {
   let h: Harness;
   before(async () => {
     // Private destinations refused, as in production.
-    h = await createHarness(kind, { env: { PHONE_COOLDOWN_SECONDS: '0' }, clock: new TestClock(Date.now()) });
+    // A name that resolves to this machine: refused when delivered (a literal address is refused at create).
+    h = await createHarness(kind, {
+      env: { PHONE_COOLDOWN_SECONDS: '0' },
+      clock: new TestClock(Date.now()),
+      webhookLookup: async (name) => (name === 'loopback.test' ? [{ address: '127.0.0.1', family: 4 }] : []),
+    });
   });
   after(() => h.close());
 
   it('shows a refused destination without its address, and the operator the whole reason', async () => {
     const client = await h.client();
     const token = await h.token(undefined, client);
-    const { id } = await succeedVerification(h, token, 'http://127.0.0.1:9/hooks');
+    const { id } = await succeedVerification(h, token, 'http://loopback.test:9/hooks');
     await h.services.webhookWorker.idle();
     const seen = await waitFor('the refused attempt', async () => {
       const res = await h.call('GET', `/v1/otp/${id}/webhooks`, token);

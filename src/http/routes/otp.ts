@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Channel } from '../../domain/channel-driver.js';
 import { canonicalLocale } from '../../domain/client-settings.js';
-import { webhookUrlProblem } from '../../domain/webhook-url.js';
+import { webhookDestinationProblem, type WebhookDestinations } from '../../webhooks/destination-policy.js';
 import type { FieldProblem } from '../../domain/error-catalogue.js';
 import type { RequestType } from '../../domain/verification.js';
 import { canonicalAddress } from '../../domain/ip-address.js';
@@ -86,7 +86,7 @@ const channelNotOffered: Readonly<Record<Channel, string>> = {
 };
 
 /** POST /v1/otp/request, GET /v1/otp/:id, POST /v1/otp/verify. */
-export function otpRoutes(app: FastifyInstance, verifications: VerificationService): void {
+export function otpRoutes(app: FastifyInstance, verifications: VerificationService, destinations: WebhookDestinations): void {
   app.post<{ Body: CreateBody }>(
     '/v1/otp/request',
     { schema: createSchema, config: { operation: 'createVerification' } },
@@ -96,7 +96,7 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
       const idempotencyKey = request.headers['idempotency-key'];
       const problems: FieldProblem[] = [];
       if (webhookUrl !== null) {
-        const issue = webhookUrlProblem(webhookUrl);
+        const issue = webhookDestinationProblem(webhookUrl, destinations);
         if (issue) problems.push({ field: 'webhookUrl', issue });
       }
       // PostgreSQL text cannot hold U+0000: refuse it here rather than fail the insert.
