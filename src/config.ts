@@ -465,6 +465,11 @@ export const settings = {
     default: '30',
     parse: integer(0, 36_500),
   },
+  VERIFICATION_RETENTION_DAYS: {
+    doc: 'Days after which a verification\'s personal data is erased: its phone number (reduced to its prefix, so that the counts that protect the service still count it), code, reference and signals, with the texts sent and its webhook events; it then reads 404. 0 (default) keeps them. `otp-service erase --phone` and DELETE /v1/otp/{id} erase at once',
+    default: '0',
+    parse: integer(0, 36_500),
+  },
   REVEAL_CODES_DEFAULT: {
     doc: 'Whether a new client\'s answers and webhooks show the code (its otp field); true by default in development, false with NODE_ENV=production, where an app that passes a create answer on to a browser would hand over the code. Set per client with `clients create|update --reveal-code true|false`; a client keeps what it was made with when this changes',
     default: undefined,

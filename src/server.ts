@@ -53,6 +53,7 @@ export function appDeps(services: Services): AppDeps {
     logger: services.logger,
     verifications: services.verifications,
     webhookDestinations: webhookDestinations(config),
+    personalData: services.personalData,
     lookups: services.lookups,
     stats: services.stats,
     tokens: services.tokens,
@@ -152,6 +153,8 @@ export function workerDeps(services: Services, deliverWebhooks: boolean): Worker
         history: (before, batch) => pruneHistory(db.db, before, batch),
         clock: services.clock,
         retentionDays: config.RETENTION_DAYS,
+        verificationRetentionDays: config.VERIFICATION_RETENTION_DAYS,
+        eraseVerifications: async (before, limit) => (await services.personalData.erase({ kind: 'older', before, limit })).verifications,
       }),
     notifications: db.pool ? { pool: db.pool, channel: webhookChannel } : null,
     clientChanges: {

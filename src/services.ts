@@ -51,6 +51,8 @@ import { SqlWebhookStore } from './store/webhook-store.js';
 import { DeliveryWorker } from './webhooks/delivery-worker.js';
 import { GuardedHttpClient } from './webhooks/guarded-client.js';
 import type { LookupAll } from './webhooks/address-guard.js';
+import type { PersonalDataStore } from './domain/personal-data.js';
+import { SqlPersonalDataStore } from './store/personal-data-store.js';
 import { OperatorService } from './console/operator-service.js';
 import { consoleSessionPolicy } from './console/session-policy.js';
 import type { AuditLog } from './console/audit-log.js';
@@ -63,6 +65,8 @@ import { SqlOperatorStore } from './store/operator-store.js';
  */
 export interface Services {
   readonly config: Config;
+  /** Erasing a person's data (contract 20). */
+  readonly personalData: PersonalDataStore;
   /** Prometheus metrics of this process (GET /metrics). */
   readonly metrics: ServiceMetrics;
   readonly logger: Logger;
@@ -375,6 +379,7 @@ export async function createServices(
   });
   return {
     config,
+    personalData: new SqlPersonalDataStore(db.db, clock),
     metrics,
     logger,
     clock,

@@ -819,7 +819,13 @@ export interface paths {
         get: operations["getVerification"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Erase a verification's personal data
+         * @description Removes what the verification holds of a person: its number (kept only as its prefix, for the service's counts), its code, reference and signals, the texts sent and its webhook events. A `PENDING` verification ends first: nothing more is sent for it, and no event goes out. It then reads 404, as one that never existed. 204 with no body; 404 for one not found or erased already.
+         *
+         *     Scope: `otp:send`.
+         */
+        delete: operations["eraseVerification"];
         options?: never;
         head?: never;
         patch?: never;
@@ -3679,6 +3685,343 @@ export interface operations {
                         data: components["schemas"]["VerificationRecord"];
                     };
                 };
+            };
+            /** @description `VALIDATION_ERROR`: Malformed JSON, or a missing or ill-typed field; `details` name each field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_ERROR";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: No bearer token (`WWW-Authenticate: Bearer`), or a malformed, expired or revoked one (`WWW-Authenticate: Bearer error="invalid_token"`). */
+            401: {
+                headers: {
+                    /** @description `Bearer`, or `Bearer error="invalid_token"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `INSUFFICIENT_SCOPE`: The token lacks the scope (`WWW-Authenticate: Bearer error="insufficient_scope", scope="..."`). */
+            403: {
+                headers: {
+                    /** @description `Bearer error="insufficient_scope", scope="<the scopes that would do>"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_SCOPE";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `NOT_FOUND`: Unknown id, another client's id, or an unknown route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "NOT_FOUND";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request was not received in time (`HEADERS_TIMEOUT_MS`, `REQUEST_TIMEOUT_MS`). */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `HEADERS_TOO_LARGE`: The request headers are over the server's limit. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "HEADERS_TOO_LARGE";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: Anything unexpected (logged with the request id, `x-request-id`). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `UNAVAILABLE`: The database, or the client's CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAVAILABLE";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description The error shape of every answer but the token endpoints'. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description The error shape of every answer but the token endpoints'. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                rule?: string;
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+        };
+    };
+    eraseVerification: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The verification id; an unknown or malformed one, or another client's, is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Erased */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `VALIDATION_ERROR`: Malformed JSON, or a missing or ill-typed field; `details` name each field. */
             400: {

@@ -1,4 +1,5 @@
 import type { AuditLog } from '../console/audit-log.js';
+import { reducedNumber } from '../domain/personal-data.js';
 import type { Clock } from '../domain/ports.js';
 import { runAdminCommand, type AdminCommand, type AdminDeps, type AdminResult } from './commands.js';
 
@@ -33,6 +34,8 @@ export function auditTarget(command: AdminCommand, result: AdminResult): string 
     const made = result.ok ? (result.value as { clientId?: unknown }) : null;
     return typeof made?.clientId === 'string' ? made.clientId : command.clientName;
   }
+  // The log keeps no number an erase took away: its prefix only.
+  if (command.name === 'erase') return command.clientId === null ? reducedNumber(command.phoneNumber) : `${reducedNumber(command.phoneNumber)} (client ${command.clientId})`;
   if ('id' in command) return command.id;
   if ('prefix' in command) return command.prefix;
   if ('email' in command) return command.email;

@@ -21,6 +21,8 @@ import { isListCommandName, parseListCommand, runListCommand, type ListCommand, 
 import type { OperatorService } from '../console/operator-service.js';
 import { findVerifications, type VerificationSearchDeps } from './verification-search.js';
 import { providerStatus, type ProviderStatusDeps } from './provider-status.js';
+import { reducedNumber, type PersonalDataStore } from '../domain/personal-data.js';
+import { isE164Form } from '../domain/phone.js';
 import { maxAuditLimit, type AuditLog } from '../console/audit-log.js';
 
 /** What the operator commands use. */
@@ -56,6 +58,8 @@ export interface AdminDeps {
   readonly verificationSearch: VerificationSearchDeps;
   /** The providers configured, their circuit state, answer time and delivery rate (`otp-service providers`). */
   readonly providers: ProviderStatusDeps;
+  /** Erasing a person's data (`otp-service erase`). */
+  readonly personalData: PersonalDataStore;
 }
 
 /** An operator command, as the CLI parsed it; run in the CLI or, on the embedded database, in the server. */
@@ -108,6 +112,8 @@ export type AdminCommand =
   | { readonly name: 'verifications.find'; readonly query: string }
   /** Each channel's providers: circuit state, answer time, the last day's delivery rate. */
   | { readonly name: 'providers.status' }
+  /** Every trace of a number (E.164), of one client or all (contract 20). */
+  | { readonly name: 'erase'; readonly phoneNumber: string; readonly clientId: string | null }
   /** The newest messages, newest first. */
   | { readonly name: 'messages.latest'; readonly to: string | null; readonly limit: number }
   /** Messages after a reader's place (InboxSource.recent), oldest first. */
@@ -182,6 +188,9 @@ export function parseAdminCommand(input: unknown): AdminCommand | string {
     case 'verifications.find':
       if (typeof c.query !== 'string' || c.query.trim() === '' || c.query.length > 200) return 'verifications.find needs an id, a number or a reference';
       return { name: c.name, query: c.query };
+    case 'erase':
+      if (typeof c.phoneNumber !== 'string' || (c.clientId !== null && typeof c.clientId !== 'string')) return 'erase needs a number and a client id or null';
+      return { name: c.name, phoneNumber: c.phoneNumber, clientId: c.clientId };
     case 'operators.disable':
     case 'operators.link':
       if (typeof c.id !== 'string') return `${c.name} needs an operator id`;
@@ -322,6 +331,12 @@ export async function runAdminCommand(deps: AdminDeps, command: AdminCommand): P
       return { ok: true, value: await deps.audit.latest(command.limit) };
     case 'providers.status':
       return { ok: true, value: await providerStatus(deps.providers, clock.now()) };
+    case 'erase': {
+      if (!isE164Form(command.phoneNumber)) return { ok: false, error: '--phone takes a number in E.164 (+2348031234567)' };
+      if (command.clientId !== null && !(await clients.show(command.clientId))) return { ok: false, error: `no client ${command.clientId}` };
+      const erased = await deps.personalData.erase({ kind: 'number', phoneNumber: command.phoneNumber, clientId: command.clientId });
+      return { ok: true, value: { phoneNumber: reducedNumber(command.phoneNumber), clientId: command.clientId, ...erased } };
+    }
     case 'verifications.find':
       return { ok: true, value: await findVerifications(deps.verificationSearch, command.query, clock.now()) };
     case 'database.snapshot':

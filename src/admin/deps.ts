@@ -80,6 +80,7 @@ export function adminDeps(services: Services): AdminDeps {
       search: (by, limit) => services.verificationStore.search(by, limit),
       webhooksOf: (id) => services.webhooks.forVerification(id),
     },
+    personalData: services.personalData,
     providers: {
       configured: () => channels.map((channel) => ({ channel, providers: services.config.providers[channel].map((p) => p.module.name) })),
       circuit: (provider) => ({ openUntil: services.breaker.openUntil(provider), failuresInARow: services.breaker.failuresInARow(provider) }),

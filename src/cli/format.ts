@@ -120,6 +120,13 @@ export function formatResult(command: AdminCommand, value: unknown): string {
       );
       return `CHANNEL\tORDER\tPROVIDER\tCIRCUIT\tSENDS\tMEAN ANSWER\tDELIVERED (24 h)\tFAILED CALLS (24 h)\tLAST ERROR\n${rows.join('\n')}\n`;
     }
+    case 'erase': {
+      const e = value as { phoneNumber: string; verifications: number; messages: number; webhookEvents: number; lookups: number; listEntries: number };
+      return (
+        `erased ${e.phoneNumber}: ${e.verifications} verification(s) (their numbers, codes, references and signals), ${e.messages} message(s) sent, ` +
+        `${e.webhookEvents} webhook event(s), ${e.lookups} lookup(s); ${e.listEntries} list entr${e.listEntries === 1 ? 'y' : 'ies'} kept without a note\n`
+      );
+    }
     case 'audit.list': {
       type Entry = { at: string; actor: string; action: string; target: string | null; outcome: string };
       const entries = value as Entry[];

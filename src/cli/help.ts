@@ -170,6 +170,15 @@ const commands: Readonly<Record<string, Readonly<Record<string, CommandHelp>>>> 
         'and how it ended. Never a secret. --json: one array of { at, actor, action, target, outcome }.',
     },
   },
+  erase: {
+    '': {
+      args: '--phone +2348031234567 [--client CLIENT_ID] [--json]',
+      about:
+        "Removes every trace of a number (of one client, or of all): its verifications keep only the number's prefix (for the counts that\n" +
+        'protect the service) and read 404 from then on; their codes, references, signals, texts sent and webhook events go; lookups of the number\n' +
+        'go; a block or allow list entry for it stays (it must still block) without its note. Prints what it removed. Pending ones end, nothing sent.',
+    },
+  },
   worker: { '': { args: '', about: 'Runs the background workers (webhook delivery included), no HTTP, until SIGTERM or SIGINT.' } },
   backup: {
     '': {

@@ -39,6 +39,7 @@ const optionSpec = {
   limit: { type: 'string' },
   to: { type: 'string' },
   client: { type: 'string' },
+  phone: { type: 'string' },
   from: { type: 'string' },
   'reveal-code': { type: 'string' },
   'zitadel-signing-key': { type: 'string' },
@@ -176,6 +177,10 @@ function parseAdmin(positionals: readonly string[], values: Values): { command: 
     return { command: { name: 'verifications.find', query: id }, json };
   }
   if (group === 'providers' && action === undefined) return { command: { name: 'providers.status' }, json };
+  if (group === 'erase' && action === undefined) {
+    if (!values.phone) throw new UsageError('erase needs --phone NUMBER (E.164, +2348031234567); see otp-service erase --help');
+    return { command: { name: 'erase', phoneNumber: values.phone, clientId: values.client ?? null }, json };
+  }
   if (group === 'audit' && action === undefined) {
     return { command: { name: 'audit.list', limit: positiveLimit(values.limit, defaultAuditLimit, maxAuditLimit) }, json };
   }

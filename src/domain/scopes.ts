@@ -21,6 +21,7 @@ export const requiredScopes = {
   verifyCode: ['otp:verify'],
   resendCode: ['otp:send'],
   cancelVerification: ['otp:send'],
+  eraseVerification: ['otp:send'],
   requestLookup: ['lookup:request'],
   fetchLookup: ['lookup:status'],
   fetchStats: ['otp:send', 'otp:verify'],

@@ -16,6 +16,7 @@ import { ProbeQuietLogController } from './probe-logging.js';
 import { oauthRoutes, type OAuthRouteDeps } from './routes/oauth.js';
 import { otpRoutes } from './routes/otp.js';
 import type { WebhookDestinations } from '../webhooks/destination-policy.js';
+import type { PersonalDataStore } from '../domain/personal-data.js';
 import { otpLifecycleRoutes } from './routes/otp-lifecycle.js';
 import { statsRoutes } from './routes/stats.js';
 import { camaraRoutes } from './camara/routes.js';
@@ -33,6 +34,8 @@ export interface HttpObserver {
 export interface AppDeps extends AuthHookDeps, OAuthRouteDeps {
   readonly logger: FastifyBaseLogger;
   readonly verifications: VerificationService;
+  /** Erasure of a person's data (DELETE /v1/otp/{id}). */
+  readonly personalData: PersonalDataStore;
   /** Where webhooks may go (WEBHOOK_ALLOWED_NETWORKS): a create naming a destination never delivered to is a 400. */
   readonly webhookDestinations: WebhookDestinations;
   readonly lookups: LookupService;
@@ -147,7 +150,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     v1.removeContentTypeParser('text/plain');
     registerAuthHook(v1, deps);
     otpRoutes(v1, deps.verifications, deps.webhookDestinations);
-    otpLifecycleRoutes(v1, deps.verifications);
+    otpLifecycleRoutes(v1, deps.verifications, deps.personalData);
     lookupRoutes(v1, deps.lookups);
     statsRoutes(v1, deps.stats);
     deps.extraV1Routes?.(v1);

@@ -24,9 +24,9 @@ export const v1Responses = {
  * answer (the auth hook, the server, a JSON body), each status documented; any other status still goes
  * through the error serializer.
  */
-export function v1Answers(ok: object, codes: readonly ErrorCode[], options: { readonly jsonBody: boolean }) {
+export function v1Answers(ok: object, codes: readonly ErrorCode[], options: { readonly jsonBody: boolean; readonly status?: 200 | 204 }) {
   return {
-    200: ok,
+    [options.status ?? 200]: ok,
     ...errorResponses([...v1CommonErrors, ...(options.jsonBody ? bodyErrors : []), ...codes]),
     '4xx': errorSchema,
     '5xx': errorSchema,

@@ -12,18 +12,30 @@ export interface HousekeepingDeps {
   readonly clock: Clock;
   /** RETENTION_DAYS; 0 keeps history for good. */
   readonly retentionDays: number;
+  /** Erases at most `limit` verifications made before `before` (a person's data, contract 20); how many went. */
+  readonly eraseVerifications?: (before: Date, limit: number) => Promise<number>;
+  /** VERIFICATION_RETENTION_DAYS; 0 keeps verifications' numbers and codes for good. */
+  readonly verificationRetentionDays?: number;
 }
 
 /** Rows of history pruned per kind in one round. */
 const pruneBatch = 5_000;
+/** Verifications erased in one round: each takes its messages and events with it in one transaction. */
+const eraseBatch = 500;
 
-/** One round of pruning: old counters, expired Idempotency-Keys, history past RETENTION_DAYS. True when more is due. */
+/**
+ * One round of pruning: old counters, expired Idempotency-Keys, verifications' personal data past
+ * VERIFICATION_RETENTION_DAYS, history past RETENTION_DAYS. True when more is due.
+ */
 export async function housekeeping(deps: HousekeepingDeps): Promise<boolean> {
   const now = deps.clock.now().getTime();
   await deps.counters.prune(new Date(now - 10 * 60_000));
   await deps.idempotencyKeys.pruneIdempotencyKeys(new Date(now - idempotencySeconds * 1000));
   await deps.captchaTokens?.prune(new Date(now - captchaTokenSeconds * 1000));
-  if (deps.retentionDays === 0) return false;
+  const days = deps.verificationRetentionDays ?? 0;
+  const erased = days > 0 && deps.eraseVerifications ? await deps.eraseVerifications(new Date(now - days * 86_400_000), eraseBatch) : 0;
+  if (deps.retentionDays === 0) return erased >= eraseBatch;
   // A full round means more is due: run again at once rather than in a minute.
-  return (await deps.history(new Date(now - deps.retentionDays * 86_400_000), pruneBatch)) >= pruneBatch;
+  const pruned = await deps.history(new Date(now - deps.retentionDays * 86_400_000), pruneBatch);
+  return pruned >= pruneBatch || erased >= eraseBatch;
 }

@@ -561,6 +561,17 @@ const migrations: Record<string, Migration> = {
       `);
     },
   },
+  '0032_erased': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- A verification whose person's data was erased (an operator's erase, the client's DELETE, or
+        -- VERIFICATION_RETENTION_DAYS): the row stays for counts, its number reduced to its prefix, and reads 404.
+        ALTER TABLE verifications ADD COLUMN erased_at timestamptz;
+        -- The retention job finds the next ones to erase by age without reading the erased ones again.
+        CREATE INDEX verifications_unerased_created ON verifications (created_at) WHERE erased_at IS NULL
+      `);
+    },
+  },
 };
 
 /** Runs DDL one statement at a time: PGlite's extended protocol takes one statement per query. */

@@ -80,6 +80,8 @@ export interface VerificationsTable {
   signals: string | null;
   /** 0031: a country throttle let this create through by its local room (a local user with no history). */
   local_room: Generated<boolean>;
+  /** 0032: when its person's data was erased (it then reads as missing); null while kept. */
+  erased_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export interface SendJobsTable {

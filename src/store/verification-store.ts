@@ -258,14 +258,15 @@ export class SqlVerificationStore implements VerificationStore {
     const byId = new Map(rows.map((r) => [r.id, r]));
     return group.map((g) => {
       const row = byId.get(g.id);
-      return row && row.client_id === g.clientId ? toVerification(row) : null;
+      // An erased verification reads as missing (contract 20).
+      return row && row.client_id === g.clientId && row.erased_at === null ? toVerification(row) : null;
     });
   }
 
   async findById(id: string): Promise<Verification | null> {
     if (!isUuid(id)) return null;
     const row = await this.db.selectFrom('verifications').selectAll().where('id', '=', id).executeTakeFirst();
-    return row ? toVerification(row) : null;
+    return row && row.erased_at === null ? toVerification(row) : null;
   }
 
   /** The newest verifications of a number or with a reference, whichever client made them (the operator's search). */
@@ -277,7 +278,7 @@ export class SqlVerificationStore implements VerificationStore {
       ? query.where('client_id', 'in', this.db.selectFrom('clients').select('id')).where('phone_number', '=', by.phoneNumber)
       : query.where('reference', '=', by.reference)
     ).execute();
-    return rows.map(toVerification);
+    return rows.filter((r) => r.erased_at === null).map(toVerification);
   }
 
   async latestOfNumber(clientId: string, phoneNumber: string): Promise<Verification | null> {

@@ -551,7 +551,7 @@ export class SqlVerificationTx implements VerificationTx {
   async findForUpdate(id: string, clientId?: string): Promise<Verification | null> {
     if (!isUuid(id)) return null;
     const row = await this.group.lockRow(id, this);
-    return row && (clientId === undefined || row.client_id === clientId) ? toVerification(row) : null;
+    return row && row.erased_at === null && (clientId === undefined || row.client_id === clientId) ? toVerification(row) : null;
   }
 
   async lockDue(now: Date, limit: number): Promise<Verification[]> {

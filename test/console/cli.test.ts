@@ -91,6 +91,17 @@ describe('otp-service operators, audit, verifications, providers, stats --by-pro
     assert.equal(spoken.stdout, `not saved. With the fr voice template a call says, VOICE_REPEAT times:\n\nBonjour, votre code est ${[...'999999'].join(', ')}.\n`);
     const voiceTemplates = await runCli(['clients', 'templates', 'list', id, '--channel', 'voice', '--json'], env());
     assert.equal(voiceTemplates.stdout.trim(), '{}');
+
+    // Erasing the person: through the running server's socket, said in the operator's words; the number is gone.
+    const number = `+234${local.slice(1)}`;
+    const erased = await runCli(['erase', '--phone', number], env());
+    assert.equal(erased.code, 0, erased.stderr);
+    assert.equal(erased.stdout, `erased ${number.slice(0, -3)}XXX: 1 verification(s) (their numbers, codes, references and signals), 1 message(s) sent, 0 webhook event(s), 0 lookup(s); 0 list entries kept without a note\n`);
+    const gone = await fetch(`${server.url}/v1/otp/${vid}`, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(gone.status, 404);
+    const usage = await runCli(['erase'], env());
+    assert.equal(usage.code, 2);
+    assert.match(usage.stderr, /erase needs --phone NUMBER/);
   });
 
   it('reads the audit log from the database once the server has stopped', async () => {
@@ -98,6 +109,9 @@ describe('otp-service operators, audit, verifications, providers, stats --by-pro
     assert.equal(await server.exited, 0);
     const audit = await runCli(['audit', '--json', '--limit', '5'], env());
     assert.equal(audit.code, 0, audit.stderr);
-    assert.equal((JSON.parse(audit.stdout) as unknown[]).length, 2, 'a preview is not a change');
+    const entries = JSON.parse(audit.stdout) as { action: string; target: string | null }[];
+    assert.equal(entries.length, 3, 'a preview is not a change; the erase is');
+    assert.equal(entries[0]?.action, 'erase');
+    assert.match(entries[0]?.target ?? '', /^\+234\d+XXX$/, 'the audit log keeps the erased number\'s prefix only');
   });
 });

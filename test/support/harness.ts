@@ -25,7 +25,7 @@ export interface Harness {
   /** A bearer token for a new client (or the given one) with these scopes. */
   token(scopes?: readonly Scope[], client?: ClientCredentials): Promise<string>;
   /** inject() with a bearer token and a JSON body. */
-  call(method: 'GET' | 'POST', url: string, token: string | null, body?: unknown, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
+  call(method: 'GET' | 'POST' | 'DELETE', url: string, token: string | null, body?: unknown, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
   /** Pushes the shared counters to the database, as the background task does every 100 ms. */
   flushCounters(): Promise<void>;
   close(): Promise<void>;

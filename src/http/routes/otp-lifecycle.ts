@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { PersonalDataStore } from '../../domain/personal-data.js';
 import type { VerificationService } from '../../domain/verification-service.js';
 import { grantOf } from '../auth-hook.js';
 import { examples } from '../api-examples.js';
@@ -38,8 +39,19 @@ const cancelSchema = {
   response: v1Answers(envelopeOf('Verification cancelled', examples.canceled), ['NOT_FOUND', 'VERIFICATION_NOT_PENDING'], { jsonBody: false }),
 } as const;
 
-/** POST /v1/otp/:id/resend and POST /v1/otp/:id/cancel (contract 9): no body. */
-export function otpLifecycleRoutes(app: FastifyInstance, verifications: VerificationService): void {
+const eraseSchema = {
+  operationId: 'eraseVerification',
+  summary: "Erase a verification's personal data",
+  description:
+    "Removes what the verification holds of a person: its number (kept only as its prefix, for the service's counts), its code, reference and signals, the texts sent and its webhook events. " +
+    'A `PENDING` verification ends first: nothing more is sent for it, and no event goes out. It then reads 404, as one that never existed. 204 with no body; 404 for one not found or erased already.',
+  tags,
+  params: idParamsSchema,
+  response: v1Answers({ type: 'null', description: 'Erased' }, ['NOT_FOUND'], { jsonBody: false, status: 204 }),
+} as const;
+
+/** POST /v1/otp/:id/resend, POST /v1/otp/:id/cancel (contract 9) and DELETE /v1/otp/:id (contract 20): no body. */
+export function otpLifecycleRoutes(app: FastifyInstance, verifications: VerificationService, personalData: PersonalDataStore): void {
   app.post<{ Params: { id: string } }>(
     '/v1/otp/:id/resend',
     { schema: resendSchema, config: { operation: 'resendCode' } },
@@ -85,6 +97,16 @@ export function otpLifecycleRoutes(app: FastifyInstance, verifications: Verifica
         case 'not-found':
           return sendVerificationNotFound(reply);
       }
+    },
+  );
+
+  app.delete<{ Params: { id: string } }>(
+    '/v1/otp/:id',
+    { schema: eraseSchema, config: { operation: 'eraseVerification' } },
+    async (request, reply) => {
+      const erased = await personalData.erase({ kind: 'verification', clientId: grantOf(request).clientId, id: request.params.id });
+      if (erased.verifications === 0) return sendVerificationNotFound(reply);
+      return reply.code(204).send();
     },
   );
 }
