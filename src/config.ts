@@ -209,7 +209,7 @@ export const settings = {
     parse: baseUrl,
   },
   TRUST_PROXY: {
-    doc: 'Behind reverse proxies: false (default), the number of proxy hops in front of the service (true means 1), or their comma-separated addresses or CIDR ranges; the client address is the first untrusted hop, counting from the right of X-Forwarded-For',
+    doc: 'Behind reverse proxies: false (default), the number of proxy hops in front of the service (true means 1), or their comma-separated addresses or CIDR ranges; the client address is the first untrusted hop, counting from the right of X-Forwarded-For. A hop count is safe only where the port is reachable through the proxies alone (a direct caller would write its own X-Forwarded-For); otherwise name the proxies\' addresses',
     default: 'false',
     parse: trustProxy,
   },
