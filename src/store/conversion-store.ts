@@ -78,7 +78,9 @@ export class SqlConversionStore implements ConversionStore {
 
   async clientTraffic(since: Date, settledBefore: Date): Promise<ClientTraffic[]> {
     const { rows } = await sql<{ client_id: string; sends: number; verified: number }>`
-      SELECT v.client_id, sum(greatest(v.delivery_sends, 1))::int AS sends, (count(*) FILTER (WHERE v.status = 'SUCCESS'))::int AS verified
+      SELECT v.client_id, sum(greatest(v.delivery_sends, 1))::int AS sends,
+          -- A relayed code is its auth server's to check: delivered is as far as it goes here (as per country).
+          (count(*) FILTER (WHERE v.status = 'SUCCESS' OR (v.relayed AND v.delivery_status = 'DELIVERED')))::int AS verified
         FROM verifications v
           LEFT JOIN client_throttles t ON t.client_id = v.client_id
         WHERE v.client_id = ANY(ARRAY(SELECT id FROM clients)) AND v.created_at > ${since} AND v.created_at <= ${settledBefore}

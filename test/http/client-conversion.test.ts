@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { runAdminCommand } from '../../src/admin/commands.js';
 import { adminDeps } from '../../src/admin/deps.js';
+import { relaySend } from '../../src/http/relays/relay-send.js';
 import { expectV1Error, type RecordBody } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
@@ -31,6 +32,30 @@ forEachDatabase('client conversion across countries', (kind) => {
   after(() => h.close());
 
   const create = (token: string, body: object) => h.call('POST', '/v1/otp/request', token, body);
+
+  it('counts a delivered relayed code as verified: a client that only relays is not throttled for it', async () => {
+    const relaying = await h.client();
+    for (const body of spread(7)) {
+      assert.equal(await relaySend(h.services.verifications, { clientId: relaying.clientId, phone: `${body.countryCode}${body.phoneNumber.slice(1)}`, code: '482913' }), null);
+    }
+    await h.services.sendWorker.idle();
+    const sent = await h.services.db.db
+      .selectFrom('provider_messages')
+      .innerJoin('verifications', 'verifications.id', 'provider_messages.verification_id')
+      .select(['provider_messages.provider', 'provider_messages.message_id'])
+      .where('verifications.client_id', '=', relaying.clientId)
+      .execute();
+    assert.equal(sent.length, 6);
+    for (const m of sent) await h.services.deliveries.recordReceipt(m.provider, { messageId: m.message_id, status: 'DELIVERED', detail: null, at: null });
+    h.clock.advance(121_000);
+    await h.services.conversion.refresh();
+    h.clock.advance(1000);
+    const listed = await runAdminCommand(adminDeps(h.services), { name: 'blocks.list' });
+    assert.ok(listed.ok && !(listed.value as { clientId?: string }[]).some((b) => b.clientId === relaying.clientId), 'not throttled');
+    for (const body of spread(8)) {
+      assert.equal(await relaySend(h.services.verifications, { clientId: relaying.clientId, phone: `${body.countryCode}${body.phoneNumber.slice(1)}`, code: '482913' }), null);
+    }
+  });
 
   it('throttles a client whose never-verified sends are spread over six countries, not the others', async () => {
     const attacker = await h.token();
