@@ -41,8 +41,7 @@ export interface OperatorStore {
   addLink(operatorId: string, link: { tokenHash: string; expiresAt: Date }): Promise<boolean>;
   /** Marks a link used, if unused and unexpired at `now`; its operator's id, or null. */
   useLink(tokenHash: string, now: Date): Promise<string | null>;
-  setPassword(operatorId: string, hash: string): Promise<void>;
-  /** Sets a new password and ends every session of the operator but the one that asked, in one transaction. */
+  /** Sets a new password and ends every session of the operator but the one that asked ('' keeps none), in one transaction. */
   changePassword(operatorId: string, hash: string, keepSessionIdHash: string): Promise<void>;
   createSession(idHash: string, operatorId: string, now: Date): Promise<void>;
   findSession(idHash: string): Promise<SessionRecord | null>;
@@ -98,7 +97,10 @@ export class OperatorService {
     return this.store.list();
   }
 
-  /** A new one-time link for an operator (a lost password): the old password works until the link is used. */
+  /**
+   * A new one-time link for an operator (a lost password): their earlier unused links stop working; the old
+   * password and sessions work until the link is used, which ends them.
+   */
   async newLink(id: string): Promise<{ operator: OperatorView; token: string; expiresAt: string } | null> {
     const token = this.random.bytes(32).toString('base64url');
     const expiresAt = new Date(this.clock.now().getTime() + linkLifetimeMs);
@@ -120,7 +122,9 @@ export class OperatorService {
     const operatorId = await this.store.useLink(secretHash(token), now);
     const operator = operatorId === null ? null : await this.store.byId(operatorId);
     if (!operator || operator.disabledAt) return 'this link is unknown, used or expired: ask for a new one (otp-service operators create)';
-    await this.store.setPassword(operator.id, await hashPassword(password, this.random.bytes(16)));
+    // A link is a reset: whoever held a session before (a lost laptop, an attacker with the old password) is
+    // signed out, every session ending with the new password; the one that follows is the link user's.
+    await this.store.changePassword(operator.id, await hashPassword(password, this.random.bytes(16)), '');
     return this.startSession(operator);
   }
 

@@ -68,7 +68,11 @@ export class SqlOperatorStore implements OperatorStore {
     if (!isUuid(operatorId)) return false;
     const operator = await this.db.selectFrom('operators').select('id').where('id', '=', operatorId).where('disabled_at', 'is', null).executeTakeFirst();
     if (!operator) return false;
-    await this.db.insertInto('operator_links').values({ token_hash: link.tokenHash, operator_id: operatorId, expires_at: link.expiresAt, used_at: null }).execute();
+    // A new link replaces the operator's earlier unused ones: a link sent to the wrong place is ended by the next.
+    await this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('operator_links').where('operator_id', '=', operatorId).where('used_at', 'is', null).execute();
+      await trx.insertInto('operator_links').values({ token_hash: link.tokenHash, operator_id: operatorId, expires_at: link.expiresAt, used_at: null }).execute();
+    });
     return true;
   }
 
@@ -82,10 +86,6 @@ export class SqlOperatorStore implements OperatorStore {
       .returning('operator_id')
       .executeTakeFirst();
     return row?.operator_id ?? null;
-  }
-
-  async setPassword(operatorId: string, hash: string): Promise<void> {
-    await this.db.updateTable('operators').set({ password_hash: hash }).where('id', '=', operatorId).execute();
   }
 
   async changePassword(operatorId: string, hash: string, keepSessionIdHash: string): Promise<void> {

@@ -113,11 +113,18 @@ forEachDatabase('console sign-in', (kind) => {
     const listed = await command({ name: 'operators.list' });
     assert.ok(listed.ok);
     const id = (listed.value as { id: string; email: string }[]).find((o) => o.email === op.email)?.id ?? '';
+    const earlier = await command({ name: 'operators.link', id });
+    assert.ok(earlier.ok, JSON.stringify(earlier));
     const linked = await command({ name: 'operators.link', id });
     assert.ok(linked.ok, JSON.stringify(linked));
+    const stale = await post('/console/api/setup', { token: tokenOf((earlier.value as { link: string }).link), password: 'an attacker password' });
+    assert.equal(stale.statusCode, 400, 'a new link ends the earlier unused one');
+    assert.equal((await get('/console/api/clients', { cookie: op.cookie })).statusCode, 200, 'the session works until the link is used');
     const token = tokenOf((linked.value as { link: string }).link);
     const res = await post('/console/api/setup', { token, password: 'a brand new password' });
     assert.equal(res.statusCode, 200, res.body);
+    assert.equal((await get('/console/api/clients', { cookie: op.cookie })).statusCode, 401, "using the link ends the operator's other sessions");
+    assert.equal((await get('/console/api/clients', { cookie: cookieOf(res) })).statusCode, 200, "the link user's own session works");
     assert.equal((await post('/console/api/sign-in', { email: op.email, password: 'a long enough password' })).statusCode, 401, 'the old password is gone');
     assert.equal((await post('/console/api/sign-in', { email: op.email, password: 'a brand new password' })).statusCode, 200);
     assert.equal((await command({ name: 'operators.link', id: '00000000-0000-7000-8000-000000000000' })).ok, false);
