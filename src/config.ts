@@ -481,7 +481,7 @@ export const settings = {
     parse: bool,
   },
   CONSOLE: {
-    doc: 'The operator console (GET /console, contract 16): true serves it; operators are made with `otp-service operators create --email E`. Off by default: /console is then a 404',
+    doc: 'The operator console (GET /console): true serves it; operators are made with `otp-service operators create --email E`. Off by default: /console is then a 404',
     default: 'false',
     parse: bool,
   },

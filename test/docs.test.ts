@@ -111,3 +111,17 @@ describe('the docs', () => {
     }
   });
 });
+
+describe('the words of the docs', () => {
+  it('never name the internal interface document: a reader cannot look it up', () => {
+    const internal = /\b(contract|seed)\b|original interface/i;
+    const files = [...markdownFiles, '.env.example', 'client/openapi.json'];
+    const found = files.flatMap((file) =>
+      read(file)
+        .split('\n')
+        .map((line, i) => ({ file, line: i + 1, text: line }))
+        .filter((l) => internal.test(l.text)),
+    );
+    assert.deepEqual(found, []);
+  });
+});

@@ -92,7 +92,7 @@ export interface paths {
         put?: never;
         /**
          * Get an access token
-         * @description The client credentials grant (seed 4.1). The client authenticates with `client_id` and `client_secret` in the body or with HTTP Basic (RFC 6749 2.3.1), not both. The answer carries the seed's `accessToken`, `accessTokenExpiresAt` and `scope` (an array), and the RFC 6749 fields beside them. Errors are RFC 6749 5.2 bodies. Repeated failed authentication for one client id from one address is slowed down (429).
+         * @description The client credentials grant. The client authenticates with `client_id` and `client_secret` in the body or with HTTP Basic (RFC 6749 2.3.1), not both. The answer carries `accessToken`, `accessTokenExpiresAt` and `scope` (an array), and the RFC 6749 fields beside them. Errors are RFC 6749 5.2 bodies. Repeated failed authentication for one client id from one address is slowed down (429).
          */
         post: operations["issueToken"];
         delete?: never;
@@ -1085,7 +1085,7 @@ export interface components {
         };
         /**
          * VerificationRecord
-         * @description A verification (seed 2.2 plus the contract's fields).
+         * @description A verification: the number, its code, its state and how it was sent.
          */
         VerificationRecord: {
             /** @description The verification id (a UUID). */
@@ -1346,7 +1346,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The access token (seed 2.1), with the RFC 6749 fields beside it. */
+            /** @description The access token, with the RFC 6749 fields beside it. */
             200: {
                 headers: {
                     /** @description `no-store` */
@@ -3233,7 +3233,7 @@ export interface operations {
                      * @enum {string}
                      */
                     type?: "SEND_SMS" | "DROPPED_CALL" | "WHATSAPP" | "VOICE_CALL";
-                    /** @description The workflow's later steps (contract 13): up to 2 more request types, in order, from `SEND_SMS`, `WHATSAPP` and `VOICE_CALL` where this service has their channel (never `DROPPED_CALL`, none equal to `type`, none twice). The next step sends the same code through its channel at once when the current step fails with no provider left, or when `FALLBACK_AFTER_SECONDS` (default 60; the client may set its own) pass after its code was sent without a successful verify. The client's default when absent. */
+                    /** @description The workflow's later steps: up to 2 more request types, in order, from `SEND_SMS`, `WHATSAPP` and `VOICE_CALL` where this service has their channel (never `DROPPED_CALL`, none equal to `type`, none twice). The next step sends the same code through its channel at once when the current step fails with no provider left, or when `FALLBACK_AFTER_SECONDS` (default 60; the client may set its own) pass after its code was sent without a successful verify. The client's default when absent. */
                     fallback?: string[];
                     /** @description Absolute http(s) URL without credentials that receives the state changes; the client's default when absent. */
                     webhookUrl?: string | null;

@@ -136,7 +136,7 @@ const commands: Readonly<Record<string, Readonly<Record<string, CommandHelp>>>> 
     create: {
       args: '--email EMAIL [--json]',
       about:
-        'Makes a console operator (CONSOLE=true, contract 16) and prints a one-time link, valid for 24 hours and usable once, where they set\n' +
+        'Makes a console operator (CONSOLE=true) and prints a one-time link, valid for 24 hours and usable once, where they set\n' +
         'a password and may add a passkey. The link starts with CONSOLE_ORIGIN (or PUBLIC_BASE_URL, or http://localhost:PORT).',
     },
     list: { args: '[--json]', about: 'Every operator: id, email, whether a password is set, passkeys, when made and disabled.' },

@@ -102,7 +102,7 @@ const document: Partial<OpenAPIV3_1.Document> = {
     {
       name: 'Twilio Verify v2 (drop-in)',
       description:
-        "Twilio Verify's v2 API, the subset code written against Twilio's SDKs uses, over the same verifications as /v1 (contract 15): HTTP Basic with the client's account sid (`AC` + its id's hex digits) and secret.",
+        "Twilio Verify's v2 API, the subset code written against Twilio's SDKs uses, over the same verifications as /v1: HTTP Basic with the client's account sid (`AC` + its id's hex digits) and secret.",
     },
     {
       name: 'CAMARA one-time-password-sms (drop-in)',
@@ -127,7 +127,7 @@ const document: Partial<OpenAPIV3_1.Document> = {
       oauth2: {
         type: 'oauth2',
         description:
-          'OAuth 2.0 client credentials. `POST /oauth/token` answers the seed\'s shape, `POST /oauth2/token` pure RFC 6749 (for OAuth libraries); send the token as `Authorization: Bearer <token>`.',
+          'OAuth 2.0 client credentials. `POST /oauth/token` answers with `accessToken`, `accessTokenExpiresAt` and `scope`, `POST /oauth2/token` pure RFC 6749 (for OAuth libraries); send the token as `Authorization: Bearer <token>`.',
         flows: {
           clientCredentials: {
             tokenUrl: '/oauth2/token',

@@ -5,7 +5,7 @@ const timestamp = 'ISO 8601 UTC with milliseconds.';
 
 export const recordSchema = {
   type: 'object',
-  description: 'A verification (seed 2.2 plus the contract\'s fields).',
+  description: 'A verification: the number, its code, its state and how it was sent.',
   required: [
     'id', 'createdAt', 'updatedAt', 'expiresAt', 'otp', 'phoneNumber', 'country', 'countryCode', 'counter',
     'pairedNumber', 'type', 'status', 'webhookUrl', 'reference', 'failureReason', 'delivery', 'fallback',

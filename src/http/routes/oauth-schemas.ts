@@ -93,7 +93,7 @@ const expiresIn = { type: 'integer', description: 'Seconds until the token expir
 export const tokenResponses = {
   200: {
     type: 'object',
-    description: 'The access token (seed 2.1), with the RFC 6749 fields beside it.',
+    description: 'The access token, with the RFC 6749 fields beside it.',
     required: ['accessToken', 'accessTokenExpiresAt', 'scope', 'access_token', 'token_type', 'expires_in'],
     headers: noStore,
     properties: {

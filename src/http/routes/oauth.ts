@@ -12,8 +12,8 @@ const tokenSchema = {
   operationId: 'issueToken',
   summary: 'Get an access token',
   description:
-    'The client credentials grant (seed 4.1). The client authenticates with `client_id` and `client_secret` in the body or with HTTP Basic (RFC 6749 2.3.1), not both. ' +
-    'The answer carries the seed\'s `accessToken`, `accessTokenExpiresAt` and `scope` (an array), and the RFC 6749 fields beside them. ' +
+    'The client credentials grant. The client authenticates with `client_id` and `client_secret` in the body or with HTTP Basic (RFC 6749 2.3.1), not both. ' +
+    'The answer carries `accessToken`, `accessTokenExpiresAt` and `scope` (an array), and the RFC 6749 fields beside them. ' +
     'Errors are RFC 6749 5.2 bodies. Repeated failed authentication for one client id from one address is slowed down (429).',
   tags: ['Authentication'],
   response: tokenResponses,
