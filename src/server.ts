@@ -88,7 +88,7 @@ export function appDeps(services: Services): AppDeps {
       requestTypeNamed: (name) => services.channels.requestTypeNamed(name),
       codeLength: config.OTP_LENGTH,
     },
-    relays: { verifications: services.verifications, clients: services.clientDirectory, clock: services.clock },
+    relays: { verifications: services.verifications, clients: services.clientDirectory, clock: services.clock, requests: services.relayRequests },
     ...(services.inboxFeed && {
       devInbox: {
         feed: services.inboxFeed,
@@ -150,6 +150,7 @@ export function workerDeps(services: Services, deliverWebhooks: boolean): Worker
         counters: services.counters,
         idempotencyKeys: services.verificationStore,
         captchaTokens: services.captchaTokens,
+        relayRequests: services.relayRequests,
         history: (before, batch) => pruneHistory(db.db, before, batch),
         clock: services.clock,
         retentionDays: config.RETENTION_DAYS,

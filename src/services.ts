@@ -53,6 +53,8 @@ import { GuardedHttpClient } from './webhooks/guarded-client.js';
 import type { LookupAll } from './webhooks/address-guard.js';
 import type { PersonalDataStore } from './domain/personal-data.js';
 import { SqlPersonalDataStore } from './store/personal-data-store.js';
+import { SqlRelayRequestStore } from './store/relay-request-store.js';
+import type { RelayRequests } from './domain/relay-requests.js';
 import { OperatorService } from './console/operator-service.js';
 import { consoleSessionPolicy } from './console/session-policy.js';
 import type { AuditLog } from './console/audit-log.js';
@@ -67,6 +69,8 @@ export interface Services {
   readonly config: Config;
   /** Erasing a person's data (contract 20). */
   readonly personalData: PersonalDataStore;
+  /** Signed relay requests seen: a replayed copy sends nothing (contract 20). */
+  readonly relayRequests: RelayRequests;
   /** Prometheus metrics of this process (GET /metrics). */
   readonly metrics: ServiceMetrics;
   readonly logger: Logger;
@@ -380,6 +384,7 @@ export async function createServices(
   return {
     config,
     personalData: new SqlPersonalDataStore(db.db, clock),
+    relayRequests: new SqlRelayRequestStore(db.db),
     metrics,
     logger,
     clock,

@@ -1,12 +1,15 @@
 import type { Clock } from '../domain/ports.js';
 import { idempotencySeconds } from '../domain/verification-service.js';
 import { captchaTokenSeconds } from '../domain/captcha.js';
+import { relayRequestMemoryMs } from '../domain/relay-requests.js';
 
 export interface HousekeepingDeps {
   readonly counters: { prune(before: Date): Promise<void> };
   readonly idempotencyKeys: { pruneIdempotencyKeys(before: Date): Promise<void> };
   /** CAPTCHA tokens accepted (contract 14): remembered 10 minutes. */
   readonly captchaTokens?: { prune(before: Date): Promise<void> };
+  /** Signed relay requests seen (contract 20): remembered while their signatures could be accepted. */
+  readonly relayRequests?: { prune(before: Date): Promise<void> };
   /** Deletes at most `batch` rows of each kind of history older than `before`; how many went. */
   readonly history: (before: Date, batch: number) => Promise<number>;
   readonly clock: Clock;
@@ -32,6 +35,7 @@ export async function housekeeping(deps: HousekeepingDeps): Promise<boolean> {
   await deps.counters.prune(new Date(now - 10 * 60_000));
   await deps.idempotencyKeys.pruneIdempotencyKeys(new Date(now - idempotencySeconds * 1000));
   await deps.captchaTokens?.prune(new Date(now - captchaTokenSeconds * 1000));
+  await deps.relayRequests?.prune(new Date(now - relayRequestMemoryMs));
   const days = deps.verificationRetentionDays ?? 0;
   const erased = days > 0 && deps.eraseVerifications ? await deps.eraseVerifications(new Date(now - days * 86_400_000), eraseBatch) : 0;
   if (deps.retentionDays === 0) return erased >= eraseBatch;

@@ -572,6 +572,23 @@ const migrations: Record<string, Migration> = {
       `);
     },
   },
+  '0033_relay_requests': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- Signed relay requests seen (a Supabase webhook-id, a ZITADEL signature), kept while their signature could
+        -- still be accepted: a copy replayed within that window is answered as the first was and sends nothing,
+        -- whichever instance it reaches.
+        CREATE TABLE relay_requests (
+          client_id uuid NOT NULL,
+          request_key text NOT NULL,
+          created_at timestamptz NOT NULL,
+          answer jsonb,
+          PRIMARY KEY (client_id, request_key)
+        );
+        CREATE INDEX relay_requests_created ON relay_requests (created_at)
+      `);
+    },
+  },
 };
 
 /** Runs DDL one statement at a time: PGlite's extended protocol takes one statement per query. */

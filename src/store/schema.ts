@@ -170,6 +170,14 @@ export interface WebhookAttemptsTable {
   next_attempt_at: Timestamp | null;
 }
 
+/** 0033: signed relay requests seen, with the answer the first got (null while it is made). */
+export interface RelayRequestsTable {
+  client_id: string;
+  request_key: string;
+  created_at: Date;
+  answer: ColumnType<unknown, string | null, string | null>;
+}
+
 export interface IdempotencyKeysTable {
   client_id: string;
   key: string;
@@ -236,6 +244,7 @@ export interface Database {
   events: EventsTable;
   webhook_attempts: WebhookAttemptsTable;
   idempotency_keys: IdempotencyKeysTable;
+  relay_requests: RelayRequestsTable;
   rate_counters: RateCountersTable;
   provider_messages: ProviderMessagesTable;
   parked_receipts: ParkedReceiptsTable;

@@ -36,7 +36,7 @@ forEachDatabase('client conversion across countries', (kind) => {
   it('counts a delivered relayed code as verified: a client that only relays is not throttled for it', async () => {
     const relaying = await h.client();
     for (const body of spread(7)) {
-      assert.equal(await relaySend(h.services.verifications, { clientId: relaying.clientId, phone: `${body.countryCode}${body.phoneNumber.slice(1)}`, code: '482913' }), null);
+      assert.equal(await relaySend(h.services.verifications, { clientId: relaying.clientId, scopes: relaying.scopes, phone: `${body.countryCode}${body.phoneNumber.slice(1)}`, code: '482913' }), null);
     }
     await h.services.sendWorker.idle();
     const sent = await h.services.db.db
@@ -53,7 +53,7 @@ forEachDatabase('client conversion across countries', (kind) => {
     const listed = await runAdminCommand(adminDeps(h.services), { name: 'blocks.list' });
     assert.ok(listed.ok && !(listed.value as { clientId?: string }[]).some((b) => b.clientId === relaying.clientId), 'not throttled');
     for (const body of spread(8)) {
-      assert.equal(await relaySend(h.services.verifications, { clientId: relaying.clientId, phone: `${body.countryCode}${body.phoneNumber.slice(1)}`, code: '482913' }), null);
+      assert.equal(await relaySend(h.services.verifications, { clientId: relaying.clientId, scopes: relaying.scopes, phone: `${body.countryCode}${body.phoneNumber.slice(1)}`, code: '482913' }), null);
     }
   });
 

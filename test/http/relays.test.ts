@@ -5,6 +5,7 @@ import { Webhook } from 'standardwebhooks';
 import { e164Of, nextLocalNumber } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
+import { TestClock } from '../support/clock.js';
 import { runAdminCommand } from '../../src/admin/commands.js';
 import { adminDeps } from '../../src/admin/deps.js';
 import type { ClientHooks } from '../../src/oauth/client-service.js';
@@ -19,7 +20,8 @@ const publicBaseUrl = 'https://otp.example.test';
 forEachDatabase('relays for auth servers', (kind) => {
   let h: Harness;
   before(async () => {
-    h = await createHarness(kind, { env: { PUBLIC_BASE_URL: publicBaseUrl, PHONE_COOLDOWN_SECONDS: '30', ALLOWED_COUNTRIES: 'NG,GH' } });
+    // Supabase's requests are signed at the real time (the standardwebhooks package reads the machine's clock).
+    h = await createHarness(kind, { env: { PUBLIC_BASE_URL: publicBaseUrl, PHONE_COOLDOWN_SECONDS: '30', ALLOWED_COUNTRIES: 'NG,GH' }, clock: new TestClock(Date.now()) });
   });
   after(() => h.close());
 
@@ -43,12 +45,11 @@ forEachDatabase('relays for auth servers', (kind) => {
   };
 
   /** Supabase Auth's request: the hook body, signed with standardwebhooks keyed with the secret less `v1,whsec_`. */
-  const supabasePost = (url: string, secret: string, body: object, signWith = secret) => {
+  const supabaseRequest = (url: string, secret: string, body: object, signWith = secret, at = new Date()) => {
     const payload = JSON.stringify(body);
     const id = `msg_${randomUUID()}`;
-    const at = new Date();
     const signature = new Webhook(signWith.replace('v1,whsec_', '')).sign(id, at, payload);
-    return h.app.inject({
+    return {
       method: 'POST',
       url: new URL(url).pathname,
       headers: {
@@ -58,8 +59,9 @@ forEachDatabase('relays for auth servers', (kind) => {
         'webhook-signature': signature,
       },
       payload,
-    });
+    } as const;
   };
+  const supabasePost = (url: string, secret: string, body: object, signWith = secret) => h.app.inject(supabaseRequest(url, secret, body, signWith));
   const supabaseBody = (e164: string, otp: string) => ({
     user: { id: randomUUID(), aud: 'authenticated', role: 'authenticated', phone: e164.slice(1), app_metadata: {}, user_metadata: {} },
     sms: { otp, sms_type: 'otp' },
@@ -129,6 +131,40 @@ forEachDatabase('relays for auth servers', (kind) => {
         assert.equal(typeof body.error.message, 'string');
       }
       assert.equal(await verificationCount(), before);
+    });
+
+    it('a copy of a signed request sends nothing and is answered as the first; one dated ahead is refused', async () => {
+      const c = await h.client();
+      const hooks = await hooksOf(c.clientId);
+      const e164 = e164Of(nextLocalNumber());
+      const request = supabaseRequest(hooks.supabase, hooks.hookSecret, supabaseBody(e164, '556677'));
+      const [first, copy] = [await h.app.inject(request), await h.app.inject(request)];
+      assert.deepEqual([first.statusCode, copy.statusCode, copy.json()], [200, 200, {}]);
+      assert.equal((await sentTo(e164)).length, 1, 'one SMS for one signed request');
+      const refusedFirst = supabaseRequest(hooks.supabase, hooks.hookSecret, supabaseBody('+14155550123', '123456'));
+      const refusals = [await h.app.inject(refusedFirst), await h.app.inject(refusedFirst)];
+      assert.deepEqual(refusals.map((r) => r.statusCode), [403, 403], 'a copy of a refused request is refused alike');
+      const ahead = await h.app.inject(supabaseRequest(hooks.supabase, hooks.hookSecret, supabaseBody(e164, '998877'), hooks.hookSecret, new Date(Date.now() + 60_000)));
+      assert.equal(ahead.statusCode, 401, ahead.body);
+      assert.match((ahead.json() as { error: { message: string } }).error.message, /dated ahead/);
+      assert.equal((await sentTo(e164)).length, 1);
+    });
+
+    it('a client without otp:send relays nothing: 403 in each relay\'s shape', async () => {
+      const c = await h.client(['lookup:request']);
+      const hooks = await hooksOf(c.clientId);
+      const e164 = e164Of(nextLocalNumber());
+      const supabase = await supabasePost(hooks.supabase, hooks.hookSecret, supabaseBody(e164, '123456'));
+      assert.equal(supabase.statusCode, 403, supabase.body);
+      assert.match((supabase.json() as { error: { message: string } }).error.message, /lacks the otp:send scope/);
+      const logto = await h.app.inject({
+        method: 'POST',
+        url: new URL(hooks.logto).pathname,
+        headers: { authorization: `Bearer ${hooks.hookSecret}`, 'content-type': 'application/json' },
+        payload: { to: e164, type: 'SignIn', payload: { code: '123456' } },
+      });
+      assert.equal(logto.statusCode, 403, logto.body);
+      assert.equal((await sentTo(e164)).length, 0);
     });
 
     it('a refused destination answers 403 in Supabase\'s shape, as /v1 would', async () => {

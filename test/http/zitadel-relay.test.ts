@@ -38,6 +38,9 @@ describe('ZITADEL-Signature, as pkg/actions/signing.go computes it', () => {
     assert.equal(check(`t=1764062400,v1=${vector.v1}`, new Date(at.getTime() + 300_000)), 'valid');
     assert.equal(check(`t=1764062400,v1=${vector.v1}`, new Date(at.getTime() + 301_000)), 'stale');
     assert.equal(check(`t=1764062400,v1=${vector.v1}`, new Date(at.getTime() - 301_000)), 'stale');
+    // Dated ahead: 30 s of skew, no more (a request cannot be signed now to be used later).
+    assert.equal(check(`t=1764062400,v1=${vector.v1}`, new Date(at.getTime() - 30_000)), 'valid');
+    assert.equal(check(`t=1764062400,v1=${vector.v1}`, new Date(at.getTime() - 31_000)), 'stale');
     assert.equal(check(`t=1764062401,v1=${vector.v1}`), 'mismatch');
     assert.equal(check(`t=1764062400,v1=${vector.v1.slice(0, -2)}00`), 'mismatch');
     assert.equal(check('t=1764062400'), 'mismatch');
@@ -141,6 +144,18 @@ forEachDatabase('ZITADEL HTTP SMS provider relay', (kind) => {
     const inbox = await runAdminCommand(adminDeps(h.services), { name: 'messages.latest', to: b, limit: 10 });
     assert.ok(inbox.ok);
     assert.match(JSON.stringify(inbox.value), /90817263/);
+  });
+
+  it('a copy of a signed request (its signature seen before) is answered 204 and sends nothing', async () => {
+    const c = await h.client();
+    const key = newKey();
+    const hooks = await hooksOf(c.clientId, key);
+    const to = e164Of(nextLocalNumber());
+    const payload = zitadelSmsPayload('otp-sms', user(to), '31415926');
+    const signature = zitadelSignatureHeader(h.clock.now(), payload, key);
+    assert.equal((await zitadelPost(hooks.zitadel, payload, signature)).statusCode, 204);
+    assert.equal((await zitadelPost(hooks.zitadel, payload, signature)).statusCode, 204);
+    assert.equal((await sentTo(to)).length, 1, 'one SMS for one signed request');
   });
 
   it('a wrong key, a changed body, a stale or far-ahead timestamp, no or a malformed header, an unknown hook, no key kept or a disabled client: 401, nothing sent', async () => {

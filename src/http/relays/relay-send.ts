@@ -1,5 +1,6 @@
 import { canonicalLocale } from '../../domain/client-settings.js';
 import { splitNumberInput } from '../../domain/phone.js';
+import type { RelayAnswer, RelayRequests } from '../../domain/relay-requests.js';
 import type { CreateOutcome, VerificationService } from '../../domain/verification-service.js';
 
 /** A refusal of a relayed send, with the HTTP status /v1 would answer it with (contract 15). */
@@ -19,8 +20,10 @@ const codePattern = /^[0-9A-Za-z]{4,10}$/;
  */
 export async function relaySend(
   verifications: VerificationService,
-  request: { readonly clientId: string; readonly phone: string; readonly code: string; readonly locale?: string | null },
+  request: { readonly clientId: string; readonly scopes: readonly string[]; readonly phone: string; readonly code: string; readonly locale?: string | null },
 ): Promise<RelayRefusal | null> {
+  // A relay sends codes as a create does: only for a client that may send them.
+  if (!request.scopes.includes('otp:send')) return { status: 403, message: 'This client may not send codes: it lacks the otp:send scope' };
   if (!codePattern.test(request.code)) return { status: 400, message: 'The code must be 4 to 10 letters or digits' };
   // Auth servers send the number with or without its +.
   const number = splitNumberInput(undefined, request.phone.startsWith('+') ? request.phone : `+${request.phone}`);
@@ -63,4 +66,22 @@ function refusalOf(outcome: CreateOutcome): RelayRefusal | null {
     case 'invalid-fallback':
       return { status: 500, message: 'Internal error' };
   }
+}
+
+/**
+ * Relays a signed request once (contract 20): a copy of one already relayed (the same `key`, within its
+ * signature's window) is answered as the first was and sends nothing, on whichever instance it arrives; a copy
+ * that comes while the first is still being relayed is answered `sent` (the first will send it).
+ */
+export async function relayOnce(
+  requests: RelayRequests,
+  request: { readonly clientId: string; readonly key: string; readonly now: Date; readonly sent: RelayAnswer },
+  relay: () => Promise<RelayRefusal | null>,
+): Promise<RelayAnswer> {
+  const claim = await requests.claim(request.clientId, request.key, request.now);
+  if (claim.kind === 'seen') return claim.answer ?? request.sent;
+  const refused = await relay();
+  const answer: RelayAnswer = refused ?? request.sent;
+  await requests.answered(request.clientId, request.key, answer);
+  return answer;
 }

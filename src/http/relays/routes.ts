@@ -6,13 +6,16 @@ import type { UnavailableError } from '../../domain/unavailable.js';
 import type { VerificationService } from '../../domain/verification-service.js';
 import type { Client } from '../../oauth/client.js';
 import { codeOf, relayError, relayErrorBody } from './relay-errors.js';
-import { relaySend, type RelayRefusal } from './relay-send.js';
+import { relayOnce, relaySend, type RelayRefusal } from './relay-send.js';
+import { relayFutureToleranceSeconds, type RelayRequests } from '../../domain/relay-requests.js';
 import { zitadelRelay } from './zitadel.js';
 
 export interface RelayRouteDeps {
   readonly verifications: VerificationService;
   readonly clients: { get(id: string): Promise<Client | null> };
   readonly clock: Clock;
+  /** Signed requests seen, so that a replayed copy sends nothing. */
+  readonly requests: RelayRequests;
 }
 
 interface HookParams {
@@ -115,7 +118,7 @@ export async function relayRoutes(app: FastifyInstance, deps: RelayRouteDeps): P
     return client?.hookSecret ? { client, secret: client.hookSecret } : null;
   };
 
-  await app.register(async (zitadel) => zitadelRelay(zitadel, { verifications: deps.verifications, clock: deps.clock, clientOf }));
+  await app.register(async (zitadel) => zitadelRelay(zitadel, { verifications: deps.verifications, clock: deps.clock, requests: deps.requests, clientOf }));
 
   await app.register(async (supabase) => {
     const fail = (reply: FastifyReply, status: number, message: string, retryAfterSeconds?: number) => {
@@ -143,9 +146,16 @@ export async function relayRoutes(app: FastifyInstance, deps: RelayRouteDeps): P
       },
       async (request, reply) => {
         const hook = await hookClient(request.params.hookId);
+        const now = deps.clock.now();
         if (!hook || !signedBySupabase(hook.secret, request)) return fail(reply, 401, 'Invalid signature');
-        const refused = await relaySend(deps.verifications, { clientId: hook.client.id, phone: request.body.user.phone, code: request.body.sms.otp });
-        if (refused) return fail(reply, refused.status, refused.message, refused.retryAfterSeconds);
+        if (Number(request.headers['webhook-timestamp']) > now.getTime() / 1000 + relayFutureToleranceSeconds) {
+          return fail(reply, 401, 'The signature is dated ahead of this server\'s clock');
+        }
+        // Standard Webhooks' webhook-id names the message: a copy of it within the signature's window sends nothing.
+        const answer = await relayOnce(deps.requests, { clientId: hook.client.id, key: `supabase:${String(request.headers['webhook-id'])}`, now, sent: { status: 200 } }, () =>
+          relaySend(deps.verifications, { clientId: hook.client.id, scopes: hook.client.scopes, phone: request.body.user.phone, code: request.body.sms.otp }),
+        );
+        if (answer.status !== 200) return fail(reply, answer.status, answer.message ?? '', answer.retryAfterSeconds);
         return {};
       },
     );
@@ -180,7 +190,7 @@ export async function relayRoutes(app: FastifyInstance, deps: RelayRouteDeps): P
           return fail(reply, { status: 401, code: 'UNAUTHORIZED', message: 'Invalid bearer secret' });
         }
         const { to, payload } = request.body;
-        const refused = await relaySend(deps.verifications, { clientId: hook.client.id, phone: to, code: payload.code, locale: payload.locale ?? null });
+        const refused = await relaySend(deps.verifications, { clientId: hook.client.id, scopes: hook.client.scopes, phone: to, code: payload.code, locale: payload.locale ?? null });
         if (refused) return fail(reply, { ...refused, code: codeOf(refused.status) });
         return reply.code(204).send();
       },
@@ -209,7 +219,7 @@ export async function relayRoutes(app: FastifyInstance, deps: RelayRouteDeps): P
         }
         const code = kratosCode(request.body);
         if (!code) return fail(reply, { status: 400, code: 'BAD_REQUEST', message: 'No code in the body (login_code, registration_code, verification_code or recovery_code)' });
-        const refused = await relaySend(deps.verifications, { clientId: hook.client.id, phone: request.body.recipient, code });
+        const refused = await relaySend(deps.verifications, { clientId: hook.client.id, scopes: hook.client.scopes, phone: request.body.recipient, code });
         if (refused) return fail(reply, { ...refused, code: codeOf(refused.status) });
         return reply.code(204).send();
       },

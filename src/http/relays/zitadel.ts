@@ -4,7 +4,8 @@ import type { UnavailableError } from '../../domain/unavailable.js';
 import type { VerificationService } from '../../domain/verification-service.js';
 import type { Client } from '../../oauth/client.js';
 import { codeOf, relayError, relayErrorBody } from './relay-errors.js';
-import { relaySend, type RelayRefusal } from './relay-send.js';
+import { relayOnce, relaySend, type RelayRefusal } from './relay-send.js';
+import type { RelayRequests } from '../../domain/relay-requests.js';
 import { checkZitadelSignature } from './zitadel-signature.js';
 
 export interface ZitadelRelayDeps {
@@ -12,6 +13,8 @@ export interface ZitadelRelayDeps {
   readonly clock: Clock;
   /** The hook's client when it exists and is not disabled. */
   readonly clientOf: (hookId: string) => Promise<Client | null>;
+  /** Signed requests seen, so that a replayed copy sends nothing. */
+  readonly requests: RelayRequests;
 }
 
 /**
@@ -128,8 +131,12 @@ export async function zitadelRelay(app: FastifyInstance, deps: ZitadelRelayDeps)
       }
       const code = codeArgs.map((k) => request.body.args[k]).find((v): v is string => typeof v === 'string' && v !== '');
       if (!code) return fail(reply, { status: 400, message: 'No code in args (code or oTP): ZITADEL sent a message without one' });
-      const refused = await relaySend(deps.verifications, { clientId: client.id, phone: request.body.contextInfo.recipientPhoneNumber, code });
-      if (refused) return fail(reply, refused);
+      // The signature (its timestamp and HMAC) names the request: a copy within its window sends nothing.
+      const signature = String(Array.isArray(header) ? header[0] : header);
+      const answer = await relayOnce(deps.requests, { clientId: client.id, key: `zitadel:${signature}`, now: deps.clock.now(), sent: { status: 204 } }, () =>
+        relaySend(deps.verifications, { clientId: client.id, scopes: client.scopes, phone: request.body.contextInfo.recipientPhoneNumber, code }),
+      );
+      if (answer.status !== 204) return fail(reply, { status: answer.status, message: answer.message ?? '', ...(answer.retryAfterSeconds !== undefined && { retryAfterSeconds: answer.retryAfterSeconds }) });
       return reply.code(204).send();
     },
   );
