@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 /**
  * Counts hits per key in fixed windows, shared by every instance through a store.
  *
@@ -17,6 +18,17 @@ interface Slot {
   known: number;
   /** Hits this instance admitted or recorded that the store has not yet been told of. */
   pending: number;
+}
+
+/** The longest key kept as given, in bytes: a key built from user input (an email typed at sign-in) can be any size. */
+export const maxCounterKeyBytes = 256;
+
+/**
+ * A key as the store keeps it: as given up to 256 bytes, else its SHA-256, so that no input makes a row its index
+ * cannot hold (which failed the whole batch of every key's hits with it).
+ */
+export function boundedKey(key: string): string {
+  return Buffer.byteLength(key) <= maxCounterKeyBytes ? key : `sha256:${createHash('sha256').update(key).digest('hex')}`;
 }
 
 export class WindowCounter {
@@ -71,7 +83,8 @@ export class WindowCounter {
     });
   }
 
-  private slot(key: string): Slot {
+  private slot(rawKey: string): Slot {
+    const key = boundedKey(rawKey);
     const windowStart = this.windowStartOf(this.now());
     let slot = this.slots.get(key);
     if (!slot || slot.windowStart !== windowStart) {

@@ -142,6 +142,25 @@ forEachDatabase('console sign-in', (kind) => {
     assert.equal(res.statusCode, 200, 'another operator is not locked out');
   });
 
+  it('counts sign-in failures per address whatever the email, and per email across addresses; each is audited', async () => {
+    const { email } = await operator('sprayed@example.com');
+    const from = (remoteAddress: string, body: object) =>
+      h.app.inject({ method: 'POST', url: '/console/api/sign-in', remoteAddress, headers: { ...base, origin }, payload: body });
+    // One machine tries many emails (unknown ones cost it as much as known ones): 3 x AUTH_FAILURE_LIMIT, then 429.
+    for (let i = 0; i < 9; i += 1) assert.equal((await from('198.51.100.7', { email: `guess${i}@example.com`, password: 'not the password' })).statusCode, 401);
+    assert.equal((await from('198.51.100.7', { email, password: 'a long enough password' })).statusCode, 429, 'that address waits, whatever the email');
+    assert.equal((await from('198.51.100.8', { email, password: 'a long enough password' })).statusCode, 200, 'another address does not');
+    // One email guessed from many machines: AUTH_FAILURE_LIMIT in all.
+    for (const last of [21, 22, 23]) assert.equal((await from(`203.0.113.${last}`, { email, password: 'still not it' })).statusCode, 401);
+    assert.equal((await from('203.0.113.24', { email, password: 'a long enough password' })).statusCode, 429, 'that email waits, from anywhere');
+    await h.flushCounters();
+    const log = await command({ name: 'audit.list', limit: 100 });
+    assert.ok(log.ok);
+    const attempts = (log.value as { actor: string; action: string; target: string | null; outcome: string }[]).filter((e) => e.action === 'console.sign-in' && e.outcome !== 'ok (password)');
+    assert.ok(attempts.some((e) => e.outcome === 'failed' && e.target === 'guess0@example.com from 198.51.100.7' && e.actor === 'address:198.51.100.7'));
+    assert.ok(attempts.some((e) => e.outcome === 'throttled' && e.target === `${email} from 203.0.113.24`));
+  });
+
   it('refuses a change without the CSRF token, with a wrong one, or from another origin', async () => {
     const op = await operator('csrf@example.com');
     const create = (headers: Record<string, string>) => post('/console/api/clients', { name: 'from console', scopes: ['otp:send'] }, { cookie: op.cookie, ...headers });

@@ -17,6 +17,7 @@ describe('scopes (contract 2)', () => {
       verifyCode: ['otp:verify'],
       resendCode: ['otp:send'],
       cancelVerification: ['otp:send'],
+      eraseVerification: ['otp:send'],
       requestLookup: ['lookup:request'],
       fetchLookup: ['lookup:status'],
       fetchStats: ['otp:send', 'otp:verify'],

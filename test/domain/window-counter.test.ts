@@ -32,6 +32,22 @@ describe('window counter (contract 6: per-client rate, failed authentications)',
     assert.equal(c.msToNextWindow(), 1000);
   });
 
+  it('keeps a key of any length within 256 bytes in the store, still counted on its own', async () => {
+    const store = new MemoryCounterStore();
+    const c = new WindowCounter(store, 60_000, () => 1_000);
+    const long = `signin|${'é'.repeat(1500)}@example.com`;
+    c.hit(long);
+    c.hit(long);
+    c.hit(`${long}x`);
+    c.hit('short');
+    await c.flush();
+    assert.equal(c.count(long), 2);
+    assert.equal(c.count(`${long}x`), 1);
+    const keys = [...store.totals.keys()].map((k) => k.slice(0, k.lastIndexOf('@')));
+    assert.ok(keys.every((k) => Buffer.byteLength(k) <= 256), keys.join(', '));
+    assert.ok(keys.includes('short'), 'a short key is kept as given');
+  });
+
   it('learns the total across instances when it flushes', async () => {
     const t = 5_000;
     const store = new MemoryCounterStore();

@@ -32,7 +32,7 @@ export function accountRoutes(app: FastifyInstance, deps: ConsoleSessionDeps): v
     const { operator, sessionId } = sessionOf(request);
     const { current, password } = request.body as { current: string; password: string };
     // Wrong current passwords count as failed sign-ins of the operator: a stolen session cannot guess it faster.
-    const key = `console:${operator.email}|${request.ip}`;
+    const key = `console-email:${operator.email}`;
     const retry = retryAfterRepeatedFailures(deps.failures, key, deps.maxFailures);
     if (retry !== null) return sendConsoleError(reply, 'RATE_LIMITED', 'Too many wrong passwords; retry later', { retryAfterSeconds: retry });
     const outcome = await deps.operators.changePassword(operator, sessionId, current, password);

@@ -99,10 +99,13 @@ const credentialSchema = { hide: true, body: { type: 'object', required: ['crede
 const hidden = { hide: true } as const;
 
 /** Sign-in (password, passkey, one-time link), sign-out, the session, and adding a passkey. */
+/** How many times AUTH_FAILURE_LIMIT one address may fail sign-ins in a window, over every email it tries. */
+const signInAddressShare = 3;
+
 export function sessionRoutes(app: FastifyInstance, deps: ConsoleSessionDeps): void {
   const cookie = sessionCookieName(deps.secureCookies);
-  const audit = (actor: string, action: string, outcome: string) =>
-    deps.audit.record({ at: deps.clock.now().toISOString(), actor, action, target: null, outcome });
+  const audit = (actor: string, action: string, outcome: string, target: string | null = null) =>
+    deps.audit.record({ at: deps.clock.now().toISOString(), actor, action, target, outcome });
   const signedIn = (reply: FastifyReply, s: SignedIn) =>
     reply
       .header('set-cookie', sessionCookie(cookie, s.sessionId, deps.secureCookies))
@@ -111,13 +114,26 @@ export function sessionRoutes(app: FastifyInstance, deps: ConsoleSessionDeps): v
 
   app.post('/console/api/sign-in', { schema: signInSchema }, async (request, reply) => {
     const { email, password } = request.body as { email: string; password: string };
-    // Keyed on the email and the address, as the token endpoint keys on the client id and address.
-    const key = `console:${email.trim().toLowerCase()}|${request.ip}`;
-    const retry = retryAfterRepeatedFailures(deps.failures, key, deps.maxFailures);
-    if (retry !== null) return sendConsoleError(reply, 'RATE_LIMITED', 'Too many failed sign-ins; retry later', { retryAfterSeconds: retry });
+    // Counted per email across addresses (a password guessed from many machines) and per address whatever the
+    // email (one machine trying many operators, which unknown emails made free); the counter bounds long keys.
+    const named = email.trim().toLowerCase();
+    const byEmail = `console-email:${named}`;
+    const byAddress = `console-address:${request.ip}`;
+    const address = { key: byAddress, max: deps.maxFailures * signInAddressShare };
+    const retry = [{ key: byEmail, max: deps.maxFailures }, address]
+      .map((k) => retryAfterRepeatedFailures(deps.failures, k.key, k.max))
+      .find((r) => r !== null);
+    // What the audit log keeps of an attempt: the email as typed (cut to a sane length) and where it came from.
+    const attempted = `${named.slice(0, 254)} from ${request.ip}`;
+    if (retry !== undefined && retry !== null) {
+      await audit(`address:${request.ip}`, 'console.sign-in', 'throttled', attempted);
+      return sendConsoleError(reply, 'RATE_LIMITED', 'Too many failed sign-ins; retry later', { retryAfterSeconds: retry });
+    }
     const s = await deps.operators.signIn(email, password);
     if (!s) {
-      deps.failures.hit(key);
+      deps.failures.hit(byEmail);
+      deps.failures.hit(byAddress);
+      await audit(`address:${request.ip}`, 'console.sign-in', 'failed', attempted);
       return sendConsoleError(reply, 'UNAUTHORIZED', 'The email or password is wrong, or the operator is disabled');
     }
     await audit(`operator:${s.operator.email}`, 'console.sign-in', 'ok (password)');
