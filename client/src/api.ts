@@ -81,6 +81,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where to go from here
+         * @description The service's name and the addresses a person opening it in a browser is looking for: the API reference, the OpenAPI document, the health checks, and the console and the development inbox when they are on.
+         */
+        get: operations["index"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/oauth/token": {
         parameters: {
             query?: never;
@@ -1293,6 +1313,47 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         status: "unavailable";
+                    };
+                };
+            };
+        };
+    };
+    index: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example otp-service */
+                        service: string;
+                        /** @example /docs */
+                        docs: string;
+                        /** @example /openapi.json */
+                        openapi: string;
+                        /** @example /healthz */
+                        health: string;
+                        /** @example /readyz */
+                        ready: string;
+                        /**
+                         * @description With CONSOLE=true.
+                         * @example /console
+                         */
+                        console?: string;
+                        /**
+                         * @description While the development inbox is on.
+                         * @example /dev/inbox
+                         */
+                        devInbox?: string;
                     };
                 };
             };

@@ -10,6 +10,7 @@ import { sharedRecordSchema } from './record-schema.js';
 import { v1ErrorHandler } from './error-handler.js';
 import { callbackRoutes, type CallbackRouteDeps } from './routes/callbacks.js';
 import { devInboxRoutes, type DevInboxRouteDeps } from './routes/dev-inbox.js';
+import { indexRoute } from './routes/index.js';
 import { healthRoutes } from './routes/health.js';
 import { lookupRoutes } from './routes/lookup.js';
 import { ProbeQuietLogController } from './probe-logging.js';
@@ -128,6 +129,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     });
   }
   healthRoutes(app, deps.ready);
+  indexRoute(app, { console: deps.console !== undefined, devInbox: deps.devInbox !== undefined });
   if (deps.devInbox) devInboxRoutes(app, deps.devInbox);
   if (deps.console) await consoleRoutes(app, deps.console);
   await app.register(oauthRoutes, deps);

@@ -85,7 +85,9 @@ export class VonageVoiceCalls {
     if (!check.valid) return { kind: 'forbidden', reason: `Vonage signed webhook: ${check.reason}` };
     const { api_key: apiKey, application_id: applicationId } = check.claims;
     if (apiKey !== undefined && apiKey !== this.settings.apiKey) return { kind: 'forbidden', reason: 'signed for another Vonage account (api_key)' };
-    if (applicationId !== undefined && applicationId !== this.settings.applicationId) {
+    // Vonage signs every Voice event with its application's id: one without it was not signed for this application.
+    if (applicationId === undefined) return { kind: 'forbidden', reason: 'signed without an application_id (Voice events carry one)' };
+    if (applicationId !== this.settings.applicationId) {
       return { kind: 'forbidden', reason: 'signed for another Vonage application (application_id)' };
     }
     const event = jsonObject(request.rawBody);

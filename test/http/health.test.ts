@@ -13,6 +13,12 @@ forEachDatabase('health', (kind) => {
   // The last test closed the database already; the embedded one refuses a second close.
   after(() => h.close().catch((err: unknown) => assert.match(String(err), /PGlite is closed/)));
 
+  it('answers GET / with where to go: the API reference, the health checks, the inbox that is on, not the console that is off', async () => {
+    const index = await h.app.inject({ method: 'GET', url: '/' });
+    assert.equal(index.statusCode, 200);
+    assert.deepEqual(index.json(), { service: 'otp-service', docs: '/docs', openapi: '/openapi.json', health: '/healthz', ready: '/readyz', devInbox: '/dev/inbox' });
+  });
+
   it('answers /healthz and /readyz with 200 while the database is up', async () => {
     const health = await h.app.inject({ method: 'GET', url: '/healthz' });
     assert.equal(health.statusCode, 200);

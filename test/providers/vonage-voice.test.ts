@@ -180,6 +180,7 @@ describe('vonage call events (signed webhooks)', () => {
     await refused(await event('answered', { iat: Math.floor(Date.now() / 1000) - 3600 }), /iat/);
     await refused(await event('answered', { claims: { api_key: 'zzzz9999' } }), /another Vonage account/);
     await refused(await event('answered', { claims: { application_id: randomUUID() } }), /another Vonage application/);
+    await refused(await event('answered', { claims: { application_id: undefined } }), /without an application_id/);
     const unsigned = await event('answered');
     await refused({ ...unsigned, headers: { 'content-type': 'application/json' } }, /no Authorization/);
     const [, claims = ''] = String(unsigned.headers.authorization).split('.');
