@@ -717,7 +717,7 @@ export class VerificationService {
     return dispatched(this.deps.afterCommit, committed);
   }
 
-  /** A client's latest PENDING verification of a number, else its latest of it (a check by number, contract 15). */
+  /** A client's newest verification of a number (a check by number, contract 15 and 20): never an older one. */
   async latestOfNumber(clientId: string, countryCode: string, phoneNumber: string): Promise<Verification | null> {
     const phone = parsePhone(countryCode, phoneNumber);
     if (!phone) return null;

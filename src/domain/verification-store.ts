@@ -219,8 +219,8 @@ export interface VerificationStore {
   /** Any client's verification, for the workers. */
   findById(id: string): Promise<Verification | null>;
   /**
-   * A client's latest PENDING verification of a number (E.164), else its latest of that number, else null: a
-   * check by number (the Twilio-shaped surface, contract 15) names no id.
+   * A client's newest verification of a number (E.164), else null: a check by number (the Twilio-shaped surface,
+   * contract 15) names no id, and uses only the newest (contract 20), whatever became of it.
    */
   latestOfNumber(clientId: string, phoneNumber: string): Promise<Verification | null>;
   /**

@@ -288,7 +288,7 @@ export class SqlVerificationStore implements VerificationStore {
       .selectAll()
       .where('client_id', '=', clientId)
       .where('phone_number', '=', phoneNumber)
-      .orderBy(sql`status = 'PENDING'`, 'desc')
+      // The newest only: once it has used its attempts, an older code of the number must not be checked instead.
       .orderBy('created_at', 'desc')
       .limit(1)
       .executeTakeFirst();

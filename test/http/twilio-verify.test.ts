@@ -179,14 +179,21 @@ forEachDatabase('Twilio Verify v2 drop-in', (kind) => {
       const { c, api } = await newClient();
       const to = e164Of(nextLocalNumber());
       const service = api.verify.v2.services(serviceOf(c));
+      // An older verification of the number, still pending: a check by To must never slide to it.
+      const older = await service.verifications.create({ to, channel: 'sms' });
+      const olderCode = await codeSent(idOf(older.sid));
+      h.clock.advance(31_000);
       const created = await service.verifications.create({ to, channel: 'sms' });
       const code = await codeSent(idOf(created.sid));
-      const wrong = code === '000000' ? '111111' : '000000';
+      const wrong = [code, olderCode].includes('000000') ? ([code, olderCode].includes('111111') ? '222222' : '111111') : '000000';
       for (let i = 1; i < maxAttempts; i++) assert.equal((await service.verificationChecks.create({ to, code: wrong })).status, 'pending');
       assert.equal((await service.verificationChecks.create({ to, code: wrong })).status, 'max_attempts_reached');
       const after = await restError(service.verificationChecks.create({ to, code }));
       assert.deepEqual({ status: after.status, code: after.code }, { status: 429, code: 60202 });
+      const slid = await restError(service.verificationChecks.create({ to, code: olderCode }));
+      assert.deepEqual({ status: slid.status, code: slid.code }, { status: 429, code: 60202 }, 'the older code is not checked by To');
       assert.equal((await service.verifications(created.sid).fetch()).status, 'max_attempts_reached');
+      assert.equal((await service.verifications(older.sid).fetch()).status, 'pending');
     });
   });
 
