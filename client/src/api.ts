@@ -3290,10 +3290,10 @@ export interface operations {
                     /** @description The number in local format, digits only (a national trunk prefix such as a leading 0 is allowed), or a whole E.164 number (`+` and digits), whose calling code must then agree with `countryCode` if one is given. */
                     phoneNumber: string;
                     /**
-                     * @description How the code goes out: an SMS, a dropped call whose caller id ends with the code, a WhatsApp message (`WHATSAPP`), or a call that reads the code aloud (`VOICE_CALL`); `SEND_SMS` when absent.
+                     * @description How the code goes out: `SEND_SMS` (the default) an SMS, `WHATSAPP` a WhatsApp message, `VOICE_CALL` a call that reads the code aloud, `DROPPED_CALL` a dropped call whose caller id ends with the code.
                      * @enum {string}
                      */
-                    type?: "SEND_SMS" | "DROPPED_CALL" | "WHATSAPP" | "VOICE_CALL";
+                    type?: "SEND_SMS" | "WHATSAPP" | "VOICE_CALL" | "DROPPED_CALL";
                     /** @description The workflow's later steps: up to 2 more request types, in order, from `SEND_SMS`, `WHATSAPP` and `VOICE_CALL` where this service has their channel (never `DROPPED_CALL`, none equal to `type`, none twice). The next step sends the same code through its channel at once when the current step fails with no provider left, or when `FALLBACK_AFTER_SECONDS` (default 60; the client may set its own) pass after its code was sent without a successful verify. The client's default when absent. */
                     fallback?: string[];
                     /** @description Absolute http(s) URL without credentials that receives the state changes; the client's default when absent. */

@@ -50,8 +50,8 @@ export const createBodySchema = {
     },
     type: {
       type: 'string',
-      enum: ['SEND_SMS', 'DROPPED_CALL', 'WHATSAPP', 'VOICE_CALL'],
-      description: 'How the code goes out: an SMS, a dropped call whose caller id ends with the code, a WhatsApp message (`WHATSAPP`), or a call that reads the code aloud (`VOICE_CALL`); `SEND_SMS` when absent.',
+      enum: ['SEND_SMS', 'WHATSAPP', 'VOICE_CALL', 'DROPPED_CALL'],
+      description: 'How the code goes out: `SEND_SMS` (the default) an SMS, `WHATSAPP` a WhatsApp message, `VOICE_CALL` a call that reads the code aloud, `DROPPED_CALL` a dropped call whose caller id ends with the code.',
     },
     fallback: {
       type: 'array',

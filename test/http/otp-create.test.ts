@@ -406,7 +406,7 @@ forEachDatabase('create verification', (kind) => {
         ['GET', '/v1/otp/request'.replace('request', '')],
         // /v2 is the Twilio-shaped surface (contract 15), whose unknown routes answer in Twilio's shape (twilio-verify.test.ts).
         ['POST', '/v3/otp/request'],
-        ['GET', '/'],
+        ['GET', '/nothing-here'],
         ['PUT', '/v1/otp/request'],
         ['DELETE', '/v1/otp/00000000-0000-4000-8000-000000000000'],
         ['GET', '/v1/otp/%zz'],
