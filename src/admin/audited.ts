@@ -55,8 +55,18 @@ export async function runAudited(deps: AdminDeps & { readonly audit: AuditLog; r
       actor,
       action: command.name,
       target: auditTarget(command, result),
-      outcome: result.ok ? 'ok' : `refused: ${result.error}`,
+      outcome: result.ok ? `ok${changedFields(command)}` : `refused: ${result.error}`,
     });
   }
   return result;
+}
+
+/**
+ * The fields a settings change named (`clients.update`), never their values: a CAPTCHA secret or a webhook
+ * address is the client's, and the log says only that it changed.
+ */
+function changedFields(command: AdminCommand): string {
+  if (command.name !== 'clients.update') return '';
+  const fields = Object.keys(command.change).sort();
+  return fields.length > 0 ? `: ${fields.join(', ')}` : '';
 }

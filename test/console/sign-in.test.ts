@@ -243,6 +243,15 @@ forEachDatabase('console sign-in', (kind) => {
     );
     assert.ok(entries.some((e) => e.actor === 'cli' && e.action === 'operators.create' && e.target === 'audited@example.com'));
     assert.equal(JSON.stringify(entries).includes(secret), false);
+    // A settings change names the fields it changed, never their values (a CAPTCHA secret least of all).
+    const captchaSecret = 'captcha-secret-0123456789';
+    const updated = await command({ name: 'clients.update', id: clientId, change: { appName: 'Acme', captcha: { provider: 'turnstile', secret: captchaSecret } } });
+    assert.ok(updated.ok, JSON.stringify(updated));
+    const latest = await command({ name: 'audit.list', limit: 1 });
+    assert.ok(latest.ok);
+    const [change] = latest.value as { action: string; outcome: string }[];
+    assert.deepEqual({ action: change?.action, outcome: change?.outcome }, { action: 'clients.update', outcome: 'ok: appName, captcha' });
+    assert.equal(JSON.stringify(latest.value).includes(captchaSecret), false);
     const page = await get('/console/api/audit?limit=5', { cookie: op.cookie });
     assert.equal(page.statusCode, 200);
     assert.equal((page.json() as { data: unknown[] }).data.length, 5);
