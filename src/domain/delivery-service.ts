@@ -127,9 +127,8 @@ export class DeliveryService {
       const decision = decideSendFailure(job, provider, result, this.deps.providerOrder(job.channel), this.deps.retryDelays, now);
       switch (decision.kind) {
         case 'retry': {
-          const failures = turn.attempts;
           tx.update({ ...current, delivery, deliveries: withTurn(current.deliveries, { ...turn, status: 'QUEUED' }) });
-          tx.saveSendJob({ ...done, status: 'pending', providerFailures: failures, dueAt: decision.at, lastError: result.reason }, current, now);
+          tx.saveSendJob({ ...done, status: 'pending', providerFailures: turn.attempts, dueAt: decision.at, lastError: result.reason }, current, now);
           return;
         }
         case 'failover':

@@ -1,3 +1,5 @@
+import { prefixOf } from './prefix-velocity.js';
+
 /**
  * A person's data (contract 20): what erasing takes away. A verification's number is reduced to its prefix (the
  * counts that protect the service still count it), its code, reference, text and signals go, with the messages,
@@ -29,5 +31,5 @@ export interface PersonalDataStore {
 
 /** A number as an erased verification keeps it: its prefix, the last 3 digits masked (+2348031234XXX). */
 export function reducedNumber(e164: string): string {
-  return `${e164.slice(0, -3)}XXX`;
+  return `${prefixOf(e164)}XXX`;
 }

@@ -143,10 +143,10 @@ export function withTurn(attempts: readonly DeliveryAttempt[], turn: DeliveryAtt
   return same ? [...attempts.slice(0, -1), turn] : [...attempts, turn];
 }
 
+/** A turn as a record shows it and as it is stored (times in ISO 8601). */
 export function attemptRecord(a: DeliveryAttempt): AttemptRecord {
   return { channel: a.channel, provider: a.provider, status: a.status, at: a.at.toISOString(), attempts: a.attempts, lastError: sendErrorRecord(a.lastError) };
 }
-
 
 /**
  * What the record's `delivery` shows of its latest turn (contract 20): its calls and latest failure; 0 and null
