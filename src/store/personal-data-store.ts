@@ -21,8 +21,7 @@ export class SqlPersonalDataStore implements PersonalDataStore {
       let webhookEvents = 0;
       if (ids.length > 0) {
         // The number keeps its prefix (left(phone_number, -3), what prefix counts read), as reducedNumber writes
-        // it; a PENDING one ends
-        // CANCELED, so that nothing is sent, expired or stepped for it any more.
+        // it; a PENDING one ends CANCELED, so that nothing is sent, expired or stepped for it any more.
         const updated = await sql`
           UPDATE verifications SET phone_number = left(phone_number, -3) || 'XXX', otp = '', reference = NULL, message_text = NULL,
             signal_ip = NULL, signal_network = NULL, signal_device = NULL, signals = NULL, webhook_url = NULL, next_step_at = NULL,
