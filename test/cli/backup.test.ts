@@ -96,6 +96,13 @@ async function cli(args: string[], env: Record<string, string>): Promise<{ code:
   return runCli(args, env);
 }
 
+/**
+ * The traffic beside the backup sends hundreds of codes of which none is verified: on a busy machine enough for
+ * the conversion throttle to hold the country, in the source and then in the restored database, which would
+ * refuse the create that shows the service carries on. This file tests the copy, not the fraud rules.
+ */
+const unthrottled = { MIN_CONVERSION: '0' };
+
 /** The whole round trip, from a source database with a server running on it to a new target. */
 function roundTrip(source: () => Record<string, string>, target: () => Record<string, string>): void {
   let server: ServerProcess;
@@ -106,7 +113,7 @@ function roundTrip(source: () => Record<string, string>, target: () => Record<st
   let backup: string;
 
   before(async () => {
-    server = await startServerProcess(source());
+    server = await startServerProcess({ ...source(), ...unthrottled });
     client = await createClient(source());
     oldToken = await token(server.url, client);
     const res = await create(server.url, oldToken);
@@ -151,7 +158,7 @@ function roundTrip(source: () => Record<string, string>, target: () => Record<st
     assert.equal(copied.code, 0, copied.stderr);
     assert.deepEqual(await rowsIn(again), await rowsIn(backup));
 
-    restored = await startServerProcess(target());
+    restored = await startServerProcess({ ...target(), ...unthrottled });
     // A token signed before the backup still verifies; the secret still gets tokens; new rows get new ids.
     const res = await fetch(`${restored.url}/v1/otp/${verificationId}`, { headers: { authorization: `Bearer ${oldToken}` } });
     assert.equal(res.status, 200);
