@@ -62,11 +62,19 @@ export async function runAudited(deps: AdminDeps & { readonly audit: AuditLog; r
 }
 
 /**
- * The fields a settings change named (`clients.update`), never their values: a CAPTCHA secret or a webhook
- * address is the client's, and the log says only that it changed.
+ * The fields a settings change named (`clients.update`), or what a `clients hooks` did, never their values: a
+ * CAPTCHA secret, a webhook address or ZITADEL's key is the client's, and the log says only that it changed.
  */
 function changedFields(command: AdminCommand): string {
-  if (command.name !== 'clients.update') return '';
-  const fields = Object.keys(command.change).sort();
+  const fields =
+    command.name === 'clients.update'
+      ? Object.keys(command.change).sort()
+      : command.name === 'clients.hooks'
+        ? [
+            ...(command.enable ? ['enable'] : []),
+            ...(command.disable ? ['disable'] : []),
+            ...(command.zitadelSigningKey !== undefined ? [command.zitadelSigningKey === null ? 'zitadelSigningKey cleared' : 'zitadelSigningKey'] : []),
+          ]
+        : [];
   return fields.length > 0 ? `: ${fields.join(', ')}` : '';
 }

@@ -9,7 +9,7 @@ import {
 import type { TextPolicy } from '../domain/client-settings.js';
 import { isScope, knownScopes, type Scope } from '../domain/scopes.js';
 import { deliveryStatuses, type DeliveryStatus } from '../domain/webhook-delivery.js';
-import { isZitadelSigningKey, type ClientService } from '../oauth/client-service.js';
+import { isZitadelSigningKey, type ClientService, type HooksChange } from '../oauth/client-service.js';
 import type { SqlWebhookStore } from '../store/webhook-store.js';
 import { eventDetailView, eventView } from '../webhooks/delivery-log.js';
 import type { Clock } from '../domain/ports.js';
@@ -72,10 +72,13 @@ export type AdminCommand =
   | { readonly name: 'clients.rotate-secret'; readonly id: string }
   | { readonly name: 'clients.rotate-webhook-secret'; readonly id: string }
   /**
-   * The relays' addresses and hook secret (contract 15); the first one makes the secret. `zitadelSigningKey`: the key
-   * ZITADEL made for its HTTP SMS provider, kept to check its signatures.
+   * The relays' addresses and hook secret (contract 15), after the change: `enable` makes the secret, `disable`
+   * turns the relays off; `zitadelSigningKey`: the key ZITADEL made for its HTTP SMS provider, kept to check its
+   * signatures (null clears it).
    */
-  | { readonly name: 'clients.hooks'; readonly id: string; readonly zitadelSigningKey?: string }
+  | ({ readonly name: 'clients.hooks'; readonly id: string } & HooksChange)
+  /** A new hook secret, the old one taken 24 h more. */
+  | { readonly name: 'clients.rotate-hook-secret'; readonly id: string }
   | {
       readonly name: 'webhooks.list';
       readonly status: DeliveryStatus | null;
@@ -149,15 +152,28 @@ export function parseAdminCommand(input: unknown): AdminCommand | string {
     case 'clients.disable':
     case 'clients.rotate-secret':
     case 'clients.rotate-webhook-secret':
+    case 'clients.rotate-hook-secret':
       if (typeof c.id !== 'string') return `${c.name} needs a client id`;
       return { name: c.name, id: c.id };
-    case 'clients.hooks':
+    case 'clients.hooks': {
       if (typeof c.id !== 'string') return `${c.name} needs a client id`;
-      if (c.zitadelSigningKey === undefined) return { name: c.name, id: c.id };
-      if (typeof c.zitadelSigningKey !== 'string' || !isZitadelSigningKey(c.zitadelSigningKey)) {
-        return 'zitadelSigningKey must be the signing key ZITADEL showed (16 to 512 printable characters, no spaces)';
+      for (const flag of ['enable', 'disable'] as const) {
+        if (c[flag] !== undefined && typeof c[flag] !== 'boolean') return `${flag} must be true or false`;
       }
-      return { name: c.name, id: c.id, zitadelSigningKey: c.zitadelSigningKey };
+      if (c.enable === true && c.disable === true) return 'enable and disable cannot both be given';
+      const key = c.zitadelSigningKey;
+      if (key !== undefined && key !== null && (typeof key !== 'string' || !isZitadelSigningKey(key))) {
+        return 'zitadelSigningKey must be the signing key ZITADEL showed (16 to 512 printable characters, no spaces), or null to clear it';
+      }
+      if (key !== undefined && c.disable === true) return 'disable forgets the ZITADEL signing key: give one or the other';
+      return {
+        name: c.name,
+        id: c.id,
+        ...(c.enable === true && { enable: true }),
+        ...(c.disable === true && { disable: true }),
+        ...(key !== undefined && { zitadelSigningKey: key }),
+      };
+    }
     case 'webhooks.list': {
       const status = c.status === null || c.status === undefined ? null : parseDeliveryStatus(String(c.status));
       if (status === undefined) return `--status must be one of: ${deliveryStatuses.join(', ')}`;
@@ -273,8 +289,15 @@ export async function runAdminCommand(deps: AdminDeps, command: AdminCommand): P
       return found(await clients.rotateSecret(command.id), command.id);
     case 'clients.rotate-webhook-secret':
       return found(await clients.rotateWebhookSecret(command.id), command.id);
-    case 'clients.hooks':
-      return found(await clients.hooks(command.id, deps.publicBaseUrl, command.zitadelSigningKey), command.id);
+    case 'clients.hooks': {
+      const { name: _name, id, ...change } = command;
+      return found(await clients.hooks(id, deps.publicBaseUrl, change), id);
+    }
+    case 'clients.rotate-hook-secret': {
+      const rotated = await clients.rotateHookSecret(command.id, deps.publicBaseUrl);
+      if (rotated === 'off') return { ok: false, error: `client ${command.id}'s relays are off: turn them on with clients hooks ${command.id} --enable` };
+      return found(rotated, command.id);
+    }
     case 'webhooks.list': {
       const events = await webhooks.list({
         limit: command.limit,

@@ -1,6 +1,7 @@
 import type { AdminCommand } from '../admin/commands.js';
 import type { ClientThrottleView, CountryThrottle, PrefixBlock } from '../admin/prefix-blocks.js';
 import type { ProviderStatus } from '../admin/provider-status.js';
+import type { ClientHooks } from '../oauth/client-service.js';
 
 /** The --json output: the value on one line; `stats`, one object a line, one per row. */
 export function jsonLines(command: AdminCommand, value: unknown): string {
@@ -126,6 +127,13 @@ export function formatResult(command: AdminCommand, value: unknown): string {
         `erased ${e.phoneNumber}: ${e.verifications} verification(s) (their numbers, codes, references and signals), ${e.messages} message(s) sent, ` +
         `${e.webhookEvents} webhook event(s), ${e.lookups} lookup(s); ${e.listEntries} list entr${e.listEntries === 1 ? 'y' : 'ies'} kept without a note\n`
       );
+    }
+    case 'clients.hooks':
+    case 'clients.rotate-hook-secret': {
+      const h = value as ClientHooks;
+      if (h.hookSecret === null) return `relays: off (turn them on with: otp-service clients hooks ${h.clientId} --enable)\n`;
+      const lines = Object.entries(h).map(([k, v]) => `${k}: ${String(v)}`);
+      return `${lines.join('\n')}\n`;
     }
     case 'audit.list': {
       type Entry = { at: string; actor: string; action: string; target: string | null; outcome: string };

@@ -51,13 +51,18 @@ const commands: Readonly<Record<string, Readonly<Record<string, CommandHelp>>>> 
       about: 'Gives a client a new webhook signing secret (printed once); the old one still verifies for a while.',
     },
     hooks: {
-      args: 'CLIENT_ID [--zitadel-signing-key KEY] [--json]',
+      args: 'CLIENT_ID [--enable | --disable] [--zitadel-signing-key KEY|-|none] [--json]',
       about:
         "Prints the addresses of the client's relays for auth servers (Supabase Auth's Send SMS Hook, Logto's HTTP SMS connector,\n" +
-        "Ory Kratos' HTTP courier, ZITADEL's HTTP SMS provider)\n" +
-        'and their one hook secret (v1,whsec_...), made by the first call; they start with PUBLIC_BASE_URL.\n' +
+        "Ory Kratos' HTTP courier, ZITADEL's HTTP SMS provider), which start with PUBLIC_BASE_URL, and their one hook secret (v1,whsec_...).\n" +
+        "A client's relays are off until --enable makes the secret; --disable turns them off (the secret and ZITADEL's key are forgotten).\n" +
+        'The relays take only a client that holds otp:send. clients rotate-hook-secret replaces the secret.\n' +
         '--zitadel-signing-key keeps the signing key ZITADEL showed when its HTTP SMS provider was added (ZITADEL makes it),\n' +
-        'to check its ZITADEL-Signature with (- reads it from stdin); given again, the new key replaces the old.',
+        'to check its ZITADEL-Signature with (- reads it from stdin, none clears it); given again, the new key replaces the old.',
+    },
+    'rotate-hook-secret': {
+      args: 'CLIENT_ID [--json]',
+      about: "Gives a client's relays a new hook secret (printed); the old one is still taken for 24 hours, so the auth server can be given the new one without a gap.",
     },
   },
   webhooks: {

@@ -62,6 +62,8 @@ const optionSpec = {
   'captcha-secret': { type: 'string' },
   'captcha-min-score': { type: 'string' },
   'captcha-when': { type: 'string' },
+  enable: { type: 'boolean', default: false },
+  disable: { type: 'boolean', default: false },
   follow: { type: 'boolean', default: false },
   'by-provider': { type: 'boolean', default: false },
   json: { type: 'boolean', default: false },
@@ -229,14 +231,28 @@ function parseAdmin(positionals: readonly string[], values: Values): { command: 
       case 'disable':
       case 'rotate-secret':
       case 'rotate-webhook-secret':
+      case 'rotate-hook-secret':
         return { command: { name: `clients.${action}`, id: needId() }, json };
       case 'hooks': {
+        const id = needId();
+        if (values.enable && values.disable) throw new UsageError('clients hooks takes --enable or --disable, not both');
         const given = values['zitadel-signing-key'];
-        if (given === undefined) return { command: { name: 'clients.hooks', id: needId() }, json };
+        if (given !== undefined && values.disable) throw new UsageError('--disable forgets the ZITADEL signing key: give --zitadel-signing-key or --disable');
         // `-`: read from stdin, so that the key stays out of the shell's history and the process list.
-        const key = given === '-' ? fs.readFileSync(0, 'utf8').trim() : given;
-        if (!isZitadelSigningKey(key)) throw new UsageError('--zitadel-signing-key takes the signing key ZITADEL showed for its HTTP SMS provider');
-        return { command: { name: 'clients.hooks', id: needId(), zitadelSigningKey: key }, json };
+        const key = given === undefined || given === 'none' ? given : given === '-' ? fs.readFileSync(0, 'utf8').trim() : given;
+        if (key !== undefined && key !== 'none' && !isZitadelSigningKey(key)) {
+          throw new UsageError('--zitadel-signing-key takes the signing key ZITADEL showed for its HTTP SMS provider, or none to clear it');
+        }
+        return {
+          command: {
+            name: 'clients.hooks',
+            id,
+            ...(values.enable && { enable: true }),
+            ...(values.disable && { disable: true }),
+            ...(key !== undefined && { zitadelSigningKey: key === 'none' ? null : key }),
+          },
+          json,
+        };
       }
     }
   }

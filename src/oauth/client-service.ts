@@ -22,7 +22,10 @@ export interface ClientCredentials extends ClientView {
 /** The relays of a client (contract 15): each one's address, and the one secret they are signed with. */
 export interface ClientHooks {
   readonly clientId: string;
-  readonly hookSecret: string;
+  /** Null while the client's relays are off (`clients hooks ID --enable` turns them on). */
+  readonly hookSecret: string | null;
+  /** Until when the secret before the last rotation is still taken; null when there is none. */
+  readonly previousHookSecretExpiresAt: string | null;
   /** Supabase Auth's Send SMS Hook URI. */
   readonly supabase: string;
   /** Logto's HTTP SMS connector endpoint. */
@@ -40,8 +43,19 @@ export function isZitadelSigningKey(key: string): boolean {
   return /^[\x21-\x7e]{16,512}$/.test(key);
 }
 
-/** How long a rotated-out webhook secret keeps signing, so receivers can switch without a gap. */
+/** How long a rotated-out webhook or hook secret keeps working, so the other side can switch without a gap. */
 export const webhookSecretOverlapMs = 24 * 60 * 60 * 1000;
+
+/**
+ * What `clients hooks ID` changes: `enable` makes the hook secret if there is none; `disable` turns every relay
+ * off (the hook secret, a rotated-out one and ZITADEL's key are forgotten); `zitadelSigningKey` keeps the key
+ * ZITADEL showed, null clears it.
+ */
+export interface HooksChange {
+  readonly enable?: boolean;
+  readonly disable?: boolean;
+  readonly zitadelSigningKey?: string | null;
+}
 
 /** Operator actions on clients. */
 export class ClientService {
@@ -118,31 +132,44 @@ export class ClientService {
   }
 
   /**
-   * The relays' addresses and hook secret (contract 15, `clients hooks ID`); the first call makes the secret.
-   * The address carries the client: its id is the hook id. ZITADEL makes its own signing key: given here
-   * (`--zitadel-signing-key`), it is kept, replacing one given before (ZITADEL's "generate a new key").
+   * The relays' addresses and hook secret (contract 15, `clients hooks ID`), after `change`. Viewing makes
+   * nothing: a client's relays stay off until enabled. The address carries the client: its id is the hook id.
+   * ZITADEL makes its own signing key: given here, it is kept, replacing one given before (ZITADEL's "generate a
+   * new key").
    */
-  async hooks(id: string, publicBaseUrl: string | null, zitadelSigningKey?: string): Promise<ClientHooks | null> {
+  async hooks(id: string, publicBaseUrl: string | null, change: HooksChange = {}): Promise<ClientHooks | null> {
     const existing = await this.store.find(id);
     if (!existing) return null;
-    let hookSecret = existing.hookSecret ?? null;
-    const change: { hookSecret?: string; zitadelSigningKey?: string } = {};
-    if (hookSecret === null) hookSecret = change.hookSecret = newHookSecret(this.random);
-    if (zitadelSigningKey !== undefined && zitadelSigningKey !== existing.zitadelSigningKey) change.zitadelSigningKey = zitadelSigningKey;
-    if (Object.keys(change).length > 0) {
-      if (!(await this.store.update(id, change, this.clock.now()))) return null;
-      this.onChange(id);
-    }
-    const base = publicBaseUrl ?? '';
-    return {
-      clientId: id,
-      hookSecret,
-      supabase: `${base}/hooks/supabase/send-sms/${id}`,
-      logto: `${base}/hooks/logto/sms/${id}`,
-      kratos: `${base}/hooks/kratos/sms/${id}`,
-      zitadel: `${base}/hooks/zitadel/sms/${id}`,
-      zitadelSigningKeySet: (change.zitadelSigningKey ?? existing.zitadelSigningKey ?? null) !== null,
-    };
+    const update: Partial<Client> = change.disable
+      ? { hookSecret: null, previousHookSecret: null, previousHookSecretExpiresAt: null, zitadelSigningKey: null }
+      : {
+          ...(change.enable && !existing.hookSecret && { hookSecret: newHookSecret(this.random) }),
+          ...(change.zitadelSigningKey !== undefined && change.zitadelSigningKey !== (existing.zitadelSigningKey ?? null) && { zitadelSigningKey: change.zitadelSigningKey }),
+        };
+    const changed = (Object.keys(update) as (keyof Client)[]).some((k) => (update[k] ?? null) !== (existing[k] ?? null));
+    const client = changed ? await this.store.update(id, update, this.clock.now()) : existing;
+    if (!client) return null;
+    if (changed) this.onChange(id);
+    return hooksView(client, publicBaseUrl, this.clock.now());
+  }
+
+  /**
+   * A new hook secret; the old one is still taken for the next 24 hours, so the auth server can be given the new
+   * one without a gap. 'off' when the client's relays are off (there is nothing to rotate).
+   */
+  async rotateHookSecret(id: string, publicBaseUrl: string | null): Promise<ClientHooks | 'off' | null> {
+    const existing = await this.store.find(id);
+    if (!existing) return null;
+    if (!existing.hookSecret) return 'off';
+    const now = this.clock.now();
+    const updated = await this.store.update(
+      id,
+      { hookSecret: newHookSecret(this.random), previousHookSecret: existing.hookSecret, previousHookSecretExpiresAt: new Date(now.getTime() + webhookSecretOverlapMs) },
+      now,
+    );
+    if (!updated) return null;
+    this.onChange(id);
+    return hooksView(updated, publicBaseUrl, now);
   }
 
   /** A client and its settings (`clients show`); never a secret. */
@@ -184,5 +211,20 @@ function view(c: Client): ClientView {
     status: c.disabledAt ? 'disabled' : 'active',
     createdAt: c.createdAt.toISOString(),
     disabledAt: c.disabledAt?.toISOString() ?? null,
+  };
+}
+
+function hooksView(client: Client, publicBaseUrl: string | null, now: Date): ClientHooks {
+  const base = publicBaseUrl ?? '';
+  const previousUntil = client.previousHookSecret && client.previousHookSecretExpiresAt && client.previousHookSecretExpiresAt > now ? client.previousHookSecretExpiresAt : null;
+  return {
+    clientId: client.id,
+    hookSecret: client.hookSecret ?? null,
+    previousHookSecretExpiresAt: previousUntil?.toISOString() ?? null,
+    supabase: `${base}/hooks/supabase/send-sms/${client.id}`,
+    logto: `${base}/hooks/logto/sms/${client.id}`,
+    kratos: `${base}/hooks/kratos/sms/${client.id}`,
+    zitadel: `${base}/hooks/zitadel/sms/${client.id}`,
+    zitadelSigningKeySet: (client.zitadelSigningKey ?? null) !== null,
   };
 }

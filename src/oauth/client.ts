@@ -19,8 +19,14 @@ export interface Client {
   readonly createdAt: Date;
   /** What it set about its verifications (contract 9). */
   readonly settings: ClientSettings;
-  /** The relays' hook secret (contract 15), `v1,whsec_` + base64; null (or absent) until `clients hooks ID` makes it. */
+  /**
+   * The relays' hook secret (contract 15), `v1,whsec_` + base64; null (or absent) while the client's relays are off
+   * (`clients hooks ID --enable` makes it, `--disable` removes it).
+   */
   readonly hookSecret?: string | null;
+  /** The hook secret before the last `clients rotate-hook-secret`, still taken until `previousHookSecretExpiresAt`. */
+  readonly previousHookSecret?: string | null;
+  readonly previousHookSecretExpiresAt?: Date | null;
   /**
    * The signing key ZITADEL made for its HTTP SMS provider (contract 15's ZITADEL relay): ZITADEL makes it and shows
    * it once, so it is given here (`clients hooks ID --zitadel-signing-key KEY`); null (or absent) until then.

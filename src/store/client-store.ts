@@ -69,6 +69,8 @@ export class SqlClientStore implements ClientStore {
           ...(change.scopes !== undefined && { scopes: [...change.scopes] }),
           ...(change.webhookSecret !== undefined && { webhook_secret: change.webhookSecret }),
           ...(change.hookSecret !== undefined && { hook_secret: change.hookSecret }),
+          ...(change.previousHookSecret !== undefined && { previous_hook_secret: change.previousHookSecret }),
+          ...(change.previousHookSecretExpiresAt !== undefined && { previous_hook_secret_expires_at: change.previousHookSecretExpiresAt }),
           ...(change.zitadelSigningKey !== undefined && { zitadel_signing_key: change.zitadelSigningKey }),
           ...(change.previousWebhookSecret !== undefined && { previous_webhook_secret: change.previousWebhookSecret }),
           ...(change.previousWebhookSecretExpiresAt !== undefined && {
@@ -100,6 +102,7 @@ function toClient(row: Selectable<ClientsTable>): Client {
     createdAt: row.created_at,
     settings: parseClientSettings(row.settings),
     ...(row.hook_secret !== null && { hookSecret: row.hook_secret }),
+    ...(row.previous_hook_secret !== null && { previousHookSecret: row.previous_hook_secret, previousHookSecretExpiresAt: row.previous_hook_secret_expires_at }),
     ...(row.zitadel_signing_key !== null && { zitadelSigningKey: row.zitadel_signing_key }),
   };
 }

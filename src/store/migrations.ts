@@ -589,6 +589,16 @@ const migrations: Record<string, Migration> = {
       `);
     },
   },
+  '0034_previous_hook_secret': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- The relays' hook secret before the last rotation, still taken until it expires (24 h), so that the auth
+        -- server can be given the new one without a gap.
+        ALTER TABLE clients ADD COLUMN previous_hook_secret text;
+        ALTER TABLE clients ADD COLUMN previous_hook_secret_expires_at timestamptz
+      `);
+    },
+  },
 };
 
 /** Runs DDL one statement at a time: PGlite's extended protocol takes one statement per query. */

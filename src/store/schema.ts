@@ -15,8 +15,11 @@ export interface ClientsTable {
   updated_at: Timestamp;
   /** The client's settings (ClientSettings), as JSON; read back through parseClientSettings. */
   settings: ColumnType<unknown, string | undefined, string>;
-  /** The relays' hook secret (contract 15), `v1,whsec_...`; null until `clients hooks ID` makes it. */
+  /** The relays' hook secret (contract 15), `v1,whsec_...`; null while the client's relays are off. */
   hook_secret: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The hook secret before the last rotation, still taken until `previous_hook_secret_expires_at`. */
+  previous_hook_secret: ColumnType<string | null, string | null | undefined, string | null>;
+  previous_hook_secret_expires_at: ColumnType<Timestamp | null, Timestamp | null | undefined, Timestamp | null>;
   /** The signing key ZITADEL made for its HTTP SMS provider (contract 15), kept to check ZITADEL-Signature; null until given. */
   zitadel_signing_key: ColumnType<string | null, string | null | undefined, string | null>;
 }

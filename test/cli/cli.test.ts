@@ -75,6 +75,31 @@ function clientCommands(env: () => Record<string, string>): void {
     const short = await runCli(['clients', 'hooks', c.clientId, '--zitadel-signing-key', 'short'], env());
     assert.equal(short.code, 2, short.stderr);
     assert.match(short.stderr, /zitadel-signing-key/);
+    const cleared = await hooks(['--zitadel-signing-key', 'none']);
+    assert.equal(cleared.value.zitadelSigningKeySet, false);
+  });
+
+  it('clients hooks: viewing makes no secret, --enable makes it, rotate-hook-secret replaces it, --disable turns the relays off', async () => {
+    const c = await createClient(env());
+    const hooks = async (...args: string[]) => {
+      const ran = await runCli(['clients', ...args], env());
+      assert.equal(ran.code, 0, ran.stderr);
+      return ran.stdout;
+    };
+    assert.match(await hooks('hooks', c.clientId), new RegExp(`relays: off .*clients hooks ${c.clientId} --enable`));
+    const enabled = await hooks('hooks', c.clientId, '--enable');
+    const secret = /hookSecret: (v1,whsec_\S+)/.exec(enabled)?.[1];
+    assert.ok(secret, enabled);
+    const rotated = await hooks('rotate-hook-secret', c.clientId);
+    assert.match(rotated, /hookSecret: v1,whsec_/);
+    assert.ok(!rotated.includes(secret));
+    assert.match(rotated, /previousHookSecretExpiresAt: \d{4}-/);
+    assert.match(await hooks('hooks', c.clientId, '--disable'), /relays: off/);
+    const refused = await runCli(['clients', 'rotate-hook-secret', c.clientId], env());
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /relays are off/);
+    const both = await runCli(['clients', 'hooks', c.clientId, '--enable', '--disable'], env());
+    assert.equal(both.code, 2);
   });
 
   it('refuses bad input with a message and a non-zero exit', async () => {

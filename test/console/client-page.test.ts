@@ -136,13 +136,16 @@ const suite = (kind: 'pglite' | 'postgres') => {
     assert.equal(((await settingsOf(client.clientId)).templates as Record<string, string>).en, 'Your {app} code is {code}');
   });
 
-  it("shows a client's relay hooks, whose secret the relay then takes", async () => {
+  it("shows a client's relay hooks, off until turned on, whose secret the relay then takes; rotates it and turns them off", async () => {
     const own = await ownClient('relayed client');
     await t.page.goto(`${t.base}/console/clients/${own.clientId}`);
     await t.page.getByRole('heading', { name: 'Client relayed client' }).waitFor();
     await t.page.getByRole('button', { name: 'Relay hooks' }).click();
     const shown = async (key: string) => (await t.page.locator(`dl.hooks [data-hook="${key}"] code`).textContent()) ?? '';
-    await t.page.locator('dl.hooks [data-hook="hookSecret"]').waitFor();
+    await t.page.locator('#relays-state', { hasText: 'Relays are off' }).waitFor();
+    assert.equal(await shown('hookSecret'), 'null', 'viewing makes no secret');
+    await t.page.getByRole('button', { name: 'Turn relays on' }).click();
+    await t.page.locator('#relays-state', { hasText: 'Relays are on' }).waitFor();
     const secret = await shown('hookSecret');
     const supabase = await shown('supabase');
     assert.match(secret, /^v1,whsec_/);
@@ -190,6 +193,19 @@ const suite = (kind: 'pglite' | 'postgres') => {
     });
     assert.equal(zitadel.status, 204, await zitadel.clone().text());
     assert.match((await lastMessageTo(zitadelTo)).text ?? '', /55667788/);
+
+    await t.page.getByRole('button', { name: 'Rotate hook secret' }).click();
+    await t.page.locator('dl.hooks [data-hook="previousHookSecretExpiresAt"] code', { hasText: /^\d{4}-/ }).waitFor();
+    const rotated = await shown('hookSecret');
+    assert.match(rotated, /^v1,whsec_/);
+    assert.notEqual(rotated, secret);
+    await t.page.getByRole('button', { name: 'Turn relays off' }).click();
+    await t.page.locator('#relays-state', { hasText: 'Relays are off' }).waitFor();
+    assert.equal(await shown('zitadelSigningKeySet'), 'false');
+    const audit = await cli({ name: 'audit.list', limit: 5 });
+    assert.ok(audit.ok);
+    const actions = (audit.value as { action: string; outcome: string }[]).map((e) => `${e.action} ${e.outcome}`);
+    assert.ok(actions.includes('clients.hooks ok: disable') && actions.includes('clients.rotate-hook-secret ok'), actions.join('; '));
   });
 
   it('has no serious accessibility violation and no refused script or style', () => {

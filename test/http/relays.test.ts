@@ -6,7 +6,7 @@ import { e164Of, nextLocalNumber } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { TestClock } from '../support/clock.js';
-import { runAdminCommand } from '../../src/admin/commands.js';
+import { runAdminCommand, type AdminCommand } from '../../src/admin/commands.js';
 import { adminDeps } from '../../src/admin/deps.js';
 import type { ClientHooks } from '../../src/oauth/client-service.js';
 
@@ -25,10 +25,16 @@ forEachDatabase('relays for auth servers', (kind) => {
   });
   after(() => h.close());
 
-  const hooksOf = async (clientId: string): Promise<ClientHooks> => {
-    const result = await runAdminCommand(adminDeps(h.services), { name: 'clients.hooks', id: clientId });
+  const admin = async (command: AdminCommand): Promise<ClientHooks> => {
+    const result = await runAdminCommand(adminDeps(h.services), command);
     assert.ok(result.ok, JSON.stringify(result));
     return result.value as ClientHooks;
+  };
+  /** The client's relays, turned on. */
+  const hooksOf = async (clientId: string): Promise<ClientHooks & { hookSecret: string }> => {
+    const hooks = await admin({ name: 'clients.hooks', id: clientId, enable: true });
+    assert.ok(hooks.hookSecret !== null);
+    return { ...hooks, hookSecret: hooks.hookSecret };
   };
   const verificationCount = async () =>
     Number((await h.services.db.db.selectFrom('verifications').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
@@ -67,14 +73,18 @@ forEachDatabase('relays for auth servers', (kind) => {
     sms: { otp, sms_type: 'otp' },
   });
 
-  it('clients hooks prints each relay\'s address under PUBLIC_BASE_URL and one secret, the same on every call', async () => {
+  it('clients hooks prints each relay\'s address under PUBLIC_BASE_URL; viewing makes no secret, --enable makes one, the same on every call', async () => {
     const c = await h.client();
+    const viewed = await admin({ name: 'clients.hooks', id: c.clientId });
+    assert.equal(viewed.hookSecret, null, 'relays are off until enabled');
+    assert.equal((await admin({ name: 'clients.hooks', id: c.clientId })).hookSecret, null, 'viewing again still makes none');
     const first = await hooksOf(c.clientId);
     assert.match(first.hookSecret, /^v1,whsec_[A-Za-z0-9+/]{43}=$/);
     assert.equal(first.supabase, `${publicBaseUrl}/hooks/supabase/send-sms/${c.clientId}`);
     assert.equal(first.logto, `${publicBaseUrl}/hooks/logto/sms/${c.clientId}`);
     assert.equal(first.kratos, `${publicBaseUrl}/hooks/kratos/sms/${c.clientId}`);
     assert.deepEqual(await hooksOf(c.clientId), first);
+    assert.deepEqual(await admin({ name: 'clients.hooks', id: c.clientId }), first);
   });
 
   it('conversion counts a relayed code that was delivered, since it is never verified here', async () => {
@@ -195,6 +205,37 @@ forEachDatabase('relays for auth servers', (kind) => {
       const sent = await sentTo(e164);
       assert.equal(sent.length, 1);
       assert.match(sent[0]?.body ?? '', /775533/);
+    });
+
+    it('a rotated-out secret is taken 24 hours more, then refused; --disable turns every relay off; a client never enabled relays nothing', async () => {
+      const c = await h.client();
+      const old = await hooksOf(c.clientId);
+      const rotated = await admin({ name: 'clients.rotate-hook-secret', id: c.clientId });
+      assert.ok(rotated.hookSecret !== null && rotated.hookSecret !== old.hookSecret);
+      const until = Date.parse(rotated.previousHookSecretExpiresAt ?? '');
+      assert.equal(until - h.clock.now().getTime(), 24 * 60 * 60 * 1000);
+      const send = async (secret: string) => (await logtoPost(old.logto, `Bearer ${secret}`, e164Of(nextLocalNumber()).slice(1), '246810')).statusCode;
+      assert.equal(await send(old.hookSecret), 204, 'the old secret, within the 24 h');
+      assert.equal(await send(rotated.hookSecret), 204, 'the new secret');
+      h.clock.advance(24 * 60 * 60 * 1000 + 1000);
+      assert.equal(await send(old.hookSecret), 401, 'the old secret, past the 24 h');
+      assert.equal(await send(rotated.hookSecret), 204);
+      assert.equal((await admin({ name: 'clients.hooks', id: c.clientId })).previousHookSecretExpiresAt, null);
+
+      const off = await admin({ name: 'clients.hooks', id: c.clientId, disable: true });
+      assert.equal(off.hookSecret, null);
+      const before = await verificationCount();
+      assert.equal(await send(rotated.hookSecret), 401, 'relays off');
+      assert.equal(await verificationCount(), before);
+      const again = await runAdminCommand(adminDeps(h.services), { name: 'clients.rotate-hook-secret', id: c.clientId });
+      assert.ok(!again.ok && /relays are off.*--enable/.test(again.error), JSON.stringify(again));
+      const renewed = await hooksOf(c.clientId);
+      assert.notEqual(renewed.hookSecret, rotated.hookSecret, 'enabled again: a new secret, never the forgotten one');
+
+      const never = await h.client();
+      const path = new URL(old.logto).pathname.replace(c.clientId, never.clientId);
+      const res = await h.app.inject({ method: 'POST', url: path, headers: { authorization: 'Bearer ', 'content-type': 'application/json' }, payload: { to: '2348030000000', payload: { code: '1' } } });
+      assert.equal(res.statusCode, 401);
     });
 
     it('a wrong or missing Bearer is 401, and nothing is sent', async () => {

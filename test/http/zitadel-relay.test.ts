@@ -68,7 +68,7 @@ forEachDatabase('ZITADEL HTTP SMS provider relay', (kind) => {
   });
   after(() => h.close());
 
-  const hooksOf = async (clientId: string, zitadelSigningKey?: string): Promise<ClientHooks> => {
+  const hooksOf = async (clientId: string, zitadelSigningKey?: string | null): Promise<ClientHooks> => {
     const result = await runAdminCommand(adminDeps(h.services), { name: 'clients.hooks', id: clientId, ...(zitadelSigningKey !== undefined && { zitadelSigningKey }) });
     assert.ok(result.ok, JSON.stringify(result));
     return result.value as ClientHooks;
@@ -113,6 +113,23 @@ forEachDatabase('ZITADEL HTTP SMS provider relay', (kind) => {
     // What the admin socket takes: a key that cannot be ZITADEL's is refused before anything is stored.
     assert.equal(typeof parseAdminCommand({ name: 'clients.hooks', id: c.clientId, zitadelSigningKey: 'short' }), 'string');
     assert.deepEqual(parseAdminCommand({ name: 'clients.hooks', id: c.clientId, zitadelSigningKey: key }), { name: 'clients.hooks', id: c.clientId, zitadelSigningKey: key });
+    assert.equal(typeof parseAdminCommand({ name: 'clients.hooks', id: c.clientId, disable: true, zitadelSigningKey: key }), 'string');
+  });
+
+  it('a key cleared (--zitadel-signing-key none), or the relays turned off, takes no more of ZITADEL\'s requests', async () => {
+    for (const off of [{ zitadelSigningKey: null }, { disable: true }] as const) {
+      const c = await h.client();
+      const key = newKey();
+      const hooks = await hooksOf(c.clientId, key);
+      assert.equal((await signedPost(hooks.zitadel, key, 'phone-verification', e164Of(nextLocalNumber()), 'A1B2C3D4')).statusCode, 204);
+      const result = await runAdminCommand(adminDeps(h.services), { name: 'clients.hooks', id: c.clientId, ...off });
+      assert.ok(result.ok);
+      assert.equal((result.value as ClientHooks).zitadelSigningKeySet, false);
+      const before = await verificationCount();
+      const refused = await signedPost(hooks.zitadel, key, 'phone-verification', e164Of(nextLocalNumber()), 'E5F6G7H8');
+      assert.equal(refused.statusCode, 401, `${JSON.stringify(off)}: ${refused.body}`);
+      assert.equal(await verificationCount(), before);
+    }
   });
 
   it('delivers a phone verification code (args.code) and a one-time password (args.oTP) through the client\'s provider, 204', async () => {

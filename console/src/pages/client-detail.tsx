@@ -77,6 +77,47 @@ function ZitadelKey({ clientId, onKept }: { clientId: string; onKept: (hooks: Ho
   );
 }
 
+/**
+ * The client's relays, as `clients hooks` shows them: off until turned on (which makes the hook secret); the
+ * secret rotated (the old one taken 24 h more) or every relay turned off at once.
+ */
+function RelayHooks({ clientId, hooks, onChange }: { clientId: string; hooks: Hooks; onChange: (hooks: Hooks) => void }) {
+  const [error, setError] = useState<string | null>(null);
+  const change = async (path: 'hooks' | 'rotate-hook-secret', body: Record<string, unknown>, confirmText: string | null) => {
+    if (confirmText && !confirm(confirmText)) return;
+    setError(null);
+    try {
+      onChange(hooksView(await data<Record<string, unknown>>('POST', `/clients/${clientId}/${path}`, body)));
+    } catch (err) {
+      setError(messageOf(err));
+    }
+  };
+  const on = hooks.hookSecret !== 'null';
+  return (
+    <section aria-labelledby="relays-title">
+      <h2 id="relays-title">Relay hooks</h2>
+      <p id="relays-state">{on ? 'Relays are on.' : 'Relays are off: no auth server can send through this client until they are turned on.'}</p>
+      <dl class="hooks">{Object.entries(hooks).map(([k, v]) => (<div key={k} data-hook={k}><dt>{k}</dt><dd><code>{v}</code></dd></div>))}</dl>
+      <div class="actions">
+        {!on && <button type="button" onClick={() => void change('hooks', { enable: true }, null)}>Turn relays on</button>}
+        {on && <button type="button" onClick={() => void change('rotate-hook-secret', {}, null)}>Rotate hook secret</button>}
+        {(on || hooks.zitadelSigningKeySet === 'true') && (
+          <button type="button" class="danger" onClick={() => void change('hooks', { disable: true }, 'Turn every relay of this client off? The hook secret and ZITADEL\'s key are forgotten.')}>
+            Turn relays off
+          </button>
+        )}
+        {hooks.zitadelSigningKeySet === 'true' && (
+          <button type="button" onClick={() => void change('hooks', { zitadelSigningKey: null }, 'Forget ZITADEL\'s signing key? Its requests are refused until a new one is kept.')}>
+            Forget ZITADEL's key
+          </button>
+        )}
+      </div>
+      {error && <p role="alert" class="error">{error}</p>}
+      <ZitadelKey clientId={clientId} onKept={onChange} />
+    </section>
+  );
+}
+
 export function ClientDetail({ id }: { id: string }) {
   const [client, setClient] = useState<ClientDetailView | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -115,10 +156,7 @@ export function ClientDetail({ id }: { id: string }) {
       </div>
       {error && <p role="alert" class="error">{error}</p>}
       {secrets && <Secrets values={secrets} />}
-      {hooks && (
-        <dl class="hooks">{Object.entries(hooks).map(([k, v]) => (<div key={k} data-hook={k}><dt>{k}</dt><dd><code>{v}</code></dd></div>))}</dl>
-      )}
-      {hooks && <ZitadelKey clientId={client.clientId} onKept={setHooks} />}
+      {hooks && <RelayHooks clientId={client.clientId} hooks={hooks} onChange={setHooks} />}
       <SettingsForm client={client} onSaved={onSaved} />
       <Templates client={client} onSaved={onSaved} />
       <TestNumbers client={client} onSaved={onSaved} />

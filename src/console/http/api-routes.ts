@@ -48,13 +48,15 @@ export function apiRoutes(app: FastifyInstance, run: RunCommand): void {
     return answer(r, reply, { name: 'clients.create', clientName: b.name, scopes: b.scopes });
   });
   app.get('/console/api/clients/:id', { schema: hidden }, (r, reply) => answer(r, reply, { name: 'clients.show', id: params(r).id }));
-  for (const action of ['disable', 'rotate-secret', 'rotate-webhook-secret'] as const) {
+  for (const action of ['disable', 'rotate-secret', 'rotate-webhook-secret', 'rotate-hook-secret'] as const) {
     app.post(`/console/api/clients/:id/${action}`, { schema: hidden }, (r, reply) => answer(r, reply, { name: `clients.${action}`, id: params(r).id }));
   }
-  // The relays' hooks; with `zitadelSigningKey`, the key ZITADEL showed is kept (`clients hooks --zitadel-signing-key`).
-  app.post('/console/api/clients/:id/hooks', { schema: hidden }, (r, reply) =>
-    answer(r, reply, { name: 'clients.hooks', id: params(r).id, zitadelSigningKey: body(r).zitadelSigningKey }),
-  );
+  // The relays' hooks, as `clients hooks` shows and changes them: `enable`, `disable`, and `zitadelSigningKey` (the
+  // key ZITADEL showed, kept; null clears it).
+  app.post('/console/api/clients/:id/hooks', { schema: hidden }, (r, reply) => {
+    const { enable, disable, zitadelSigningKey } = body(r);
+    return answer(r, reply, { name: 'clients.hooks', id: params(r).id, enable, disable, zitadelSigningKey });
+  });
   app.patch('/console/api/clients/:id/settings', { schema: hidden }, (r, reply) =>
     answer(r, reply, { name: 'clients.update', id: params(r).id, change: body(r) }),
   );

@@ -9,6 +9,7 @@ import { codeOf, relayError, relayErrorBody } from './relay-errors.js';
 import { relayOnce, relaySend, type RelayRefusal } from './relay-send.js';
 import { relayFutureToleranceSeconds, type RelayRequests } from '../../domain/relay-requests.js';
 import { zitadelRelay } from './zitadel.js';
+import { activeSecrets } from '../../webhooks/signer.js';
 
 export interface RelayRouteDeps {
   readonly verifications: VerificationService;
@@ -113,9 +114,12 @@ export async function relayRoutes(app: FastifyInstance, deps: RelayRouteDeps): P
     const client = /^[0-9a-f-]{36}$/.test(hookId) ? await deps.clients.get(hookId) : null;
     return client && !client.disabledAt ? client : null;
   };
-  const hookClient = async (hookId: string): Promise<{ client: Client; secret: string } | null> => {
+  /** The client a hook address names and the hook secrets it takes now (a rotated-out one for 24 h), if its relays are on. */
+  const hookClient = async (hookId: string): Promise<{ client: Client; secrets: string[] } | null> => {
     const client = await clientOf(hookId);
-    return client?.hookSecret ? { client, secret: client.hookSecret } : null;
+    if (!client?.hookSecret) return null;
+    const secrets = activeSecrets({ current: client.hookSecret, previous: client.previousHookSecret ?? null, previousExpiresAt: client.previousHookSecretExpiresAt ?? null }, deps.clock.now());
+    return { client, secrets };
   };
 
   await app.register(async (zitadel) => zitadelRelay(zitadel, { verifications: deps.verifications, clock: deps.clock, requests: deps.requests, clientOf }));
@@ -147,7 +151,7 @@ export async function relayRoutes(app: FastifyInstance, deps: RelayRouteDeps): P
       async (request, reply) => {
         const hook = await hookClient(request.params.hookId);
         const now = deps.clock.now();
-        if (!hook || !signedBySupabase(hook.secret, request)) return fail(reply, 401, 'Invalid signature');
+        if (!hook || !hook.secrets.some((secret) => signedBySupabase(secret, request))) return fail(reply, 401, 'Invalid signature');
         if (Number(request.headers['webhook-timestamp']) > now.getTime() / 1000 + relayFutureToleranceSeconds) {
           return fail(reply, 401, 'The signature is dated ahead of this server\'s clock');
         }
@@ -186,7 +190,7 @@ export async function relayRoutes(app: FastifyInstance, deps: RelayRouteDeps): P
       },
       async (request, reply) => {
         const hook = await hookClient(request.params.hookId);
-        if (!hook || !bearerMatches(request.headers.authorization, hook.secret)) {
+        if (!hook || !hook.secrets.some((secret) => bearerMatches(request.headers.authorization, secret))) {
           return fail(reply, { status: 401, code: 'UNAUTHORIZED', message: 'Invalid bearer secret' });
         }
         const { to, payload } = request.body;
@@ -214,7 +218,7 @@ export async function relayRoutes(app: FastifyInstance, deps: RelayRouteDeps): P
       },
       async (request, reply) => {
         const hook = await hookClient(request.params.hookId);
-        if (!hook || !bearerMatches(request.headers.authorization, hook.secret)) {
+        if (!hook || !hook.secrets.some((secret) => bearerMatches(request.headers.authorization, secret))) {
           return fail(reply, { status: 401, code: 'UNAUTHORIZED', message: 'Invalid bearer secret' });
         }
         const code = kratosCode(request.body);
