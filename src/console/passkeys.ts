@@ -30,7 +30,8 @@ export interface PasskeyView {
 
 /** Where passkeys and their pending challenges are kept (port; src/store/passkey-store.ts). */
 export interface PasskeyStore {
-  add(passkey: StoredPasskey, now: Date): Promise<void>;
+  /** Stores a new passkey; false when one with its credential id is already registered (to anyone). */
+  add(passkey: StoredPasskey, now: Date): Promise<boolean>;
   ofOperator(operatorId: string): Promise<StoredPasskey[]>;
   find(credentialId: string): Promise<StoredPasskey | null>;
   setCounter(credentialId: string, counter: number): Promise<void>;
@@ -38,7 +39,8 @@ export interface PasskeyStore {
   listed(operatorId: string): Promise<PasskeyView[]>;
   /** Removes one of the operator's passkeys; false when they have none by that id. */
   remove(credentialId: string, operatorId: string): Promise<boolean>;
-  putChallenge(challenge: string, operatorId: string | null, purpose: ChallengePurpose, expiresAt: Date): Promise<void>;
+  /** Stores a challenge until `expiresAt`, and forgets every challenge expired at `now`. */
+  putChallenge(challenge: string, operatorId: string | null, purpose: ChallengePurpose, expiresAt: Date, now: Date): Promise<void>;
   /** Deletes a challenge that is unexpired at `now` and returns its operator (null: any); undefined when there is none. */
   takeChallenge(challenge: string, purpose: ChallengePurpose, now: Date): Promise<{ operatorId: string | null } | undefined>;
 }
@@ -69,8 +71,9 @@ export class Passkeys {
     private readonly clock: Clock,
   ) {}
 
-  private expiry(): Date {
-    return new Date(this.clock.now().getTime() + challengeMs);
+  private async putChallenge(challenge: string, operatorId: string | null, purpose: ChallengePurpose): Promise<void> {
+    const now = this.clock.now();
+    await this.store.putChallenge(challenge, operatorId, purpose, new Date(now.getTime() + challengeMs), now);
   }
 
   /** The operator's own passkeys. */
@@ -94,12 +97,15 @@ export class Passkeys {
       excludeCredentials: existing.map((p) => ({ id: p.credentialId, transports: [...p.transports] })),
       authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
     });
-    await this.store.putChallenge(options.challenge, operator.id, 'register', this.expiry());
+    await this.putChallenge(options.challenge, operator.id, 'register');
     return options;
   }
 
-  /** Checks a new passkey's registration and stores it; an error text when it is refused. */
-  async register(operator: OperatorRecord, response: RegistrationResponseJSON, rp: RelyingParty): Promise<true | string> {
+  /**
+   * Checks a new passkey's registration and stores it; 'exists' when that passkey is already registered, an error
+   * text when it is refused.
+   */
+  async register(operator: OperatorRecord, response: RegistrationResponseJSON, rp: RelyingParty): Promise<true | 'exists' | string> {
     const now = this.clock.now();
     let verified;
     try {
@@ -115,7 +121,7 @@ export class Passkeys {
     }
     if (!verified.verified) return 'the passkey was not accepted';
     const { credential } = verified.registrationInfo;
-    await this.store.add(
+    const added = await this.store.add(
       {
         credentialId: credential.id,
         operatorId: operator.id,
@@ -125,12 +131,12 @@ export class Passkeys {
       },
       now,
     );
-    return true;
+    return added ? true : 'exists';
   }
 
   async signInOptions(rp: RelyingParty): Promise<PublicKeyCredentialRequestOptionsJSON> {
     const options = await generateAuthenticationOptions({ rpID: rp.id, userVerification: 'preferred' });
-    await this.store.putChallenge(options.challenge, null, 'sign-in', this.expiry());
+    await this.putChallenge(options.challenge, null, 'sign-in');
     return options;
   }
 

@@ -6,11 +6,14 @@ import type { Database } from './schema.js';
 export class SqlPasskeyStore implements PasskeyStore {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async add(p: StoredPasskey, now: Date): Promise<void> {
-    await this.db
+  async add(p: StoredPasskey, now: Date): Promise<boolean> {
+    const added = await this.db
       .insertInto('operator_passkeys')
       .values({ credential_id: p.credentialId, operator_id: p.operatorId, public_key: p.publicKey, counter: p.counter, transports: [...p.transports], created_at: now })
-      .execute();
+      .onConflict((oc) => oc.column('credential_id').doNothing())
+      .returning('credential_id')
+      .executeTakeFirst();
+    return added !== undefined;
   }
 
   async ofOperator(operatorId: string): Promise<StoredPasskey[]> {
@@ -43,9 +46,9 @@ export class SqlPasskeyStore implements PasskeyStore {
     return Number(deleted.numDeletedRows) > 0;
   }
 
-  async putChallenge(challenge: string, operatorId: string | null, purpose: ChallengePurpose, expiresAt: Date): Promise<void> {
-    // Old unanswered challenges go as new ones come: the table stays as small as the sign-ins under way.
-    await this.db.deleteFrom('operator_challenges').where('expires_at', '<', new Date(expiresAt.getTime() - 3_600_000)).execute();
+  async putChallenge(challenge: string, operatorId: string | null, purpose: ChallengePurpose, expiresAt: Date, now: Date): Promise<void> {
+    // Unanswered challenges go as soon as they expire: the table stays as small as the sign-ins under way.
+    await this.db.deleteFrom('operator_challenges').where('expires_at', '<=', now).execute();
     await this.db.insertInto('operator_challenges').values({ challenge, operator_id: operatorId, purpose, expires_at: expiresAt }).execute();
   }
 

@@ -7,6 +7,7 @@ import { adminDeps } from '../../src/admin/deps.js';
 import { createVerification, eventually } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
+import { softwarePasskey } from '../support/software-passkey.js';
 
 const origin = 'http://console.test';
 const base = { host: 'console.test' };
@@ -303,6 +304,52 @@ forEachDatabase('console sign-in', (kind) => {
     assert.ok(shown.ok);
     const saved = (shown.value as { settings: { templates: object; voiceTemplates: object } }).settings;
     assert.deepEqual([saved.templates, saved.voiceTemplates], [{}, {}], 'a preview saves nothing');
+  });
+
+  it('passkey sign-ins begun are counted per address, and unanswered challenges go once expired', async () => {
+    const begin = (remoteAddress: string) =>
+      h.app.inject({ method: 'POST', url: '/console/api/passkey-sign-in/options', headers: { ...base, origin }, remoteAddress, payload: {} });
+    const allowed = h.services.config.AUTH_FAILURE_LIMIT * 3;
+    for (let i = 0; i < allowed; i += 1) assert.equal((await begin('203.0.113.7')).statusCode, 200);
+    const over = await begin('203.0.113.7');
+    assert.equal(over.statusCode, 429, over.body);
+    assert.ok(Number(over.headers['retry-after']) > 0);
+    assert.equal((await begin('203.0.113.8')).statusCode, 200, 'another address is not held');
+    const challenges = h.services.db.db.selectFrom('operator_challenges');
+    await h.services.db.db
+      .insertInto('operator_challenges')
+      .values({ challenge: 'expired-challenge', operator_id: null, purpose: 'sign-in', expires_at: new Date(h.clock.now().getTime() - 1) })
+      .execute();
+    assert.equal((await begin('203.0.113.9')).statusCode, 200);
+    assert.equal((await challenges.select('challenge').where('challenge', '=', 'expired-challenge').execute()).length, 0);
+    const left = await challenges.select('expires_at').execute();
+    assert.ok(left.every((c) => c.expires_at.getTime() - h.clock.now().getTime() <= 5 * 60_000), 'a challenge lives 5 minutes');
+  });
+
+  it('a passkey already registered is 409, audited, and the operator keeps the one they had', async () => {
+    const a = await operator('twice@example.com');
+    const key = softwarePasskey();
+    const headers = { cookie: a.cookie, 'x-csrf-token': a.csrf };
+    const add = async () => {
+      const options = (await post('/console/api/passkeys/options', {}, headers)).json() as { challenge: string; rp: { id?: string } };
+      return post('/console/api/passkeys', { credential: key.register(options, origin) }, headers);
+    };
+    const first = await add();
+    assert.equal(first.statusCode, 200, first.body);
+    const again = await add();
+    assert.equal(again.statusCode, 409, again.body);
+    assert.equal((again.json() as { error: { code: string } }).error.code, 'PASSKEY_ALREADY_REGISTERED');
+    const passkeys = (await get('/console/api/account', { cookie: a.cookie })).json<{ data: { passkeys: { id: string }[] } }>().data.passkeys;
+    assert.deepEqual(passkeys.map((p) => p.id), [key.id]);
+    const log = await command({ name: 'audit.list', limit: 2 });
+    assert.ok(log.ok);
+    assert.deepEqual(
+      (log.value as { actor: string; action: string; outcome: string }[]).map((e) => [e.actor, e.action, e.outcome]),
+      [
+        ['operator:twice@example.com', 'console.add-passkey', 'refused: the passkey is already registered'],
+        ['operator:twice@example.com', 'console.add-passkey', 'ok'],
+      ],
+    );
   });
 
   it("keeps an operator's own account theirs: another's passkey is not found, a short password and a wrong one are refused, three wrong ones slowed", async () => {

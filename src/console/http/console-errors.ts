@@ -14,6 +14,14 @@ export function sendForgedRequest(reply: FastifyReply, why: string): FastifyRepl
     .send({ status: false, message: `Refused: ${why}`, error: { code: 'CSRF_REFUSED' } });
 }
 
+/** A passkey already registered (to this operator or another): 409, the console's own code, as CSRF_REFUSED is. */
+export function sendPasskeyExists(reply: FastifyReply): FastifyReply {
+  return reply
+    .code(409)
+    .type('application/json; charset=utf-8')
+    .send({ status: false, message: 'This passkey is already registered', error: { code: 'PASSKEY_ALREADY_REGISTERED' } });
+}
+
 /** An error of the catalogue (UNAUTHORIZED, NOT_FOUND, VALIDATION_ERROR, RATE_LIMITED...). */
 export function sendConsoleError(reply: FastifyReply, code: ErrorCode, message: string, options: Omit<ErrorOptions, 'message'> = {}): FastifyReply {
   return sendError(reply, code, { ...options, message });

@@ -7,7 +7,7 @@ import { relyingPartyOf, type Passkeys, type RelyingParty } from '../passkeys.js
 import { retryAfterRepeatedFailures, type FailureCounter } from '../../oauth/token-endpoint.js';
 import type { Clock } from '../../domain/ports.js';
 import { clearedCookie, cookieValue, sessionCookie, sessionCookieName } from './cookies.js';
-import { sendConsoleError, sendForgedRequest } from './console-errors.js';
+import { sendConsoleError, sendForgedRequest, sendPasskeyExists } from './console-errors.js';
 
 /** What sign-in, sessions and the per-request checks use. */
 export interface ConsoleSessionDeps {
@@ -148,9 +148,15 @@ export function sessionRoutes(app: FastifyInstance, deps: ConsoleSessionDeps): v
     return signedIn(reply, s);
   });
 
-  app.post('/console/api/passkey-sign-in/options', { schema: hidden }, async (request, reply) =>
-    reply.header('cache-control', 'no-store').send(await deps.passkeys.signInOptions(rpOf(deps, request))),
-  );
+  // Each options request stores a challenge before anyone is known: counted per address, so that one machine
+  // cannot fill the table (as many as the sign-in failures an address may have, in the same window).
+  app.post('/console/api/passkey-sign-in/options', { schema: hidden }, async (request, reply) => {
+    const key = `console-passkey-options:${request.ip}`;
+    const retry = retryAfterRepeatedFailures(deps.failures, key, deps.maxFailures * signInAddressShare);
+    if (retry !== null) return sendConsoleError(reply, 'RATE_LIMITED', 'Too many passkey sign-ins begun; retry later', { retryAfterSeconds: retry });
+    deps.failures.hit(key);
+    return reply.header('cache-control', 'no-store').send(await deps.passkeys.signInOptions(rpOf(deps, request)));
+  });
 
   app.post('/console/api/passkey-sign-in', { schema: credentialSchema }, async (request, reply) => {
     const { credential } = request.body as { credential: AuthenticationResponseJSON };
@@ -188,7 +194,9 @@ export function sessionRoutes(app: FastifyInstance, deps: ConsoleSessionDeps): v
     const { operator } = sessionOf(request);
     const { credential } = request.body as { credential: RegistrationResponseJSON };
     const outcome = await deps.passkeys.register(operator, credential, rpOf(deps, request));
-    await audit(`operator:${operator.email}`, 'console.add-passkey', outcome === true ? 'ok' : `refused: ${outcome}`);
+    const refusal = outcome === 'exists' ? 'the passkey is already registered' : outcome;
+    await audit(`operator:${operator.email}`, 'console.add-passkey', outcome === true ? 'ok' : `refused: ${refusal}`);
+    if (outcome === 'exists') return sendPasskeyExists(reply);
     if (outcome !== true) return sendConsoleError(reply, 'VALIDATION_ERROR', outcome, { details: [{ field: 'credential', issue: outcome }] });
     return reply.send({ added: true });
   });
