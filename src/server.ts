@@ -52,6 +52,7 @@ export function appDeps(services: Services): AppDeps {
   return {
     logger: services.logger,
     verifications: services.verifications,
+    codeLength: config.OTP_LENGTH,
     webhookDestinations: webhookDestinations(config),
     personalData: services.personalData,
     lookups: services.lookups,

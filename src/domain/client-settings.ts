@@ -170,6 +170,18 @@ export function checkTemplate(template: string, settings: ClientSettings, codeLe
   return { ok: true, encoding, parts, sample };
 }
 
+/**
+ * Why a caller's own SMS text (CAMARA's `message`, `{{code}}` where the code goes) is refused, or null: as a
+ * template is, it must hold no control or bidirectional formatting characters and, with the longest code in it,
+ * fit `maxTemplateParts` SMS parts.
+ */
+export function messageTextProblem(message: string, codeLength: number): string | null {
+  const forbidden = forbiddenCharacter(message, { lineFeeds: true });
+  if (forbidden) return `must not contain control or bidirectional formatting characters: it holds ${forbidden}`;
+  const { encoding, parts } = smsParts(message.replaceAll('{{code}}', '9'.repeat(Math.max(codeLength, 4))));
+  return parts > maxTemplateParts ? `takes ${parts} SMS parts (${encoding}) with the code in it; at most ${maxTemplateParts} are allowed` : null;
+}
+
 /** Why an app name is refused, or null. */
 export function appNameProblem(name: string): string | null {
   if (name.trim().length === 0 || name.length > maxAppName) return `must be 1 to ${maxAppName} characters`;

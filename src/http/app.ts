@@ -35,6 +35,8 @@ export interface HttpObserver {
 export interface AppDeps extends AuthHookDeps, OAuthRouteDeps {
   readonly logger: FastifyBaseLogger;
   readonly verifications: VerificationService;
+  /** Digits of a code (OTP_LENGTH): a caller's own message text (CAMARA's `message`) is checked with one in it. */
+  readonly codeLength: number;
   /** Erasure of a person's data (DELETE /v1/otp/{id}). */
   readonly personalData: PersonalDataStore;
   /** Where webhooks may go (WEBHOOK_ALLOWED_NETWORKS): a create naming a destination never delivered to is a 400. */

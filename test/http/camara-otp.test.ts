@@ -121,6 +121,24 @@ forEachDatabase('CAMARA one-time-password-sms', (kind) => {
       assert.equal(Number(afterCount.n), Number(before.n));
     });
 
+    it('a message the description allows that would go out in more than 3 SMS parts, or with a control character, is INVALID_ARGUMENT', async () => {
+      const token = await h.token([scope]);
+      const before = await h.services.db.db.selectFrom('verifications').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      // 150 emoji: within 160 characters, but 300 UCS-2 units, 5 parts.
+      for (const [message, why] of [
+        [`{{code}} ${'\u{1F600}'.repeat(150)}`, /5 SMS parts \(UCS-2\)/],
+        [`{{code}}\u202E is your code`, /control or bidirectional/],
+      ] as const) {
+        const res = await post('/send-code', token, { phoneNumber: e164Of(nextLocalNumber()), message });
+        assert.deepEqual([res.statusCode, errorCode(res)], [400, 'INVALID_ARGUMENT'], res.body);
+        assert.match((res.json() as { message: string }).message, why);
+      }
+      const afterCount = await h.services.db.db.selectFrom('verifications').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      assert.equal(Number(afterCount.n), Number(before.n));
+      const many = await post('/send-code', token, { phoneNumber: e164Of(nextLocalNumber()), message: '{{code}} '.repeat(17).trim() });
+      assert.equal(many.statusCode, 200, 'seventeen codes of GSM-7 text fit in one part');
+    });
+
     it('no token is UNAUTHENTICATED (401), a token without the scope PERMISSION_DENIED (403)', async () => {
       const body = { phoneNumber: e164Of(nextLocalNumber()), message: '{{code}}' };
       const none = await post('/send-code', null, body);

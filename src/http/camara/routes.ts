@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { messageTextProblem } from '../../domain/client-settings.js';
 import { splitNumberInput } from '../../domain/phone.js';
 import type { QuotaLimiter } from '../../domain/quota-limiter.js';
 import { allows } from '../../domain/scopes.js';
@@ -9,6 +10,7 @@ import { camaraErrors, sendCamaraError, type CamaraErrorCode } from './errors.js
 
 export interface CamaraRouteDeps {
   readonly verifications: VerificationService;
+  readonly codeLength: number;
   readonly tokens: TokenService;
   readonly clientRate: QuotaLimiter | null;
 }
@@ -41,7 +43,7 @@ const sendCodeSchema = {
   operationId: 'camaraSendCode',
   summary: 'Send a code in your own text (CAMARA)',
   description:
-    "CAMARA one-time-password-sms v1 `send-code`: sends an SMS of `message` (at most 160 characters, `{{code}}` where the code goes) to `phoneNumber` (E.164), " +
+    "CAMARA one-time-password-sms v1 `send-code`: sends an SMS of `message` (at most 160 characters and, with the code in it, 3 SMS parts; `{{code}}` where the code goes) to `phoneNumber` (E.164), " +
     'as a new verification under the same limits as `POST /v1/otp/request`; `authenticationId` is its id (readable through /v1).',
   tags,
   security,
@@ -140,6 +142,8 @@ export async function camaraRoutes(app: FastifyInstance, deps: CamaraRouteDeps):
     const clientId = grantOf(request).clientId;
     const number = splitNumberInput(undefined, request.body.phoneNumber);
     if (number.kind !== 'split') return sendCamaraError(reply, 'INVALID_ARGUMENT', { message: 'phoneNumber is not a valid E.164 number' });
+    const problem = messageTextProblem(request.body.message, deps.codeLength);
+    if (problem) return sendCamaraError(reply, 'INVALID_ARGUMENT', { message: `message ${problem}` });
     const outcome = await deps.verifications.create({
       clientId,
       countryCode: number.countryCode,
