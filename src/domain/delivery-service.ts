@@ -232,6 +232,8 @@ export class DeliveryService {
    */
   async takeDueSteps(limit = 500): Promise<number> {
     const { store, clock } = this.deps;
+    // Polled five times a second: most polls find nothing, and a plain read finds that for a third of a transaction.
+    if (!(await store.anyDue('step', clock.now()))) return 0;
     const committed = await store.transaction(async (tx) => {
       const now = clock.now();
       const due = await tx.lockDueSteps(now, limit);

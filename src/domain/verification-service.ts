@@ -734,6 +734,7 @@ export class VerificationService {
   /** Expire (contract 3.4, the clock's move): records EXPIRED on due verifications; returns how many it moved. */
   async expireDue(limit = 500): Promise<number> {
     const now = this.deps.clock.now();
+    if (!(await this.deps.store.anyDue('expiry', now))) return 0;
     const committed = await this.deps.store.transaction(async (tx) => {
       const due = await tx.lockDue(now, limit);
       for (const v of due) this.change(tx, asOf(v, now), now);

@@ -219,6 +219,11 @@ export interface VerificationStore {
   /** Any client's verification, for the workers. */
   findById(id: string): Promise<Verification | null>;
   /**
+   * Whether some PENDING verification is due at `now`: its time up (`expiry`) or its workflow step fallen due
+   * (`step`). A plain read, no transaction and no lock, so that an idle poll costs one indexed lookup.
+   */
+  anyDue(kind: 'expiry' | 'step', now: Date): Promise<boolean>;
+  /**
    * A client's newest verification of a number (E.164), else null: a check by number (the Twilio-shaped surface,
    * contract 15) names no id, and uses only the newest (contract 20), whatever became of it.
    */

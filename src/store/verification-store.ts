@@ -59,6 +59,19 @@ export class SqlVerificationStore implements VerificationStore {
   /** Concurrent point reads go together in one query. */
   private readonly reads = new Batcher<{ clientId: string; id: string }, Verification | null>((group) => this.readGroup(group));
 
+  async anyDue(kind: 'expiry' | 'step', now: Date): Promise<boolean> {
+    // Each through its partial index (verifications_pending_expiry, verifications_next_step).
+    const row = await this.db
+      .selectFrom('verifications')
+      .select('id')
+      .where('status', '=', 'PENDING')
+      .$if(kind === 'expiry', (q) => q.where('expires_at', '<=', now))
+      .$if(kind === 'step', (q) => q.where('next_step_at', 'is not', null).where('next_step_at', '<=', now).where('expires_at', '>', now))
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
   transaction<T>(script: (tx: VerificationTx) => Promise<T>, serializeOn: readonly string[] = []): Promise<Committed<T>> {
     return this.groups.run(script, serializeOn) as Promise<Committed<T>>;
   }

@@ -310,6 +310,7 @@ forEachDatabase('fetch and verify', (kind) => {
         recordSent: (sent) => inner.recordSent(sent),
         find: (clientId, id) => inner.find(clientId, id),
         findById: (id) => inner.findById(id),
+        anyDue: (kind, now) => inner.anyDue(kind, now),
         latestOfNumber: (clientId, phoneNumber) => inner.latestOfNumber(clientId, phoneNumber),
         parkedReceipts: (limit, message) => inner.parkedReceipts(limit, message),
       };
