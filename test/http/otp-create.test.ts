@@ -398,6 +398,30 @@ forEachDatabase('create verification', (kind) => {
       expectV1Error(res, 413, 'PAYLOAD_TOO_LARGE');
     });
 
+    it('answers a body over the limit with 413 in each other surface\'s own error shape', async () => {
+      const c = await h.client(['otp:send', 'otp:verify', 'one-time-password-sms:send-validate']);
+      const bearer = `Bearer ${await h.token(['one-time-password-sms:send-validate'], c)}`;
+      const basic = `Basic ${Buffer.from(`${c.clientId}:${c.clientSecret}`).toString('base64')}`;
+      const big = 'x'.repeat(20 * 1024);
+      const json = JSON.stringify({ padding: big });
+      const form = 'application/x-www-form-urlencoded';
+      const surfaces: [string, string, string, string | undefined, (body: unknown) => unknown][] = [
+        ['/v2/Services/VA00000000000000000000000000000000/Verifications', form, `To=%2B2348030000000&Channel=sms&Padding=${big}`, basic, (b) => [(b as { code: number }).code, (b as { status: number }).status]],
+        ['/one-time-password-sms/v1/send-code', 'application/json', json, bearer, (b) => [(b as { code: string }).code, (b as { status: number }).status]],
+        [`/hooks/supabase/send-sms/${c.clientId}`, 'application/json', json, undefined, (b) => (b as { error: { http_code: number } }).error.http_code],
+        [`/hooks/logto/sms/${c.clientId}`, 'application/json', json, undefined, (b) => (b as { code: string }).code],
+        [`/hooks/kratos/sms/${c.clientId}`, 'application/json', json, undefined, (b) => (b as { code: string }).code],
+        [`/hooks/zitadel/sms/${c.clientId}`, 'application/json', json, undefined, (b) => (b as { code: string }).code],
+        ['/oauth/token', form, `grant_type=client_credentials&padding=${big}`, undefined, (b) => (b as { error: string }).error],
+      ];
+      const expected = [[20413, 413], ['PAYLOAD_TOO_LARGE', 413], 413, 'PAYLOAD_TOO_LARGE', 'PAYLOAD_TOO_LARGE', 'PAYLOAD_TOO_LARGE', 'invalid_request'];
+      for (const [i, [url, type, payload, authorization, shape]] of surfaces.entries()) {
+        const res = await h.app.inject({ method: 'POST', url, headers: { 'content-type': type, ...(authorization && { authorization }) }, payload });
+        assert.equal(res.statusCode, 413, `${url}: ${res.body}`);
+        assert.deepEqual(shape(res.json()), expected[i], `${url}: ${res.body}`);
+      }
+    });
+
     it('answers an unknown route with 404 NOT_FOUND', async () => {
       const token = await h.token(['otp:send']);
       for (const [method, url] of [

@@ -28,6 +28,8 @@ export const camaraErrors = {
   TOO_MANY_REQUESTS: { status: 429, message: 'Rate limit reached.' },
   // Not in the description's operations (CAMARA_common's generic codes): nothing expected leads here.
   INTERNAL: { status: 500, message: 'Unknown server error. Typically a server bug.' },
+  // A body over the limit: HTTP's own status in the surface's shape (no CAMARA code names it).
+  PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large.' },
   UNAVAILABLE: { status: 503, message: 'Service Unavailable.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 

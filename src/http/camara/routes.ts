@@ -221,6 +221,7 @@ function camaraErrorHandler(error: FastifyError | UnavailableError, request: Fas
     const field = (first?.instancePath ?? '').replace(/^\//, '') || String(first?.params?.missingProperty ?? 'body');
     return sendCamaraError(reply, 'INVALID_ARGUMENT', { message: `Client specified an invalid argument: ${field} ${first?.message ?? 'is invalid'}` });
   }
+  if (error.statusCode === 413) return sendCamaraError(reply, 'PAYLOAD_TOO_LARGE');
   if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) return sendCamaraError(reply, 'INVALID_ARGUMENT');
   request.log.error({ err: error }, 'unexpected error');
   return sendCamaraError(reply, 'INTERNAL');

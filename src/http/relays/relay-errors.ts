@@ -5,7 +5,8 @@ import { UnavailableError } from '../../domain/unavailable.js';
 export const relayErrorBody = { type: 'object', properties: { code: { type: 'string' }, message: { type: 'string' } } } as const;
 
 export function codeOf(status: number): string {
-  return status === 400 ? 'BAD_REQUEST' : status === 401 ? 'UNAUTHORIZED' : status === 403 ? 'FORBIDDEN' : status === 429 ? 'RATE_LIMITED' : status === 503 ? 'UNAVAILABLE' : 'INTERNAL_ERROR';
+  const codes: Record<number, string> = { 400: 'BAD_REQUEST', 401: 'UNAUTHORIZED', 403: 'FORBIDDEN', 413: 'PAYLOAD_TOO_LARGE', 429: 'RATE_LIMITED', 503: 'UNAVAILABLE' };
+  return codes[status] ?? 'INTERNAL_ERROR';
 }
 
 export function relayError(

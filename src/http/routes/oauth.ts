@@ -197,7 +197,8 @@ function oauthError(error: FastifyError | OAuthError | UnavailableError, request
         : error.statusCode === 413
           ? 'The request body is too large'
           : 'The request is malformed';
-    oauth = new OAuthError('invalid_request', description, 400, error.code);
+    // RFC 6749's error body, with HTTP's own status for a body over the limit.
+    oauth = new OAuthError('invalid_request', description, error.statusCode === 413 ? 413 : 400, error.code);
   } else {
     request.log.error({ err: error }, 'unexpected error at the token endpoint');
     return reply.code(500).send({ error: 'server_error', error_description: 'Internal error' });

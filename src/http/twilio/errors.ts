@@ -11,6 +11,8 @@ export const twilioErrors = {
   20404: { status: 404, message: 'The requested resource was not found' },
   /** The client is not registered for the scope the operation needs (otp:send, otp:verify). */
   20403: { status: 403, message: 'Forbidden: this client is not allowed this operation' },
+  /** The body is over the limit (Twilio's "Request Entity Too Large"). */
+  20413: { status: 413, message: 'Request Entity Too Large' },
   /** The body is not a form. */
   20415: { status: 415, message: 'Unsupported Media Type: send an application/x-www-form-urlencoded body' },
   /** CLIENT_RATE_LIMIT_PER_SECOND, the daily quota, a throttled country, or repeated failed authentication. */

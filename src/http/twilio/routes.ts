@@ -258,6 +258,7 @@ function twilioErrorHandler(error: FastifyError | UnavailableError, request: Fas
     return sendTwilioError(reply, 60200, { message: first ? `Invalid parameter \`${first.field}\`: ${first.issue}` : undefined });
   }
   if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || error.statusCode === 415) return sendTwilioError(reply, 20415);
+  if (error.statusCode === 413) return sendTwilioError(reply, 20413);
   if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
     return sendTwilioError(reply, 60200, { message: 'Invalid request body' });
   }
