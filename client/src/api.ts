@@ -772,7 +772,7 @@ export interface paths {
         put?: never;
         /**
          * Send a code in your own text (CAMARA)
-         * @description CAMARA one-time-password-sms v1 `send-code`: sends an SMS of `message` (at most 160 characters, `{{code}}` where the code goes) to `phoneNumber` (E.164), as a new verification under the same limits as `POST /v1/otp/request`; `authenticationId` is its id (readable through /v1).
+         * @description CAMARA one-time-password-sms v1 `send-code`: sends an SMS of `message` (at most 160 characters and, with the code in it, 3 SMS parts; `{{code}}` where the code goes) to `phoneNumber` (E.164), as a new verification under the same limits as `POST /v1/otp/request`; `authenticationId` is its id (readable through /v1).
          */
         post: operations["camaraSendCode"];
         delete?: never;

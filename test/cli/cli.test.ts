@@ -79,29 +79,6 @@ function clientCommands(env: () => Record<string, string>): void {
     assert.equal(cleared.value.zitadelSigningKeySet, false);
   });
 
-  it('clients hooks: viewing makes no secret, --enable makes it, rotate-hook-secret replaces it, --disable turns the relays off', async () => {
-    const c = await createClient(env());
-    const hooks = async (...args: string[]) => {
-      const ran = await runCli(['clients', ...args], env());
-      assert.equal(ran.code, 0, ran.stderr);
-      return ran.stdout;
-    };
-    assert.match(await hooks('hooks', c.clientId), new RegExp(`relays: off .*clients hooks ${c.clientId} --enable`));
-    const enabled = await hooks('hooks', c.clientId, '--enable');
-    const secret = /hookSecret: (v1,whsec_\S+)/.exec(enabled)?.[1];
-    assert.ok(secret, enabled);
-    const rotated = await hooks('rotate-hook-secret', c.clientId);
-    assert.match(rotated, /hookSecret: v1,whsec_/);
-    assert.ok(!rotated.includes(secret));
-    assert.match(rotated, /previousHookSecretExpiresAt: \d{4}-/);
-    assert.match(await hooks('hooks', c.clientId, '--disable'), /relays: off/);
-    const refused = await runCli(['clients', 'rotate-hook-secret', c.clientId], env());
-    assert.equal(refused.code, 1);
-    assert.match(refused.stderr, /relays are off/);
-    const both = await runCli(['clients', 'hooks', c.clientId, '--enable', '--disable'], env());
-    assert.equal(both.code, 2);
-  });
-
   it('refuses bad input with a message and a non-zero exit', async () => {
     const unknownScope = await runCli(['clients', 'create', '--name', 'x', '--scopes', 'otp:all'], env());
     assert.equal(unknownScope.code, 1);
@@ -134,6 +111,30 @@ describe('otp-service CLI on the embedded database, no server running', () => {
   });
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
   clientCommands(() => ({ DATA_DIR: dir }));
+  // The commands' parsing and printing; what they do is checked on both databases in test/http/relays.test.ts.
+  it('clients hooks: viewing makes no secret, --enable makes it, rotate-hook-secret replaces it, --disable turns the relays off', async () => {
+    const env = { DATA_DIR: dir };
+    const c = await createClient(env);
+    const hooks = async (...args: string[]) => {
+      const ran = await runCli(['clients', ...args], env);
+      assert.equal(ran.code, 0, ran.stderr);
+      return ran.stdout;
+    };
+    assert.match(await hooks('hooks', c.clientId), new RegExp(`relays: off .*clients hooks ${c.clientId} --enable`));
+    const enabled = await hooks('hooks', c.clientId, '--enable');
+    const secret = /hookSecret: (v1,whsec_\S+)/.exec(enabled)?.[1];
+    assert.ok(secret, enabled);
+    const rotated = await hooks('rotate-hook-secret', c.clientId);
+    assert.match(rotated, /hookSecret: v1,whsec_/);
+    assert.ok(!rotated.includes(secret));
+    assert.match(rotated, /previousHookSecretExpiresAt: \d{4}-/);
+    assert.match(await hooks('hooks', c.clientId, '--disable'), /relays: off/);
+    const refused = await runCli(['clients', 'rotate-hook-secret', c.clientId], env);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /relays are off/);
+    const both = await runCli(['clients', 'hooks', c.clientId, '--enable', '--disable'], env);
+    assert.equal(both.code, 2);
+  });
 });
 
 describe('otp-service CLI on PostgreSQL', { skip: postgresSkip }, () => {
