@@ -9,7 +9,7 @@ import { testNodeFlags } from '../test/support/node-flags.js';
 
 /**
  * `npm test`: every test file under test/, on PGlite and on a real PostgreSQL, several processes at a time, each
- * running its share of the files one after another (scripts/test-batch.mjs), so that the service's modules and
+ * taking the next file, longest first, as it ends one (scripts/test-batch.mjs), so that the service's modules and
  * PGlite are loaded once a process rather than once a file. Each file makes its own databases (a
  * PostgreSQL database copied from a migrated template, a PGlite loaded from a migrated dump) and takes its ports
  * from the OS, so files share nothing but the server. A file whose first lines say `// @runs-alone <why>` runs
@@ -35,7 +35,7 @@ const typecheckResult = 'tsc --noEmit (type check)';
 interface Settings {
   readonly concurrency: number;
   readonly fileTimeoutMs: number;
-  /** About how many files one process runs, one after another; null: one process for each of `concurrency`. */
+  /** At most how many files one process runs before a new one takes its place; null: as many as there are. */
   readonly filesPerProcess: number | null;
   /** Print every file's output, not only a failed file's. */
   readonly verbose: boolean;
@@ -191,10 +191,18 @@ interface ProcessReport {
 }
 
 /**
- * Runs `files` one after another in one node process (scripts/test-batch.mjs), in a process group of its own, and
- * prints a line for each; the process's output follows when a file failed (or TEST_VERBOSE is set).
+ * Runs test files one after another in one node process (scripts/test-batch.mjs), in a process group of its own,
+ * taking each next file from `queue` as it finishes the last, up to `maxFiles` (null: until none is left); prints
+ * a line for each file, and the process's output when a file failed (or TEST_VERBOSE is set).
  */
-async function runProcess(files: readonly string[], alone: boolean, nodeOptions: readonly string[], env: NodeJS.ProcessEnv, s: Settings): Promise<ProcessResult> {
+async function runProcess(
+  queue: string[],
+  maxFiles: number | null,
+  alone: boolean,
+  nodeOptions: readonly string[],
+  env: NodeJS.ProcessEnv,
+  s: Settings,
+): Promise<ProcessResult> {
   const reportFile = path.join(os.tmpdir(), `otp-test-${process.pid}-${Math.random().toString(36).slice(2)}.json`);
   const started = process.hrtime.bigint();
   const child = spawn(
@@ -209,24 +217,34 @@ async function runProcess(files: readonly string[], alone: boolean, nodeOptions:
       '--test-reporter-destination=stdout',
       ...nodeOptions,
       batchScript,
-      ...files,
     ],
     {
       cwd: root,
       env: { ...env, FORCE_COLOR: process.stdout.isTTY ? '1' : '0', TEST_FILE_TIMEOUT_MS: String(s.fileTimeoutMs) },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       detached: true,
     },
   );
+  const files: string[] = [];
   // Each file is bounded inside the process; this bounds a process that hangs outside any file's tests.
   let timedOut = false;
-  const timer = setTimeout(
-    () => {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
       timedOut = true;
       killGroup(child);
-    },
-    s.fileTimeoutMs * files.length + 60_000,
-  );
+    }, s.fileTimeoutMs + 60_000);
+  };
+  bound();
+  child.on('message', () => {
+    const file = maxFiles === null || files.length < maxFiles ? queue.shift() : undefined;
+    if (file !== undefined) {
+      files.push(file);
+      bound();
+    }
+    if (child.connected) child.send({ file: file ?? null });
+  });
   const { code, signal, output } = await collect(child);
   clearTimeout(timer);
   // Whatever the files left running (a peer they did not stop) ends with them.
@@ -259,16 +277,18 @@ async function runProcess(files: readonly string[], alone: boolean, nodeOptions:
     const cpu = r.cpuSeconds != null ? `, ${r.cpuSeconds.toFixed(1)} s of processor` : '';
     process.stdout.write(`${r.ok ? '✔' : '✖'} ${r.file} (${r.seconds.toFixed(1)} s${cpu}; ${tally})\n`);
   }
-  if (!results.every((r) => r.ok) || s.verbose) {
+  const failedOutside = code !== 0 && files.length === 0;
+  if (!results.every((r) => r.ok) || failedOutside || s.verbose) {
     const why = timedOut
-      ? `(killed after ${(s.fileTimeoutMs * files.length) / 1000 + 60} s: TEST_FILE_TIMEOUT_SECONDS for each of its files)\n`
+      ? `(killed after ${s.fileTimeoutMs / 1000 + 60} s on one file: TEST_FILE_TIMEOUT_SECONDS)\n`
       : signal
         ? `(ended by ${signal})\n`
         : '';
     const label = files.length === 1 ? files[0] : `the process of ${files.length} files (${files.join(', ')})`;
     process.stdout.write(`--- output of ${label}\n${output}${why}\n`);
   }
-  return { files: results, seconds, cpuSeconds: reported.cpuSeconds };
+  const failure: FileResult[] = failedOutside ? [{ file: 'a test process (before its first file)', seconds: 0, cpuSeconds: null, ok: false, counts: {}, alone }] : [];
+  return { files: [...results, ...failure], seconds, cpuSeconds: reported.cpuSeconds };
 }
 
 /** `tsc --noEmit` over src, test, scripts and bench, reported as a file of the run is: its output only if it fails. */
@@ -282,31 +302,33 @@ async function typeCheck(): Promise<ProcessResult> {
   return { files: [{ file: typecheckResult, seconds, cpuSeconds: null, ok, counts: {}, alone: false }], seconds, cpuSeconds: null };
 }
 
-/**
- * The files in `count` groups of about equal length by their last measured times (longest first, each to the
- * shortest group so far), the longest group first. A file with no measured time counts as the average.
- */
-export function groups(files: readonly string[], count: number, known: Readonly<Record<string, number>>): string[][] {
+/** The files, longest first by their last measured times (a file with no measured time counts as the average). */
+export function longestFirst(files: readonly string[], known: Readonly<Record<string, number>>): string[] {
   const measured = files.map((f) => known[f]).filter((t): t is number => t !== undefined);
   const average = measured.length > 0 ? measured.reduce((a, b) => a + b, 0) / measured.length : 1;
   const length = (f: string) => known[f] ?? average;
-  const bins = Array.from({ length: Math.max(1, Math.min(count, files.length)) }, () => ({ files: [] as string[], total: 0 }));
-  for (const file of [...files].sort((a, b) => length(b) - length(a) || a.localeCompare(b))) {
-    const bin = bins.reduce((shortest, b) => (b.total < shortest.total ? b : shortest));
-    bin.files.push(file);
-    bin.total += length(file);
-  }
-  return bins.filter((b) => b.files.length > 0).sort((a, b) => b.total - a.total).map((b) => b.files);
+  return [...files].sort((a, b) => length(b) - length(a) || a.localeCompare(b));
 }
 
-/** Runs the groups `concurrency` processes at a time, in the order given. */
-async function pool(units: readonly (readonly string[])[], concurrency: number, run: (files: readonly string[]) => Promise<ProcessResult>): Promise<ProcessResult[]> {
-  const queue = [...units];
+/**
+ * Runs `queue`'s files in `concurrency` processes at once, each taking the next file as it finishes one (so that
+ * all end within about one file of each other), and starting again after `maxFiles` files when that is set.
+ */
+async function pool(
+  queue: string[],
+  concurrency: number,
+  run: (queue: string[]) => Promise<ProcessResult>,
+): Promise<ProcessResult[]> {
   const results: ProcessResult[] = [];
-  const worker = async () => {
-    for (let unit = queue.shift(); unit !== undefined; unit = queue.shift()) results.push(await run(unit));
+  const slot = async () => {
+    while (queue.length > 0) {
+      const result = await run(queue);
+      results.push(result);
+      // A process that ended before taking a file (it failed to start) would fail the same way again.
+      if (!result.files.some((f) => f.counts.tests !== undefined)) break;
+    }
   };
-  await Promise.all(Array.from({ length: Math.min(concurrency, queue.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(concurrency, queue.length) }, slot));
   return results;
 }
 
@@ -366,17 +388,14 @@ async function main(): Promise<number> {
   try {
     const known = readDurations();
     const alone = files.filter((f) => runsAlone(fs.readFileSync(f, 'utf8')) !== null);
-    const together = groups(
-      files.filter((f) => !alone.includes(f)),
-      s.filesPerProcess === null ? s.concurrency : Math.ceil((files.length - alone.length) / s.filesPerProcess),
-      known,
-    );
+    const together = longestFirst(files.filter((f) => !alone.includes(f)), known);
+    const processes = Math.min(s.concurrency, together.length);
     process.stdout.write(
-      `${files.length} test files in ${together.length} process${together.length === 1 ? "" : "es"}, ${s.concurrency} at a time${alone.length ? `, then ${alone.length} alone` : ''}\n`,
+      `${files.length} test files in ${processes} process${processes === 1 ? '' : 'es'} at a time, each taking the next file as it ends one${alone.length ? `, then ${alone.length} alone` : ''}\n`,
     );
     const results: ProcessResult[] = [];
-    results.push(...(await pool(together, s.concurrency, (group) => runProcess(group, false, nodeOptions, env, s))));
-    results.push(...(await pool(groups(alone, alone.length, known), 1, (group) => runProcess(group, true, nodeOptions, env, s))));
+    results.push(...(await pool(together, s.concurrency, (queue) => runProcess(queue, s.filesPerProcess, false, nodeOptions, env, s))));
+    results.push(...(await pool(longestFirst(alone, known), 1, (queue) => runProcess(queue, 1, true, nodeOptions, env, s))));
     if (typecheck) results.push(await typecheck);
     report(results, Number(process.hrtime.bigint() - started) / 1e9, s);
     if (s.writeDurations && named.length === 0) {

@@ -54,7 +54,7 @@ export function processLogger(level: string, nodeEnv: string): Logger {
   return createLogger(level, pretty({ sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }));
 }
 
-/** A command's logger: on stderr, so that it never mixes with what the command prints (--json). */
-export function commandLogger(level: string): Logger {
-  return createLogger(level, pino.destination(2));
+/** A command's logger: on stderr (or what `write` is), so that it never mixes with what the command prints (--json). */
+export function commandLogger(level: string, write?: (line: string) => void): Logger {
+  return createLogger(level, write ? { write } : pino.destination(2));
 }

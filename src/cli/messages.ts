@@ -41,12 +41,12 @@ export async function runMessages(
   note: (text: string) => void,
   signal: AbortSignal,
 ): Promise<number> {
-  const reader = config.DATABASE_URL ? await databaseReader(config, options.to) : socketReader(config, options.to);
+  const reader = config.DATABASE_URL ? await databaseReader(config, options.to, note) : socketReader(config, options.to);
   try {
     let latest = await reader.latest(options.limit);
     if (latest === null) {
       // The embedded database with no server: read it here, and let go of it before following.
-      const direct = await databaseReader(config, options.to);
+      const direct = await databaseReader(config, options.to, note);
       try {
         latest = (await direct.latest(options.limit)) ?? [];
       } finally {
@@ -98,8 +98,8 @@ function socketReader(config: Config, to: string | null): Reader {
 }
 
 /** The database itself, through the service's own store. */
-async function databaseReader(config: Config, to: string | null): Promise<Reader> {
-  const services: Services = await createServices(config, commandLogger('warn'), systemClock, cryptoRandom);
+async function databaseReader(config: Config, to: string | null, err: (text: string) => void): Promise<Reader> {
+  const services: Services = await createServices(config, commandLogger('warn', err), systemClock, cryptoRandom);
   return {
     latest: (limit) => services.inbox.latest(limit, to),
     recent: (afterId, since) => services.inbox.recent(afterId, since, maxMessageLimit, to),

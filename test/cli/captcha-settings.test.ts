@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { freshDatabase, postgresSkip, type TestDatabase } from '../support/databases.js';
-import { runCli } from '../support/processes.js';
+import { runCommand } from '../support/command-line.js';
 
 /** Contract 14: `clients update ID --captcha ... --captcha-secret S [--captcha-min-score N]`, the secret never shown in full. */
 describe('otp-service clients update --captcha', { skip: postgresSkip }, () => {
@@ -11,7 +11,7 @@ describe('otp-service clients update --captcha', { skip: postgresSkip }, () => {
   });
   after(() => db.drop());
 
-  const cli = (...args: string[]) => runCli(args, db.env);
+  const cli = (...args: string[]) => runCommand(args, db.env);
 
   it('sets, shows (masked) and clears a CAPTCHA', async () => {
     const created = await cli('clients', 'create', '--name', 'web', '--scopes', 'otp:send', '--json');

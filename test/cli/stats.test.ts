@@ -4,7 +4,8 @@ import { after, before, describe, it } from 'node:test';
 import { createVerification, nextLocalNumber } from '../support/api.js';
 import { postgresSkip, embeddedDataDir } from '../support/databases.js';
 import { createHarness, type Harness } from '../support/harness.js';
-import { runCli, startServerProcess, type ServerProcess } from '../support/processes.js';
+import { startServerProcess, type ServerProcess } from '../support/processes.js';
+import { runCommand } from '../support/command-line.js';
 
 interface Row {
   clientId?: string;
@@ -75,38 +76,38 @@ describe('otp-service stats on the embedded database, with the server running an
   ];
 
   it("prints every client's figures, or one client's, as a table or one JSON object a line, through the running server", async () => {
-    const table = await runCli(['stats'], { DATA_DIR: dir });
+    const table = await runCommand(['stats'], { DATA_DIR: dir });
     assert.equal(table.code, 0, table.stderr);
     assert.equal(table.stdout, `CLIENT_ID\t${header}\n${clientId}\t${today}\tGH\t+233\tSMS\t1\t0\t1\n${clientId}\t${today}\tNG\t+234\tSMS\t2\t0\t0\n`);
-    const json = await runCli(['stats', '--json'], { DATA_DIR: dir });
+    const json = await runCommand(['stats', '--json'], { DATA_DIR: dir });
     assert.equal(json.code, 0, json.stderr);
     assert.deepEqual(jsonLines(json.stdout), expected(true));
 
-    const mine = await runCli(['stats', '--client', clientId, '--from', today, '--to', today], { DATA_DIR: dir });
+    const mine = await runCommand(['stats', '--client', clientId, '--from', today, '--to', today], { DATA_DIR: dir });
     assert.equal(mine.code, 0, mine.stderr);
     assert.equal(mine.stdout, `${header}\n${today}\tGH\t+233\tSMS\t1\t0\t1\n${today}\tNG\t+234\tSMS\t2\t0\t0\n`);
-    const mineJson = await runCli(['stats', '--client', clientId, '--json'], { DATA_DIR: dir });
+    const mineJson = await runCommand(['stats', '--client', clientId, '--json'], { DATA_DIR: dir });
     assert.deepEqual(jsonLines(mineJson.stdout), expected(false));
 
-    const none = await runCli(['stats', '--from', '2020-01-01', '--to', '2020-01-31'], { DATA_DIR: dir });
+    const none = await runCommand(['stats', '--from', '2020-01-01', '--to', '2020-01-31'], { DATA_DIR: dir });
     assert.equal(none.code, 0, none.stderr);
     assert.equal(none.stdout, 'no traffic from 2020-01-01 to 2020-01-31\n');
   });
 
   it('refuses a bad day, an unknown client and a stray argument', async () => {
-    const bad = await runCli(['stats', '--from', '2026-02-30'], { DATA_DIR: dir });
+    const bad = await runCommand(['stats', '--from', '2026-02-30'], { DATA_DIR: dir });
     assert.equal(bad.code, 1);
     assert.equal(bad.stderr.split('\n').at(-2), 'error: --from must be a calendar day, YYYY-MM-DD');
-    const late = await runCli(['stats', '--from', '2026-11-22', '--to', '2026-11-21', '--json'], { DATA_DIR: dir });
+    const late = await runCommand(['stats', '--from', '2026-11-22', '--to', '2026-11-21', '--json'], { DATA_DIR: dir });
     assert.equal(late.code, 1);
     assert.deepEqual(JSON.parse(late.stderr), { error: '--from must not be after to (2026-11-21)' });
-    const yearZero = await runCli(['stats', '--from', '0000-01-01'], { DATA_DIR: dir });
+    const yearZero = await runCommand(['stats', '--from', '0000-01-01'], { DATA_DIR: dir });
     assert.equal(yearZero.code, 1);
     assert.equal(yearZero.stderr.split('\n').at(-2), 'error: --from must be 0001-01-01 or later');
-    const unknown = await runCli(['stats', '--client', '00000000-0000-4000-8000-000000000000'], { DATA_DIR: dir });
+    const unknown = await runCommand(['stats', '--client', '00000000-0000-4000-8000-000000000000'], { DATA_DIR: dir });
     assert.equal(unknown.code, 1);
     assert.match(unknown.stderr, /no client 00000000-0000-4000-8000-000000000000/);
-    const stray = await runCli(['stats', 'today'], { DATA_DIR: dir });
+    const stray = await runCommand(['stats', 'today'], { DATA_DIR: dir });
     assert.equal(stray.code, 2);
     assert.match(stray.stderr, /usage: otp-service stats/);
   });
@@ -114,13 +115,13 @@ describe('otp-service stats on the embedded database, with the server running an
   it('reads the database itself once the server has stopped', async () => {
     server.child.kill('SIGTERM');
     assert.equal(await server.exited, 0);
-    const ran = await runCli(['stats', '--json'], { DATA_DIR: dir });
+    const ran = await runCommand(['stats', '--json'], { DATA_DIR: dir });
     assert.equal(ran.code, 0, ran.stderr);
     assert.deepEqual(jsonLines(ran.stdout), expected(true));
-    const yearZero = await runCli(['stats', '--to', '0000-01-07'], { DATA_DIR: dir });
+    const yearZero = await runCommand(['stats', '--to', '0000-01-07'], { DATA_DIR: dir });
     assert.equal(yearZero.code, 1);
     assert.equal(yearZero.stderr.split('\n').at(-2), 'error: --to must be 0001-01-01 or later');
-    const first = await runCli(['stats', '--to', '0001-01-03'], { DATA_DIR: dir });
+    const first = await runCommand(['stats', '--to', '0001-01-03'], { DATA_DIR: dir });
     assert.equal(first.code, 0, first.stderr);
     assert.equal(first.stdout, 'no traffic from 0001-01-01 to 0001-01-03\n');
   });
@@ -143,7 +144,7 @@ describe('otp-service stats on PostgreSQL, beside a running service', { skip: po
     // The harness's clock is not the CLI's: name the day the verifications were made.
     const day = h.clock.now().toISOString().slice(0, 10);
     const env = { DATABASE_URL: String(h.config.DATABASE_URL) };
-    const ran = await runCli(['stats', '--from', day, '--to', day, '--json'], env);
+    const ran = await runCommand(['stats', '--from', day, '--to', day, '--json'], env);
     assert.equal(ran.code, 0, ran.stderr);
     const rows = jsonLines(ran.stdout);
     assert.deepEqual(
@@ -153,7 +154,7 @@ describe('otp-service stats on PostgreSQL, beside a running service', { skip: po
         { clientId: a.clientId, day, regionCode: 'NG', countryCode: '+234', channel: 'SMS', sends: 1, delivered: 0, verified: 1 },
       ],
     );
-    const one = await runCli(['stats', '--client', b.clientId, '--from', day, '--to', day], env);
+    const one = await runCommand(['stats', '--client', b.clientId, '--from', day, '--to', day], env);
     assert.equal(one.code, 0, one.stderr);
     assert.equal(one.stdout, `${header}\n${day}\tGB\t+44\tSMS\t1\t0\t0\n`);
   });

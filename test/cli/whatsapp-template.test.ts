@@ -3,14 +3,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startMetaPeer, type MetaPeer } from '../support/meta-prism.js';
-import { runCli } from '../support/processes.js';
+import { runCommand } from '../support/command-line.js';
 
 const wabaId = '102290129340398';
 const accessToken = 'EAAGtestaccesstoken0123456789';
 
 /**
  * Contract 13: `otp-service whatsapp template create|list` against Meta's own OpenAPI description in Prism (the
- * same peer as the sends): the requests validate, and Meta's answer is printed. Needs the build (bin -> dist).
+ * same peer as the sends): the requests validate, and Meta's answer is printed. The command runs in this process (test/support/command-line.ts).
  */
 describe('otp-service whatsapp template', () => {
   let meta: MetaPeer;
@@ -31,7 +31,7 @@ describe('otp-service whatsapp template', () => {
   const templateRequests = () => meta.requests.filter((r) => r.path.startsWith(`/v23.0/${wabaId}/message_templates`));
 
   it('create asks for an AUTHENTICATION template with a COPY_CODE button and prints Meta\'s answer', async () => {
-    const ran = await runCli(['whatsapp', 'template', 'create'], env);
+    const ran = await runCommand(['whatsapp', 'template', 'create'], env);
     assert.equal(ran.code, 0, ran.stderr);
     const request = templateRequests().at(-1);
     assert.ok(request);
@@ -52,7 +52,7 @@ describe('otp-service whatsapp template', () => {
   });
 
   it('create --language pt-BR --one-tap asks for a ONE_TAP button for that app, in pt_BR', async () => {
-    const ran = await runCli(['whatsapp', 'template', 'create', '--language', 'pt-BR', '--one-tap', 'com.example.app:K8a/AINcGX7', '--json'], env);
+    const ran = await runCommand(['whatsapp', 'template', 'create', '--language', 'pt-BR', '--one-tap', 'com.example.app:K8a/AINcGX7', '--json'], env);
     assert.equal(ran.code, 0, ran.stderr);
     const body = JSON.parse(templateRequests().at(-1)?.body ?? '{}') as { language: string; components: { buttons?: unknown[] }[] };
     assert.equal(body.language, 'pt_BR');
@@ -63,17 +63,17 @@ describe('otp-service whatsapp template', () => {
   });
 
   it('list prints each template with its language, category and status', async () => {
-    const ran = await runCli(['whatsapp', 'template', 'list'], env);
+    const ran = await runCommand(['whatsapp', 'template', 'list'], env);
     assert.equal(ran.code, 0, ran.stderr);
     assert.equal(templateRequests().at(-1)?.prismStatus, 200);
     assert.match(ran.stdout, /^\S+ {2}\S+ {2}[A-Z_]+ {2}[A-Z_]+$/m);
   });
 
   it('names what is missing or wrong, and refuses a bad --one-tap', async () => {
-    const missing = await runCli(['whatsapp', 'template', 'list'], { DATA_DIR: env.DATA_DIR ?? '' });
+    const missing = await runCommand(['whatsapp', 'template', 'list'], { DATA_DIR: env.DATA_DIR ?? '' });
     assert.equal(missing.code, 2);
     assert.match(missing.stderr, /META_ACCESS_TOKEN: required[\s\S]*META_WABA_ID: required[\s\S]*WHATSAPP_TEMPLATE: required/);
-    const bad = await runCli(['whatsapp', 'template', 'create', '--one-tap', 'nope'], env);
+    const bad = await runCommand(['whatsapp', 'template', 'create', '--one-tap', 'nope'], env);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /--one-tap must be PACKAGE:SIGNATURE_HASH/);
   });

@@ -7,7 +7,7 @@ import { createVerification, e164Of, expectV1Error, nextLocalNumber, type Record
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { startReceiver, type Receiver } from '../webhooks/helpers.js';
-import { runCliFromBuild } from '../webhooks/processes.js';
+import { runCommand } from '../support/command-line.js';
 import { TestClock } from '../support/clock.js';
 import { embeddedDataDir } from '../support/databases.js';
 
@@ -238,7 +238,7 @@ forEachDatabase('client settings', (kind) => {
       // Clients made here withhold their codes unless told otherwise, as NODE_ENV=production's do.
       const env: Record<string, string> = { LOG_LEVEL: 'silent', REVEAL_CODES_DEFAULT: 'false', ...(dataDir ? { DATA_DIR: dataDir } : { DATABASE_URL: String(h.config.DATABASE_URL) }) };
       const cli = async (...args: string[]) => {
-        const ran = await runCliFromBuild(args, env);
+        const ran = await runCommand(args, env);
         assert.equal(ran.code, 0, `otp-service ${args.join(' ')}: ${ran.stderr}`);
         return ran.stdout;
       };
@@ -257,7 +257,7 @@ forEachDatabase('client settings', (kind) => {
           await cli('clients', 'templates', 'set', id, '--channel', 'voice', '--locale', 'fr', 'Votre code {app} est {code}.'),
           /saved the fr voice template\. A call says, VOICE_REPEAT times:\n\nVotre code Acme est 9(, 9){3,}\./,
         );
-        const overridden = await runCliFromBuild(['clients', 'templates', 'set', id, '--locale', 'en', 'Your code: {code}\u202e'], env);
+        const overridden = await runCommand(['clients', 'templates', 'set', id, '--locale', 'en', 'Your code: {code}\u202e'], env);
         assert.equal(overridden.code, 1, overridden.stderr);
         assert.match(overridden.stderr, /must not contain control or bidirectional formatting characters: it holds U\+202E \(right-to-left override\)/);
         const shown = JSON.parse(await cli('clients', 'show', id, '--json')) as { settings: Record<string, unknown> };
@@ -279,10 +279,10 @@ forEachDatabase('client settings', (kind) => {
             captcha: null,
           },
         );
-        const refusedFallback = await runCliFromBuild(['clients', 'update', id, '--fallback', 'DROPPED_CALL'], env);
+        const refusedFallback = await runCommand(['clients', 'update', id, '--fallback', 'DROPPED_CALL'], env);
         assert.equal(refusedFallback.code, 1, refusedFallback.stderr);
         assert.match(refusedFallback.stderr, /--fallback takes request types from SEND_SMS.*not DROPPED_CALL/);
-        const bad = await runCliFromBuild(['clients', 'update', id, '--reveal-code', 'maybe'], env);
+        const bad = await runCommand(['clients', 'update', id, '--reveal-code', 'maybe'], env);
         assert.equal(bad.code, 2);
         assert.match(bad.stderr, /--reveal-code takes true or false/);
       } finally {

@@ -5,7 +5,8 @@ import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { findPostgresBin, startTempPostgres, type TempPostgres } from '../../scripts/temp-postgres.js';
 import { e164Of, eventually, nextLocalNumber } from '../support/api.js';
-import { kill, runCliFromBuild, startServerChild, type ChildService } from '../webhooks/processes.js';
+import { kill, startServerChild, type ChildService } from '../webhooks/processes.js';
+import { runCommand } from '../support/command-line.js';
 
 /** Small, so that the test is quick. */
 const timeoutMs = 1000;
@@ -95,7 +96,7 @@ describe('a frozen PostgreSQL', { skip: findPostgresBin() ? false : 'PostgreSQL 
   }
 
   it('answers 503 UNAVAILABLE while the server is stopped, and recovers without a restart once it runs again', async () => {
-    const cli = await runCliFromBuild(['clients', 'create', '--name', 'frozen', '--scopes', 'otp:send otp:verify', '--json'], env);
+    const cli = await runCommand(['clients', 'create', '--name', 'frozen', '--scopes', 'otp:send otp:verify', '--json'], env);
     assert.equal(cli.code, 0, cli.stderr);
     const client = JSON.parse(cli.stdout) as { clientId: string; clientSecret: string };
     const tokenRes = await fetch(`${server.url}/oauth/token`, {

@@ -5,7 +5,8 @@ import { after, before, it } from 'node:test';
 import { freshDatabase, type TestDatabase, embeddedDataDir } from '../support/databases.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { startReceiver, waitFor, type Receiver } from '../webhooks/helpers.js';
-import { kill, runCliFromBuild, startServerChild, type ChildService } from '../webhooks/processes.js';
+import { kill, startServerChild, type ChildService } from '../webhooks/processes.js';
+import { runCommand } from '../support/command-line.js';
 
 /**
  * Contract 3.1 and 8: a code is never lost, even when the process dies between the provider taking the message
@@ -59,7 +60,7 @@ forEachDatabase('sending across a crash', (kind) => {
   it('sends the code again, under the same id and Idempotency-Key, after a SIGKILL mid-send', async () => {
     first = await startServerChild(env);
     children.push(first);
-    const cli = await runCliFromBuild(['clients', 'create', '--name', 'crash', '--scopes', 'otp:send otp:verify', '--json'], env);
+    const cli = await runCommand(['clients', 'create', '--name', 'crash', '--scopes', 'otp:send otp:verify', '--json'], env);
     assert.equal(cli.code, 0, cli.stderr);
     const client = JSON.parse(cli.stdout) as { clientId: string; clientSecret: string };
     const token = async (url: string) => {

@@ -5,7 +5,8 @@ import { after, before, it } from 'node:test';
 import { freshDatabase, type TestDatabase, embeddedDataDir } from '../support/databases.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { startReceiver, waitFor, type Receiver } from '../webhooks/helpers.js';
-import { kill, runCliFromBuild, startServerChild, type ChildService } from '../webhooks/processes.js';
+import { kill, startServerChild, type ChildService } from '../webhooks/processes.js';
+import { runCommand } from '../support/command-line.js';
 
 /** The seconds a step waits in these tests: long enough that no step can go out before the test has killed its server. */
 const fallbackAfterSeconds = 3;
@@ -67,7 +68,7 @@ forEachDatabase('workflow steps across crashes and instances', (kind) => {
     return child;
   };
   const client = async () => {
-    const cli = await runCliFromBuild(['clients', 'create', '--name', 'workflow', '--scopes', 'otp:send otp:verify', '--json'], env);
+    const cli = await runCommand(['clients', 'create', '--name', 'workflow', '--scopes', 'otp:send otp:verify', '--json'], env);
     assert.equal(cli.code, 0, cli.stderr);
     return JSON.parse(cli.stdout) as { clientId: string; clientSecret: string };
   };

@@ -98,8 +98,9 @@ export async function startMetaPeer(): Promise<MetaPeer> {
     req.on('end', () => {
       void (async () => {
         const body = Buffer.concat(chunks).toString('utf8');
+        // fetch sets the length of the body it sends (undici 7, once loaded in the process, refuses one given).
         const headers: Record<string, string> = {};
-        for (const [name, value] of Object.entries(req.headers)) if (name !== 'host' && name !== 'connection' && typeof value === 'string') headers[name] = value;
+        for (const [name, value] of Object.entries(req.headers)) if (!['host', 'connection', 'content-length'].includes(name) && typeof value === 'string') headers[name] = value;
         const answer = await fetch(`${prism.url}${req.url ?? '/'}`, { method: req.method ?? 'GET', headers, ...(req.method === 'POST' && { body }) });
         let text = await answer.text();
         requests.push({ path: req.url ?? '/', headers: req.headers, body, prismStatus: answer.status });

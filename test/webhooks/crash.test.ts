@@ -6,6 +6,7 @@ import { freshDatabase, type TestDatabase, embeddedDataDir } from '../support/da
 import { forEachDatabase } from '../support/each-database.js';
 import { startReceiver, verifySignature, waitFor, type Receiver } from './helpers.js';
 import { kill, runCliFromBuild, startChild, startServerChild, type ChildService } from './processes.js';
+import { runCommand } from '../support/command-line.js';
 
 interface Created {
   clientId: string;
@@ -19,7 +20,7 @@ async function succeedOverHttp(
   url: string,
   webhookUrl: string,
 ): Promise<{ client: Created; verificationId: string }> {
-  const cli = await runCliFromBuild(['clients', 'create', '--name', 'crash', '--scopes', 'otp:send otp:verify', '--json'], env);
+  const cli = await runCommand(['clients', 'create', '--name', 'crash', '--scopes', 'otp:send otp:verify', '--json'], env);
   assert.equal(cli.code, 0, cli.stderr);
   const client = JSON.parse(cli.stdout) as Created;
   const tokenRes = await fetch(`${url}/oauth/token`, {
@@ -100,12 +101,12 @@ forEachDatabase('webhooks across a crash', (kind) => {
 
     // The operator sees both attempts: the one the crash cut short, and the delivery.
     await waitFor('the delivery to be recorded', async () => {
-      const listed = await runCliFromBuild(['webhooks', 'list', '--verification', verificationId, '--json'], env);
+      const listed = await runCommand(['webhooks', 'list', '--verification', verificationId, '--json'], env);
       assert.equal(listed.code, 0, listed.stderr);
       const [event] = JSON.parse(listed.stdout) as { deliveryStatus: string }[];
       return event?.deliveryStatus === 'delivered';
     });
-    const shown = await runCliFromBuild(['webhooks', 'show', String(delivered.headers['webhook-id']), '--json'], env);
+    const shown = await runCommand(['webhooks', 'show', String(delivered.headers['webhook-id']), '--json'], env);
     assert.equal(shown.code, 0, shown.stderr);
     const detail = JSON.parse(shown.stdout) as { attempts: { attempt: number; outcome: string; statusCode: number | null }[] };
     assert.deepEqual(
@@ -115,7 +116,7 @@ forEachDatabase('webhooks across a crash', (kind) => {
         [2, 'delivered', 200],
       ],
     );
-    const text = await runCliFromBuild(['webhooks', 'show', String(delivered.headers['webhook-id'])], env);
+    const text = await runCommand(['webhooks', 'show', String(delivered.headers['webhook-id'])], env);
     assert.equal(text.code, 0, text.stderr);
     assert.match(text.stdout, /#1\t.*\tinterrupted\t/);
     assert.match(text.stdout, /#2\t.*\tdelivered\tHTTP 200/);
