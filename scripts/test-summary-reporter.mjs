@@ -5,7 +5,8 @@ import fs from 'node:fs';
  * are test files): it writes, as one JSON line, each file's counts, tallied as node's runner tallies its own
  * (tests, suites, pass, fail, cancelled, skipped, todo), whether the file's suite passed, the time and processor
  * time the file's tests took, and the processor time of the whole process and the processes it started and
- * waited for (servers, CLIs, peers, browsers).
+ * waited for (servers, CLIs, peers, browsers); and, over the IPC channel when there is one, each file's result as it
+ * ends.
  */
 export default async function* summary(source) {
   const files = {};
@@ -16,6 +17,8 @@ export default async function* summary(source) {
     // A suite's result comes after its tests' results: everything since the last file belongs to this one.
     if (nesting === 0) {
       files[name] = { counts, ok: event.type === 'test:pass', seconds: details.duration_ms / 1000, cpuSeconds: null, ...fileUsage.get(name) };
+      // The runner prints each file's line as it ends, not only when its process does.
+      if (process.connected) process.send({ file: name, result: files[name] });
       counts = emptyCounts();
       continue;
     }
