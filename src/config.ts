@@ -585,6 +585,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return Object.freeze(out) as Config;
 }
 
+/** A channel's configured providers by name, in its setting's order (SMS_PROVIDER...): its default route. */
+export function providerNames(providers: Config['providers'], channel: Channel): readonly string[] {
+  return providers[channel].map((p) => p.module.name);
+}
+
 /** Whether every configured provider is the development `log` provider (nothing leaves the machine). */
 export function onlyLogProviders(providers: Config['providers']): boolean {
   return Object.values(providers).every((list) => list.every((p) => p.module.name === 'log'));

@@ -26,6 +26,7 @@ import { createServices, devInboxLimit, type Services } from './services.js';
 import { vacuumEmbedded } from './store/embedded-vacuum.js';
 import { clientsChannel } from './store/client-store.js';
 import { numberListsChannel } from './store/number-list-store.js';
+import { routesChannel } from './store/route-store.js';
 import { webhookChannel } from './store/outbox-rows.js';
 import { pruneHistory } from './store/retention.js';
 
@@ -163,7 +164,10 @@ export function workerDeps(services: Services, deliverWebhooks: boolean): Worker
       channel: clientsChannel,
       forget: (id) => (id === null ? services.clientDirectory.forgetAll() : services.clientDirectory.forget(id)),
     },
-    listChanges: { channel: numberListsChannel, refresh: () => services.listsInForce.refresh() },
+    followed: [
+      { name: 'lists', channel: numberListsChannel, refresh: () => services.listsInForce.refresh() },
+      { name: 'routes', channel: routesChannel, refresh: () => services.routesInForce.refresh() },
+    ],
     embeddedVacuum: db.kind === 'pglite' ? () => vacuumEmbedded(db.db) : null,
   };
 }

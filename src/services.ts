@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { callTimeoutMs, signalPolicy, type Config } from './config.js';
+import { callTimeoutMs, providerNames, signalPolicy, type Config } from './config.js';
 import type { Clock, Random } from './domain/ports.js';
 import { parseE164 } from './domain/phone.js';
 import { DeliveryService } from './domain/delivery-service.js';
@@ -11,7 +11,7 @@ import { dayMs } from './domain/daily-quota.js';
 import { hourMs } from './domain/new-country.js';
 import { WindowCounter } from './domain/window-counter.js';
 import { ChannelRegistry } from './channels/registry.js';
-import { channelOfDelivery, channels as allChannels, perChannel } from './domain/channel-driver.js';
+import { channelOfDelivery, channels as allChannels, perChannel, type Channel } from './domain/channel-driver.js';
 import type { AfterCommit } from './domain/after-commit.js';
 import { defaultClientSettings, type ClientSettings } from './domain/client-settings.js';
 import { CommitDispatcher } from './jobs/after-commit.js';
@@ -34,6 +34,8 @@ import { SqlInboxStore } from './store/inbox-store.js';
 import { SqlPrefixBlockStore } from './store/prefix-block-store.js';
 import { SqlConversionStore } from './store/conversion-store.js';
 import { SqlNumberListStore } from './store/number-list-store.js';
+import { SqlRouteStore } from './store/route-store.js';
+import { RoutesInForce, type Destination } from './domain/routes.js';
 import { SqlCaptchaTokenStore } from './store/captcha-token-store.js';
 import { SiteVerify } from './captcha/siteverify.js';
 import { addressCountriesOf } from './metadata/address-country.js';
@@ -106,6 +108,9 @@ export interface Services {
   /** Block and allow lists (`otp-service lists`): where they are kept, and what this process holds of them. */
   readonly numberLists: SqlNumberListStore;
   readonly listsInForce: ListsInForce;
+  /** Routes (`otp-service routes`): where they are kept, and what this process holds of them. */
+  readonly routeStore: SqlRouteStore;
+  readonly routesInForce: RoutesInForce;
   /** CAPTCHA tokens accepted in the last 10 minutes (pruned by housekeeping). */
   readonly captchaTokens: SqlCaptchaTokenStore;
   /** New messages and state changes for open inbox pages; null when the inbox is off (config.devInbox). */
@@ -226,6 +231,12 @@ export async function createServices(
   const listsInForce = new ListsInForce(numberLists);
   const captchaTokens = new SqlCaptchaTokenStore(db.db);
   await listsInForce.refresh();
+  const routeStore = new SqlRouteStore(db.db, db.kind === 'postgres');
+  const routesInForce = new RoutesInForce(routeStore);
+  await routesInForce.refresh();
+  // A channel's providers for a number: its route's, else the channel's provider list (SMS_PROVIDER...).
+  const configuredOrder = perChannel((c) => providerNames(config.providers, c));
+  const providerOrder = (channel: Channel, to: Destination) => routesInForce.current().providersFor(channel, to, configuredOrder[channel]);
   const metrics = new ServiceMetrics();
   const conversionLog = logger.child({ component: 'conversion' });
   const conversion = new ConversionWatch({
@@ -243,7 +254,7 @@ export async function createServices(
     ttlSeconds: config.OTP_TTL_SECONDS,
     clock,
     observer: metrics,
-    firstProviders: perChannel((c) => firstProviderName(config.providers[c])),
+    firstProvider: (channel, to) => providerOrder(channel, to)[0] ?? 'none',
     newCountries: config.NEW_COUNTRY_LIMIT_COUNT > 0,
     onThrottle: (t) =>
       conversionLog.warn(
@@ -298,7 +309,7 @@ export async function createServices(
       tokens: captchaTokens,
       failOpen: config.CAPTCHA_FAIL_OPEN,
     },
-    firstProvider: (channel) => config.providers[channel][0]?.module.name ?? null,
+    firstProvider: (channel, to) => providerOrder(channel, to)[0] ?? null,
     ...(addressCountries && { addressCountry: (address: string) => addressCountries.countryOf(address) }),
     // A test number's code reaches no provider; the development inbox still shows what would have gone out.
     testSends: async (v) => {
@@ -311,7 +322,7 @@ export async function createServices(
   const deliveries = new DeliveryService({
     store: verificationStore,
     afterCommit,
-    providerOrder: (channel) => config.providers[channel].map((p) => p.module.name),
+    providerOrder,
     callFallback: config.CALL_FALLBACK_TO_SMS ? { sender: smsSender.e164 } : null,
     retryDelays: config.SEND_RETRY_DELAYS,
     clock,
@@ -407,6 +418,8 @@ export async function createServices(
     prefixBlocks: new SqlPrefixBlockStore(db.db),
     numberLists,
     listsInForce,
+    routeStore,
+    routesInForce,
     captchaTokens,
     conversion,
     conversionStore,
@@ -423,7 +436,3 @@ export async function createServices(
 }
 
 /** The provider a channel's sends go to first (a list always names at least one). */
-/** The provider a channel's first send goes to; `none` for a channel not offered, which no create reaches. */
-function firstProviderName(list: readonly { readonly module: { readonly name: string } }[]): string {
-  return list[0]?.module.name ?? 'none';
-}

@@ -13,6 +13,7 @@ const readOnly = new Set<AdminCommand['name']>([
   'providers.status',
   'clients.test-numbers.list',
   'lists.show',
+  'routes.list',
   'webhooks.list',
   'webhooks.show',
   'blocks.list',
@@ -40,6 +41,8 @@ export function auditTarget(command: AdminCommand, result: AdminResult): string 
   if ('prefix' in command) return command.prefix;
   if ('email' in command) return command.email;
   if (command.name === 'lists.add' || command.name === 'lists.remove') return command.clientId === null ? command.value : `${command.value} (client ${command.clientId})`;
+  if (command.name === 'routes.set') return `${command.channel} ${command.destination}: ${command.providers.join(',')}`;
+  if (command.name === 'routes.remove') return `${command.channel} ${command.destination}`;
   return null;
 }
 

@@ -18,6 +18,7 @@ import type { CountryThrottles, PrefixBlocks } from './prefix-blocks.js';
 import type { StatsService } from '../domain/stats-service.js';
 import { isUuid } from '../store/uuid.js';
 import { isListCommandName, parseListCommand, runListCommand, type ListCommand, type ListDeps } from './list-commands.js';
+import { isRouteCommandName, parseRouteCommand, runRouteCommand, type RouteCommand, type RouteDeps } from './route-commands.js';
 import type { OperatorService } from '../console/operator-service.js';
 import { findVerifications, type VerificationSearchDeps } from './verification-search.js';
 import { providerStatus, type ProviderStatusDeps } from './provider-status.js';
@@ -48,6 +49,8 @@ export interface AdminDeps {
   readonly snapshot: (file: string) => Promise<number>;
   /** Block and allow lists (`otp-service lists`). */
   readonly lists: Omit<ListDeps, 'clientExists' | 'clock'>;
+  /** Routes (`otp-service routes`, contract 17). */
+  readonly routes: Omit<RouteDeps, 'clock'>;
   /** Console operators (`otp-service operators`, contract 16). */
   readonly operators: Pick<OperatorService, 'create' | 'list' | 'disable' | 'newLink'>;
   /** The console's address, which one-time links start with: CONSOLE_ORIGIN, PUBLIC_BASE_URL or localhost:PORT. */
@@ -66,6 +69,7 @@ export interface AdminDeps {
 export type AdminCommand =
   | ClientSettingsCommand
   | ListCommand
+  | RouteCommand
   | { readonly name: 'clients.create'; readonly clientName: string; readonly scopes: readonly string[]; readonly revealCode?: boolean }
   | { readonly name: 'clients.list' }
   | { readonly name: 'clients.disable'; readonly id: string }
@@ -142,6 +146,7 @@ export function parseAdminCommand(input: unknown): AdminCommand | string {
   const c = input as Record<string, unknown>;
   if (isClientSettingsCommandName(c.name)) return parseClientSettingsCommand(c);
   if (isListCommandName(c.name)) return parseListCommand(c);
+  if (isRouteCommandName(c.name)) return parseRouteCommand(c);
   switch (c.name) {
     case 'clients.create':
       if (typeof c.clientName !== 'string' || !Array.isArray(c.scopes)) return 'clients.create needs a name and scopes';
@@ -267,6 +272,10 @@ export async function runAdminCommand(deps: AdminDeps, command: AdminCommand): P
     case 'lists.remove':
     case 'lists.show':
       return runListCommand({ ...deps.lists, clock, clientExists: async (id) => (await clients.show(id)) !== null }, command);
+    case 'routes.set':
+    case 'routes.remove':
+    case 'routes.list':
+      return runRouteCommand({ ...deps.routes, clock }, command);
     case 'clients.create': {
       const name = command.clientName.trim();
       if (name.length === 0 || name.length > 200) return { ok: false, error: '--name must be 1 to 200 characters' };

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import { channels } from '../domain/channel-driver.js';
+import { providerNames } from '../config.js';
 import type { Services } from '../services.js';
 import { providerFailures, providerTraffic } from '../store/stats-store.js';
 import { webhookDestinationProblem, webhookDestinations } from '../webhooks/destination-policy.js';
@@ -72,6 +73,11 @@ export function adminDeps(services: Services): AdminDeps {
       return dump.length;
     },
     lists: { store: services.numberLists, changed: () => services.listsInForce.refresh() },
+    routes: {
+      store: services.routeStore,
+      changed: () => services.routesInForce.refresh(),
+      configured: (channel) => providerNames(services.config.providers, channel),
+    },
     operators: services.operators,
     consoleOrigin: services.config.consoleOrigin ?? `http://localhost:${services.config.PORT}`,
     audit: services.audit,

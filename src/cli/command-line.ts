@@ -38,7 +38,7 @@ export async function runCommandLine(argv: readonly string[], io: CommandLineIo)
     return 0;
   }
   // What a command needs is loaded when it runs, so that help and a mistyped command answer at once.
-  const { loadConfig, ConfigError } = await import('../config.js');
+  const { loadConfig, ConfigError, providerNames } = await import('../config.js');
   let config: Config;
   try {
     config = loadConfig(io.env);
@@ -71,6 +71,15 @@ export async function runCommandLine(argv: readonly string[], io: CommandLineIo)
   if (parsed.kind === 'data') {
     const { runDataCommand } = await import('./backup.js');
     return runDataCommand(config, parsed.command, { out: io.out, err: io.err });
+  }
+  // A route's providers must be configured here, as the process that runs the command reads its settings.
+  if (parsed.command.name === 'routes.set' || parsed.command.name === 'routes.remove') {
+    const { checkRoute } = await import('../admin/route-commands.js');
+    const checked = checkRoute(parsed.command, (channel) => providerNames(config.providers, channel));
+    if ('problem' in checked) {
+      io.err(parsed.json ? `${JSON.stringify({ error: checked.problem })}\n` : `error: ${checked.problem}\n`);
+      return 2;
+    }
   }
   const result = await execute(config, parsed.command, io);
   if (!result.ok) {

@@ -1,6 +1,7 @@
 import type { AdminCommand } from '../admin/commands.js';
 import type { ClientThrottleView, CountryThrottle, PrefixBlock } from '../admin/prefix-blocks.js';
 import type { ProviderStatus } from '../admin/provider-status.js';
+import type { RouteView } from '../admin/route-commands.js';
 import type { ClientHooks } from '../oauth/client-service.js';
 
 /** The --json output: the value on one line; `stats`, one object a line, one per row. */
@@ -81,6 +82,20 @@ export function formatResult(command: AdminCommand, value: unknown): string {
       const scope = v.clientId === null ? 'every client' : `client ${v.clientId}`;
       if (v.removed !== undefined) return `removed ${v.removed} from the ${v.kind} list of ${scope}\n`;
       return `${v.added !== undefined ? 'added' : 'updated'} ${v.added ?? v.updated ?? ''} on the ${v.kind} list of ${scope}\n`;
+    }
+    case 'routes.list': {
+      const routes = value as RouteView[];
+      const rows = routes.map((r) => [r.channel, r.destination, r.providers.join(','), r.source === 'settings' ? "(the channel's provider setting)" : ''].join('\t'));
+      return `CHANNEL\tDESTINATION\tPROVIDERS\n${rows.join('\n')}\n`;
+    }
+    case 'routes.set': {
+      const { added, updated } = value as { added?: RouteView; updated?: RouteView };
+      const r = added ?? updated;
+      return r ? `${added ? 'added' : 'updated'}: ${r.channel} to ${r.destination} through ${r.providers.join(', then ')}\n` : '';
+    }
+    case 'routes.remove': {
+      const { removed } = value as { removed: { channel: string; destination: string } };
+      return `removed the ${removed.channel} route for ${removed.destination}\n`;
     }
     case 'blocks.lift':
       return `lifted the block on ${(value as { lifted: string }).lifted}\n`;

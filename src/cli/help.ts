@@ -105,6 +105,22 @@ const commands: Readonly<Record<string, Readonly<Record<string, CommandHelp>>>> 
     'allow remove': { args: 'VALUE [--client CLIENT_ID] [--json]', about: 'Undoes an allow entry (the same value and client).' },
     show: { args: '[--json]', about: 'Every block and allow entry; --json: { blocks: [{ value, clientId, note, createdAt }], allows: [...] }.' },
   },
+  routes: {
+    set: {
+      args: 'CHANNEL DESTINATION PROVIDER[,PROVIDER...] [--json]',
+      about:
+        'Sends CHANNEL (sms, call, whatsapp, voice) to DESTINATION through these providers, in failover order. DESTINATION is a country (NG),\n' +
+        '+ and the start of a number (+23480) or default; a number takes its longest matching prefix, then its country, then default, then the\n' +
+        "channel's provider setting (SMS_PROVIDER...). Each provider must be in that setting here (exit 2 otherwise). Running servers follow within 2 s.",
+    },
+    remove: { args: 'CHANNEL DESTINATION [--json]', about: "Removes a route: the destination's numbers take the next matching one." },
+    list: {
+      args: '[--json]',
+      about:
+        "Every route, and each channel's provider setting where no default route replaces it; --json: [{ channel, destination, providers,\n" +
+        'weights, failoverAfterSeconds, policy, source }] (source: route, or settings).',
+    },
+  },
   stats: {
     '': {
       args: '[--client CLIENT_ID | --by-provider] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--json]',

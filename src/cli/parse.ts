@@ -202,6 +202,17 @@ function parseAdmin(positionals: readonly string[], values: Values, readStdin: (
     }
     throw new UsageError('lists takes show, or block|allow add|remove VALUE (+2348030); see otp-service lists --help');
   }
+  if (group === 'routes') {
+    const [, , channel, destination, providers] = positionals;
+    if (action === 'list' && positionals.length === 2) return { command: { name: 'routes.list' }, json };
+    if (action === 'remove' && positionals.length === 4 && channel !== undefined && destination !== undefined) {
+      return { command: { name: 'routes.remove', channel, destination }, json };
+    }
+    if (action === 'set' && positionals.length === 5 && channel !== undefined && destination !== undefined && providers !== undefined) {
+      return { command: { name: 'routes.set', channel, destination, providers: providers.split(',') }, json };
+    }
+    throw new UsageError('routes takes list, set CHANNEL DESTINATION PROVIDER[,PROVIDER...], or remove CHANNEL DESTINATION; see otp-service routes --help');
+  }
   if (group === 'clients') {
     switch (action) {
       case 'create':

@@ -15,6 +15,7 @@ import {
   type Throttle,
 } from './conversion.js';
 import type { Channel } from './channel-driver.js';
+import type { Destination } from './routes.js';
 import type { Clock } from './ports.js';
 
 /** Where conversion is read and throttles kept (port; src/store/conversion-store.ts). */
@@ -65,8 +66,8 @@ export interface ConversionWatchDeps {
   readonly store: ConversionStore;
   readonly policy: ConversionPolicy;
   readonly clock: Clock;
-  /** The provider each channel's first send goes to. */
-  readonly firstProviders: Readonly<Record<Channel, string>>;
+  /** The provider a channel's first send to a number goes to (its route's first); `none` for a channel not offered. */
+  readonly firstProvider: (channel: Channel, to: Destination) => string;
   /** Told of each throttle this process started (the log). */
   readonly onThrottle?: (t: Throttle) => void;
   /** Told of each client throttle this process started (the log). */
@@ -164,7 +165,7 @@ export class ConversionWatch {
     return this.known === null || !this.knowing.has(clientId) || this.known.has(`${clientId}|${regionCode}`);
   }
 
-  firstProvider(channel: Channel): string {
-    return this.deps.firstProviders[channel];
+  firstProvider(channel: Channel, to: Destination): string {
+    return this.deps.firstProvider(channel, to);
   }
 }

@@ -5,6 +5,7 @@ import { nextStep, stepDue } from './fallback.js';
 import { decideReceipt, decideSendFailure } from './delivery.js';
 import { eventsFor } from './outbox-events.js';
 import type { Clock, Random } from './ports.js';
+import type { Destination } from './routes.js';
 import type { DeliveryReceipt, SendResult } from './send-result.js';
 import { dueAgain, turnAttempts, type SendJob } from './send-job.js';
 import { effectiveStatus, fallbackLeft, sendError, withLatestAttempt, withTurn, type RequestType, type Verification } from './verification.js';
@@ -20,8 +21,8 @@ export interface ReceiptObserver {
 export interface DeliveryServiceDeps {
   readonly store: VerificationStore;
   readonly afterCommit: AfterCommit;
-  /** A channel's providers by name, in failover order. */
-  readonly providerOrder: (channel: Channel) => readonly string[];
+  /** A channel's providers for a number by name, in failover order: its route's, else the channel's list. */
+  readonly providerOrder: (channel: Channel, to: Destination) => readonly string[];
   /**
    * CALL_FALLBACK_TO_SMS: when no call provider can place a dropped call, its code goes out by SMS from `sender`
    * (E.164); null: the verification fails.
@@ -124,7 +125,7 @@ export class DeliveryService {
         tx.saveSendJob({ ...done, status: 'failed', lastError: result.reason }, current, now);
         return;
       }
-      const decision = decideSendFailure(job, provider, result, this.deps.providerOrder(job.channel), this.deps.retryDelays, now);
+      const decision = decideSendFailure(job, provider, result, this.deps.providerOrder(job.channel, current), this.deps.retryDelays, now);
       switch (decision.kind) {
         case 'retry': {
           tx.update({ ...current, delivery, deliveries: withTurn(current.deliveries, { ...turn, status: 'QUEUED' }) });
@@ -181,7 +182,7 @@ export class DeliveryService {
       const current = await tx.findForUpdate(id);
       if (!current) return { outcome: 'recorded', moved: null };
       const channel = channelOfDelivery(current.delivery.channel);
-      const decision = decideReceipt(current, provider, receipt, this.deps.providerOrder(channel), now);
+      const decision = decideReceipt(current, provider, receipt, this.deps.providerOrder(channel, current), now);
       if (decision.kind === 'ignore') return { outcome: 'recorded', moved: null };
       const sentAt = current.delivery.status === 'SENT' ? current.delivery.updatedAt.getTime() : null;
       const moved = { status: receipt.status, seconds: sentAt === null ? null : Math.max(0, now.getTime() - sentAt) / 1000 };
@@ -265,7 +266,7 @@ export class DeliveryService {
     // A step is a send wherever sends count (CLIENT_DAILY_SEND_LIMIT), though not against OTP_MAX_SENDS.
     if (this.deps.countSends && !v.testNumber) tx.countSend(v.clientId, utcDay(now));
     const stepJob: SendJob = { ...job, channel: target.channel, sender: target.sender(v), attempts: 0 };
-    this.sendThrough(tx, stepJob, this.deps.providerOrder(target.channel)[0] ?? null, moved.next, now);
+    this.sendThrough(tx, stepJob, this.deps.providerOrder(target.channel, v)[0] ?? null, moved.next, now);
     return target.channel;
   }
 
@@ -281,7 +282,7 @@ export class DeliveryService {
    */
   private exhausted(tx: VerificationTx, job: SendJob, v: Verification, now: Date): Channel | null {
     const { callFallback } = this.deps;
-    const firstSms = this.deps.providerOrder('sms')[0];
+    const firstSms = this.deps.providerOrder('sms', v)[0];
     if (job.channel === 'call' && callFallback && firstSms) {
       const moved: Verification = {
         ...v,

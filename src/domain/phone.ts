@@ -103,6 +103,11 @@ export function regionOfCallingCode(countryCode: string): string | null {
   return regions.length === 1 ? (regions[0] ?? null) : null;
 }
 
+/** Whether `code` is a country (ISO 3166 alpha-2, upper case) that the number metadata knows. */
+export function isRegion(code: string): boolean {
+  return (getCountries() as readonly string[]).includes(code);
+}
+
 /** CLDR's "world", libphonenumber's region for non-geographic numbering plans (+800, +882, +883...). */
 export const nonGeographicRegion = '001';
 

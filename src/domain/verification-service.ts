@@ -13,6 +13,7 @@ import type { NumberLists } from './number-lists.js';
 import { captchaTokenSeconds, judgeCaptcha, type CaptchaSetting, type CaptchaTokenStore, type CaptchaVerifier } from './captcha.js';
 import { nonGeographicRegion, parsePhone, shownTo } from './phone.js';
 import { decidePrefix, prefixOf, type PrefixPolicy } from './prefix-velocity.js';
+import type { Destination } from './routes.js';
 import type { Clock, Random } from './ports.js';
 import { defaultFallback, fallbackProblem } from './fallback.js';
 import { decideSignals, signalHistorySeconds, signalKeys, signalLocks, type SignalKey, type SignalKind, type SignalPolicy, type Signals } from './signals.js';
@@ -202,7 +203,7 @@ export interface VerificationServiceDeps {
     resendThrottleOn?(clientId: string, now: Date): ResendThrottle | null;
     /** Whether the client had a code verified in the country lately (NEW_COUNTRY_LIMIT_COUNT). */
     knowsCountry?(clientId: string, regionCode: string): boolean;
-    firstProvider(channel: Channel): string;
+    firstProvider(channel: Channel, to: Destination): string;
   };
   /**
    * CLIENT_DAILY_SEND_LIMIT's admissions, shared by every instance (a QuotaLimiter over the day's shares): taken
@@ -218,10 +219,11 @@ export interface VerificationServiceDeps {
   /** A test number's code (create or resend) reaches no provider; it is recorded here, for the development inbox. */
   readonly testSends?: (v: Verification) => Promise<void>;
   /**
-   * The provider a channel's sends go to first (the head of SMS_PROVIDER / CALL_PROVIDER), named on each job so
-   * that only a process with it configured takes the job; null (or absent): the job names none.
+   * The provider a channel's sends to a number go to first (its route's first, else the head of SMS_PROVIDER /
+   * CALL_PROVIDER...), named on each job so that only a process with it configured takes the job; null (or
+   * absent): the job names none.
    */
-  readonly firstProvider?: (channel: Channel) => string | null;
+  readonly firstProvider?: (channel: Channel, to: Destination) => string | null;
   /** The country (ISO 3166-1 alpha-2) an end user's address is in, null when unknown (IP_COUNTRY_DATABASE); absent: off. */
   readonly addressCountry?: (address: string) => string | null;
 }
@@ -492,7 +494,7 @@ export class VerificationService {
         sender: plan.sender,
         status: 'pending',
         attempts: claimedUntil ? 1 : 0,
-        provider: this.deps.firstProvider?.(plan.channel) ?? null,
+        provider: this.deps.firstProvider?.(plan.channel, verification) ?? null,
         providerFailures: 0,
         dueAt: now,
         claimedUntil,
@@ -543,7 +545,7 @@ export class VerificationService {
   private throttleOn(v: Verification, channel: Channel, now: Date): Throttle | null {
     const { conversion } = this.deps;
     if (!conversion || v.regionCode === null) return null;
-    return conversion.throttleOn({ regionCode: v.regionCode, countryCode: v.countryCode, provider: conversion.firstProvider(channel) }, now);
+    return conversion.throttleOn({ regionCode: v.regionCode, countryCode: v.countryCode, provider: conversion.firstProvider(channel, v) }, now);
   }
 
   /** A client's verification as it reads now (a PENDING one past its time reads EXPIRED). */
@@ -679,7 +681,7 @@ export class VerificationService {
           const job = await tx.findSendJob(id);
           if (!job) throw new Error(`verification ${id} has no send job`);
           tx.update(decision.next);
-          const provider = this.deps.firstProvider?.(job.channel) ?? null;
+          const provider = this.deps.firstProvider?.(job.channel, current) ?? null;
           tx.saveSendJob({ ...dueAgain(job, provider, now, this.deps.afterCommit.claimUntil('send', now)), lastError: null }, decision.next, now);
           return { kind: 'resent', verification: decision.next };
         }

@@ -35,10 +35,10 @@ export interface WorkerDeps {
    */
   readonly clientChanges: { readonly channel: string; readonly forget: (clientId: string | null) => void } | null;
   /**
-   * The block and allow lists: read again when a change is announced on `channel` (PostgreSQL), and every
-   * `listsRefreshMs` in case an announcement was lost.
+   * What every instance holds in memory and reads again when a change is announced on `channel` (PostgreSQL), and
+   * every `followedRefreshMs` in case an announcement was lost: the block and allow lists, the routes.
    */
-  readonly listChanges: { readonly channel: string; readonly refresh: () => Promise<void> } | null;
+  readonly followed: readonly { readonly name: string; readonly channel: string; readonly refresh: () => Promise<void> }[];
   /**
    * The embedded database: its VACUUM and ANALYZE, every `embeddedVacuumMs`. PGlite runs PostgreSQL in
    * single-user mode, where autovacuum never runs: without this, dead rows would never be reclaimed and the
@@ -50,8 +50,8 @@ export interface WorkerDeps {
 /** How often each process looks for workflow steps that fell due, and how many it takes per round. */
 export const fallbackStepPollMs = 200;
 const fallbackStepBatch = 500;
-/** How often each process reads the lists again when no change was announced (a lost NOTIFY, a listener down). */
-export const listsRefreshMs = 30_000;
+/** How often each process reads the lists and routes again when no change was announced (a lost NOTIFY, a listener down). */
+export const followedRefreshMs = 30_000;
 
 /** How often the embedded database is vacuumed and analysed (a few hundred ms for 150,000 verifications). */
 export const embeddedVacuumMs = 5 * 60_000;
@@ -79,16 +79,16 @@ export class Workers {
       // A create asks what this read last: a throttle started by any instance applies here within this period.
       new PeriodicTask('conversion', conversionRefreshMs, async () => (await deps.watchConversion(), false), onError),
     ];
-    const { webhookWorker, notifications, clientChanges, listChanges, embeddedVacuum } = deps;
+    const { webhookWorker, notifications, clientChanges, followed, embeddedVacuum } = deps;
     if (embeddedVacuum) this.tasks.push(new PeriodicTask('embedded-vacuum', embeddedVacuumMs, async () => (await embeddedVacuum(), false), onError));
-    if (listChanges) this.tasks.push(new PeriodicTask('lists', listsRefreshMs, async () => (await listChanges.refresh(), false), onError));
+    for (const f of followed) this.tasks.push(new PeriodicTask(f.name, followedRefreshMs, async () => (await f.refresh(), false), onError));
     // One LISTEN connection for every channel: what other processes commit reaches this one at once.
     const handlers: Record<string, (payload: string | null) => void> = {};
     if (webhookWorker && notifications) handlers[notifications.channel] = () => webhookWorker.wake();
     if (clientChanges) handlers[clientChanges.channel] = (id) => clientChanges.forget(id);
-    if (listChanges) {
-      const log = deps.logger.child({ component: 'lists' });
-      handlers[listChanges.channel] = () => void listChanges.refresh().catch((err: unknown) => log.warn({ err }, 'could not read the lists again; the next periodic read will'));
+    for (const f of followed) {
+      const log = deps.logger.child({ component: f.name });
+      handlers[f.channel] = () => void f.refresh().catch((err: unknown) => log.warn({ err }, `could not read the ${f.name} again; the next periodic read will`));
     }
     this.listener =
       notifications && Object.keys(handlers).length > 0

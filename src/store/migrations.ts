@@ -599,6 +599,24 @@ const migrations: Record<string, Migration> = {
       `);
     },
   },
+  '0035_routes': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- Routes (contract 17): which providers carry a channel's codes to a destination (an E.164 prefix, a country
+        -- or 'default'), in failover order. Every instance reads them all and decides in memory.
+        CREATE TABLE routes (
+          channel text NOT NULL,
+          destination text NOT NULL,
+          providers text[] NOT NULL,
+          weights integer[],
+          failover_after_seconds integer,
+          policy text NOT NULL DEFAULT 'ordered',
+          updated_at timestamptz NOT NULL,
+          PRIMARY KEY (channel, destination)
+        )
+      `);
+    },
+  },
 };
 
 /** Runs DDL one statement at a time: PGlite's extended protocol takes one statement per query. */

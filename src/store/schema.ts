@@ -266,6 +266,7 @@ export interface Database {
   operator_passkeys: OperatorPasskeysTable;
   operator_challenges: OperatorChallengesTable;
   audit_log: AuditLogTable;
+  routes: RoutesTable;
 }
 
 /** 0029: console operators (contract 16). */
@@ -343,6 +344,21 @@ export interface ResendThrottlesTable {
 export interface CaptchaTokensTable {
   token_hash: string;
   used_at: Date;
+}
+
+/**
+ * 0035: routes (contract 17): a channel's providers for a destination (an E.164 prefix, a country or `default`),
+ * in failover order. Weights, the delivery-confirmed failover's seconds and the policy are kept for the route's
+ * later options; null and `ordered` until then.
+ */
+export interface RoutesTable {
+  channel: string;
+  destination: string;
+  providers: string[];
+  weights: number[] | null;
+  failover_after_seconds: number | null;
+  policy: string;
+  updated_at: Date;
 }
 
 /** 0021: block and allow lists (contract 14); `client_id` null: service-wide. */

@@ -5,11 +5,13 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { freshDatabase, postgresSkip, type TestDatabase } from '../support/databases.js';
 import { runCli, startServerProcess, type ServerProcess } from '../support/processes.js';
+import { startReceiver, type Receiver } from '../webhooks/helpers.js';
 
 /**
- * Contract 14: a list change made by the CLI, run as an operator runs it (its own process, exiting once done),
- * reaches both running instances on PostgreSQL within 2 s. Each check first makes both instances answer a create
- * as they did before the change.
+ * Contract 14 and 17: a list or route change made by the CLI, run as an operator runs it (its own process,
+ * exiting once done), reaches both running instances on PostgreSQL within 2 s. Each check first makes both
+ * instances answer a create as they did before the change. The instances send SMS through `log`, then an
+ * operator's gateway (`http`, a local receiver here), so that a route shows in which one took a code.
  */
 const reachWithinMs = 2_000;
 
@@ -17,12 +19,14 @@ describe('list changes made by the CLI reach two running instances within 2 s (P
   let db: TestDatabase;
   let elsewhere: string;
   let servers: ServerProcess[] = [];
+  let gateway: Receiver;
+  let providers: Record<string, string> = {};
   let clientId = '';
   const bearers: string[] = [];
   let range = 1000 + (process.pid % 5000);
 
   const cli = async (...args: string[]): Promise<string> => {
-    const ran = await runCli(args, db.env, elsewhere);
+    const ran = await runCli(args, { ...db.env, ...providers }, elsewhere);
     assert.equal(ran.code, 0, `${args.join(' ')}: ${ran.stderr}`);
     return ran.stdout;
   };
@@ -50,7 +54,12 @@ describe('list changes made by the CLI reach two running instances within 2 s (P
   before(async () => {
     db = await freshDatabase('postgres');
     elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), 'otp-operator-'));
-    const env = { ...db.env, CLIENT_RATE_LIMIT_PER_SECOND: '0', PHONE_COOLDOWN_SECONDS: '30' };
+    gateway = await startReceiver((req, res) => {
+      const { verificationId } = JSON.parse(req.body) as { verificationId: string };
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ messageId: `gw-${verificationId}` }));
+    });
+    providers = { SMS_PROVIDER: 'log,http', HTTP_GATEWAY_URL: gateway.url, HTTP_GATEWAY_SECRET: `whsec_${Buffer.alloc(32, 7).toString('base64')}`, PUBLIC_BASE_URL: 'https://otp.example.test' };
+    const env = { ...db.env, ...providers, CLIENT_RATE_LIMIT_PER_SECOND: '0', PHONE_COOLDOWN_SECONDS: '30' };
     servers = [await startServerProcess(env), await startServerProcess(env)];
     const c = JSON.parse(await cli('clients', 'create', '--name', 'shop', '--scopes', 'otp:send otp:verify', '--json')) as { clientId: string; clientSecret: string };
     clientId = c.clientId;
@@ -67,6 +76,7 @@ describe('list changes made by the CLI reach two running instances within 2 s (P
     for (const s of servers) if (s.child.exitCode === null) s.child.kill('SIGKILL');
     await Promise.all(servers.map((s) => s.exited));
     fs.rmSync(elsewhere, { recursive: true, force: true });
+    await gateway.close();
     await db.drop();
   });
 
@@ -100,6 +110,32 @@ describe('list changes made by the CLI reach two running instances within 2 s (P
     await cli('lists', 'allow', 'add', `+234${number.slice(1)}`, '--client', clientId);
     const changedAt = Date.now();
     for (const i of [0, 1]) await holdsWithin(changedAt, `instance ${i}: allowed`, async () => (await create(i, number)).status === 200);
+  });
+
+  it('routes set and remove: both instances send the prefix through the route, then through the setting again', async () => {
+    const r = freshRange();
+    let n = 0;
+    /** Whether a create on instance `i` to a number of the range went out through the gateway (else through the log). */
+    const viaGateway = async (i: number): Promise<boolean> => {
+      const created = await create(i, r.local((n += 1)));
+      assert.equal(created.status, 200);
+      const { id } = (created.body as { data: { id: string } }).data;
+      const deadline = Date.now() + 5_000;
+      for (;;) {
+        const res = await fetch(`${servers[i]?.url ?? ''}/v1/otp/${id}`, { headers: { authorization: `Bearer ${bearers[i] ?? ''}` } });
+        const { provider } = ((await res.json()) as { data: { delivery: { provider: string | null } } }).data.delivery;
+        if (provider !== null) return provider === 'http';
+        assert.ok(Date.now() < deadline, `instance ${i}: the code of ${id} reached no provider`);
+        await new Promise((done) => setTimeout(done, 20));
+      }
+    };
+    for (const i of [0, 1]) assert.equal(await viaGateway(i), false, 'no route: SMS_PROVIDER, log first');
+    assert.match(await cli('routes', 'set', 'sms', r.prefix, 'http,log'), /added: sms to \+234803\d+ through http, then log/);
+    let changedAt = Date.now();
+    for (const i of [0, 1]) await holdsWithin(changedAt, `instance ${i}: routed through http`, () => viaGateway(i));
+    await cli('routes', 'remove', 'sms', r.prefix);
+    changedAt = Date.now();
+    for (const i of [0, 1]) await holdsWithin(changedAt, `instance ${i}: back to the setting`, async () => !(await viaGateway(i)));
   });
 
   it('refuses a malformed value or command with a usage error and changes nothing', async () => {

@@ -1,0 +1,117 @@
+import { channels, type Channel } from '../domain/channel-driver.js';
+import type { Clock } from '../domain/ports.js';
+import { defaultDestination, parseDestination, type Route, type RouteStore } from '../domain/routes.js';
+
+/**
+ * `otp-service routes set CHANNEL DESTINATION PROVIDER[,PROVIDER...]`, `routes remove CHANNEL DESTINATION` and
+ * `routes list` (contract 17).
+ */
+export type RouteCommand =
+  | { readonly name: 'routes.set'; readonly channel: string; readonly destination: string; readonly providers: readonly string[] }
+  | { readonly name: 'routes.remove'; readonly channel: string; readonly destination: string }
+  | { readonly name: 'routes.list' };
+
+/** What the route commands use. */
+export interface RouteDeps {
+  readonly store: RouteStore;
+  /** Reads the routes again in this process, so that its sends follow a change at once. */
+  readonly changed: () => Promise<void>;
+  /** The providers configured here for a channel (its *_PROVIDER list), in order: the channel's default route. */
+  readonly configured: (channel: Channel) => readonly string[];
+  readonly clock: Clock;
+}
+
+/** A route as `routes list --json` prints it. */
+export interface RouteView {
+  readonly channel: Channel;
+  readonly destination: string;
+  readonly providers: readonly string[];
+  readonly weights: readonly number[] | null;
+  readonly failoverAfterSeconds: number | null;
+  readonly policy: 'ordered' | 'best';
+  /** `route`: set with `routes set`; `settings`: the channel's provider list, its default route while none is set. */
+  readonly source: 'route' | 'settings';
+}
+
+type Result = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: string };
+
+export function isRouteCommandName(name: unknown): name is RouteCommand['name'] {
+  return name === 'routes.set' || name === 'routes.remove' || name === 'routes.list';
+}
+
+/** Checks a route command that came over the admin socket (untyped JSON); an error text when it is not one. */
+export function parseRouteCommand(c: Record<string, unknown>): RouteCommand | string {
+  if (c.name === 'routes.list') return { name: 'routes.list' };
+  if (typeof c.channel !== 'string' || typeof c.destination !== 'string') return `${String(c.name)} needs a channel and a destination`;
+  if (c.name === 'routes.remove') return { name: 'routes.remove', channel: c.channel, destination: c.destination };
+  if (c.name !== 'routes.set') return `unknown command ${String(c.name)}`;
+  if (!Array.isArray(c.providers) || !c.providers.every((p) => typeof p === 'string')) return 'routes.set needs providers';
+  return { name: 'routes.set', channel: c.channel, destination: c.destination, providers: c.providers as string[] };
+}
+
+/** A route's channel, destination and providers checked, or what is wrong with them. */
+type Checked = { readonly channel: Channel; readonly destination: string; readonly providers: readonly string[] } | { readonly problem: string };
+
+/**
+ * What is wrong with a route change, said so that the operator can fix it: its channel, its destination, and
+ * each provider, which must be configured for the channel in the process that runs the command.
+ */
+export function checkRoute(
+  command: Extract<RouteCommand, { name: 'routes.set' | 'routes.remove' }>,
+  configured: (channel: Channel) => readonly string[],
+): Checked {
+  const channel = channels.find((c) => c === command.channel.toLowerCase());
+  if (!channel) return { problem: `a route's channel is ${channels.join(', ')}, not "${command.channel}"` };
+  const destination = parseDestination(command.destination);
+  if (destination === null) {
+    return { problem: `a route's destination is a country (NG), + and the start of a number (+23480) or ${defaultDestination}, not "${command.destination}"` };
+  }
+  if (command.name === 'routes.remove') return { channel, destination, providers: [] };
+  const providers = command.providers.map((p) => p.trim().toLowerCase()).filter((p) => p.length > 0);
+  if (providers.length === 0) return { problem: 'a route needs at least one provider' };
+  const twice = providers.find((p, i) => providers.indexOf(p) !== i);
+  if (twice) return { problem: `${twice} is named twice: a route tries each provider once` };
+  const here = configured(channel);
+  const missing = providers.filter((p) => !here.includes(p));
+  if (missing.length > 0) {
+    const list = here.length > 0 ? here.join(', ') : 'none';
+    return {
+      problem: `${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not configured for ${channel} here (configured: ${list}): add ${missing.length === 1 ? 'it' : 'them'} to the channel's provider setting first`,
+    };
+  }
+  return { channel, destination, providers };
+}
+
+export async function runRouteCommand(deps: RouteDeps, command: RouteCommand): Promise<Result> {
+  if (command.name === 'routes.list') return { ok: true, value: await routeViews(deps) };
+  const checked = checkRoute(command, deps.configured);
+  if ('problem' in checked) return { ok: false, error: checked.problem };
+  const { channel, destination } = checked;
+  if (command.name === 'routes.remove') {
+    if (!(await deps.store.remove(channel, destination))) return { ok: false, error: `there is no ${channel} route for ${destination}` };
+    await deps.changed();
+    return { ok: true, value: { removed: { channel, destination } } };
+  }
+  const route: Route = { channel, destination, providers: checked.providers, updatedAt: deps.clock.now() };
+  const added = await deps.store.set(route);
+  await deps.changed();
+  return { ok: true, value: { [added ? 'added' : 'updated']: view(route, 'route') } };
+}
+
+/** Every route set, then each channel's provider list where no `default` route replaces it. */
+async function routeViews(deps: RouteDeps): Promise<RouteView[]> {
+  const routes = (await deps.store.all()).map((r) => view(r, 'route'));
+  const fromSettings = channels
+    .filter((c) => deps.configured(c).length > 0 && !routes.some((r) => r.channel === c && r.destination === defaultDestination))
+    .map((c) => view({ channel: c, destination: defaultDestination, providers: deps.configured(c) }, 'settings'));
+  return [...routes, ...fromSettings].sort((a, b) => channels.indexOf(a.channel) - channels.indexOf(b.channel) || rank(a.destination) - rank(b.destination) || a.destination.localeCompare(b.destination));
+}
+
+/** Prefixes first (as they are matched first), then countries, then `default`. */
+function rank(destination: string): number {
+  return destination.startsWith('+') ? 0 : destination === defaultDestination ? 2 : 1;
+}
+
+function view(r: Pick<Route, 'channel' | 'destination' | 'providers'>, source: RouteView['source']): RouteView {
+  return { channel: r.channel, destination: r.destination, providers: r.providers, weights: null, failoverAfterSeconds: null, policy: 'ordered', source };
+}

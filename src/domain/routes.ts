@@ -1,0 +1,90 @@
+import type { Channel } from './channel-driver.js';
+import { isRegion } from './phone.js';
+import type { Verification } from './verification.js';
+
+/**
+ * Routes (contract 17): which providers carry a channel's codes to which destinations, in failover order. A
+ * destination is an E.164 prefix (`+23480`), a country (ISO 3166 alpha-2, `NG`) or `default`; for a number, the
+ * longest matching prefix wins, then its country, then the channel's `default` route, then the channel's provider
+ * list (SMS_PROVIDER and the others), which is every channel's default route until one is set.
+ */
+export interface Route {
+  readonly channel: Channel;
+  readonly destination: string;
+  /** Provider names, in failover order. */
+  readonly providers: readonly string[];
+  readonly updatedAt: Date;
+}
+
+/** Where a code goes: its number (E.164) and that number's country (null when not known). */
+export type Destination = Pick<Verification, 'phoneNumber' | 'regionCode'>;
+
+/** Routes in the database; each change is announced to every instance. */
+export interface RouteStore {
+  /** Adds the route of `route.channel` and `route.destination`, or replaces it; true when it was new. */
+  set(route: Route): Promise<boolean>;
+  /** False when there was no such route. */
+  remove(channel: Channel, destination: string): Promise<boolean>;
+  all(): Promise<Route[]>;
+}
+
+export const defaultDestination = 'default';
+
+/**
+ * A destination as routes and prices name it: `default`, a country's code upper-cased (`ng` is `NG`), or + and the
+ * digits of a number's start (spaces, dashes and brackets dropped); null when it is none of these.
+ */
+export function parseDestination(text: string): string | null {
+  const trimmed = text.trim();
+  if (trimmed.toLowerCase() === defaultDestination) return defaultDestination;
+  if (/^[A-Za-z]{2}$/.test(trimmed)) return isRegion(trimmed.toUpperCase()) ? trimmed.toUpperCase() : null;
+  const prefix = trimmed.replace(/[\s()-]/g, '');
+  return /^\+[1-9][0-9]{0,14}$/.test(prefix) ? prefix : null;
+}
+
+/** The routes in force, as one process last read them: a send asks them without reading the database. */
+export class RouteTable {
+  /** Per channel: prefixes longest first, then countries and `default` by name. */
+  private readonly prefixes: ReadonlyMap<Channel, readonly Route[]>;
+  private readonly named: ReadonlyMap<string, Route>;
+
+  constructor(routes: readonly Route[]) {
+    const prefixes = new Map<Channel, Route[]>();
+    const named = new Map<string, Route>();
+    for (const r of routes) {
+      if (r.destination.startsWith('+')) prefixes.set(r.channel, [...(prefixes.get(r.channel) ?? []), r]);
+      else named.set(`${r.channel}|${r.destination}`, r);
+    }
+    for (const list of prefixes.values()) list.sort((a, b) => b.destination.length - a.destination.length);
+    this.prefixes = prefixes;
+    this.named = named;
+  }
+
+  /** The route a send of `channel` to `to` takes; null: none is set, and the channel's provider list applies. */
+  routeFor(channel: Channel, to: Destination): Route | null {
+    const byPrefix = this.prefixes.get(channel)?.find((r) => to.phoneNumber.startsWith(r.destination));
+    if (byPrefix) return byPrefix;
+    const byCountry = to.regionCode === null ? undefined : this.named.get(`${channel}|${to.regionCode}`);
+    return byCountry ?? this.named.get(`${channel}|${defaultDestination}`) ?? null;
+  }
+
+  /** The providers a send of `channel` to `to` tries, in order: its route's, else `configured` (the channel's list). */
+  providersFor(channel: Channel, to: Destination, configured: readonly string[]): readonly string[] {
+    return this.routeFor(channel, to)?.providers ?? configured;
+  }
+}
+
+/** The route table this process holds, read again when a change is announced (and now and then in case one was lost). */
+export class RoutesInForce {
+  private table = new RouteTable([]);
+
+  constructor(private readonly store: Pick<RouteStore, 'all'>) {}
+
+  current(): RouteTable {
+    return this.table;
+  }
+
+  async refresh(): Promise<void> {
+    this.table = new RouteTable(await this.store.all());
+  }
+}
