@@ -1,13 +1,20 @@
 import { channels, type Channel } from '../domain/channel-driver.js';
 import type { Clock } from '../domain/ports.js';
-import { defaultDestination, parseDestination, type Route, type RouteStore } from '../domain/routes.js';
+import { defaultDestination, parseDestination, weightsProblem, type Route, type RouteStore } from '../domain/routes.js';
 
 /**
  * `otp-service routes set CHANNEL DESTINATION PROVIDER[,PROVIDER...]`, `routes remove CHANNEL DESTINATION` and
  * `routes list` (contract 17).
  */
 export type RouteCommand =
-  | { readonly name: 'routes.set'; readonly channel: string; readonly destination: string; readonly providers: readonly string[] }
+  | {
+      readonly name: 'routes.set';
+      readonly channel: string;
+      readonly destination: string;
+      readonly providers: readonly string[];
+      /** `--weights`: one a provider; null: the list's order for every verification. */
+      readonly weights?: readonly number[] | null;
+    }
   | { readonly name: 'routes.remove'; readonly channel: string; readonly destination: string }
   | { readonly name: 'routes.list' };
 
@@ -46,11 +53,14 @@ export function parseRouteCommand(c: Record<string, unknown>): RouteCommand | st
   if (c.name === 'routes.remove') return { name: 'routes.remove', channel: c.channel, destination: c.destination };
   if (c.name !== 'routes.set') return `unknown command ${String(c.name)}`;
   if (!Array.isArray(c.providers) || !c.providers.every((p) => typeof p === 'string')) return 'routes.set needs providers';
-  return { name: 'routes.set', channel: c.channel, destination: c.destination, providers: c.providers as string[] };
+  const weights = Array.isArray(c.weights) && c.weights.every((w) => typeof w === 'number') ? (c.weights as number[]) : null;
+  return { name: 'routes.set', channel: c.channel, destination: c.destination, providers: c.providers as string[], weights };
 }
 
 /** A route's channel, destination and providers checked, or what is wrong with them. */
-type Checked = { readonly channel: Channel; readonly destination: string; readonly providers: readonly string[] } | { readonly problem: string };
+type Checked =
+  | { readonly channel: Channel; readonly destination: string; readonly providers: readonly string[]; readonly weights: readonly number[] | null }
+  | { readonly problem: string };
 
 /**
  * What is wrong with a route change, said so that the operator can fix it: its channel, its destination, and
@@ -66,7 +76,7 @@ export function checkRoute(
   if (destination === null) {
     return { problem: `a route's destination is a country (NG), + and the start of a number (+23480) or ${defaultDestination}, not "${command.destination}"` };
   }
-  if (command.name === 'routes.remove') return { channel, destination, providers: [] };
+  if (command.name === 'routes.remove') return { channel, destination, providers: [], weights: null };
   const providers = command.providers.map((p) => p.trim().toLowerCase()).filter((p) => p.length > 0);
   if (providers.length === 0) return { problem: 'a route needs at least one provider' };
   const twice = providers.find((p, i) => providers.indexOf(p) !== i);
@@ -79,7 +89,10 @@ export function checkRoute(
       problem: `${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not configured for ${channel} here (configured: ${list}): add ${missing.length === 1 ? 'it' : 'them'} to the channel's provider setting first`,
     };
   }
-  return { channel, destination, providers };
+  const weights = command.weights ?? null;
+  const wrongWeights = weights === null ? null : weightsProblem(weights, providers);
+  if (wrongWeights !== null) return { problem: wrongWeights };
+  return { channel, destination, providers, weights };
 }
 
 export async function runRouteCommand(deps: RouteDeps, command: RouteCommand): Promise<Result> {
@@ -92,7 +105,7 @@ export async function runRouteCommand(deps: RouteDeps, command: RouteCommand): P
     await deps.changed();
     return { ok: true, value: { removed: { channel, destination } } };
   }
-  const route: Route = { channel, destination, providers: checked.providers, updatedAt: deps.clock.now() };
+  const route: Route = { channel, destination, providers: checked.providers, weights: checked.weights, updatedAt: deps.clock.now() };
   const added = await deps.store.set(route);
   await deps.changed();
   return { ok: true, value: { [added ? 'added' : 'updated']: view(route, 'route') } };
@@ -103,7 +116,7 @@ async function routeViews(deps: RouteDeps): Promise<RouteView[]> {
   const routes = (await deps.store.all()).map((r) => view(r, 'route'));
   const fromSettings = channels
     .filter((c) => deps.configured(c).length > 0 && !routes.some((r) => r.channel === c && r.destination === defaultDestination))
-    .map((c) => view({ channel: c, destination: defaultDestination, providers: deps.configured(c) }, 'settings'));
+    .map((c) => view({ channel: c, destination: defaultDestination, providers: deps.configured(c), weights: null }, 'settings'));
   return [...routes, ...fromSettings].sort((a, b) => channels.indexOf(a.channel) - channels.indexOf(b.channel) || rank(a.destination) - rank(b.destination) || a.destination.localeCompare(b.destination));
 }
 
@@ -112,6 +125,6 @@ function rank(destination: string): number {
   return destination.startsWith('+') ? 0 : destination === defaultDestination ? 2 : 1;
 }
 
-function view(r: Pick<Route, 'channel' | 'destination' | 'providers'>, source: RouteView['source']): RouteView {
-  return { channel: r.channel, destination: r.destination, providers: r.providers, weights: null, failoverAfterSeconds: null, policy: 'ordered', source };
+function view(r: Pick<Route, 'channel' | 'destination' | 'providers' | 'weights'>, source: RouteView['source']): RouteView {
+  return { channel: r.channel, destination: r.destination, providers: r.providers, weights: r.weights, failoverAfterSeconds: null, policy: 'ordered', source };
 }

@@ -33,6 +33,7 @@ const optionSpec = {
   status: { type: 'string' },
   verification: { type: 'string' },
   limit: { type: 'string' },
+  weights: { type: 'string' },
   to: { type: 'string' },
   client: { type: 'string' },
   phone: { type: 'string' },
@@ -209,7 +210,9 @@ function parseAdmin(positionals: readonly string[], values: Values, readStdin: (
       return { command: { name: 'routes.remove', channel, destination }, json };
     }
     if (action === 'set' && positionals.length === 5 && channel !== undefined && destination !== undefined && providers !== undefined) {
-      return { command: { name: 'routes.set', channel, destination, providers: providers.split(',') }, json };
+      const weights = values.weights === undefined ? null : values.weights.split(',').map((w) => (/^\s*\d+\s*$/.test(w) ? Number(w) : Number.NaN));
+      if (weights?.some((w) => Number.isNaN(w))) throw new UsageError('--weights takes whole numbers, one a provider (80,20); see otp-service routes set --help');
+      return { command: { name: 'routes.set', channel, destination, providers: providers.split(','), weights }, json };
     }
     throw new UsageError('routes takes list, set CHANNEL DESTINATION PROVIDER[,PROVIDER...], or remove CHANNEL DESTINATION; see otp-service routes --help');
   }

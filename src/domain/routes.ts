@@ -13,11 +13,19 @@ export interface Route {
   readonly destination: string;
   /** Provider names, in failover order. */
   readonly providers: readonly string[];
+  /**
+   * One whole number a provider, or null: each verification's first provider is drawn by these weights (80,20:
+   * about four in five go first through the first), the others following in the route's order.
+   */
+  readonly weights: readonly number[] | null;
   readonly updatedAt: Date;
 }
 
-/** Where a code goes: its number (E.164) and that number's country (null when not known). */
-export type Destination = Pick<Verification, 'phoneNumber' | 'regionCode'>;
+/**
+ * Where a code goes: its verification (whose id draws its first provider on a weighted route, the same in every
+ * instance and at every turn), its number (E.164) and that number's country (null when not known).
+ */
+export type Destination = Pick<Verification, 'id' | 'phoneNumber' | 'regionCode'>;
 
 /** Routes in the database; each change is announced to every instance. */
 export interface RouteStore {
@@ -68,10 +76,49 @@ export class RouteTable {
     return byCountry ?? this.named.get(`${channel}|${defaultDestination}`) ?? null;
   }
 
-  /** The providers a send of `channel` to `to` tries, in order: its route's, else `configured` (the channel's list). */
+  /**
+   * The providers a send of `channel` to `to` tries, in order: its route's (on a weighted route, the one drawn for
+   * this verification first), else `configured` (the channel's list).
+   */
   providersFor(channel: Channel, to: Destination, configured: readonly string[]): readonly string[] {
-    return this.routeFor(channel, to)?.providers ?? configured;
+    const route = this.routeFor(channel, to);
+    if (!route) return configured;
+    if (!route.weights) return route.providers;
+    const first = drawn(route.weights, to.id);
+    return [route.providers[first] ?? '', ...route.providers.filter((_, i) => i !== first)].filter((p) => p !== '');
   }
+}
+
+/**
+ * What is wrong with weights for `providers`, or null: one whole number from 0 to 1000 a provider, at least one
+ * above 0.
+ */
+export function weightsProblem(weights: readonly number[], providers: readonly string[]): string | null {
+  if (weights.length !== providers.length) return `--weights takes one weight a provider: ${providers.length} for ${providers.join(',')}, not ${weights.length}`;
+  if (!weights.every((w) => Number.isInteger(w) && w >= 0 && w <= 1000)) return '--weights are whole numbers from 0 to 1000 (80,20)';
+  if (weights.every((w) => w === 0)) return '--weights needs at least one weight above 0';
+  return null;
+}
+
+/** The index drawn by `weights` for a verification: its id's hash, so that every instance and turn draws the same. */
+function drawn(weights: readonly number[], id: string): number {
+  const total = weights.reduce((a, b) => a + b, 0);
+  let point = fnv1a(id) % total;
+  for (const [i, w] of weights.entries()) {
+    if (point < w) return i;
+    point -= w;
+  }
+  return 0;
+}
+
+/** FNV-1a, 32 bits: spreads ids (UUID v7 share their leading time bits) evenly over the weights. */
+function fnv1a(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash >>> 0;
 }
 
 /** The route table this process holds, read again when a change is announced (and now and then in case one was lost). */

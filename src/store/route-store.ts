@@ -15,6 +15,7 @@ export class SqlRouteStore implements RouteStore {
   ) {}
 
   set(route: Route): Promise<boolean> {
+    const changed = { providers: [...route.providers], weights: route.weights ? [...route.weights] : null, updated_at: route.updatedAt };
     return this.db.transaction().execute(async (trx) => {
       const existed = await trx
         .selectFrom('routes')
@@ -25,8 +26,8 @@ export class SqlRouteStore implements RouteStore {
         .executeTakeFirst();
       await trx
         .insertInto('routes')
-        .values({ channel: route.channel, destination: route.destination, providers: [...route.providers], policy: 'ordered', updated_at: route.updatedAt })
-        .onConflict((oc) => oc.columns(['channel', 'destination']).doUpdateSet({ providers: [...route.providers], updated_at: route.updatedAt }))
+        .values({ ...changed, channel: route.channel, destination: route.destination, policy: 'ordered' })
+        .onConflict((oc) => oc.columns(['channel', 'destination']).doUpdateSet(changed))
         .execute();
       await this.announced(trx);
       return existed === undefined;
@@ -46,7 +47,7 @@ export class SqlRouteStore implements RouteStore {
     const rows = await this.db.selectFrom('routes').selectAll().orderBy('channel').orderBy('destination').execute();
     return rows
       .filter((r) => (channels as readonly string[]).includes(r.channel))
-      .map((r) => ({ channel: r.channel as Channel, destination: r.destination, providers: r.providers, updatedAt: new Date(r.updated_at) }));
+      .map((r) => ({ channel: r.channel as Channel, destination: r.destination, providers: r.providers, weights: r.weights, updatedAt: new Date(r.updated_at) }));
   }
 
   private async announced(trx: Kysely<Database>): Promise<void> {

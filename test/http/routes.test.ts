@@ -100,6 +100,23 @@ forEachDatabase('routes', (kind) => {
     await ok({ name: 'routes.remove', channel: 'sms', destination: '+234806' });
   });
 
+  it('a weighted route sends each verification first through the provider drawn for it, and fails over to the others', async () => {
+    const token = await h.token();
+    await ok({ name: 'routes.set', channel: 'sms', destination: '+234807', providers: ['http', 'log'], weights: [0, 100] });
+    for (let i = 0; i < 3; i++) assert.equal((await sentThrough(token, number('7'))).provider, 'log', 'weight 0: http is never first');
+    await ok({ name: 'routes.set', channel: 'sms', destination: '+234807', providers: ['log', 'http'], weights: [0, 1] });
+    const barred = number('7');
+    refusing.add(`+234${barred.slice(1)}`);
+    const moved = await sentThrough(token, barred);
+    assert.deepEqual({ provider: moved.provider, status: moved.status }, { provider: 'log', status: 'PENDING' }, 'drawn http refused it: log, next in the route, took it');
+    const listed = (await ok({ name: 'routes.list' })) as RouteView[];
+    assert.deepEqual(listed.find((r) => r.destination === '+234807')?.weights, [0, 1]);
+    const r = await admin({ name: 'routes.set', channel: 'sms', destination: '+234807', providers: ['log', 'http'], weights: [100] });
+    assert.equal(r.ok, false);
+    if (!r.ok) assert.match(r.error, /one weight a provider: 2 for log,http, not 1/);
+    await ok({ name: 'routes.remove', channel: 'sms', destination: '+234807' });
+  });
+
   it('lists routes and each channel setting they do not replace; refuses what it cannot route, naming why', async () => {
     await ok({ name: 'routes.set', channel: 'SMS', destination: '+234 809', providers: ['LOG', 'http'] });
     const listed = (await ok({ name: 'routes.list' })) as RouteView[];
@@ -144,7 +161,15 @@ forEachDatabase('routes', (kind) => {
       assert.equal(set.code, 0, set.stderr);
       assert.equal(set.stdout, 'added: sms to NG through log, then http\n');
       const table = await runCommand(['routes', 'list'], cliEnv);
-      assert.equal(table.stdout, "CHANNEL\tDESTINATION\tPROVIDERS\nsms\tNG\tlog,http\t\nsms\tdefault\thttp,log\t(the channel's provider setting)\n");
+      assert.equal(table.stdout, "CHANNEL\tDESTINATION\tPROVIDERS\tWEIGHTS\nsms\tNG\tlog,http\t-\t\nsms\tdefault\thttp,log\t-\t(the channel's provider setting)\n");
+      const weighted = await runCommand(['routes', 'set', 'sms', 'ng', 'log,http', '--weights', '80,20'], cliEnv);
+      assert.equal(weighted.stdout, 'updated: sms to NG through log, http, the first drawn by weights 80,20, then the others in order\n');
+      const badWeight = await runCommand(['routes', 'set', 'sms', 'ng', 'log,http', '--weights', '80,x'], cliEnv);
+      assert.equal(badWeight.code, 2);
+      assert.match(badWeight.stderr, /--weights takes whole numbers/);
+      const wrongCount = await runCommand(['routes', 'set', 'sms', 'ng', 'log,http', '--weights', '80'], cliEnv);
+      assert.equal(wrongCount.code, 2);
+      assert.match(wrongCount.stderr, /one weight a provider/);
       const notHere = await runCommand(['routes', 'set', 'sms', 'GH', 'http'], { LOG_LEVEL: 'silent', ...where, SMS_PROVIDER: 'log' });
       assert.equal(notHere.code, 2, notHere.stderr);
       assert.match(notHere.stderr, /http is not configured for sms here \(configured: log\)/);
