@@ -25,11 +25,13 @@ export class PeriodicTask {
     private readonly intervalMs: number,
     private readonly work: () => Promise<boolean>,
     private readonly onError: (name: string, err: unknown) => void,
+    /** How long after start the first run comes: at once by default. */
+    private readonly firstAfterMs = 0,
   ) {}
 
   start(): void {
     this.stopped = false;
-    this.schedule(0);
+    this.schedule(this.firstAfterMs);
   }
 
   /** Runs as soon as possible: now if idle, right after the current run otherwise. */

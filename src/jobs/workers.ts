@@ -80,7 +80,9 @@ export class Workers {
       new PeriodicTask('conversion', conversionRefreshMs, async () => (await deps.watchConversion(), false), onError),
     ];
     const { webhookWorker, notifications, clientChanges, followed, embeddedVacuum } = deps;
-    if (embeddedVacuum) this.tasks.push(new PeriodicTask('embedded-vacuum', embeddedVacuumMs, async () => (await embeddedVacuum(), false), onError));
+    // First after one interval, not at start: a VACUUM of the whole embedded database holds its one session, and
+    // the first requests after a start (or a restore) would wait behind it.
+    if (embeddedVacuum) this.tasks.push(new PeriodicTask('embedded-vacuum', embeddedVacuumMs, async () => (await embeddedVacuum(), false), onError, embeddedVacuumMs));
     for (const f of followed) this.tasks.push(new PeriodicTask(f.name, followedRefreshMs, async () => (await f.refresh(), false), onError));
     // One LISTEN connection for every channel: what other processes commit reaches this one at once.
     const handlers: Record<string, (payload: string | null) => void> = {};
