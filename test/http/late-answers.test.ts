@@ -5,7 +5,7 @@ import { createVerification, eventually, type RecordBody } from '../support/api.
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { startReceiver, type Receiver } from '../webhooks/helpers.js';
-import { netSmppMissing, startPerlSmsc, type PerlSmsc } from '../providers/smpp-peers.js';
+import { deliveredNumber, netSmppMissing, startPerlSmsc, type PerlSmsc } from '../providers/smpp-peers.js';
 import { startPrism, twilioApiV2010Spec, type PrismMock } from '../support/prism.js';
 
 /**
@@ -144,7 +144,7 @@ forEachDatabase('providers that answer after the time-out', (kind) => {
 
     it('records the late submit_sm_resp, honours its DELIVRD receipt, and submits once', { skip: missing ?? false }, async () => {
       const token = await h.token();
-      const v = await createVerification(h, token);
+      const v = await createVerification(h, token, { phoneNumber: deliveredNumber() });
       await h.services.sendWorker.idle();
       // The receipt follows the late submit_sm_resp at once. Should it be kept before the acceptance commits and
       // miss the acceptance's own look for kept receipts, the workers' parked-receipts task (every second; run by

@@ -3,7 +3,7 @@ import { after, before, it } from 'node:test';
 import { createVerification, eventually as eventuallyAsync, nextLocalNumber } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
-import { eventually, netSmppMissing, startPerlSmsc, type PerlSmsc } from '../providers/smpp-peers.js';
+import { deliveredNumber, eventually, netSmppMissing, startPerlSmsc, type PerlSmsc } from '../providers/smpp-peers.js';
 
 interface Delivered {
   status: string;
@@ -37,7 +37,7 @@ forEachDatabase('delivery over SMPP, receipts as deliver_sm', (kind) => {
 
   it('sends the code as submit_sm and records the DELIVRD receipt', { skip: missing ?? false }, async () => {
     const token = await h.token();
-    const v = await createVerification(h, token);
+    const v = await createVerification(h, token, { phoneNumber: deliveredNumber() });
     const submit = await eventually(() => smsc.events.find((e) => e.event === 'submit_sm' && String(e.destination_addr) === v.phoneNumber.slice(1)), 'the submit_sm');
     assert.equal(submit.event, 'submit_sm');
     // The workers' once-a-second task applies a receipt kept before its send's acceptance committed; the harness

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createServer, PDU, type Session } from 'smpp';
 import type { DeliveryReceipt, ProviderContext } from '../../src/channels/provider-port.js';
+import { nextLocalNumber } from '../support/api.js';
 import { repoRoot } from '../support/processes.js';
 
 /** Waits until `check` returns a value (not undefined/false), polling; throws after `ms`. */
@@ -55,6 +56,17 @@ export function netSmppMissing(): string | null {
 }
 
 /** `port`: listen there (again, for an SMSC restarted); `submitDelayMs`: answer each submit_sm that late. */
+/**
+ * A fresh local number (0803...) that smsc.pl receipts as DELIVRD: it sends no receipt to a number ending in 98
+ * and an UNDELIV one to a number ending in 99, which a number drawn at random ends in one time in fifty.
+ */
+export function deliveredNumber(): string {
+  for (;;) {
+    const local = nextLocalNumber();
+    if (!/9[89]$/.test(local)) return local;
+  }
+}
+
 export async function startPerlSmsc(systemId: string, password: string, options: { port?: number; submitDelayMs?: number } = {}): Promise<PerlSmsc> {
   const args = [path.join(repoRoot, 'test/peers/smsc.pl'), systemId, password, ...(options.port === undefined ? [] : [String(options.port)])];
   const child: ChildProcess = spawn('perl', args, {
