@@ -77,17 +77,22 @@ export async function runCommandLine(argv: readonly string[], io: CommandLineIo)
     const { checkRoute } = await import('../admin/route-commands.js');
     const checked = checkRoute(parsed.command, (channel) => providerNames(config.providers, channel));
     if ('problem' in checked) {
-      io.err(parsed.json ? `${JSON.stringify({ error: checked.problem })}\n` : `error: ${checked.problem}\n`);
+      io.err(errorLine(parsed.json, checked.problem));
       return 2;
     }
   }
   const result = await execute(config, parsed.command, io);
   if (!result.ok) {
-    io.err(parsed.json ? `${JSON.stringify({ error: result.error })}\n` : `error: ${result.error}\n`);
+    io.err(errorLine(parsed.json, result.error));
     return 1;
   }
   io.out(parsed.json ? jsonLines(parsed.command, result.value) : formatResult(parsed.command, result.value));
   return 0;
+}
+
+/** A refusal on stderr: one JSON object for programs (--json), a line for people. */
+function errorLine(json: boolean, error: string): string {
+  return json ? `${JSON.stringify({ error })}\n` : `error: ${error}\n`;
 }
 
 /** What the command's database is, as an operator would name it (never the password); `missing`: no such folder. */

@@ -85,7 +85,7 @@ export class RouteTable {
     if (!route) return configured;
     if (!route.weights) return route.providers;
     const first = drawn(route.weights, to.id);
-    return [route.providers[first] ?? '', ...route.providers.filter((_, i) => i !== first)].filter((p) => p !== '');
+    return [...route.providers.slice(first, first + 1), ...route.providers.filter((_, i) => i !== first)];
   }
 }
 
