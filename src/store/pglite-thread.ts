@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { Worker, type WorkerOptions } from 'node:worker_threads';
 import pg from 'pg';
 import { UnavailableError } from '../domain/unavailable.js';
 import type { ErrorFields, QueryResult, Reply, Request, Started, Statement, WorkerStart } from './pglite-protocol.js';
@@ -55,7 +55,8 @@ export class PGliteThread {
   static async start(options: PGliteThreadOptions): Promise<PGliteThread> {
     const shared = await sharedArtifacts();
     const workerData: WorkerStart = { dataDir: options.dataDir, loadDataDir: options.loadDataDir ?? null, ...shared };
-    const worker = startWorker(workerData);
+    const [script, scriptOptions] = await workerScript();
+    const worker = new Worker(script, { ...scriptOptions, workerData });
     let failed: (err: Error) => void = () => undefined;
     const exited = (code: number) => failed(new Error(`the embedded database's thread exited (code ${code}) while opening`));
     const started = await new Promise<Started>((resolve, reject) => {
@@ -168,12 +169,37 @@ function sharedArtifacts(): Promise<Shared> {
 
 /**
  * The worker from pglite-worker.js beside this file; when this file runs as TypeScript (tests and the bench run
- * the sources under tsx), from the .ts file, through tsx's loader, which Node 20 does not carry into workers.
+ * the sources under tsx), from the .ts file bundled once a process by esbuild (its packages imported from where
+ * this process resolves them). Node 20 does not carry tsx's loader into workers, and registering it in each
+ * worker cost half a second of processor a database opened, a third of what opening it costs.
  */
-function startWorker(workerData: WorkerStart): Worker {
+function workerScript(): Promise<[URL, WorkerOptions?]> {
   const here = import.meta.url;
-  if (!here.endsWith('.ts')) return new Worker(new URL('./pglite-worker.js', here), { workerData });
-  const source = new URL('./pglite-worker.ts', here).href;
-  const boot = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(source)}); });`;
-  return new Worker(boot, { eval: true, workerData });
+  if (!here.endsWith('.ts')) return Promise.resolve([new URL('./pglite-worker.js', here)]);
+  bundledWorker ??= bundle(new URL('./pglite-worker.ts', here));
+  return bundledWorker;
+}
+
+let bundledWorker: Promise<[URL, WorkerOptions]> | null = null;
+
+/** The bundle, and no node options: a worker takes its process's by default, and `--import tsx` would load tsx in it. */
+async function bundle(entry: URL): Promise<[URL, WorkerOptions]> {
+  const { build } = await import('esbuild');
+  const built = await build({
+    entryPoints: [fileURLToPath(entry)],
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    write: false,
+    logLevel: 'silent',
+    plugins: [
+      {
+        name: 'packages-where-this-process-finds-them',
+        setup: (b) => b.onResolve({ filter: /^[^./]/ }, (args) => ({ path: import.meta.resolve(args.path), external: true })),
+      },
+    ],
+  });
+  const code = built.outputFiles[0]?.text;
+  if (code === undefined) throw new Error('esbuild gave no bundle of pglite-worker.ts');
+  return [new URL(`data:text/javascript;base64,${Buffer.from(code).toString('base64')}`), { execArgv: [] }];
 }
