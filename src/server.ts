@@ -142,6 +142,7 @@ export function workerDeps(services: Services, deliverWebhooks: boolean): Worker
     webhookWorker: deliverWebhooks ? services.webhookWorker : null,
     expireDue: (limit) => services.verifications.expireDue(limit),
     takeDueSteps: (limit) => services.deliveries.takeDueSteps(limit),
+    takeDueFailovers: (limit) => services.deliveries.takeDueFailovers(limit),
     watchConversion: () => services.conversion.refresh(),
     applyParkedReceipts: () => services.deliveries.applyParkedReceipts(100),
     flushCounters: async () => {

@@ -323,6 +323,7 @@ export async function createServices(
     store: verificationStore,
     afterCommit,
     providerOrder,
+    failoverAfter: (channel, to) => routesInForce.current().failoverAfter(channel, to),
     callFallback: config.CALL_FALLBACK_TO_SMS ? { sender: smsSender.e164 } : null,
     retryDelays: config.SEND_RETRY_DELAYS,
     clock,
@@ -356,7 +357,7 @@ export async function createServices(
   const sendWorker = new SendWorker({
     jobs: new SqlSendJobStore(db.db),
     findVerification: (id) => verificationStore.findById(id),
-    recordOutcome: (job, provider, result, account) => deliveries.recordSendOutcome(job, provider, result, account),
+    recordOutcome: (job, provider, result, account, to) => deliveries.recordSendOutcome(job, provider, result, account, to),
     outgoing: async (channel, v, from, sendId) => channels.forChannel(channel).outgoing(v, from, sendId, await settingsOf(v.clientId)),
     providers: (channel) => providers.forChannel(channel),
     breaker,

@@ -41,7 +41,11 @@ export function auditTarget(command: AdminCommand, result: AdminResult): string 
   if ('prefix' in command) return command.prefix;
   if ('email' in command) return command.email;
   if (command.name === 'lists.add' || command.name === 'lists.remove') return command.clientId === null ? command.value : `${command.value} (client ${command.clientId})`;
-  if (command.name === 'routes.set') return `${command.channel} ${command.destination}: ${command.providers.join(',')}${command.weights ? ` weights ${command.weights.join(',')}` : ''}`;
+  if (command.name === 'routes.set') {
+    const weights = command.weights ? ` weights ${command.weights.join(',')}` : '';
+    const failover = command.failoverAfterSeconds ? ` failover after ${command.failoverAfterSeconds} s` : '';
+    return `${command.channel} ${command.destination}: ${command.providers.join(',')}${weights}${failover}`;
+  }
   if (command.name === 'routes.remove') return `${command.channel} ${command.destination}`;
   return null;
 }

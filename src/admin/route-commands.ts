@@ -1,6 +1,6 @@
 import { channels, type Channel } from '../domain/channel-driver.js';
 import type { Clock } from '../domain/ports.js';
-import { defaultDestination, parseDestination, weightsProblem, type Route, type RouteStore } from '../domain/routes.js';
+import { defaultDestination, failoverAfterProblem, parseDestination, weightsProblem, type Route, type RouteStore } from '../domain/routes.js';
 
 /**
  * `otp-service routes set CHANNEL DESTINATION PROVIDER[,PROVIDER...]`, `routes remove CHANNEL DESTINATION` and
@@ -14,6 +14,8 @@ export type RouteCommand =
       readonly providers: readonly string[];
       /** `--weights`: one a provider; null: the list's order for every verification. */
       readonly weights?: readonly number[] | null;
+      /** `--failover-after`: seconds without a DELIVERED receipt before the next provider; null: none. */
+      readonly failoverAfterSeconds?: number | null;
     }
   | { readonly name: 'routes.remove'; readonly channel: string; readonly destination: string }
   | { readonly name: 'routes.list' };
@@ -54,13 +56,12 @@ export function parseRouteCommand(c: Record<string, unknown>): RouteCommand | st
   if (c.name !== 'routes.set') return `unknown command ${String(c.name)}`;
   if (!Array.isArray(c.providers) || !c.providers.every((p) => typeof p === 'string')) return 'routes.set needs providers';
   const weights = Array.isArray(c.weights) && c.weights.every((w) => typeof w === 'number') ? (c.weights as number[]) : null;
-  return { name: 'routes.set', channel: c.channel, destination: c.destination, providers: c.providers as string[], weights };
+  const failoverAfterSeconds = typeof c.failoverAfterSeconds === 'number' ? c.failoverAfterSeconds : null;
+  return { name: 'routes.set', channel: c.channel, destination: c.destination, providers: c.providers as string[], weights, failoverAfterSeconds };
 }
 
 /** A route's channel, destination and providers checked, or what is wrong with them. */
-type Checked =
-  | { readonly channel: Channel; readonly destination: string; readonly providers: readonly string[]; readonly weights: readonly number[] | null }
-  | { readonly problem: string };
+type Checked = Pick<Route, 'channel' | 'destination' | 'providers' | 'weights' | 'failoverAfterSeconds'> | { readonly problem: string };
 
 /**
  * What is wrong with a route change, said so that the operator can fix it: its channel, its destination, and
@@ -76,7 +77,7 @@ export function checkRoute(
   if (destination === null) {
     return { problem: `a route's destination is a country (NG), + and the start of a number (+23480) or ${defaultDestination}, not "${command.destination}"` };
   }
-  if (command.name === 'routes.remove') return { channel, destination, providers: [], weights: null };
+  if (command.name === 'routes.remove') return { channel, destination, providers: [], weights: null, failoverAfterSeconds: null };
   const providers = command.providers.map((p) => p.trim().toLowerCase()).filter((p) => p.length > 0);
   if (providers.length === 0) return { problem: 'a route needs at least one provider' };
   const twice = providers.find((p, i) => providers.indexOf(p) !== i);
@@ -92,7 +93,10 @@ export function checkRoute(
   const weights = command.weights ?? null;
   const wrongWeights = weights === null ? null : weightsProblem(weights, providers);
   if (wrongWeights !== null) return { problem: wrongWeights };
-  return { channel, destination, providers, weights };
+  const failoverAfterSeconds = command.failoverAfterSeconds ?? null;
+  const wrongFailover = failoverAfterSeconds === null ? null : failoverAfterProblem(failoverAfterSeconds, providers);
+  if (wrongFailover !== null) return { problem: wrongFailover };
+  return { channel, destination, providers, weights, failoverAfterSeconds };
 }
 
 export async function runRouteCommand(deps: RouteDeps, command: RouteCommand): Promise<Result> {
@@ -105,7 +109,7 @@ export async function runRouteCommand(deps: RouteDeps, command: RouteCommand): P
     await deps.changed();
     return { ok: true, value: { removed: { channel, destination } } };
   }
-  const route: Route = { channel, destination, providers: checked.providers, weights: checked.weights, updatedAt: deps.clock.now() };
+  const route: Route = { ...checked, updatedAt: deps.clock.now() };
   const added = await deps.store.set(route);
   await deps.changed();
   return { ok: true, value: { [added ? 'added' : 'updated']: view(route, 'route') } };
@@ -116,7 +120,7 @@ async function routeViews(deps: RouteDeps): Promise<RouteView[]> {
   const routes = (await deps.store.all()).map((r) => view(r, 'route'));
   const fromSettings = channels
     .filter((c) => deps.configured(c).length > 0 && !routes.some((r) => r.channel === c && r.destination === defaultDestination))
-    .map((c) => view({ channel: c, destination: defaultDestination, providers: deps.configured(c), weights: null }, 'settings'));
+    .map((c) => view({ channel: c, destination: defaultDestination, providers: deps.configured(c), weights: null, failoverAfterSeconds: null }, 'settings'));
   return [...routes, ...fromSettings].sort((a, b) => channels.indexOf(a.channel) - channels.indexOf(b.channel) || rank(a.destination) - rank(b.destination) || a.destination.localeCompare(b.destination));
 }
 
@@ -125,6 +129,7 @@ function rank(destination: string): number {
   return destination.startsWith('+') ? 0 : destination === defaultDestination ? 2 : 1;
 }
 
-function view(r: Pick<Route, 'channel' | 'destination' | 'providers' | 'weights'>, source: RouteView['source']): RouteView {
-  return { channel: r.channel, destination: r.destination, providers: r.providers, weights: r.weights, failoverAfterSeconds: null, policy: 'ordered', source };
+function view(r: Pick<Route, 'channel' | 'destination' | 'providers' | 'weights' | 'failoverAfterSeconds'>, source: RouteView['source']): RouteView {
+  const { channel, destination, providers, weights, failoverAfterSeconds } = r;
+  return { channel, destination, providers, weights, failoverAfterSeconds, policy: 'ordered', source };
 }

@@ -85,15 +85,25 @@ export function formatResult(command: AdminCommand, value: unknown): string {
     }
     case 'routes.list': {
       const routes = value as RouteView[];
-      const rows = routes.map((r) => [r.channel, r.destination, r.providers.join(','), r.weights?.join(',') ?? '-', r.source === 'settings' ? "(the channel's provider setting)" : ''].join('\t'));
-      return `CHANNEL\tDESTINATION\tPROVIDERS\tWEIGHTS\n${rows.join('\n')}\n`;
+      const rows = routes.map((r) =>
+        [
+          r.channel,
+          r.destination,
+          r.providers.join(','),
+          r.weights?.join(',') ?? '-',
+          r.failoverAfterSeconds === null ? '-' : `${r.failoverAfterSeconds} s`,
+          r.source === 'settings' ? "(the channel's provider setting)" : '',
+        ].join('\t'),
+      );
+      return `CHANNEL\tDESTINATION\tPROVIDERS\tWEIGHTS\tFAILOVER AFTER\n${rows.join('\n')}\n`;
     }
     case 'routes.set': {
       const { added, updated } = value as { added?: RouteView; updated?: RouteView };
       const r = added ?? updated;
       if (!r) return '';
       const order = r.weights ? `${r.providers.join(', ')}, the first drawn by weights ${r.weights.join(',')}, then the others in order` : r.providers.join(', then ');
-      return `${added ? 'added' : 'updated'}: ${r.channel} to ${r.destination} through ${order}\n`;
+      const failover = r.failoverAfterSeconds === null ? '' : `; a code not delivered ${r.failoverAfterSeconds} s after a provider took it goes once through the next`;
+      return `${added ? 'added' : 'updated'}: ${r.channel} to ${r.destination} through ${order}${failover}\n`;
     }
     case 'routes.remove': {
       const { removed } = value as { removed: { channel: string; destination: string } };

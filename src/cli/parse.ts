@@ -34,6 +34,7 @@ const optionSpec = {
   verification: { type: 'string' },
   limit: { type: 'string' },
   weights: { type: 'string' },
+  'failover-after': { type: 'string' },
   to: { type: 'string' },
   client: { type: 'string' },
   phone: { type: 'string' },
@@ -212,7 +213,10 @@ function parseAdmin(positionals: readonly string[], values: Values, readStdin: (
     if (action === 'set' && positionals.length === 5 && channel !== undefined && destination !== undefined && providers !== undefined) {
       const weights = values.weights === undefined ? null : values.weights.split(',').map((w) => (/^\s*\d+\s*$/.test(w) ? Number(w) : Number.NaN));
       if (weights?.some((w) => Number.isNaN(w))) throw new UsageError('--weights takes whole numbers, one a provider (80,20); see otp-service routes set --help');
-      return { command: { name: 'routes.set', channel, destination, providers: providers.split(','), weights }, json };
+      const failover = values['failover-after'];
+      if (failover !== undefined && !/^\s*\d+\s*$/.test(failover)) throw new UsageError('--failover-after takes whole seconds (20); see otp-service routes set --help');
+      const failoverAfterSeconds = failover === undefined ? null : Number(failover);
+      return { command: { name: 'routes.set', channel, destination, providers: providers.split(','), weights, failoverAfterSeconds }, json };
     }
     throw new UsageError('routes takes list, set CHANNEL DESTINATION PROVIDER[,PROVIDER...], or remove CHANNEL DESTINATION; see otp-service routes --help');
   }

@@ -2,13 +2,13 @@ import { dispatched, type AfterCommit } from './after-commit.js';
 import { channelOfDelivery, deliveryChannelOf, type Channel } from './channel-driver.js';
 import { utcDay } from './daily-quota.js';
 import { nextStep, stepDue } from './fallback.js';
-import { decideReceipt, decideSendFailure } from './delivery.js';
+import { decideReceipt, decideSendFailure, nextInRoute } from './delivery.js';
 import { eventsFor } from './outbox-events.js';
 import type { Clock, Random } from './ports.js';
 import type { Destination } from './routes.js';
 import type { DeliveryReceipt, SendResult } from './send-result.js';
 import { dueAgain, turnAttempts, type SendJob } from './send-job.js';
-import { effectiveStatus, fallbackLeft, sendError, withLatestAttempt, withTurn, type RequestType, type Verification } from './verification.js';
+import { effectiveStatus, fallbackLeft, sendError, withAttemptOf, withLatestAttempt, withTurn, type RequestType, type Verification } from './verification.js';
 import type { ParkedReceipt, SentWritten, VerificationStore, VerificationTx } from './verification-store.js';
 
 /** Told of every receipt that moved a send, with the time since the provider took it (metrics). */
@@ -16,6 +16,8 @@ export interface ReceiptObserver {
   receipt(channel: Channel, provider: string, status: DeliveryReceipt['status'], secondsSinceSent: number | null): void;
   /** A workflow step taken (contract 13): the channel it sends through, and whether a failure or the clock moved it. */
   step?(channel: Channel, reason: 'failure' | 'time'): void;
+  /** A code sent once more through `to` because `from` reported no delivery in its route's time (contract 17). */
+  deliveryFailover?(channel: Channel, from: string, to: string): void;
 }
 
 export interface DeliveryServiceDeps {
@@ -23,6 +25,8 @@ export interface DeliveryServiceDeps {
   readonly afterCommit: AfterCommit;
   /** A channel's providers for a number by name, in failover order: its route's, else the channel's list. */
   readonly providerOrder: (channel: Channel, to: Destination) => readonly string[];
+  /** Its route's `--failover-after` for a number: seconds without a DELIVERED receipt before the next provider; null: none. */
+  readonly failoverAfter: (channel: Channel, to: Destination) => number | null;
   /**
    * CALL_FALLBACK_TO_SMS: when no call provider can place a dropped call, its code goes out by SMS from `sender`
    * (E.164); null: the verification fails.
@@ -67,13 +71,15 @@ export class DeliveryService {
    * A provider answered a send (`result`), or the send was skipped (null: the verification was no longer
    * pending when its turn came; `provider` is then not used). Accepted: the code is SENT; refused or failed: retried, moved to the next
    * provider, or, with none left, the verification is FAILED, UNDELIVERABLE. `account`: the provider's account or
-   * bind the message id is unique within (Provider.account).
+   * bind the message id is unique within (Provider.account). `to`: where the code went, for its route's
+   * delivery-confirmed failover (null: not known to the caller; no failover is set).
    */
-  async recordSendOutcome(job: SendJob, provider: string, result: SendResult | null, account = ''): Promise<SentWritten> {
+  async recordSendOutcome(job: SendJob, provider: string, result: SendResult | null, account = '', to: Destination | null = null): Promise<SentWritten> {
     const { store, clock } = this.deps;
     if (result?.kind === 'accepted') {
       // The common case, on the path of every code: it moves only the delivery and the job, so it needs no read
       // and no lock, and goes with concurrent ones in one statement.
+      const at = clock.now();
       const written = await store.recordSent({
         verificationId: job.verificationId,
         channel: job.channel,
@@ -84,7 +90,8 @@ export class DeliveryService {
         attempt: job.attempts,
         turnAttempts: turnAttempts(job, provider),
         status: result.delivered === true ? 'DELIVERED' : 'SENT',
-        at: clock.now(),
+        at,
+        failoverAt: result.delivered === true || to === null ? null : this.failoverAt(job.channel, provider, to, at),
       });
       // Receipts that came before this acceptance was committed apply now, in the order they came.
       if (written.parked) await this.applyParked(await store.parkedReceipts(100, { provider, account, messageId: result.messageId }));
@@ -184,11 +191,18 @@ export class DeliveryService {
       const channel = channelOfDelivery(current.delivery.channel);
       const decision = decideReceipt(current, provider, receipt, this.deps.providerOrder(channel, current), now);
       if (decision.kind === 'ignore') return { outcome: 'recorded', moved: null };
+      const error = receipt.status === 'UNDELIVERED' ? sendError('UNDELIVERED', receipt.detail ? `the provider's receipt: ${receipt.detail}` : "the provider's receipt gave no detail", now) : null;
+      if (decision.kind === 'earlier') {
+        // A send failed over by the clock reports after all: recorded on its own attempt; the latest send moves on as it is.
+        tx.update({ ...current, deliveries: withAttemptOf(current.deliveries, provider, current.delivery.channel, receipt.status, error) });
+        return { outcome: 'recorded', moved: { status: receipt.status, seconds: null, channel } };
+      }
       const sentAt = current.delivery.status === 'SENT' ? current.delivery.updatedAt.getTime() : null;
       const moved = { status: receipt.status, seconds: sentAt === null ? null : Math.max(0, now.getTime() - sentAt) / 1000 };
       const lastError = `undelivered: ${receipt.detail ?? 'no detail'}`;
-      const error = receipt.status === 'UNDELIVERED' ? sendError('UNDELIVERED', receipt.detail ? `the provider's receipt: ${receipt.detail}` : "the provider's receipt gave no detail", now) : null;
-      const next = { ...current, delivery: decision.delivery, deliveries: withLatestAttempt(current.deliveries, provider, receipt.status, error) };
+      // Its outcome known, the send no longer waits for its delivery-confirmed failover.
+      const failoverAt = receipt.status === 'SENT' ? current.failoverAt : null;
+      const next = { ...current, delivery: decision.delivery, deliveries: withLatestAttempt(current.deliveries, provider, receipt.status, error), failoverAt };
       let stepped: Channel | null = null;
       switch (decision.kind) {
         case 'update':
@@ -237,7 +251,7 @@ export class DeliveryService {
     if (!(await store.anyDue('step', clock.now()))) return 0;
     const committed = await store.transaction(async (tx) => {
       const now = clock.now();
-      const due = await tx.lockDueSteps(now, limit);
+      const due = await tx.lockDueSends('step', now, limit);
       const stepped: Channel[] = [];
       for (const { verification: v, job } of due) {
         const channel = job && stepDue(v, now) ? this.step(tx, { ...job, lastError: null }, v, now) : null;
@@ -250,6 +264,43 @@ export class DeliveryService {
     const { looked, stepped } = dispatched(this.deps.afterCommit, committed);
     for (const channel of stepped) this.deps.observer?.step?.(channel, 'time');
     return looked;
+  }
+
+  /**
+   * Delivery-confirmed failover (contract 17): sends whose route's time passed without a DELIVERED receipt, their
+   * verification still PENDING, go once more through the route's next provider, the same code, the job written
+   * due (claimed for this process when it sends) in the same transaction; rows another instance holds are
+   * skipped. Returns how many were looked at.
+   */
+  async takeDueFailovers(limit = 500): Promise<number> {
+    const { store, clock } = this.deps;
+    if (!(await store.anyDue('failover', clock.now()))) return 0;
+    const committed = await store.transaction(async (tx) => {
+      const now = clock.now();
+      const due = await tx.lockDueSends('failover', now, limit);
+      const moved: { channel: Channel; from: string; to: string }[] = [];
+      for (const { verification: v, job } of due) {
+        const from = v.delivery.provider;
+        const to = job && from !== null && v.delivery.status === 'SENT' ? nextInRoute(this.deps.providerOrder(job.channel, v), from) : null;
+        const next = { ...v, failoverAt: null };
+        tx.update(next);
+        if (!job || from === null || to === null) continue;
+        const waited = v.failoverAt ? Math.round((v.failoverAt.getTime() - v.delivery.updatedAt.getTime()) / 1000) : 0;
+        this.sendThrough(tx, { ...job, lastError: `${from} reported no delivery in ${waited} s` }, to, next, now);
+        moved.push({ channel: job.channel, from, to });
+      }
+      return { looked: due.length, moved };
+    });
+    const { looked, moved } = dispatched(this.deps.afterCommit, committed);
+    for (const m of moved) this.deps.observer?.deliveryFailover?.(m.channel, m.from, m.to);
+    return looked;
+  }
+
+  /** When a send through `provider` just accepted goes on to the route's next provider without a DELIVERED receipt; null: never. */
+  private failoverAt(channel: Channel, provider: string, to: Destination, at: Date): Date | null {
+    const seconds = this.deps.failoverAfter(channel, to);
+    if (seconds === null || nextInRoute(this.deps.providerOrder(channel, to), provider) === null) return null;
+    return new Date(at.getTime() + seconds * 1000);
   }
 
   /**
@@ -301,8 +352,20 @@ export class DeliveryService {
   }
 
   private fail(tx: VerificationTx, v: Verification, now: Date): void {
+    // An earlier send of this step that the clock moved on from (delivery-confirmed failover) may still arrive:
+    // the verification stays PENDING, to be verified with that code or to expire, rather than fail UNDELIVERABLE.
+    if (earlierSendOut(v)) {
+      tx.update(v);
+      return;
+    }
     const failed: Verification = { ...v, status: 'FAILED', failureReason: 'UNDELIVERABLE', updatedAt: now };
     tx.update(failed);
     tx.record(eventsFor(failed, now, this.deps.random, this.deps.afterCommit));
   }
+}
+
+/** Whether a send of the current step through another provider than the latest's was taken and not reported undelivered. */
+function earlierSendOut(v: Verification): boolean {
+  const { channel, provider } = v.delivery;
+  return v.deliveries.some((a) => a.channel === channel && a.provider !== provider && (a.status === 'SENT' || a.status === 'DELIVERED'));
 }

@@ -18,6 +18,16 @@ export function providerAfter(order: readonly string[], current: string): string
   return order[at + 1] ?? null;
 }
 
+/**
+ * The provider after `current` in a route's order, for a delivery-confirmed failover (contract 17); null when none
+ * is left, or when `current` is no longer in the order (a route changed meanwhile): a code the clock moves on goes
+ * once through each provider of its route, never round again.
+ */
+export function nextInRoute(order: readonly string[], current: string): string | null {
+  const at = order.indexOf(current);
+  return at < 0 ? null : (order[at + 1] ?? null);
+}
+
 export type FailureDecision =
   /** Again through the same provider, at `at`. */
   | { readonly kind: 'retry'; readonly at: Date }
@@ -53,6 +63,11 @@ export function decideSendFailure(
 export type ReceiptDecision =
   /** Not about the latest send, or nothing new: nothing changes (repeats land here). */
   | { readonly kind: 'ignore' }
+  /**
+   * About an earlier send of the current step through another provider, still SENT when the clock moved its code
+   * on (delivery-confirmed failover): recorded on its own attempt; the latest send is as it was.
+   */
+  | { readonly kind: 'earlier' }
   /** The latest send's status moves on. */
   | { readonly kind: 'update'; readonly delivery: Delivery }
   /** Undelivered while PENDING: the code goes out at once through the next provider. */
@@ -71,7 +86,10 @@ export function decideReceipt(
   now: Date,
 ): ReceiptDecision {
   const { delivery } = v;
-  if (delivery.provider !== provider || delivery.messageId !== receipt.messageId) return { kind: 'ignore' };
+  if (delivery.provider !== provider || delivery.messageId !== receipt.messageId) {
+    const earlier = delivery.provider !== provider && receipt.status !== 'SENT' && v.deliveries.some((a) => a.provider === provider && a.channel === delivery.channel && a.status === 'SENT');
+    return earlier ? { kind: 'earlier' } : { kind: 'ignore' };
+  }
   // A send's status only moves forward: a late "still on its way" after the outcome changes nothing.
   if (settled.has(delivery.status) || (receipt.status === 'SENT' && delivery.status === 'SENT')) return { kind: 'ignore' };
   const moved: Delivery = { ...delivery, status: receipt.status, updatedAt: now };

@@ -55,6 +55,7 @@ export function nextStep(v: Verification, channel: Delivery['channel'], now: Dat
       ...v,
       steps: v.steps + 1,
       nextStepAt: null,
+      failoverAt: null,
       delivery: { channel, provider: null, messageId: null, status: 'QUEUED', sends: v.delivery.sends, updatedAt: now },
     },
   };

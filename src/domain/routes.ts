@@ -18,6 +18,12 @@ export interface Route {
    * about four in five go first through the first), the others following in the route's order.
    */
   readonly weights: readonly number[] | null;
+  /**
+   * Delivery-confirmed failover: a send accepted by a provider of the route that has no DELIVERED receipt this
+   * many seconds later, while its verification is PENDING, goes out once more through the route's next provider;
+   * null: only a refusal, a failure or an UNDELIVERED receipt moves a code on.
+   */
+  readonly failoverAfterSeconds: number | null;
   readonly updatedAt: Date;
 }
 
@@ -87,6 +93,21 @@ export class RouteTable {
     const first = drawn(route.weights, to.id);
     return [...route.providers.slice(first, first + 1), ...route.providers.filter((_, i) => i !== first)];
   }
+
+  /** The seconds after which a send of `channel` to `to` without a DELIVERED receipt goes to the next provider; null: never. */
+  failoverAfter(channel: Channel, to: Destination): number | null {
+    return this.routeFor(channel, to)?.failoverAfterSeconds ?? null;
+  }
+}
+
+/** The longest delivery-confirmed failover wait a route takes: a code lives minutes, not hours. */
+export const maxFailoverAfterSeconds = 3600;
+
+/** What is wrong with `--failover-after` for `providers`, or null: whole seconds from 1 to an hour, and a provider to fail over to. */
+export function failoverAfterProblem(seconds: number, providers: readonly string[]): string | null {
+  if (!Number.isInteger(seconds) || seconds < 1 || seconds > maxFailoverAfterSeconds) return `--failover-after is whole seconds from 1 to ${maxFailoverAfterSeconds}`;
+  if (providers.length < 2) return '--failover-after needs a second provider in the route to send through';
+  return null;
 }
 
 /**

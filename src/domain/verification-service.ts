@@ -317,6 +317,7 @@ export class VerificationService {
       workflow: testCode === null ? workflow : [],
       fallbackAfterSeconds: settings.fallbackAfterSeconds ?? policy.fallbackAfterSeconds,
       nextStepAt: null,
+      failoverAt: null,
       steps: 0,
     };
     const { idempotency } = request;
@@ -777,6 +778,7 @@ export class VerificationService {
       delivery: { ...first.delivery, provider: null, messageId: null, status: 'QUEUED', sends: 0, updatedAt: first.createdAt },
       deliveries: [],
       nextStepAt: null,
+      failoverAt: null,
       steps: 0,
     };
     return { kind: 'replayed', verification: asCreated };

@@ -103,10 +103,11 @@ export interface VerificationTx {
   /** PENDING verifications whose time is up, oldest first, locked; rows other transactions hold are skipped. */
   lockDue(now: Date, limit: number): Promise<Verification[]>;
   /**
-   * PENDING verifications in time whose workflow step fell due (next_step_at passed), oldest due first, locked
-   * with their send jobs; rows other transactions hold are skipped.
+   * PENDING verifications in time whose workflow step (`step`: nextStepAt) or delivery-confirmed failover
+   * (`failover`: failoverAt) fell due, oldest due first, locked with their send jobs; rows other transactions
+   * hold are skipped.
    */
-  lockDueSteps(now: Date, limit: number): Promise<{ readonly verification: Verification; readonly job: SendJob | null }[]>;
+  lockDueSends(kind: DueSend, now: Date, limit: number): Promise<{ readonly verification: Verification; readonly job: SendJob | null }[]>;
   /**
    * Verification `id`'s user as a held resend judges them: `known` when another code of the client was verified
    * since `since` for the same number, or from the address, network or device this one was created with; and the
@@ -151,6 +152,9 @@ export interface OptimisticTx {
   save(previous: Verification, next: Verification, events: readonly OutboxEvent[]): void;
 }
 
+/** A send that falls due by the clock: a workflow's next step, or a delivery-confirmed failover (contract 13, 17). */
+export type DueSend = 'step' | 'failover';
+
 /**
  * A provider took a code (DeliveryService.recordSendOutcome decided so): the latest send reads SENT with its
  * provider and message id, one more send is counted, the job is done, and the message id is kept for receipts:
@@ -180,6 +184,8 @@ export interface SentRecord {
   /** SENT, or DELIVERED when the provider knew at once that it arrived. */
   readonly status: 'SENT' | 'DELIVERED';
   readonly at: Date;
+  /** When the send goes through the route's next provider without a DELIVERED receipt (Verification.failoverAt); null: never. */
+  readonly failoverAt: Date | null;
 }
 
 /** What recording an acceptance found. */
@@ -222,7 +228,7 @@ export interface VerificationStore {
    * Whether some PENDING verification is due at `now`: its time up (`expiry`) or its workflow step fallen due
    * (`step`). A plain read, no transaction and no lock, so that an idle poll costs one indexed lookup.
    */
-  anyDue(kind: 'expiry' | 'step', now: Date): Promise<boolean>;
+  anyDue(kind: 'expiry' | DueSend, now: Date): Promise<boolean>;
   /**
    * A client's newest verification of a number (E.164), else null: a check by number (the Twilio-shaped surface,
    * contract 15) names no id, and uses only the newest (contract 20), whatever became of it.

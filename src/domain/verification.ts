@@ -112,6 +112,11 @@ export interface Verification {
    * taken by a provider (a resend does not move it); null while it is not sent yet, or no step is left.
    */
   readonly nextStepAt: Date | null;
+  /**
+   * When the latest send goes once more through its route's next provider unless a DELIVERED receipt comes first
+   * (a route's `--failover-after`, contract 17); null: no such send is waiting.
+   */
+  readonly failoverAt: Date | null;
   /** Steps of `workflow` taken so far: each sends as a resend does, for stats and quota, but not for OTP_MAX_SENDS. */
   readonly steps: number;
 }
@@ -131,6 +136,19 @@ export function withLatestAttempt(
   const last = attempts[attempts.length - 1];
   if (!last || last.provider !== provider) return attempts;
   return [...attempts.slice(0, -1), { ...last, status, ...(error && { lastError: error }) }];
+}
+
+/** The attempts with the latest one through `provider` on `channel` moved to `status` (a receipt for an earlier send). */
+export function withAttemptOf(
+  attempts: readonly DeliveryAttempt[],
+  provider: string,
+  channel: DeliveryAttempt['channel'],
+  status: SendStatus,
+  error: SendError | null,
+): readonly DeliveryAttempt[] {
+  let at = attempts.length - 1;
+  while (at >= 0 && (attempts[at]?.provider !== provider || attempts[at]?.channel !== channel)) at--;
+  return attempts.map((a, i) => (i === at ? { ...a, status, ...(error && { lastError: error }) } : a));
 }
 
 /**

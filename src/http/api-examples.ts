@@ -38,6 +38,7 @@ export const exampleVerification: Verification = {
   workflow: [],
   fallbackAfterSeconds: 60,
   nextStepAt: null,
+  failoverAt: null,
   steps: 0,
 };
 
@@ -65,6 +66,7 @@ export const examples = {
     workflow: [],
     fallbackAfterSeconds: 60,
     nextStepAt: null,
+    failoverAt: null,
     steps: 0,
   }),
   canceled: publicRecord({

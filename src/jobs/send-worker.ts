@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { CommittedSend } from '../domain/after-commit.js';
 import { channels, type Channel } from '../domain/channel-driver.js';
 import type { Clock } from '../domain/ports.js';
+import type { Destination } from '../domain/routes.js';
 import type { SentWritten } from '../domain/verification-store.js';
 import { jobOwnership, type SendJob } from '../domain/send-job.js';
 import { effectiveStatus, type Verification } from '../domain/verification.js';
@@ -23,7 +24,8 @@ export interface SendWorkerDeps {
    * The state change of a provider's answer, or of a send skipped (null) (DeliveryService.recordSendOutcome);
    * `account` is the provider's (Provider.account).
    */
-  readonly recordOutcome: (job: SendJob, provider: string, result: SendResult | null, account?: string) => Promise<SentWritten | void>;
+  /** `to`: the verification whose code it was, for its route's delivery-confirmed failover. */
+  readonly recordOutcome: (job: SendJob, provider: string, result: SendResult | null, account?: string, to?: Destination) => Promise<SentWritten | void>;
   /** The message or call a job's channel carries for a verification (its text as the client set it). */
   readonly outgoing: (channel: Channel, v: Verification, from: string, sendId: string) => Promise<Outgoing>;
   /** The providers of a channel, in failover order. */
@@ -165,7 +167,7 @@ export class SendWorker {
     deps.observer?.sent(job.channel, provider.name, result, (performance.now() - started) / 1000);
     // A provider that answers only after the time-out counts as failing, so that new codes go to another one.
     deps.breaker.record(provider.name, result.kind === 'transient' || late);
-    const recording = deps.recordOutcome(job, provider.name, result, provider.account ?? '');
+    const recording = deps.recordOutcome(job, provider.name, result, provider.account ?? '', verification);
     const written = result.kind === 'accepted' ? await this.whileRecording(provider, result.messageId, recording) : await recording;
     const log = deps.logger.child({ verificationId: job.verificationId, channel: job.channel, provider: provider.name, attempt: job.attempts });
     if (written && written.tookIdFrom !== null) {

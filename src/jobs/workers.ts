@@ -19,6 +19,8 @@ export interface WorkerDeps {
   readonly expireDue: (limit: number) => Promise<number>;
   /** Time-driven workflow steps (DeliveryService.takeDueSteps): how many it looked at. */
   readonly takeDueSteps: (limit: number) => Promise<number>;
+  /** Delivery-confirmed failovers (DeliveryService.takeDueFailovers): how many it looked at. */
+  readonly takeDueFailovers: (limit: number) => Promise<number>;
   /** Pushes the shared rate counters to the database. */
   readonly flushCounters: () => Promise<void>;
   /** Reads conversion by country and provider, throttles what is under MIN_CONVERSION, reads the throttles. */
@@ -72,6 +74,8 @@ export class Workers {
       // A workflow's step goes out within a fraction of a second of its time (contract 13), on whichever instance
       // locks it first; a full batch runs the next at once.
       new PeriodicTask('fallback-steps', fallbackStepPollMs, async () => (await deps.takeDueSteps(fallbackStepBatch)) === fallbackStepBatch, onError),
+      // So does a delivery-confirmed failover (contract 17), at the same pace.
+      new PeriodicTask('delivery-failovers', fallbackStepPollMs, async () => (await deps.takeDueFailovers(fallbackStepBatch)) === fallbackStepBatch, onError),
       new PeriodicTask('counters', 100, async () => (await deps.flushCounters(), false), onError),
       new PeriodicTask('housekeeping', 60_000, () => deps.housekeeping(), onError),
       // A receipt kept while its send's acceptance was being committed elsewhere applies within a second of it.

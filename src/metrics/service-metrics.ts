@@ -90,6 +90,12 @@ export class ServiceMetrics implements HttpObserver, VerificationObserver, SendO
     labelNames: ['channel', 'reason'] as const,
     registers: [this.registry],
   });
+  private readonly deliveryFailovers = new Counter({
+    name: 'otp_delivery_failovers_total',
+    help: "Codes sent once more through a route's next provider because the one before reported no delivery in the route's time (--failover-after), by channel and the two providers",
+    labelNames: ['channel', 'from', 'to'] as const,
+    registers: [this.registry],
+  });
   private readonly receiptSeconds = new Histogram({
     name: 'otp_receipt_latency_seconds',
     help: 'Time from a provider taking a code to its receipt, by provider and status',
@@ -172,6 +178,10 @@ export class ServiceMetrics implements HttpObserver, VerificationObserver, SendO
 
   step(channel: string, reason: 'failure' | 'time'): void {
     this.steps.inc({ channel, reason });
+  }
+
+  deliveryFailover(channel: string, from: string, to: string): void {
+    this.deliveryFailovers.inc({ channel, from, to });
   }
 
   webhookAttempt(outcome: 'delivered' | 'retry' | 'failed', lagSeconds: number): void {

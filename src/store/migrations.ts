@@ -617,6 +617,17 @@ const migrations: Record<string, Migration> = {
       `);
     },
   },
+  '0036_failover_at': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- Delivery-confirmed failover (contract 17): when the latest send goes through the route's next provider
+        -- unless a DELIVERED receipt comes first. Polled as next_step_at is, through a partial index that holds
+        -- only the sends waiting.
+        ALTER TABLE verifications ADD COLUMN failover_at timestamptz;
+        CREATE INDEX verifications_failover ON verifications (failover_at) WHERE status = 'PENDING' AND failover_at IS NOT NULL;
+      `);
+    },
+  },
 };
 
 /** Runs DDL one statement at a time: PGlite's extended protocol takes one statement per query. */

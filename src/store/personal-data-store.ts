@@ -24,7 +24,7 @@ export class SqlPersonalDataStore implements PersonalDataStore {
         // it; a PENDING one ends CANCELED, so that nothing is sent, expired or stepped for it any more.
         const updated = await sql`
           UPDATE verifications SET phone_number = left(phone_number, -3) || 'XXX', otp = '', reference = NULL, message_text = NULL,
-            signal_ip = NULL, signal_network = NULL, signal_device = NULL, signals = NULL, webhook_url = NULL, next_step_at = NULL,
+            signal_ip = NULL, signal_network = NULL, signal_device = NULL, signals = NULL, webhook_url = NULL, next_step_at = NULL, failover_at = NULL,
             failure_reason = CASE WHEN status = 'PENDING' THEN 'CANCELED' ELSE failure_reason END,
             status = CASE WHEN status = 'PENDING' THEN 'FAILED' ELSE status END,
             erased_at = ${now}, updated_at = ${now}

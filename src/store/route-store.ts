@@ -15,7 +15,12 @@ export class SqlRouteStore implements RouteStore {
   ) {}
 
   set(route: Route): Promise<boolean> {
-    const changed = { providers: [...route.providers], weights: route.weights ? [...route.weights] : null, updated_at: route.updatedAt };
+    const changed = {
+      providers: [...route.providers],
+      weights: route.weights ? [...route.weights] : null,
+      failover_after_seconds: route.failoverAfterSeconds,
+      updated_at: route.updatedAt,
+    };
     return this.db.transaction().execute(async (trx) => {
       const existed = await trx
         .selectFrom('routes')
@@ -47,7 +52,14 @@ export class SqlRouteStore implements RouteStore {
     const rows = await this.db.selectFrom('routes').selectAll().orderBy('channel').orderBy('destination').execute();
     return rows
       .filter((r) => (channels as readonly string[]).includes(r.channel))
-      .map((r) => ({ channel: r.channel as Channel, destination: r.destination, providers: r.providers, weights: r.weights, updatedAt: new Date(r.updated_at) }));
+      .map((r) => ({
+        channel: r.channel as Channel,
+        destination: r.destination,
+        providers: r.providers,
+        weights: r.weights,
+        failoverAfterSeconds: r.failover_after_seconds,
+        updatedAt: new Date(r.updated_at),
+      }));
   }
 
   private async announced(trx: Kysely<Database>): Promise<void> {

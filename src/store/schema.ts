@@ -73,6 +73,8 @@ export interface VerificationsTable {
   fallback_after_seconds: Generated<number>;
   /** When the next step falls due (null: not sent yet, or none left). */
   next_step_at: Timestamp | null;
+  /** 0036: when the latest send goes through the route's next provider without a DELIVERED receipt (null: none waits). */
+  failover_at: Timestamp | null;
   /** Every send attempt, oldest first: [{ channel, provider, status, at }]. */
   deliveries: ColumnType<unknown, string | undefined, string>;
   /** 0020: the signals of the create (contract 14), null once RETENTION_DAYS have passed. */

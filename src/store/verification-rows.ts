@@ -1,4 +1,4 @@
-import type { Insertable, Selectable } from 'kysely';
+import type { Insertable, Selectable, SelectQueryBuilder } from 'kysely';
 import { parseChannel, parseDeliveryChannel } from '../domain/channel-driver.js';
 import type { PhoneHistory } from '../domain/limits.js';
 import type { SendJob, SendJobStatus } from '../domain/send-job.js';
@@ -16,7 +16,8 @@ import {
   type VerificationStatus,
   type VerificationType,
 } from '../domain/verification.js';
-import type { SendJobsTable, VerificationsTable } from './schema.js';
+import type { DueSend } from '../domain/verification-store.js';
+import type { Database, SendJobsTable, VerificationsTable } from './schema.js';
 
 export function verificationRow(v: Verification): Insertable<VerificationsTable> {
   return {
@@ -54,6 +55,7 @@ export function verificationRow(v: Verification): Insertable<VerificationsTable>
     steps: v.steps,
     fallback_after_seconds: v.fallbackAfterSeconds,
     next_step_at: v.nextStepAt,
+    failover_at: v.failoverAt,
     deliveries: attemptsJson(v.deliveries),
   };
 }
@@ -165,6 +167,7 @@ export function toVerification(row: Selectable<VerificationsTable>): Verificatio
     steps: row.steps,
     fallbackAfterSeconds: row.fallback_after_seconds,
     nextStepAt: row.next_step_at,
+    failoverAt: row.failover_at,
   };
 }
 
@@ -214,4 +217,13 @@ export function historyOf(createdAt: readonly Date[], lookBackFrom: Date, window
   const earliest = (ts: readonly Date[]) => ts.reduce<Date | null>((m, t) => (m === null || t < m ? t : m), null);
   const latest = (ts: readonly Date[]) => ts.reduce<Date | null>((m, t) => (m === null || t > m ? t : m), null);
   return { countInWindow: inWindow.length, oldestInWindow: earliest(inWindow), latest: latest(inLookBack) };
+}
+
+/** The column that says when a PENDING verification's send falls due by the clock, each behind a partial index. */
+export const dueColumn = { step: 'next_step_at', failover: 'failover_at' } as const satisfies Record<DueSend, keyof VerificationsTable>;
+
+/** `q` narrowed to the verifications whose `kind` of send is due at `now`, still in time. */
+export function dueSends<O>(q: SelectQueryBuilder<Database, 'verifications', O>, kind: DueSend, now: Date): SelectQueryBuilder<Database, 'verifications', O> {
+  const column = dueColumn[kind];
+  return q.where(column, 'is not', null).where(column, '<=', now).where('expires_at', '>', now);
 }

@@ -3,13 +3,13 @@ import type { CommittedSend } from '../domain/after-commit.js';
 import type { OutboxEvent } from '../domain/events.js';
 import type { Verification } from '../domain/verification.js';
 import type { DeliveryReceipt } from '../domain/send-result.js';
-import type { Committed, OptimisticTx, ParkedReceipt, SentRecord, SentWritten, VerificationStore, VerificationTx } from '../domain/verification-store.js';
+import type { Committed, DueSend, OptimisticTx, ParkedReceipt, SentRecord, SentWritten, VerificationStore, VerificationTx } from '../domain/verification-store.js';
 import { Batcher } from './batcher.js';
 import { GroupCommit } from './group-commit.js';
 import { dueForWorkers, eventRow, webhookChannel } from './outbox-rows.js';
 import type { Database } from './schema.js';
 import { isUuid } from './uuid.js';
-import { toVerification } from './verification-rows.js';
+import { dueSends, toVerification } from './verification-rows.js';
 import { GroupTransaction, SqlVerificationTx } from './verification-tx.js';
 
 /** Saved jobs the dispatcher starts or wakes a worker for: pending, and claimed for this process or due now. */
@@ -59,16 +59,11 @@ export class SqlVerificationStore implements VerificationStore {
   /** Concurrent point reads go together in one query. */
   private readonly reads = new Batcher<{ clientId: string; id: string }, Verification | null>((group) => this.readGroup(group));
 
-  async anyDue(kind: 'expiry' | 'step', now: Date): Promise<boolean> {
-    // Each through its partial index (verifications_pending_expiry, verifications_next_step).
-    const row = await this.db
-      .selectFrom('verifications')
-      .select('id')
-      .where('status', '=', 'PENDING')
-      .$if(kind === 'expiry', (q) => q.where('expires_at', '<=', now))
-      .$if(kind === 'step', (q) => q.where('next_step_at', 'is not', null).where('next_step_at', '<=', now).where('expires_at', '>', now))
-      .limit(1)
-      .executeTakeFirst();
+  async anyDue(kind: 'expiry' | DueSend, now: Date): Promise<boolean> {
+    // Each through its partial index (verifications_pending_expiry, verifications_next_step, verifications_failover).
+    const pending = this.db.selectFrom('verifications').select('id').where('status', '=', 'PENDING');
+    const due = kind === 'expiry' ? pending.where('expires_at', '<=', now) : dueSends(pending, kind, now);
+    const row = await due.limit(1).executeTakeFirst();
     return row !== undefined;
   }
 
@@ -193,14 +188,14 @@ export class SqlVerificationStore implements VerificationStore {
     const rows = group.map(
       (s) =>
         sql`(${s.verificationId}::uuid, ${s.provider}::text, ${s.account}::text, ${s.messageId}::text, ${s.attempt}::int, ${s.status}::text, ${s.at}::timestamptz,
-          ${s.channel}::text, ${s.deliveryChannel}::text, ${s.turnAttempts}::int)`,
+          ${s.channel}::text, ${s.deliveryChannel}::text, ${s.turnAttempts}::int, ${s.failoverAt}::timestamptz)`,
     );
     const keptBefore = this.keptCommits;
     const parked = this.receiptsMayBeKept
       ? sql`EXISTS (SELECT 1 FROM parked_receipts r WHERE r.provider = k.provider AND r.account = k.account AND r.message_id = k.message_id)`
       : sql`false`;
     const result = await sql<{ verification_id: string; provider: string; account: string; message_id: string; previous: string | null; parked: boolean }>`
-      WITH s (verification_id, provider, account, message_id, attempt, status, at, channel, delivery_channel, turn_attempts) AS (VALUES ${sql.join(rows)}),
+      WITH s (verification_id, provider, account, message_id, attempt, status, at, channel, delivery_channel, turn_attempts, failover_at) AS (VALUES ${sql.join(rows)}),
       -- Verifications are locked first, in id order, as every transaction script locks them (a resend locks the
       -- verification, then its job). Left to itself PostgreSQL runs the job update before the verification's,
       -- and a resend of the same verification at that moment deadlocked with it.
@@ -217,7 +212,8 @@ export class SqlVerificationStore implements VerificationStore {
             'lastError', CASE WHEN s.turn_attempts > 1 AND v.deliveries->-1->>'provider' = s.provider THEN coalesce(v.deliveries->-1->'lastError', 'null'::jsonb) ELSE 'null'::jsonb END)),
           -- The current step's clock starts when its code is first sent; a resend or failover leaves it running.
           next_step_at = CASE WHEN v.next_step_at IS NULL AND v.steps < cardinality(v.workflow)
-            THEN s.at + make_interval(secs => v.fallback_after_seconds) ELSE v.next_step_at END
+            THEN s.at + make_interval(secs => v.fallback_after_seconds) ELSE v.next_step_at END,
+          failover_at = s.failover_at
         FROM s WHERE v.id = s.verification_id AND v.delivery_channel = s.delivery_channel AND v.id IN (SELECT id FROM locked)
         RETURNING v.id
       ),

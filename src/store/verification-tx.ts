@@ -7,11 +7,11 @@ import type { SendJob } from '../domain/send-job.js';
 import { signalRoom, type SignalKind, type Signals, type SignalState } from '../domain/signals.js';
 import type { DeliveryReceipt } from '../domain/send-result.js';
 import type { Verification } from '../domain/verification.js';
-import type { CreateHistory, CreateHistoryQuery, IdempotencyClaim, VerificationTx } from '../domain/verification-store.js';
+import type { CreateHistory, CreateHistoryQuery, DueSend, IdempotencyClaim, VerificationTx } from '../domain/verification-store.js';
 import { dueForWorkers, eventRow, notifyWorkersSql } from './outbox-rows.js';
 import type { Database, VerificationsTable } from './schema.js';
 import { isUuid } from './uuid.js';
-import { attemptsJson, historyOf, sendJobRow, signalColumns, toSendJob, toVerification, verificationRow } from './verification-rows.js';
+import { attemptsJson, dueColumn, dueSends, historyOf, sendJobRow, signalColumns, toSendJob, toVerification, verificationRow } from './verification-rows.js';
 
 /** What createStates read, by key: `client|phone`, the prefix, `region|calling code`. */
 interface CreateStates {
@@ -186,14 +186,14 @@ export class GroupTransaction {
       const rows = updates.map(
         (v) => sql`(${v.id}::uuid, ${v.status}::text, ${v.counter}::int, ${v.updatedAt}::timestamptz, ${v.failureReason}::text,
           ${v.sendRequests}::int, ${v.lastSendAt}::timestamptz, ${v.delivery.channel}::text, ${v.delivery.provider}::text, ${v.delivery.messageId}::text, ${v.delivery.status}::text,
-          ${v.delivery.sends}::int, ${v.delivery.updatedAt}::timestamptz, ${v.steps}::int, ${v.nextStepAt}::timestamptz, ${attemptsJson(v.deliveries)}::jsonb)`,
+          ${v.delivery.sends}::int, ${v.delivery.updatedAt}::timestamptz, ${v.steps}::int, ${v.nextStepAt}::timestamptz, ${v.failoverAt}::timestamptz, ${attemptsJson(v.deliveries)}::jsonb)`,
       );
       await sql`UPDATE verifications v SET status = r.status, counter = r.counter, updated_at = r.updated_at,
           failure_reason = r.failure_reason, send_requests = r.send_requests, last_send_at = r.last_send_at, delivery_channel = r.channel, delivery_provider = r.provider,
           delivery_message_id = r.message_id, delivery_status = r.delivery_status, delivery_sends = r.sends,
-          delivery_updated_at = r.delivery_updated_at, steps = r.steps, next_step_at = r.next_step_at, deliveries = r.deliveries
+          delivery_updated_at = r.delivery_updated_at, steps = r.steps, next_step_at = r.next_step_at, failover_at = r.failover_at, deliveries = r.deliveries
         FROM (VALUES ${sql.join(rows)}) AS r (id, status, counter, updated_at, failure_reason, send_requests, last_send_at, channel, provider, message_id,
-          delivery_status, sends, delivery_updated_at, steps, next_step_at, deliveries)
+          delivery_status, sends, delivery_updated_at, steps, next_step_at, failover_at, deliveries)
         WHERE v.id = r.id`.execute(this.trx);
     }
     if (savedJobs.length > 0) {
@@ -572,16 +572,10 @@ export class SqlVerificationTx implements VerificationTx {
     return rows.map(toVerification);
   }
 
-  async lockDueSteps(now: Date, limit: number): Promise<{ verification: Verification; job: SendJob | null }[]> {
+  async lockDueSends(kind: DueSend, now: Date, limit: number): Promise<{ verification: Verification; job: SendJob | null }[]> {
     const { rows, jobs } = await this.group.alone(async (trx) => {
-      const rows = await trx
-        .selectFrom('verifications')
-        .selectAll()
-        .where('status', '=', 'PENDING')
-        .where('next_step_at', 'is not', null)
-        .where('next_step_at', '<=', now)
-        .where('expires_at', '>', now)
-        .orderBy('next_step_at')
+      const rows = await dueSends(trx.selectFrom('verifications').selectAll().where('status', '=', 'PENDING'), kind, now)
+        .orderBy(dueColumn[kind])
         .limit(limit)
         .forUpdate()
         .skipLocked()

@@ -36,6 +36,7 @@ function withLifetime(seconds: number): Verification {
     workflow: [],
     fallbackAfterSeconds: 60,
     nextStepAt: null,
+    failoverAt: null,
     steps: 0,
   };
 }

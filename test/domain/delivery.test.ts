@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { decideReceipt, decideSendFailure, providerAfter } from '../../src/domain/delivery.js';
+import { decideReceipt, decideSendFailure, nextInRoute, providerAfter } from '../../src/domain/delivery.js';
 import type { SendJob } from '../../src/domain/send-job.js';
 import type { Verification } from '../../src/domain/verification.js';
 
@@ -54,6 +54,7 @@ function sent(overrides: Partial<Verification> = {}): Verification {
     workflow: [],
     fallbackAfterSeconds: 60,
     nextStepAt: null,
+    failoverAt: null,
     steps: 0,
     ...overrides,
   };
@@ -64,6 +65,12 @@ describe('failover order (contract 8)', () => {
     assert.equal(providerAfter(order, 'twilio'), 'smpp');
     assert.equal(providerAfter(order, 'log'), null);
     assert.equal(providerAfter(order, 'vonage'), 'twilio');
+  });
+
+  it("moves a code the clock fails over on through the route's next provider, never round again (contract 17)", () => {
+    assert.equal(nextInRoute(order, 'twilio'), 'smpp');
+    assert.equal(nextInRoute(order, 'log'), null);
+    assert.equal(nextInRoute(order, 'vonage'), null, 'a provider the route no longer names hands over to none');
   });
 });
 
@@ -119,6 +126,21 @@ describe('a receipt', () => {
     assert.equal(decideReceipt(delivered, 'twilio', receipt('DELIVERED'), order, at(20)).kind, 'ignore');
     assert.equal(decideReceipt(delivered, 'twilio', receipt('SENT'), order, at(20)).kind, 'ignore');
     assert.equal(decideReceipt(delivered, 'twilio', receipt('UNDELIVERED'), order, at(20)).kind, 'ignore');
+  });
+
+  it("records a receipt of an earlier send the clock failed over from on that send, and nothing else's (contract 17)", () => {
+    const attempt = (provider: string, status: 'SENT' | 'DELIVERED' | 'UNDELIVERED', channel: 'SMS' | 'WHATSAPP' = 'SMS') => ({ channel, provider, status, at: at(0), attempts: 1, lastError: null });
+    const failedOver = sent({
+      delivery: { ...sent().delivery, provider: 'smpp', messageId: 'M1' },
+      deliveries: [attempt('twilio', 'SENT'), attempt('smpp', 'SENT')],
+    });
+    assert.equal(decideReceipt(failedOver, 'twilio', receipt('DELIVERED'), order, at(30)).kind, 'earlier');
+    assert.equal(decideReceipt(failedOver, 'twilio', receipt('UNDELIVERED'), order, at(30)).kind, 'earlier');
+    assert.equal(decideReceipt(failedOver, 'twilio', receipt('SENT'), order, at(30)).kind, 'ignore', 'a late "on its way" says nothing new');
+    const settled = sent({ ...failedOver, deliveries: [attempt('twilio', 'UNDELIVERED'), attempt('smpp', 'SENT')] });
+    assert.equal(decideReceipt(settled, 'twilio', receipt('DELIVERED'), order, at(30)).kind, 'ignore', 'an outcome already recorded stays');
+    const otherStep = sent({ ...failedOver, deliveries: [attempt('twilio', 'SENT', 'WHATSAPP'), attempt('smpp', 'SENT')] });
+    assert.equal(decideReceipt(otherStep, 'twilio', receipt('DELIVERED'), order, at(30)).kind, 'ignore', "another step's send");
   });
 
   it('fails an undelivered send over to the next provider while PENDING, and gives up after the last', () => {

@@ -40,6 +40,7 @@ describe('events (contract 3.4 and 4)', () => {
       workflow: [],
       fallbackAfterSeconds: 60,
       nextStepAt: null,
+      failoverAt: null,
       steps: 0,
     };
     assert.deepEqual(webhookPayload('action.otp.success', v), {

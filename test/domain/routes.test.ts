@@ -1,9 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseDestination, RouteTable, weightsProblem, type Route } from '../../src/domain/routes.js';
+import { failoverAfterProblem, parseDestination, RouteTable, weightsProblem, type Route } from '../../src/domain/routes.js';
 
 const at = new Date('2026-12-01T00:00:00Z');
-const route = (channel: Route['channel'], destination: string, providers: string[], weights: number[] | null = null): Route => ({ channel, destination, providers, weights, updatedAt: at });
+const route = (channel: Route['channel'], destination: string, providers: string[], weights: number[] | null = null, failoverAfterSeconds: number | null = null): Route => ({
+  channel,
+  destination,
+  providers,
+  weights,
+  failoverAfterSeconds,
+  updatedAt: at,
+});
 
 describe('routes (contract 17)', () => {
   it('reads a destination as default, a known country or + and digits, and nothing else', () => {
@@ -53,6 +60,17 @@ describe('routes (contract 17)', () => {
     assert.ok(share('a') > 0.75 && share('a') < 0.85, `a first for ${share('a')}`);
     assert.ok(share('b') > 0.15 && share('b') < 0.25, `b first for ${share('b')}`);
     assert.equal(firsts.get('c'), undefined, 'a weight of 0 is never first');
+  });
+
+  it("gives each number its route's delivery-confirmed failover, and none without one", () => {
+    const table = new RouteTable([route('sms', 'NG', ['smpp', 'twilio'], null, 20), route('sms', '+23480', ['twilio', 'smpp'])]);
+    const to = (phoneNumber: string, regionCode: string | null) => ({ id: '0190c3a4-0000-7000-8000-000000000001', phoneNumber, regionCode });
+    assert.equal(table.failoverAfter('sms', to('+2349012345678', 'NG')), 20);
+    assert.equal(table.failoverAfter('sms', to('+2348012345678', 'NG')), null, 'the longer prefix route has none');
+    assert.equal(table.failoverAfter('whatsapp', to('+2349012345678', 'NG')), null);
+    assert.equal(failoverAfterProblem(20, ['smpp']), '--failover-after needs a second provider in the route to send through');
+    assert.equal(failoverAfterProblem(1.5, ['smpp', 'twilio']), '--failover-after is whole seconds from 1 to 3600');
+    assert.equal(failoverAfterProblem(3600, ['smpp', 'twilio']), null);
   });
 
   it('refuses weights that do not fit the providers', () => {

@@ -41,6 +41,7 @@ function pending(overrides: Partial<Verification> = {}): Verification {
     workflow: [],
     fallbackAfterSeconds: 60,
     nextStepAt: null,
+    failoverAt: null,
     steps: 0,
     ...overrides,
   };

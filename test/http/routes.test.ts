@@ -161,9 +161,22 @@ forEachDatabase('routes', (kind) => {
       assert.equal(set.code, 0, set.stderr);
       assert.equal(set.stdout, 'added: sms to NG through log, then http\n');
       const table = await runCommand(['routes', 'list'], cliEnv);
-      assert.equal(table.stdout, "CHANNEL\tDESTINATION\tPROVIDERS\tWEIGHTS\nsms\tNG\tlog,http\t-\t\nsms\tdefault\thttp,log\t-\t(the channel's provider setting)\n");
+      assert.equal(table.stdout, "CHANNEL\tDESTINATION\tPROVIDERS\tWEIGHTS\tFAILOVER AFTER\nsms\tNG\tlog,http\t-\t-\t\nsms\tdefault\thttp,log\t-\t-\t(the channel's provider setting)\n");
       const weighted = await runCommand(['routes', 'set', 'sms', 'ng', 'log,http', '--weights', '80,20'], cliEnv);
       assert.equal(weighted.stdout, 'updated: sms to NG through log, http, the first drawn by weights 80,20, then the others in order\n');
+      const failover = await runCommand(['routes', 'set', 'sms', 'ng', 'http,log', '--failover-after', '20'], cliEnv);
+      assert.equal(failover.stdout, 'updated: sms to NG through http, then log; a code not delivered 20 s after a provider took it goes once through the next\n');
+      const withFailover = JSON.parse((await runCommand(['routes', 'list', '--json'], cliEnv)).stdout) as RouteView[];
+      assert.equal(withFailover.find((r) => r.destination === 'NG')?.failoverAfterSeconds, 20);
+      for (const [args, pattern] of [
+        [['http,log', '--failover-after', 'soon'], /--failover-after takes whole seconds/],
+        [['http,log', '--failover-after', '0'], /--failover-after is whole seconds from 1 to 3600/],
+        [['http', '--failover-after', '20'], /--failover-after needs a second provider/],
+      ] as const) {
+        const refused = await runCommand(['routes', 'set', 'sms', 'ng', ...args], cliEnv);
+        assert.equal(refused.code, 2, refused.stderr);
+        assert.match(refused.stderr, pattern);
+      }
       const badWeight = await runCommand(['routes', 'set', 'sms', 'ng', 'log,http', '--weights', '80,x'], cliEnv);
       assert.equal(badWeight.code, 2);
       assert.match(badWeight.stderr, /--weights takes whole numbers/);

@@ -45,6 +45,7 @@ function build(v: { status: VerificationStatus; counter: number; otp: string; tt
     workflow: [],
     fallbackAfterSeconds: 60,
     nextStepAt: null,
+    failoverAt: null,
     steps: 0,
     webhookUrl: null,
     reference: null,

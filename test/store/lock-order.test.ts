@@ -39,6 +39,7 @@ describe('lock order of a verification and its send job [postgres]', { skip: pos
       turnAttempts: 1,
       status: 'SENT',
       at: new Date(),
+      failoverAt: null,
     });
     // Once the acceptance is waiting (on the verification), the job must still be free for the resend to take.
     await waitUntilBlocked(other);

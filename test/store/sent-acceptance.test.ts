@@ -29,6 +29,7 @@ forEachDatabase('recording accepted sends', (kind) => {
     turnAttempts: 1,
     status: 'SENT' as const,
     at: new Date(),
+    failoverAt: null,
   });
 
   const three = async (token: string) => {
