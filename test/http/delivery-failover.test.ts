@@ -105,6 +105,7 @@ forEachDatabase('delivery-confirmed failover', (kind) => {
     const to = e164Of(phoneNumber);
     const v = await createVerification(h, token, { phoneNumber });
     await eventually(() => smscSends(to).length === 1, 'the SMSC to take the code');
+    await until(async () => shape(await record(token, v.id)).join() === 'smpp SENT');
     await later(19);
     assert.equal(gatewaySends(to).length, 0, 'not before its time');
     await later(2);
@@ -140,6 +141,7 @@ forEachDatabase('delivery-confirmed failover', (kind) => {
     const silent = silentNumber();
     const waiting = await createVerification(h, token, { phoneNumber: silent });
     await eventually(() => smscSends(e164Of(silent)).length === 1, 'the SMSC to take the code');
+    await until(async () => shape(await record(token, waiting.id)).join() === 'smpp SENT');
     await later(120);
     assert.deepEqual(shape(await record(token, waiting.id)), ['smpp SENT']);
     assert.equal(gatewaySends(e164Of(silent)).length, 0);
@@ -156,6 +158,8 @@ forEachDatabase('delivery-confirmed failover', (kind) => {
     await eventually(() => gatewaySends(to).length === 1, 'the gateway to take the code');
     const [first] = gatewaySends(to);
     assert.ok(first);
+    // Its acceptance committed (the failover's time is set with it), then the clock moves.
+    await until(async () => shape(await record(token, v.id)).join() === 'http SENT');
     await later(21);
     await receipted(token, v.id, (r) => shape(r).join() === 'http SENT,smpp UNDELIVERED');
     const waiting = await record(token, v.id);
