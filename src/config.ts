@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { channels, perChannel, type Channel } from './domain/channel-driver.js';
 import { isLineType, lineTypes, type LineType } from './domain/line-type.js';
+import { isCurrency } from './domain/money.js';
 import { parseE164 } from './domain/phone.js';
 import { parseCallerIdRanges, type CallerIdRange } from './providers/caller-id.js';
 import { parseHttpUrl } from './providers/http-provider.js';
@@ -247,6 +248,15 @@ export const settings = {
     doc: 'Sends (creates, resends and workflow steps; test numbers never count) per client per UTC day, on by default so that a new deployment cannot be pumped for more than a day\'s worth; past it 429 RATE_LIMITED with Retry-After to the next UTC midnight. Never passed across instances; each other instance may hold up to 1.5 % of it unused. Raise it to the most sends a day you would pay for (0: no quota)',
     default: '10000',
     parse: integer(0),
+  },
+  COST_CURRENCY: {
+    doc: 'The one currency (ISO 4217) of prices, costs and budgets: a price sheet in another is refused, and a price a provider reports in another is kept on its send but never summed',
+    default: 'USD',
+    parse: (raw: string): string => {
+      const code = raw.trim().toUpperCase();
+      if (!isCurrency(code)) throw new Error(`expected an ISO 4217 currency code (USD, EUR, NGN), got "${raw}"`);
+      return code;
+    },
   },
   NEW_COUNTRY_LIMIT_COUNT: {
     doc: 'Sends (creates and resends) per client per UTC hour towards a country where none of the client\'s codes was verified in the last 30 days; past it 429 RATE_LIMITED until the next hour. A number, address, network or device with a verified code of the client\'s goes past it, the country opens within seconds of its first verified code, and a client with no verified code anywhere yet is left to MIN_CONVERSION and CLIENT_DAILY_SEND_LIMIT. Allowed numbers and test numbers never count. 0 turns it off',

@@ -27,6 +27,7 @@ import { vacuumEmbedded } from './store/embedded-vacuum.js';
 import { clientsChannel } from './store/client-store.js';
 import { numberListsChannel } from './store/number-list-store.js';
 import { routesChannel } from './store/route-store.js';
+import { pricesChannel } from './store/price-store.js';
 import { webhookChannel } from './store/outbox-rows.js';
 import { pruneHistory } from './store/retention.js';
 
@@ -54,6 +55,7 @@ export function appDeps(services: Services): AppDeps {
     logger: services.logger,
     verifications: services.verifications,
     codeLength: config.OTP_LENGTH,
+    costCurrency: config.COST_CURRENCY,
     webhookDestinations: webhookDestinations(config),
     personalData: services.personalData,
     lookups: services.lookups,
@@ -168,6 +170,7 @@ export function workerDeps(services: Services, deliverWebhooks: boolean): Worker
     followed: [
       { name: 'lists', channel: numberListsChannel, refresh: () => services.listsInForce.refresh() },
       { name: 'routes', channel: routesChannel, refresh: () => services.routesInForce.refresh() },
+      { name: 'prices', channel: pricesChannel, refresh: () => services.pricesInForce.refresh() },
     ],
     embeddedVacuum: db.kind === 'pglite' ? () => vacuumEmbedded(db.db) : null,
   };

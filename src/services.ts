@@ -35,11 +35,14 @@ import { SqlPrefixBlockStore } from './store/prefix-block-store.js';
 import { SqlConversionStore } from './store/conversion-store.js';
 import { SqlNumberListStore } from './store/number-list-store.js';
 import { SqlRouteStore } from './store/route-store.js';
-import { RoutesInForce, type Destination } from './domain/routes.js';
+import { defaultDestination, RouteTable, type Destination, type Route } from './domain/routes.js';
+import { InForce } from './domain/in-force.js';
+import { PriceTable, type Price } from './domain/prices.js';
+import { SqlPriceStore } from './store/price-store.js';
 import { SqlCaptchaTokenStore } from './store/captcha-token-store.js';
 import { SiteVerify } from './captcha/siteverify.js';
 import { addressCountriesOf } from './metadata/address-country.js';
-import { ListsInForce } from './domain/number-lists.js';
+import { NumberLists, type ListEntry } from './domain/number-lists.js';
 import { ConversionWatch } from './domain/conversion-watch.js';
 import { conversionWindowSeconds } from './domain/conversion.js';
 import { SqlMessageStore } from './store/message-store.js';
@@ -107,10 +110,12 @@ export interface Services {
   readonly prefixBlocks: SqlPrefixBlockStore;
   /** Block and allow lists (`otp-service lists`): where they are kept, and what this process holds of them. */
   readonly numberLists: SqlNumberListStore;
-  readonly listsInForce: ListsInForce;
+  readonly listsInForce: InForce<NumberLists, ListEntry>;
   /** Routes (`otp-service routes`): where they are kept, and what this process holds of them. */
   readonly routeStore: SqlRouteStore;
-  readonly routesInForce: RoutesInForce;
+  readonly routesInForce: InForce<RouteTable, Route>;
+  readonly priceStore: SqlPriceStore;
+  readonly pricesInForce: InForce<PriceTable, Price>;
   /** CAPTCHA tokens accepted in the last 10 minutes (pruned by housekeeping). */
   readonly captchaTokens: SqlCaptchaTokenStore;
   /** New messages and state changes for open inbox pages; null when the inbox is off (config.devInbox). */
@@ -228,12 +233,15 @@ export async function createServices(
   const conversionStore = new SqlConversionStore(db.db);
   // Read whole before the first create; a change is announced (PostgreSQL) in the transaction that makes it.
   const numberLists = new SqlNumberListStore(db.db, db.kind === 'postgres');
-  const listsInForce = new ListsInForce(numberLists);
+  const listsInForce = new InForce(numberLists, (entries) => new NumberLists(entries));
   const captchaTokens = new SqlCaptchaTokenStore(db.db);
   await listsInForce.refresh();
   const routeStore = new SqlRouteStore(db.db, db.kind === 'postgres');
-  const routesInForce = new RoutesInForce(routeStore);
+  const routesInForce = new InForce(routeStore, (routes) => new RouteTable(routes));
   await routesInForce.refresh();
+  const priceStore = new SqlPriceStore(db.db, db.kind === 'postgres', () => clock.now());
+  const pricesInForce = new InForce(priceStore, (prices) => new PriceTable(prices));
+  await pricesInForce.refresh();
   // A channel's providers for a number: its route's, else the channel's provider list (SMS_PROVIDER...).
   const configuredOrder = perChannel((c) => providerNames(config.providers, c));
   const providerOrder = (channel: Channel, to: Destination) => routesInForce.current().providersFor(channel, to, configuredOrder[channel]);
@@ -324,6 +332,11 @@ export async function createServices(
     afterCommit,
     providerOrder,
     failoverAfter: (channel, to) => routesInForce.current().failoverAfter(channel, to),
+    pricing: {
+      routeOf: (channel, to) => routesInForce.current().routeFor(channel, to)?.destination ?? defaultDestination,
+      priceOf: (provider, channel, to) => pricesInForce.current().priceOf(provider, channel, to),
+      currency: config.COST_CURRENCY,
+    },
     callFallback: config.CALL_FALLBACK_TO_SMS ? { sender: smsSender.e164 } : null,
     retryDelays: config.SEND_RETRY_DELAYS,
     clock,
@@ -421,6 +434,8 @@ export async function createServices(
     listsInForce,
     routeStore,
     routesInForce,
+    priceStore,
+    pricesInForce,
     captchaTokens,
     conversion,
     conversionStore,

@@ -1209,7 +1209,18 @@ export interface components {
                     /** @description ISO 8601 UTC with milliseconds. */
                     at: string;
                 } | null;
+                /** @description What this send cost, a decimal string in `cost.currency` (`0.0125`): the price the provider reported for it, else the operator's imported price for its provider and destination; null when neither is known, or when no provider took it. */
+                cost: string | null;
             }[];
+            /** @description What the verification's sends cost so far. A test number's cost nothing. */
+            cost: {
+                /** @description The sum of the known costs of `deliveries`, a decimal string (`0.0204`). */
+                amount: string;
+                /** @description ISO 4217: the currency the service counts in (`USD`). */
+                currency: string;
+                /** @description Sends a provider took whose cost is not known, and so not in `amount`. */
+                unknownSends: number;
+            };
         };
     };
     responses: never;
@@ -6452,6 +6463,10 @@ export interface operations {
                             delivered: number;
                             /** @description Verifications that ended `SUCCESS`. */
                             verified: number;
+                            /** @description What their sends cost, a decimal string in the service's currency (each record's `cost.currency`): the providers' reported prices, else the operator's imported ones; a send of unknown price adds nothing. */
+                            cost: string;
+                            /** @description `cost` divided by `verified`, to 6 decimals; null when none was verified. */
+                            costPerVerified: string | null;
                         }[];
                     };
                 };

@@ -14,6 +14,8 @@ const readOnly = new Set<AdminCommand['name']>([
   'clients.test-numbers.list',
   'lists.show',
   'routes.list',
+  'prices.list',
+  'costs',
   'webhooks.list',
   'webhooks.show',
   'blocks.list',
@@ -47,6 +49,8 @@ export function auditTarget(command: AdminCommand, result: AdminResult): string 
     return `${command.channel} ${command.destination}: ${command.providers.join(',')}${weights}${failover}`;
   }
   if (command.name === 'routes.remove') return `${command.channel} ${command.destination}`;
+  if (command.name === 'prices.import') return command.file;
+  if (command.name === 'prices.remove') return `${command.provider} ${command.channel} ${command.destination}`;
   return null;
 }
 

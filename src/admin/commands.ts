@@ -19,6 +19,8 @@ import type { StatsService } from '../domain/stats-service.js';
 import { isUuid } from '../store/uuid.js';
 import { isListCommandName, parseListCommand, runListCommand, type ListCommand, type ListDeps } from './list-commands.js';
 import { isRouteCommandName, parseRouteCommand, runRouteCommand, type RouteCommand, type RouteDeps } from './route-commands.js';
+import { isPriceCommandName, parsePriceCommand, runPriceCommand, type PriceCommand, type PriceDeps } from './price-commands.js';
+import { costGroupings, costReport, type CostGrouping, type CostStore } from '../domain/cost-report.js';
 import type { OperatorService } from '../console/operator-service.js';
 import { findVerifications, type VerificationSearchDeps } from './verification-search.js';
 import { providerStatus, type ProviderStatusDeps } from './provider-status.js';
@@ -51,6 +53,10 @@ export interface AdminDeps {
   readonly lists: Omit<ListDeps, 'clientExists' | 'clock'>;
   /** Routes (`otp-service routes`, contract 17). */
   readonly routes: Omit<RouteDeps, 'clock'>;
+  /** Prices (`otp-service prices`, contract 17). */
+  readonly prices: PriceDeps;
+  /** The cost ledger (`otp-service costs`). */
+  readonly costs: CostStore;
   /** Console operators (`otp-service operators`, contract 16). */
   readonly operators: Pick<OperatorService, 'create' | 'list' | 'disable' | 'newLink'>;
   /** The console's address, which one-time links start with: CONSOLE_ORIGIN, PUBLIC_BASE_URL or localhost:PORT. */
@@ -70,6 +76,9 @@ export type AdminCommand =
   | ClientSettingsCommand
   | ListCommand
   | RouteCommand
+  | PriceCommand
+  /** The cost ledger over days (both included; null: the defaults of GET /v1/stats), grouped `by`. */
+  | { readonly name: 'costs'; readonly from: string | null; readonly to: string | null; readonly by: CostGrouping }
   | { readonly name: 'clients.create'; readonly clientName: string; readonly scopes: readonly string[]; readonly revealCode?: boolean }
   | { readonly name: 'clients.list' }
   | { readonly name: 'clients.disable'; readonly id: string }
@@ -147,6 +156,7 @@ export function parseAdminCommand(input: unknown): AdminCommand | string {
   if (isClientSettingsCommandName(c.name)) return parseClientSettingsCommand(c);
   if (isListCommandName(c.name)) return parseListCommand(c);
   if (isRouteCommandName(c.name)) return parseRouteCommand(c);
+  if (isPriceCommandName(c.name)) return parsePriceCommand(c);
   switch (c.name) {
     case 'clients.create':
       if (typeof c.clientName !== 'string' || !Array.isArray(c.scopes)) return 'clients.create needs a name and scopes';
@@ -199,6 +209,12 @@ export function parseAdminCommand(input: unknown): AdminCommand | string {
       if (!text(c.clientId) || !text(c.from) || !text(c.to)) return 'stats takes a client id and days as text';
       const or = (v: unknown) => (typeof v === 'string' ? v : null);
       return { name: c.name, clientId: or(c.clientId), from: or(c.from), to: or(c.to), ...(c.byProvider === true && { byProvider: true }) };
+    }
+    case 'costs': {
+      const by = costGroupings.find((g) => g === c.by);
+      const text = (v: unknown) => v === null || typeof v === 'string';
+      if (by === undefined || !text(c.from) || !text(c.to)) return `costs takes days as text and a grouping (${costGroupings.join(', ')})`;
+      return { name: c.name, from: c.from as string | null, to: c.to as string | null, by };
     }
     case 'operators.create':
       if (typeof c.email !== 'string') return 'operators.create needs an email';
@@ -347,6 +363,15 @@ export async function runAdminCommand(deps: AdminDeps, command: AdminCommand): P
     }
     case 'stats':
       return stats(deps, command);
+    case 'costs': {
+      const report = await costReport(deps.costs, command.by, { from: command.from ?? undefined, to: command.to ?? undefined }, clock.now());
+      if (report.kind === 'invalid') return { ok: false, error: report.problems.map((p) => `--${p.field} ${p.issue}`).join('; ') };
+      return { ok: true, value: report.rows };
+    }
+    case 'prices.import':
+    case 'prices.remove':
+    case 'prices.list':
+      return runPriceCommand(deps.prices, command);
     case 'operators.create':
     case 'operators.link': {
       const made = command.name === 'operators.create' ? await deps.operators.create(command.email) : await deps.operators.newLink(command.id);

@@ -2,6 +2,8 @@ import fs from 'node:fs';
 import { channels } from '../domain/channel-driver.js';
 import { providerNames } from '../config.js';
 import type { Services } from '../services.js';
+import { providerModule } from '../providers/registry.js';
+import { SqlCostStore } from '../store/cost-store.js';
 import { providerFailures, providerTraffic } from '../store/stats-store.js';
 import { webhookDestinationProblem, webhookDestinations } from '../webhooks/destination-policy.js';
 import type { AdminDeps } from './commands.js';
@@ -78,6 +80,13 @@ export function adminDeps(services: Services): AdminDeps {
       changed: () => services.routesInForce.refresh(),
       configured: (channel) => providerNames(services.config.providers, channel),
     },
+    prices: {
+      store: services.priceStore,
+      changed: () => services.pricesInForce.refresh(),
+      currency: services.config.COST_CURRENCY,
+      knownProvider: (name) => providerModule(name) !== undefined,
+    },
+    costs: new SqlCostStore(services.db.db),
     operators: services.operators,
     consoleOrigin: services.config.consoleOrigin ?? `http://localhost:${services.config.PORT}`,
     audit: services.audit,

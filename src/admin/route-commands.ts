@@ -1,5 +1,6 @@
 import { channels, type Channel } from '../domain/channel-driver.js';
 import type { Clock } from '../domain/ports.js';
+import { destinationRank } from '../domain/destinations.js';
 import { defaultDestination, failoverAfterProblem, parseDestination, weightsProblem, type Route, type RouteStore } from '../domain/routes.js';
 
 /**
@@ -121,12 +122,7 @@ async function routeViews(deps: RouteDeps): Promise<RouteView[]> {
   const fromSettings = channels
     .filter((c) => deps.configured(c).length > 0 && !routes.some((r) => r.channel === c && r.destination === defaultDestination))
     .map((c) => view({ channel: c, destination: defaultDestination, providers: deps.configured(c), weights: null, failoverAfterSeconds: null }, 'settings'));
-  return [...routes, ...fromSettings].sort((a, b) => channels.indexOf(a.channel) - channels.indexOf(b.channel) || rank(a.destination) - rank(b.destination) || a.destination.localeCompare(b.destination));
-}
-
-/** Prefixes first (as they are matched first), then countries, then `default`. */
-function rank(destination: string): number {
-  return destination.startsWith('+') ? 0 : destination === defaultDestination ? 2 : 1;
+  return [...routes, ...fromSettings].sort((a, b) => channels.indexOf(a.channel) - channels.indexOf(b.channel) || destinationRank(a.destination) - destinationRank(b.destination) || a.destination.localeCompare(b.destination));
 }
 
 function view(r: Pick<Route, 'channel' | 'destination' | 'providers' | 'weights' | 'failoverAfterSeconds'>, source: RouteView['source']): RouteView {

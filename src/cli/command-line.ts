@@ -81,6 +81,16 @@ export async function runCommandLine(argv: readonly string[], io: CommandLineIo)
       return 2;
     }
   }
+  // So is a price sheet's currency, COST_CURRENCY, and its provider names.
+  if (parsed.command.name === 'prices.import') {
+    const { checkPriceImport } = await import('../admin/price-commands.js');
+    const { providerModule } = await import('../providers/registry.js');
+    const checked = checkPriceImport(parsed.command, { currency: config.COST_CURRENCY, knownProvider: (name) => providerModule(name) !== undefined });
+    if ('problem' in checked) {
+      io.err(errorLine(parsed.json, checked.problem));
+      return 2;
+    }
+  }
   const result = await execute(config, parsed.command, io);
   if (!result.ok) {
     io.err(errorLine(parsed.json, result.error));

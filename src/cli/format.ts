@@ -2,6 +2,8 @@ import type { AdminCommand } from '../admin/commands.js';
 import type { ClientThrottleView, CountryThrottle, PrefixBlock } from '../admin/prefix-blocks.js';
 import type { ProviderStatus } from '../admin/provider-status.js';
 import type { RouteView } from '../admin/route-commands.js';
+import type { CostRow } from '../domain/cost-report.js';
+import type { Price } from '../domain/prices.js';
 import type { ClientHooks } from '../oauth/client-service.js';
 
 /** The --json output: the value on one line; `stats`, one object a line, one per row. */
@@ -105,6 +107,26 @@ export function formatResult(command: AdminCommand, value: unknown): string {
       const failover = r.failoverAfterSeconds === null ? '' : `; a code not delivered ${r.failoverAfterSeconds} s after a provider took it goes once through the next`;
       return `${added ? 'added' : 'updated'}: ${r.channel} to ${r.destination} through ${order}${failover}\n`;
     }
+    case 'prices.list': {
+      const prices = value as Price[];
+      if (prices.length === 0) return 'no prices: otp-service prices import FILE.csv\n';
+      const rows = prices.map((p) => [p.provider, p.channel, p.destination, `${p.price} ${p.currency}`].join('\t'));
+      return `PROVIDER\tCHANNEL\tDESTINATION\tPRICE\n${rows.join('\n')}\n`;
+    }
+    case 'prices.import': {
+      const { file, added, updated } = value as { file: string; added: number; updated: number };
+      return `imported ${file}: ${added} price${added === 1 ? '' : 's'} added, ${updated} updated\n`;
+    }
+    case 'prices.remove': {
+      const { removed } = value as { removed: { provider: string; channel: string; destination: string } };
+      return `removed the ${removed.provider} ${removed.channel} price for ${removed.destination}\n`;
+    }
+    case 'costs': {
+      const rows = value as CostRow[];
+      if (rows.length === 0) return 'no send was made in those days\n';
+      const lines = rows.map((r) => [r[command.by] ?? '-', r.sends, r.verified, r.cost, r.costPerVerified ?? '-', r.unknownSends].map(String).join('\t'));
+      return `${command.by.toUpperCase()}\tSENDS\tVERIFIED\tCOST\tPER VERIFIED\tUNKNOWN PRICE\n${lines.join('\n')}\n`;
+    }
     case 'routes.remove': {
       const { removed } = value as { removed: { channel: string; destination: string } };
       return `removed the ${removed.channel} route for ${removed.destination}\n`;
@@ -190,8 +212,8 @@ function formatStats(value: unknown, allClients: boolean): string {
   const rows = statsRows(value);
   if (rows.length === 0) return `no traffic from ${from} to ${to}\n`;
   const byProvider = rows.some((r) => 'provider' in r);
-  const columns = ['day', 'regionCode', 'countryCode', 'channel', ...(byProvider ? ['provider'] : []), 'sends', 'delivered', 'verified'];
-  const header = ['DAY', 'REGION', 'COUNTRY', 'CHANNEL', ...(byProvider ? ['PROVIDER'] : []), 'SENDS', 'DELIVERED', 'VERIFIED'];
+  const columns = ['day', 'regionCode', 'countryCode', 'channel', ...(byProvider ? ['provider'] : []), 'sends', 'delivered', 'verified', 'cost', 'costPerVerified'];
+  const header = ['DAY', 'REGION', 'COUNTRY', 'CHANNEL', ...(byProvider ? ['PROVIDER'] : []), 'SENDS', 'DELIVERED', 'VERIFIED', 'COST', 'PER VERIFIED'];
   const lines = rows.map((r) => [...(allClients ? [r.clientId] : []), ...columns.map((c) => r[c] ?? '-')].map(String).join('\t'));
   return `${[...(allClients ? ['CLIENT_ID'] : []), ...header].join('\t')}\n${lines.join('\n')}\n`;
 }

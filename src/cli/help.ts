@@ -124,6 +124,27 @@ const commands: Readonly<Record<string, Readonly<Record<string, CommandHelp>>>> 
         'weights, failoverAfterSeconds, policy, source }] (source: route, or settings).',
     },
   },
+  prices: {
+    import: {
+      args: 'FILE.csv [--json]',
+      about:
+        'Adds or replaces prices from a CSV file (- reads standard input): a header line provider,channel,destination,currency,price, then a\n' +
+        'line per price (twilio,sms,default,USD,0.0079 and smpp,sms,NG,USD,0.0031). DESTINATION is matched as routes are (+23480, NG, default);\n' +
+        'the currency must be COST_CURRENCY; the price is per message or call, a decimal (0.0125). A line wrong: nothing changes (exit 2, each\n' +
+        "line named). A send's cost is the provider's reported price when it gives one, else this price, else unknown. Running servers follow within 2 s.",
+    },
+    list: { args: '[--json]', about: 'Every imported price; --json: [{ provider, channel, destination, currency, price }].' },
+    remove: { args: 'PROVIDER CHANNEL DESTINATION [--json]', about: "Removes a price: that destination's sends take the next matching one." },
+  },
+  costs: {
+    '': {
+      args: '[--by day|country|provider|client|route] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--json]',
+      about:
+        'What sends cost, in COST_CURRENCY, per UTC day of the send (the default), country, provider, client or route (channel and destination):\n' +
+        'sends a provider took, verifications verified, cost, cost per verified code, and sends of unknown price (not in the cost). Both days\n' +
+        'included; by default the last 7 days; at most 366. --json: [{ <by>: value, sends, verified, cost, costPerVerified, unknownSends }].',
+    },
+  },
   stats: {
     '': {
       args: '[--client CLIENT_ID | --by-provider] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--json]',

@@ -12,6 +12,7 @@ import {
 } from '../admin/commands.js';
 import { defaultAuditLimit, maxAuditLimit } from '../console/audit-log.js';
 import { helpFor, isGroup, usage } from './help.js';
+import { costGroupings } from '../domain/cost-report.js';
 import type { MessagesOptions } from './messages.js';
 import type { DataCommand } from './backup.js';
 import { parseWhatsAppCommand, type WhatsAppCommand } from './whatsapp.js';
@@ -64,6 +65,7 @@ const optionSpec = {
   disable: { type: 'boolean', default: false },
   follow: { type: 'boolean', default: false },
   'by-provider': { type: 'boolean', default: false },
+  by: { type: 'string' },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
@@ -93,6 +95,15 @@ export function parseCommand(argv: readonly string[], readStdin: () => string = 
     return { kind: 'whatsapp', command };
   }
   return { kind: 'admin', ...parseAdmin(positionals, values, readStdin) };
+}
+
+/** A price sheet's text: the file, or standard input for `-`. */
+function readSheet(file: string, readStdin: () => string): string {
+  try {
+    return file === '-' ? readStdin() : fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new UsageError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
 }
 
 type Values = ReturnType<typeof parseArgs<{ args: string[]; allowPositionals: true; options: typeof optionSpec }>>['values'];
@@ -203,6 +214,21 @@ function parseAdmin(positionals: readonly string[], values: Values, readStdin: (
       return { command: { name: 'lists.add', kind, value, clientId, note: values.note ?? null }, json };
     }
     throw new UsageError('lists takes show, or block|allow add|remove VALUE (+2348030); see otp-service lists --help');
+  }
+  if (group === 'prices') {
+    const [, , first, second, third] = positionals;
+    if (action === 'list' && positionals.length === 2) return { command: { name: 'prices.list' }, json };
+    if (action === 'import' && positionals.length === 3 && first !== undefined) return { command: { name: 'prices.import', csv: readSheet(first, readStdin), file: first }, json };
+    if (action === 'remove' && positionals.length === 5 && first !== undefined && second !== undefined && third !== undefined) {
+      return { command: { name: 'prices.remove', provider: first, channel: second, destination: third }, json };
+    }
+    throw new UsageError('prices takes list, import FILE.csv, or remove PROVIDER CHANNEL DESTINATION; see otp-service prices --help');
+  }
+  if (group === 'costs' && action === undefined) {
+    const by = values.by ?? 'day';
+    const grouping = costGroupings.find((g) => g === by);
+    if (grouping === undefined) throw new UsageError(`--by is one of ${costGroupings.join(', ')}, not "${by}"; see otp-service costs --help`);
+    return { command: { name: 'costs', from: values.from ?? null, to: values.to ?? null, by: grouping }, json };
   }
   if (group === 'routes') {
     const [, , channel, destination, providers] = positionals;

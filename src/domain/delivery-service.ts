@@ -5,7 +5,9 @@ import { nextStep, stepDue } from './fallback.js';
 import { decideReceipt, decideSendFailure, nextInRoute } from './delivery.js';
 import { eventsFor } from './outbox-events.js';
 import type { Clock, Random } from './ports.js';
-import type { Destination } from './routes.js';
+import { defaultDestination, type Destination } from './destinations.js';
+import type { Amount, Money } from './money.js';
+import { costOf } from './prices.js';
 import type { DeliveryReceipt, SendResult } from './send-result.js';
 import { dueAgain, turnAttempts, type SendJob } from './send-job.js';
 import { effectiveStatus, fallbackLeft, sendError, withAttemptOf, withLatestAttempt, withTurn, type RequestType, type Verification } from './verification.js';
@@ -18,6 +20,18 @@ export interface ReceiptObserver {
   step?(channel: Channel, reason: 'failure' | 'time'): void;
   /** A code sent once more through `to` because `from` reported no delivery in its route's time (contract 17). */
   deliveryFailover?(channel: Channel, from: string, to: string): void;
+  /** A send a provider took, with its cost in COST_CURRENCY (contract 17); told only when the cost is known. */
+  sendCost?(channel: Channel, provider: string, regionCode: string | null, cost: Amount): void;
+}
+
+/** What a send costs, and under which route it went (contract 17). */
+export interface Pricing {
+  /** The route a send of `channel` to a number takes, by its destination (`default` for the channel's provider list). */
+  routeOf(channel: Channel, to: Destination): string;
+  /** The imported price of a send through `provider`; null when none matches. */
+  priceOf(provider: string, channel: Channel, to: Destination): Money | null;
+  /** COST_CURRENCY. */
+  readonly currency: string;
 }
 
 export interface DeliveryServiceDeps {
@@ -25,6 +39,7 @@ export interface DeliveryServiceDeps {
   readonly afterCommit: AfterCommit;
   /** A channel's providers for a number by name, in failover order: its route's, else the channel's list. */
   readonly providerOrder: (channel: Channel, to: Destination) => readonly string[];
+  readonly pricing: Pricing;
   /** Its route's `--failover-after` for a number: seconds without a DELIVERED receipt before the next provider; null: none. */
   readonly failoverAfter: (channel: Channel, to: Destination) => number | null;
   /**
@@ -80,6 +95,8 @@ export class DeliveryService {
       // The common case, on the path of every code: it moves only the delivery and the job, so it needs no read
       // and no lock, and goes with concurrent ones in one statement.
       const at = clock.now();
+      const { pricing } = this.deps;
+      const { cost, reported } = costOf(result.price ?? null, to && pricing.priceOf(provider, job.channel, to), pricing.currency);
       const written = await store.recordSent({
         verificationId: job.verificationId,
         channel: job.channel,
@@ -92,7 +109,11 @@ export class DeliveryService {
         status: result.delivered === true ? 'DELIVERED' : 'SENT',
         at,
         failoverAt: result.delivered === true || to === null ? null : this.failoverAt(job.channel, provider, to, at),
+        cost,
+        reported,
+        route: to === null ? defaultDestination : pricing.routeOf(job.channel, to),
       });
+      if (cost !== null) this.deps.observer?.sendCost?.(job.channel, provider, to?.regionCode ?? null, cost);
       // Receipts that came before this acceptance was committed apply now, in the order they came.
       if (written.parked) await this.applyParked(await store.parkedReceipts(100, { provider, account, messageId: result.messageId }));
       return written;

@@ -70,20 +70,3 @@ export interface NumberListStore {
   all(): Promise<ListEntry[]>;
 }
 
-/**
- * The lists in force in this process: read at start, again when a change is announced (PostgreSQL NOTIFY, in
- * the changing transaction) or made here, and every so often in case an announcement was lost.
- */
-export class ListsInForce {
-  private lists = new NumberLists([]);
-
-  constructor(private readonly store: Pick<NumberListStore, 'all'>) {}
-
-  current(): NumberLists {
-    return this.lists;
-  }
-
-  async refresh(): Promise<void> {
-    this.lists = new NumberLists(await this.store.all());
-  }
-}

@@ -1,6 +1,7 @@
 import type { Channel } from './channel-driver.js';
-import { isRegion } from './phone.js';
-import type { Verification } from './verification.js';
+import { DestinationIndex, type Destination } from './destinations.js';
+
+export { defaultDestination, parseDestination, type Destination } from './destinations.js';
 
 /**
  * Routes (contract 17): which providers carry a channel's codes to which destinations, in failover order. A
@@ -27,12 +28,6 @@ export interface Route {
   readonly updatedAt: Date;
 }
 
-/**
- * Where a code goes: its verification (whose id draws its first provider on a weighted route, the same in every
- * instance and at every turn), its number (E.164) and that number's country (null when not known).
- */
-export type Destination = Pick<Verification, 'id' | 'phoneNumber' | 'regionCode'>;
-
 /** Routes in the database; each change is announced to every instance. */
 export interface RouteStore {
   /** Adds the route of `route.channel` and `route.destination`, or replaces it; true when it was new. */
@@ -42,44 +37,17 @@ export interface RouteStore {
   all(): Promise<Route[]>;
 }
 
-export const defaultDestination = 'default';
-
-/**
- * A destination as routes and prices name it: `default`, a country's code upper-cased (`ng` is `NG`), or + and the
- * digits of a number's start (spaces, dashes and brackets dropped); null when it is none of these.
- */
-export function parseDestination(text: string): string | null {
-  const trimmed = text.trim();
-  if (trimmed.toLowerCase() === defaultDestination) return defaultDestination;
-  if (/^[A-Za-z]{2}$/.test(trimmed)) return isRegion(trimmed.toUpperCase()) ? trimmed.toUpperCase() : null;
-  const prefix = trimmed.replace(/[\s()-]/g, '');
-  return /^\+[1-9][0-9]{0,14}$/.test(prefix) ? prefix : null;
-}
-
 /** The routes in force, as one process last read them: a send asks them without reading the database. */
 export class RouteTable {
-  /** Per channel: prefixes longest first, then countries and `default` by name. */
-  private readonly prefixes: ReadonlyMap<Channel, readonly Route[]>;
-  private readonly named: ReadonlyMap<string, Route>;
+  private readonly routes: DestinationIndex<Route>;
 
   constructor(routes: readonly Route[]) {
-    const prefixes = new Map<Channel, Route[]>();
-    const named = new Map<string, Route>();
-    for (const r of routes) {
-      if (r.destination.startsWith('+')) prefixes.set(r.channel, [...(prefixes.get(r.channel) ?? []), r]);
-      else named.set(`${r.channel}|${r.destination}`, r);
-    }
-    for (const list of prefixes.values()) list.sort((a, b) => b.destination.length - a.destination.length);
-    this.prefixes = prefixes;
-    this.named = named;
+    this.routes = new DestinationIndex(routes, (r) => r.channel);
   }
 
   /** The route a send of `channel` to `to` takes; null: none is set, and the channel's provider list applies. */
   routeFor(channel: Channel, to: Destination): Route | null {
-    const byPrefix = this.prefixes.get(channel)?.find((r) => to.phoneNumber.startsWith(r.destination));
-    if (byPrefix) return byPrefix;
-    const byCountry = to.regionCode === null ? undefined : this.named.get(`${channel}|${to.regionCode}`);
-    return byCountry ?? this.named.get(`${channel}|${defaultDestination}`) ?? null;
+    return this.routes.find(channel, to);
   }
 
   /**
@@ -142,17 +110,3 @@ function fnv1a(text: string): number {
   return hash >>> 0;
 }
 
-/** The route table this process holds, read again when a change is announced (and now and then in case one was lost). */
-export class RoutesInForce {
-  private table = new RouteTable([]);
-
-  constructor(private readonly store: Pick<RouteStore, 'all'>) {}
-
-  current(): RouteTable {
-    return this.table;
-  }
-
-  async refresh(): Promise<void> {
-    this.table = new RouteTable(await this.store.all());
-  }
-}

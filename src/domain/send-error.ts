@@ -31,6 +31,8 @@ export interface AttemptRecord {
   readonly at: string;
   readonly attempts: number;
   readonly lastError: { readonly code: SendErrorCode; readonly message: string; readonly at: string } | null;
+  /** In COST_CURRENCY, a decimal string; null: unknown, or no provider took it. */
+  readonly cost: string | null;
 }
 
 /** A send error as a record shows it (its time in ISO 8601). */

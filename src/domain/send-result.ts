@@ -1,3 +1,5 @@
+import type { Money } from './money.js';
+
 /** What a provider answered to one send. Expected outcomes are values; a provider never throws for them. */
 export type SendResult =
   /**
@@ -5,7 +7,13 @@ export type SendResult =
    * already knows it arrived (a SIP call whose phone rang before the call was placed and dropped), so no receipt
    * is to come.
    */
-  | { readonly kind: 'accepted'; readonly messageId: string; readonly delivered?: boolean }
+  | {
+      readonly kind: 'accepted';
+      readonly messageId: string;
+      readonly delivered?: boolean;
+      /** What the provider says the send costs, when its answer says (Vonage's `message-price`, Africa's Talking's `cost`). */
+      readonly price?: Money;
+    }
   /** Retrying may help (time-out, throttling, 5xx, queue full); `retryAfterSeconds` when the provider said. */
   | { readonly kind: 'transient'; readonly reason: string; readonly retryAfterSeconds?: number }
   /** Retrying through this provider cannot help (invalid or barred number, refused sender, bad credentials). */

@@ -1,5 +1,6 @@
 import { utcDay } from './daily-quota.js';
 import type { FieldProblem } from './error-catalogue.js';
+import { per, sum, type Amount } from './money.js';
 import { regionOfCallingCode } from './phone.js';
 
 /** A client's traffic towards one country on one UTC day (contract 10, GET /v1/stats). */
@@ -21,6 +22,10 @@ export interface DailyTraffic {
   readonly delivered: number;
   /** Verifications that ended SUCCESS. */
   readonly verified: number;
+  /** What their sends cost (contract 17), a decimal string in COST_CURRENCY; sends of unknown price add nothing. */
+  readonly cost: Amount;
+  /** cost / verified, to 6 decimals; null when none was verified. */
+  readonly costPerVerified: Amount | null;
 }
 
 /** The same, of one client among all (the operator's `otp-service stats`). */
@@ -118,11 +123,11 @@ export function settleTraffic<T extends DailyTraffic>(rows: readonly T[], key: (
     merged.set(
       at,
       seen
-        ? { ...seen, sends: seen.sends + row.sends, delivered: seen.delivered + row.delivered, verified: seen.verified + row.verified }
+        ? { ...seen, sends: seen.sends + row.sends, delivered: seen.delivered + row.delivered, verified: seen.verified + row.verified, cost: sum([seen.cost, row.cost]) }
         : { ...row, regionCode },
     );
   }
-  return [...merged.values()].sort(
+  return [...merged.values()].map((row) => ({ ...row, costPerVerified: per(row.cost, row.verified) })).sort(
     (a, b) =>
       compare(a.day, b.day) ||
       compare(a.regionCode ?? '\uffff', b.regionCode ?? '\uffff') ||

@@ -1,4 +1,5 @@
 import type { CommitEffects } from './after-commit.js';
+import type { Amount, Money } from './money.js';
 import type { OutboxEvent } from './events.js';
 import type { PhoneHistory } from './limits.js';
 import type { ThrottledState } from './conversion.js';
@@ -186,6 +187,12 @@ export interface SentRecord {
   readonly at: Date;
   /** When the send goes through the route's next provider without a DELIVERED receipt (Verification.failoverAt); null: never. */
   readonly failoverAt: Date | null;
+  /** What it cost in COST_CURRENCY (contract 17): the provider's reported price, else the imported one; null: unknown. */
+  readonly cost: Amount | null;
+  /** The price the provider reported, in whatever currency it said (kept in the ledger even when it is not ours). */
+  readonly reported: Money | null;
+  /** The destination of the route it went by (`default` for the channel's provider list), for `costs --by route`. */
+  readonly route: string;
 }
 
 /** What recording an acceptance found. */

@@ -1,4 +1,5 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
+import { sum, zero, type Amount } from './money.js';
 import type { DeliveryChannel } from './channel-driver.js';
 import { sendErrorRecord, type AttemptRecord, type SendError } from './send-error.js';
 
@@ -33,6 +34,11 @@ export interface DeliveryAttempt {
   readonly attempts: number;
   /** The latest failure of this turn; null when none failed. */
   readonly lastError: SendError | null;
+  /**
+   * What the send cost in COST_CURRENCY (contract 17), a decimal string: the provider's reported price, else the
+   * imported one; null or absent: unknown, or no provider took it.
+   */
+  readonly cost?: Amount | null;
 }
 
 /** The latest send of a verification's code (contract 3.4 `delivery`). */
@@ -163,7 +169,20 @@ export function withTurn(attempts: readonly DeliveryAttempt[], turn: DeliveryAtt
 
 /** A turn as a record shows it and as it is stored (times in ISO 8601). */
 export function attemptRecord(a: DeliveryAttempt): AttemptRecord {
-  return { channel: a.channel, provider: a.provider, status: a.status, at: a.at.toISOString(), attempts: a.attempts, lastError: sendErrorRecord(a.lastError) };
+  return { channel: a.channel, provider: a.provider, status: a.status, at: a.at.toISOString(), attempts: a.attempts, lastError: sendErrorRecord(a.lastError), cost: a.cost ?? null };
+}
+
+/** Statuses of a turn a provider took: each costs, its price known or not. */
+const taken: readonly SendStatus[] = ['SENT', 'DELIVERED', 'UNDELIVERED'];
+
+/**
+ * What a verification's sends cost (contract 17, the record's `cost`): the sum of its turns' known costs, and how
+ * many turns a provider took whose cost is unknown. A test number's cost nothing.
+ */
+export function verificationCost(v: Pick<Verification, 'deliveries'>): { readonly amount: Amount; readonly unknownSends: number } {
+  const known = v.deliveries.flatMap((a) => (a.cost === undefined || a.cost === null ? [] : [a.cost]));
+  const unknownSends = v.deliveries.filter((a) => taken.includes(a.status) && (a.cost === undefined || a.cost === null)).length;
+  return { amount: sum(known), unknownSends };
 }
 
 /**
@@ -186,7 +205,7 @@ export function testNumberDelivery(channel: Delivery['channel'], sends: number, 
 
 /** The attempt a test number's send makes: `test`, delivered at once. */
 export function testNumberAttempt(channel: Delivery['channel'], now: Date): DeliveryAttempt {
-  return { channel, provider: 'test', status: 'DELIVERED', at: now, attempts: 1, lastError: null };
+  return { channel, provider: 'test', status: 'DELIVERED', at: now, attempts: 1, lastError: null, cost: zero };
 }
 
 /** A PENDING verification whose time is up reads as EXPIRED, before any sweep records it. */

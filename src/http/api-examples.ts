@@ -34,7 +34,7 @@ export const exampleVerification: Verification = {
   regionCode: 'NG',
   lastSendAt: created,
   delivery: { channel: 'SMS', provider: 'twilio', messageId: null, status: 'SENT', sends: 1, updatedAt: sent },
-  deliveries: [{ channel: 'SMS', provider: 'twilio', status: 'SENT', at: sent, attempts: 1, lastError: null }],
+  deliveries: [{ channel: 'SMS', provider: 'twilio', status: 'SENT', at: sent, attempts: 1, lastError: null, cost: '0.0079' }],
   workflow: [],
   fallbackAfterSeconds: 60,
   nextStepAt: null,
@@ -44,16 +44,20 @@ export const exampleVerification: Verification = {
 
 const verifiedAt = new Date('2026-11-21T09:31:12.004Z');
 
+/** The examples' COST_CURRENCY. */
+const exampleCurrency = 'USD';
+const record = (v: Verification) => publicRecord(v, exampleCurrency);
+
 export const examples = {
-  pending: publicRecord(exampleVerification),
-  success: publicRecord({
+  pending: record(exampleVerification),
+  success: record({
     ...exampleVerification,
     status: 'SUCCESS',
     counter: 1,
     updatedAt: verifiedAt,
     delivery: { ...exampleVerification.delivery, status: 'DELIVERED', updatedAt: verifiedAt },
   }),
-  droppedCall: publicRecord({
+  droppedCall: record({
     ...exampleVerification,
     id: '9b2e4c1a-5d7f-4a3e-8c6b-1f0e2d4a6c8e',
     type: 'DROPPED_CALL',
@@ -69,14 +73,14 @@ export const examples = {
     failoverAt: null,
     steps: 0,
   }),
-  canceled: publicRecord({
+  canceled: record({
     ...exampleVerification,
     status: 'FAILED',
     failureReason: 'CANCELED',
     updatedAt: verifiedAt,
   }),
   /** A wrong code on an attempt that was not the last. */
-  mismatch: { ...exampleVerification, counter: 1 } satisfies Verification,
+  mismatch: record({ ...exampleVerification, counter: 1 }),
   /** A verification that was verified already. */
-  notPending: { ...exampleVerification, status: 'SUCCESS', counter: 1 } satisfies Verification,
-} as const satisfies Record<string, PublicRecord | Verification>;
+  notPending: record({ ...exampleVerification, status: 'SUCCESS', counter: 1 }),
+} as const satisfies Record<string, PublicRecord>;

@@ -37,6 +37,8 @@ export interface AppDeps extends AuthHookDeps, OAuthRouteDeps {
   readonly verifications: VerificationService;
   /** Digits of a code (OTP_LENGTH): a caller's own message text (CAMARA's `message`) is checked with one in it. */
   readonly codeLength: number;
+  /** COST_CURRENCY: what a record's cost is in. */
+  readonly costCurrency: string;
   /** Erasure of a person's data (DELETE /v1/otp/{id}). */
   readonly personalData: PersonalDataStore;
   /** Where webhooks may go (WEBHOOK_ALLOWED_NETWORKS): a create naming a destination never delivered to is a 400. */
@@ -153,8 +155,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Fastify parses text/plain by default; /v1 takes JSON only (contract 5: 415 for a body that is not JSON).
     v1.removeContentTypeParser('text/plain');
     registerAuthHook(v1, deps);
-    otpRoutes(v1, deps.verifications, deps.webhookDestinations);
-    otpLifecycleRoutes(v1, deps.verifications, deps.personalData);
+    otpRoutes(v1, deps.verifications, deps.webhookDestinations, deps.costCurrency);
+    otpLifecycleRoutes(v1, deps.verifications, deps.personalData, deps.costCurrency);
     lookupRoutes(v1, deps.lookups);
     statsRoutes(v1, deps.stats);
     deps.extraV1Routes?.(v1);

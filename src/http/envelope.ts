@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import { errorCatalogue, type ErrorCode, type FieldProblem, type RuleProblem } from '../domain/error-catalogue.js';
-import { attemptRecord, fallbackLeft, latestTurn, type AttemptRecord, type Verification } from '../domain/verification.js';
+import { attemptRecord, fallbackLeft, latestTurn, verificationCost, type AttemptRecord, type Verification } from '../domain/verification.js';
 
 /** The record as clients see it (seed 2.2 plus contract 3.4's fields). */
 export interface PublicRecord {
@@ -30,9 +30,11 @@ export interface PublicRecord {
   };
   fallback: string[];
   deliveries: AttemptRecord[];
+  cost: { amount: string; currency: string; unknownSends: number };
 }
 
-export function publicRecord(v: Verification): PublicRecord {
+/** The record of `v`; `currency`: COST_CURRENCY, which its cost is in. */
+export function publicRecord(v: Verification, currency: string): PublicRecord {
   return {
     id: v.id,
     createdAt: v.createdAt.toISOString(),
@@ -60,12 +62,14 @@ export function publicRecord(v: Verification): PublicRecord {
     },
     fallback: [...fallbackLeft(v)],
     deliveries: v.deliveries.map(attemptRecord),
+    cost: { ...verificationCost(v), currency },
   };
 }
 
 export interface ErrorOptions {
   readonly details?: readonly (FieldProblem | RuleProblem)[];
-  readonly data?: Verification;
+  /** The record to send with the error, as publicRecord made it. */
+  readonly data?: PublicRecord;
   readonly message?: string;
   readonly retryAfterSeconds?: number;
 }
@@ -76,7 +80,7 @@ export function errorBody(code: ErrorCode, options: ErrorOptions = {}) {
     status: false as const,
     message: options.message ?? errorCatalogue[code].message,
     error: { code, ...(options.details && { details: options.details }) },
-    ...(options.data && { data: publicRecord(options.data) }),
+    ...(options.data && { data: options.data }),
   };
 }
 
@@ -86,8 +90,8 @@ export function sendError(reply: FastifyReply, code: ErrorCode, options: ErrorOp
 }
 
 /** 409 VERIFICATION_NOT_PENDING with the record as it reads now (verify, resend and cancel answer alike). */
-export function sendNotPending(reply: FastifyReply, v: Verification): FastifyReply {
-  return sendError(reply, 'VERIFICATION_NOT_PENDING', { message: `The verification is ${v.status}`, data: v });
+export function sendNotPending(reply: FastifyReply, v: Verification, currency: string): FastifyReply {
+  return sendError(reply, 'VERIFICATION_NOT_PENDING', { message: `The verification is ${v.status}`, data: publicRecord(v, currency) });
 }
 
 /** 404 NOT_FOUND for a verification id that is unknown or another client's. */

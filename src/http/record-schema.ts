@@ -9,7 +9,7 @@ export const recordSchema = {
   required: [
     'id', 'createdAt', 'updatedAt', 'expiresAt', 'otp', 'phoneNumber', 'country', 'countryCode', 'counter',
     'pairedNumber', 'type', 'status', 'webhookUrl', 'reference', 'failureReason', 'delivery', 'fallback',
-    'deliveries',
+    'deliveries', 'cost',
   ],
   properties: {
     id: { type: 'string', description: 'The verification id (a UUID).' },
@@ -83,7 +83,7 @@ export const recordSchema = {
         "Every provider's turn at sending the code, oldest first: a failover between two providers makes two, the retries of one provider's failed call stay in its turn; the latest is `delivery` as it stands.",
       items: {
         type: 'object',
-        required: ['channel', 'provider', 'status', 'at', 'attempts', 'lastError'],
+        required: ['channel', 'provider', 'status', 'at', 'attempts', 'lastError', 'cost'],
         properties: {
           channel: { type: 'string', description: 'The channel of the attempt, as `delivery.channel`.' },
           provider: { type: 'string', description: 'The provider tried (`test` for a test number).' },
@@ -95,7 +95,22 @@ export const recordSchema = {
           at: { type: 'string', description: `When its latest call was made. ${timestamp}` },
           attempts: { type: 'integer', description: 'Calls made to the provider in this turn.' },
           lastError: sendErrorSchema('The latest failure of this turn; null when none failed.'),
+          cost: {
+            ...nullableString,
+            description:
+              "What this send cost, a decimal string in `cost.currency` (`0.0125`): the price the provider reported for it, else the operator's imported price for its provider and destination; null when neither is known, or when no provider took it.",
+          },
         },
+      },
+    },
+    cost: {
+      type: 'object',
+      description: "What the verification's sends cost so far. A test number's cost nothing.",
+      required: ['amount', 'currency', 'unknownSends'],
+      properties: {
+        amount: { type: 'string', description: 'The sum of the known costs of `deliveries`, a decimal string (`0.0204`).' },
+        currency: { type: 'string', description: 'ISO 4217: the currency the service counts in (`USD`).' },
+        unknownSends: { type: 'integer', description: 'Sends a provider took whose cost is not known, and so not in `amount`.' },
       },
     },
   },

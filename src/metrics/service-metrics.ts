@@ -96,6 +96,12 @@ export class ServiceMetrics implements HttpObserver, VerificationObserver, SendO
     labelNames: ['channel', 'from', 'to'] as const,
     registers: [this.registry],
   });
+  private readonly sendCosts = new Counter({
+    name: 'otp_send_cost_total',
+    help: 'What the sends providers took cost, in COST_CURRENCY (their reported price, else the imported one; sends of unknown price add nothing), by channel, provider and country (ISO 3166 alpha-2)',
+    labelNames: ['channel', 'provider', 'country'] as const,
+    registers: [this.registry],
+  });
   private readonly receiptSeconds = new Histogram({
     name: 'otp_receipt_latency_seconds',
     help: 'Time from a provider taking a code to its receipt, by provider and status',
@@ -182,6 +188,10 @@ export class ServiceMetrics implements HttpObserver, VerificationObserver, SendO
 
   deliveryFailover(channel: string, from: string, to: string): void {
     this.deliveryFailovers.inc({ channel, from, to });
+  }
+
+  sendCost(channel: string, provider: string, regionCode: string | null, cost: string): void {
+    this.sendCosts.inc({ channel, provider, country: regionCode ?? 'unknown' }, Number(cost));
   }
 
   webhookAttempt(outcome: 'delivered' | 'retry' | 'failed', lagSeconds: number): void {

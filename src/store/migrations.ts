@@ -628,6 +628,42 @@ const migrations: Record<string, Migration> = {
       `);
     },
   },
+  '0037_prices_and_costs': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- Prices (contract 17, prices import): what a provider charges for a message of a channel to a destination
+        -- (an E.164 prefix, a country or default), matched as routes are.
+        CREATE TABLE prices (
+          provider text NOT NULL,
+          channel text NOT NULL,
+          destination text NOT NULL,
+          currency text NOT NULL,
+          price numeric NOT NULL CHECK (price >= 0),
+          updated_at timestamptz NOT NULL,
+          PRIMARY KEY (provider, channel, destination)
+        );
+        -- The cost ledger: one row per send a provider took, written with its acceptance. cost is in
+        -- COST_CURRENCY (null: unknown); a price the provider reported in another currency is kept beside it.
+        -- No number in it: erasing a person's data leaves what was spent.
+        CREATE TABLE send_costs (
+          id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+          verification_id uuid NOT NULL,
+          client_id uuid NOT NULL,
+          sent_at timestamptz NOT NULL,
+          channel text NOT NULL,
+          provider text NOT NULL,
+          region_code text,
+          route text NOT NULL,
+          cost numeric,
+          reported_amount numeric,
+          reported_currency text
+        );
+        CREATE INDEX send_costs_sent ON send_costs (sent_at);
+        CREATE INDEX send_costs_client_sent ON send_costs (client_id, sent_at);
+        CREATE INDEX send_costs_verification ON send_costs (verification_id);
+      `);
+    },
+  },
 };
 
 /** Runs DDL one statement at a time: PGlite's extended protocol takes one statement per query. */

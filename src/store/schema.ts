@@ -269,6 +269,8 @@ export interface Database {
   operator_challenges: OperatorChallengesTable;
   audit_log: AuditLogTable;
   routes: RoutesTable;
+  prices: PricesTable;
+  send_costs: SendCostsTable;
 }
 
 /** 0029: console operators (contract 16). */
@@ -361,6 +363,33 @@ export interface RoutesTable {
   failover_after_seconds: number | null;
   policy: string;
   updated_at: Date;
+}
+
+/** 0037: prices (contract 17): a provider's price per message of a channel to a destination. */
+export interface PricesTable {
+  provider: string;
+  channel: string;
+  destination: string;
+  currency: string;
+  /** numeric: text as read. */
+  price: ColumnType<string, string, string>;
+  updated_at: Date;
+}
+
+/** 0037: the cost ledger, one row per send a provider took. */
+export interface SendCostsTable {
+  id: Generated<string>;
+  verification_id: string;
+  client_id: string;
+  sent_at: Date;
+  channel: string;
+  provider: string;
+  region_code: string | null;
+  /** The destination of the route the send took (`default` for the channel's provider list). */
+  route: string;
+  cost: ColumnType<string | null, string | null, string | null>;
+  reported_amount: ColumnType<string | null, string | null, string | null>;
+  reported_currency: string | null;
 }
 
 /** 0021: block and allow lists (contract 14); `client_id` null: service-wide. */

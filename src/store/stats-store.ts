@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { ClientDailyTraffic } from '../domain/stats.js';
 import type { StatsStore, TrafficQuery } from '../domain/stats-store.js';
+import { normalised } from './price-store.js';
 import type { Database } from './schema.js';
 
 /** Counts as the drivers return them: PostgreSQL's bigint and numeric come as text. */
@@ -25,6 +26,8 @@ export function dailyTrafficQuery(db: Kysely<Database>, query: TrafficQuery) {
       eb.fn.sum<Count>(sql`send_requests + steps`).as('sends'),
       eb.fn.countAll<Count>().filterWhere('delivery_status', '=', 'DELIVERED').as('delivered'),
       eb.fn.countAll<Count>().filterWhere('status', '=', 'SUCCESS').as('verified'),
+      // The ledger's rows of each verification (send_costs_verification): what its sends cost.
+      sql<string>`coalesce(sum((SELECT sum(c.cost) FROM send_costs c WHERE c.verification_id = verifications.id)), 0)::text`.as('cost'),
     ])
     .where('created_at', '>=', query.since)
     .where('created_at', '<', query.before)
@@ -49,6 +52,8 @@ export class SqlStatsStore implements StatsStore {
       sends: Number(row.sends),
       delivered: Number(row.delivered),
       verified: Number(row.verified),
+      cost: normalised(row.cost),
+      costPerVerified: null,
       ...(query.byProvider === true && { provider: row.delivery_provider ?? null }),
     }));
   }

@@ -84,6 +84,7 @@ function toAttempts(raw: unknown, delivery: Delivery): DeliveryAttempt[] {
             // Attempts stored before they counted calls (0030) were one call each.
             attempts: typeof o.attempts === 'number' ? o.attempts : 1,
             lastError: toSendError(o.lastError),
+            cost: typeof o.cost === 'string' ? o.cost : null,
           },
         ];
       })

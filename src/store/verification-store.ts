@@ -188,14 +188,16 @@ export class SqlVerificationStore implements VerificationStore {
     const rows = group.map(
       (s) =>
         sql`(${s.verificationId}::uuid, ${s.provider}::text, ${s.account}::text, ${s.messageId}::text, ${s.attempt}::int, ${s.status}::text, ${s.at}::timestamptz,
-          ${s.channel}::text, ${s.deliveryChannel}::text, ${s.turnAttempts}::int, ${s.failoverAt}::timestamptz)`,
+          ${s.channel}::text, ${s.deliveryChannel}::text, ${s.turnAttempts}::int, ${s.failoverAt}::timestamptz,
+          ${s.cost}::text, ${s.reported?.amount ?? null}::numeric, ${s.reported?.currency ?? null}::text, ${s.route}::text)`,
     );
     const keptBefore = this.keptCommits;
     const parked = this.receiptsMayBeKept
       ? sql`EXISTS (SELECT 1 FROM parked_receipts r WHERE r.provider = k.provider AND r.account = k.account AND r.message_id = k.message_id)`
       : sql`false`;
     const result = await sql<{ verification_id: string; provider: string; account: string; message_id: string; previous: string | null; parked: boolean }>`
-      WITH s (verification_id, provider, account, message_id, attempt, status, at, channel, delivery_channel, turn_attempts, failover_at) AS (VALUES ${sql.join(rows)}),
+      WITH s (verification_id, provider, account, message_id, attempt, status, at, channel, delivery_channel, turn_attempts, failover_at,
+        cost, reported_amount, reported_currency, route) AS (VALUES ${sql.join(rows)}),
       -- Verifications are locked first, in id order, as every transaction script locks them (a resend locks the
       -- verification, then its job). Left to itself PostgreSQL runs the job update before the verification's,
       -- and a resend of the same verification at that moment deadlocked with it.
@@ -208,7 +210,7 @@ export class SqlVerificationStore implements VerificationStore {
           deliveries = CASE WHEN s.turn_attempts > 1 AND v.deliveries->-1->>'status' = 'QUEUED' AND v.deliveries->-1->>'provider' = s.provider
               AND v.deliveries->-1->>'channel' = s.delivery_channel THEN v.deliveries - -1 ELSE v.deliveries END
             || jsonb_build_array(jsonb_build_object('channel', s.delivery_channel, 'provider', s.provider,
-            'status', s.status, 'at', to_char(s.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'attempts', s.turn_attempts,
+            'status', s.status, 'at', to_char(s.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'attempts', s.turn_attempts, 'cost', s.cost,
             'lastError', CASE WHEN s.turn_attempts > 1 AND v.deliveries->-1->>'provider' = s.provider THEN coalesce(v.deliveries->-1->'lastError', 'null'::jsonb) ELSE 'null'::jsonb END)),
           -- The current step's clock starts when its code is first sent; a resend or failover leaves it running.
           next_step_at = CASE WHEN v.next_step_at IS NULL AND v.steps < cardinality(v.workflow)
@@ -221,6 +223,13 @@ export class SqlVerificationStore implements VerificationStore {
         UPDATE send_jobs j SET status = 'sent', provider = s.provider, provider_failures = 0, last_error = NULL, updated_at = s.at
         FROM s WHERE j.verification_id = s.verification_id AND j.channel = s.channel AND j.verification_id IN (SELECT id FROM locked)
         RETURNING j.verification_id
+      ),
+      -- The cost ledger (contract 17): every send a provider took costs, a stale one (its verification moved on
+      -- to another channel) as much as any.
+      costed AS (
+        INSERT INTO send_costs (verification_id, client_id, sent_at, channel, provider, region_code, route, cost, reported_amount, reported_currency)
+        SELECT s.verification_id, v.client_id, s.at, s.channel, s.provider, v.region_code, s.route, s.cost::numeric, s.reported_amount, s.reported_currency
+        FROM s JOIN verifications v ON v.id = s.verification_id
       ),
       kept AS (
         INSERT INTO provider_messages (provider, account, message_id, verification_id, attempt, created_at)

@@ -61,6 +61,8 @@ describe('stats rows', () => {
     sends: 1,
     delivered: 1,
     verified: 1,
+    cost: '0',
+    costPerVerified: null,
     ...over,
   });
 
@@ -93,6 +95,23 @@ describe('stats rows', () => {
         ['b', 7],
       ],
     );
+  });
+
+  it('adds up the cost of the rows it joins exactly, and divides it by the verified codes to 6 decimals', () => {
+    const settled = settleTraffic([
+      row({ regionCode: null, sends: 2, verified: 1, cost: '0.1' }),
+      row({ sends: 1, verified: 2, cost: '0.2' }),
+      row({ day: '2026-11-20', verified: 0, cost: '0.0125' }),
+    ]);
+    assert.deepEqual(
+      settled.map((r) => [r.day, r.cost, r.costPerVerified]),
+      [
+        ['2026-11-20', '0.0125', null],
+        // 0.1 + 0.2 in binary floating point is 0.30000000000000004; 0.3 / 3 verified.
+        ['2026-11-21', '0.3', '0.1'],
+      ],
+    );
+    assert.equal(settleTraffic([row({ verified: 3, cost: '1' })])[0]?.costPerVerified, '0.333333');
   });
 
   it("takes a calling code's region as libphonenumber reads its numbers", () => {

@@ -51,7 +51,7 @@ const eraseSchema = {
 } as const;
 
 /** POST /v1/otp/:id/resend, POST /v1/otp/:id/cancel (contract 9) and DELETE /v1/otp/:id (contract 20): no body. */
-export function otpLifecycleRoutes(app: FastifyInstance, verifications: VerificationService, personalData: PersonalDataStore): void {
+export function otpLifecycleRoutes(app: FastifyInstance, verifications: VerificationService, personalData: PersonalDataStore, currency: string): void {
   app.post<{ Params: { id: string } }>(
     '/v1/otp/:id/resend',
     { schema: resendSchema, config: { operation: 'resendCode' } },
@@ -65,7 +65,7 @@ export function otpLifecycleRoutes(app: FastifyInstance, verifications: Verifica
       const outcome = await verifications.resend(grantOf(request).clientId, request.params.id, token ?? null);
       switch (outcome.kind) {
         case 'resent':
-          return { status: true, message: 'OTP resent', data: publicRecord(outcome.verification) };
+          return { status: true, message: 'OTP resent', data: publicRecord(outcome.verification, currency) };
         case 'rate-limited':
           return sendError(reply, 'RATE_LIMITED', {
             message: rateLimitMessages[outcome.reason],
@@ -77,7 +77,7 @@ export function otpLifecycleRoutes(app: FastifyInstance, verifications: Verifica
           }
           return sendError(reply, outcome.outcome === 'required' ? 'CAPTCHA_REQUIRED' : 'CAPTCHA_FAILED');
         case 'not-pending':
-          return sendNotPending(reply, outcome.verification);
+          return sendNotPending(reply, outcome.verification, currency);
         case 'not-found':
           return sendVerificationNotFound(reply);
       }
@@ -91,9 +91,9 @@ export function otpLifecycleRoutes(app: FastifyInstance, verifications: Verifica
       const outcome = await verifications.cancel(grantOf(request).clientId, request.params.id);
       switch (outcome.kind) {
         case 'canceled':
-          return { status: true, message: 'Verification cancelled', data: publicRecord(outcome.verification) };
+          return { status: true, message: 'Verification cancelled', data: publicRecord(outcome.verification, currency) };
         case 'not-pending':
-          return sendNotPending(reply, outcome.verification);
+          return sendNotPending(reply, outcome.verification, currency);
         case 'not-found':
           return sendVerificationNotFound(reply);
       }

@@ -86,7 +86,7 @@ const channelNotOffered: Readonly<Record<Channel, string>> = {
 };
 
 /** POST /v1/otp/request, GET /v1/otp/:id, POST /v1/otp/verify. */
-export function otpRoutes(app: FastifyInstance, verifications: VerificationService, destinations: WebhookDestinations): void {
+export function otpRoutes(app: FastifyInstance, verifications: VerificationService, destinations: WebhookDestinations, currency: string): void {
   app.post<{ Body: CreateBody }>(
     '/v1/otp/request',
     { schema: createSchema, config: { operation: 'createVerification' } },
@@ -134,7 +134,7 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
       switch (outcome.kind) {
         case 'created':
         case 'replayed':
-          return { status: true, message: 'OTP sent', data: publicRecord(outcome.verification) };
+          return { status: true, message: 'OTP sent', data: publicRecord(outcome.verification, currency) };
         case 'invalid-fallback':
           return sendError(reply, 'VALIDATION_ERROR', { details: [{ field: 'fallback', issue: outcome.issue }] });
         case 'invalid-phone':
@@ -174,7 +174,7 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
     async (request, reply) => {
       const v = await verifications.fetch(grantOf(request).clientId, request.params.id);
       if (!v) return sendVerificationNotFound(reply);
-      return { status: true, message: 'Verification fetched', data: publicRecord(v) };
+      return { status: true, message: 'Verification fetched', data: publicRecord(v, currency) };
     },
   );
 
@@ -185,11 +185,11 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
       const outcome = await verifications.verify(grantOf(request).clientId, request.body.id, request.body.otp);
       switch (outcome.kind) {
         case 'success':
-          return { status: true, message: 'Verification successful', data: publicRecord(outcome.verification) };
+          return { status: true, message: 'Verification successful', data: publicRecord(outcome.verification, currency) };
         case 'mismatch':
-          return sendError(reply, 'OTP_MISMATCH', { data: outcome.verification });
+          return sendError(reply, 'OTP_MISMATCH', { data: publicRecord(outcome.verification, currency) });
         case 'not-pending':
-          return sendNotPending(reply, outcome.verification);
+          return sendNotPending(reply, outcome.verification, currency);
         case 'not-found':
           return sendVerificationNotFound(reply);
       }

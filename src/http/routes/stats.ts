@@ -11,7 +11,7 @@ const message = 'Stats retrieved';
 /** One day's traffic towards one country: the response schema serializes exactly these fields. */
 const dailyTrafficSchema = {
   type: 'object',
-  required: ['day', 'regionCode', 'countryCode', 'channel', 'sends', 'delivered', 'verified'],
+  required: ['day', 'regionCode', 'countryCode', 'channel', 'sends', 'delivered', 'verified', 'cost', 'costPerVerified'],
   properties: {
     day: { type: 'string', description: 'The UTC day the verifications were created, YYYY-MM-DD.' },
     regionCode: {
@@ -28,13 +28,19 @@ const dailyTrafficSchema = {
     sends: { type: 'integer', description: 'Messages and calls asked for: 1 per verification created, 1 more per resend and per workflow step.' },
     delivered: { type: 'integer', description: 'Verifications whose latest send a delivery receipt marked `DELIVERED`.' },
     verified: { type: 'integer', description: 'Verifications that ended `SUCCESS`.' },
+    cost: {
+      type: 'string',
+      description:
+        "What their sends cost, a decimal string in the service's currency (each record's `cost.currency`): the providers' reported prices, else the operator's imported ones; a send of unknown price adds nothing.",
+    },
+    costPerVerified: { type: ['string', 'null'], description: '`cost` divided by `verified`, to 6 decimals; null when none was verified.' },
   },
 } as const;
 
 const exampleRows: DailyTraffic[] = [
-  { day: '2026-11-23', regionCode: 'GH', countryCode: '+233', channel: 'SMS', sends: 41, delivered: 38, verified: 33 },
-  { day: '2026-11-23', regionCode: 'NG', countryCode: '+234', channel: 'SMS', sends: 1207, delivered: 1102, verified: 964 },
-  { day: '2026-11-24', regionCode: 'NG', countryCode: '+234', channel: 'SMS', sends: 1311, delivered: 1190, verified: 1043 },
+  { day: '2026-11-23', regionCode: 'GH', countryCode: '+233', channel: 'SMS', sends: 41, delivered: 38, verified: 33, cost: '1.1685', costPerVerified: '0.035409' },
+  { day: '2026-11-23', regionCode: 'NG', countryCode: '+234', channel: 'SMS', sends: 1207, delivered: 1102, verified: 964, cost: '4.828', costPerVerified: '0.005008' },
+  { day: '2026-11-24', regionCode: 'NG', countryCode: '+234', channel: 'SMS', sends: 1311, delivered: 1190, verified: 1043, cost: '5.244', costPerVerified: '0.005028' },
 ];
 
 const statsEnvelope = successEnvelope(

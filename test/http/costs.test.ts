@@ -1,0 +1,228 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import type http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { runAudited } from '../../src/admin/audited.js';
+import type { AdminCommand } from '../../src/admin/commands.js';
+import { adminDeps } from '../../src/admin/deps.js';
+import type { CostRow } from '../../src/domain/cost-report.js';
+import type { Price } from '../../src/domain/prices.js';
+import { e164Of, eventually as until, nextLocalNumber } from '../support/api.js';
+import { runCommand } from '../support/command-line.js';
+import { embeddedDataDir } from '../support/databases.js';
+import { forEachDatabase } from '../support/each-database.js';
+import { createHarness, type Harness } from '../support/harness.js';
+import { deliveredNumber, eventually, netSmppMissing, startPerlSmsc, type PerlSmsc } from '../providers/smpp-peers.js';
+import { startReceiver, type Receiver } from '../webhooks/helpers.js';
+
+const secret = `whsec_${randomBytes(32).toString('base64')}`;
+
+interface Costed {
+  id: string;
+  otp: string;
+  status: string;
+  deliveries: { provider: string; status: string; cost: string | null }[];
+  cost: { amount: string; currency: string; unknownSends: number };
+}
+
+const sheet = ['provider,channel,destination,currency,price', 'smpp,sms,NG,USD,0.0031', 'http,sms,default,USD,0.0079', ''].join('\n');
+
+/**
+ * Contract 17's prices and cost ledger, on both databases: each send a provider takes is priced by the imported
+ * sheet (its provider, channel and longest-matching destination), the record, GET /v1/stats, `otp-service costs`
+ * and the metric add the sends up. The providers are a real SMSC the project did not write (Debian's Net::SMPP,
+ * test/peers/smsc.pl, which withholds receipts for numbers ending in 98) and the operator's HTTP gateway.
+ */
+forEachDatabase('prices and the cost ledger', (kind) => {
+  const missing = netSmppMissing();
+  let h: Harness;
+  let smsc: PerlSmsc;
+  let gateway: Receiver;
+  before(async () => {
+    if (missing) return;
+    smsc = await startPerlSmsc('otpsvc', 'bindpass');
+    gateway = await startReceiver((req: { body: string }, res: http.ServerResponse) => {
+      const { id } = JSON.parse(req.body) as { id: string };
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ messageId: `gw-${id}` }));
+    });
+    h = await createHarness(kind, {
+      env: {
+        SMS_PROVIDER: 'smpp,http',
+        SMPP_URL: `smpp://otpsvc:bindpass@127.0.0.1:${smsc.port}`,
+        HTTP_GATEWAY_URL: gateway.url,
+        HTTP_GATEWAY_SECRET: secret,
+        PUBLIC_BASE_URL: 'https://otp.example.test',
+        MIN_CONVERSION: '0',
+      },
+    });
+    await h.services.providers.start();
+  });
+  after(async () => {
+    if (missing) return;
+    await h.services.providers.stop();
+    await h.close();
+    await gateway.close();
+    await smsc.stop();
+  });
+
+  const admin = (command: AdminCommand) => runAudited(adminDeps(h.services), 'cli', command);
+  const ok = async (command: AdminCommand) => {
+    const r = await admin(command);
+    assert.ok(r.ok, r.ok ? '' : r.error);
+    return r.value;
+  };
+  const record = async (token: string, id: string): Promise<Costed> => {
+    await h.services.sendWorker.idle();
+    const res = await h.call('GET', `/v1/otp/${id}`, token);
+    assert.equal(res.statusCode, 200, res.body);
+    return (res.json() as { data: Costed }).data;
+  };
+  const shape = (v: Costed) => v.deliveries.map((a) => `${a.provider} ${a.status} ${a.cost ?? 'unknown'}`);
+  const create = async (token: string, body: Record<string, unknown>) => {
+    const res = await h.call('POST', '/v1/otp/request', token, { countryCode: '+234', ...body });
+    assert.equal(res.statusCode, 200, res.body);
+    return (res.json() as { data: Costed }).data;
+  };
+
+  it('prices each send by its provider and destination, and the record, the stats, costs and the metric add them up', { skip: missing ?? false }, async () => {
+    assert.deepEqual(await ok({ name: 'prices.import', csv: sheet, file: 'prices.csv' }), { file: 'prices.csv', added: 2, updated: 0 });
+    await ok({ name: 'routes.set', channel: 'sms', destination: 'NG', providers: ['smpp', 'http'], failoverAfterSeconds: 20 });
+    const client = await h.client(['otp:send', 'otp:verify']);
+    const token = await h.token(['otp:send', 'otp:verify'], client);
+
+    // Delivered through the SMSC at NG's price, then verified.
+    const delivered = await create(token, { phoneNumber: deliveredNumber() });
+    await until(async () => shape(await record(token, delivered.id)).join() === 'smpp SENT 0.0031' || shape(await record(token, delivered.id)).join() === 'smpp DELIVERED 0.0031');
+    assert.equal((await h.call('POST', '/v1/otp/verify', token, { id: delivered.id, otp: delivered.otp })).statusCode, 200);
+    const verified = await record(token, delivered.id);
+    assert.deepEqual(verified.cost, { amount: '0.0031', currency: 'USD', unknownSends: 0 });
+
+    // Silent on the SMSC: the failover's send through the gateway is priced too, and the record adds both.
+    const silent = `${nextLocalNumber().slice(0, -2)}98`;
+    const twice = await create(token, { phoneNumber: silent });
+    await eventually(() => smsc.events.some((e) => e.event === 'submit_sm' && e.destination_addr === e164Of(silent).slice(1)), 'the SMSC to take the code');
+    await until(async () => shape(await record(token, twice.id)).join() === 'smpp SENT 0.0031');
+    h.clock.advance(21_000);
+    await h.services.deliveries.takeDueFailovers();
+    const both = await record(token, twice.id);
+    assert.deepEqual(shape(both), ['smpp SENT 0.0031', 'http SENT 0.0079']);
+    assert.deepEqual(both.cost, { amount: '0.011', currency: 'USD', unknownSends: 0 });
+
+    // Ghana: no route, so the channel's list (the SMSC first), and no SMSC price for it: unknown, never a guess.
+    const ghana = await create(token, { countryCode: '+233', phoneNumber: '0241234567' });
+    await until(async () => (await record(token, ghana.id)).deliveries.length === 1);
+    const unknown = await record(token, ghana.id);
+    assert.deepEqual(unknown.deliveries.map((a) => [a.provider, a.cost]), [['smpp', null]]);
+    assert.deepEqual(unknown.cost, { amount: '0', currency: 'USD', unknownSends: 1 });
+
+    // The client's stats: NG's three sends cost 0.0141, one code verified.
+    const stats = (await h.call('GET', '/v1/stats', token)).json() as { data: { regionCode: string; sends: number; verified: number; cost: string; costPerVerified: string | null }[] };
+    const byRegion = Object.fromEntries(stats.data.map((r) => [r.regionCode, [r.verified, r.cost, r.costPerVerified]]));
+    assert.deepEqual(byRegion, { GH: [0, '0', null], NG: [1, '0.0141', '0.0141'] });
+
+    // The operator's ledger, grouped each way.
+    const costs = async (by: string) => (await ok({ name: 'costs', from: null, to: null, by } as AdminCommand)) as CostRow[];
+    assert.deepEqual(await costs('provider'), [
+      { provider: 'http', sends: 1, verified: 0, cost: '0.0079', costPerVerified: null, unknownSends: 0 },
+      { provider: 'smpp', sends: 3, verified: 1, cost: '0.0062', costPerVerified: '0.0062', unknownSends: 1 },
+    ]);
+    assert.deepEqual(await costs('country'), [
+      { country: 'GH', sends: 1, verified: 0, cost: '0', costPerVerified: null, unknownSends: 1 },
+      { country: 'NG', sends: 3, verified: 1, cost: '0.0141', costPerVerified: '0.0141', unknownSends: 0 },
+    ]);
+    assert.deepEqual(
+      (await costs('route')).map((r) => [r.route, r.sends, r.cost]),
+      [
+        ['sms NG', 3, '0.0141'],
+        ['sms default', 1, '0'],
+      ],
+    );
+    assert.deepEqual((await costs('client')).map((r) => [r.client, r.sends, r.cost]), [[client.clientId, 4, '0.0141']]);
+    const today = h.clock.now().toISOString().slice(0, 10);
+    assert.deepEqual((await costs('day')).map((r) => [r.day, r.sends, r.verified, r.cost]), [[today, 4, 1, '0.0141']]);
+    const metrics = (await h.services.metrics.render()).body;
+    assert.match(metrics, /otp_send_cost_total\{channel="sms",provider="smpp",country="NG"\} 0\.0062\b/);
+    assert.match(metrics, /otp_send_cost_total\{channel="sms",provider="http",country="NG"\} 0\.0079\b/);
+    assert.doesNotMatch(metrics, /otp_send_cost_total\{[^}]*country="GH"/, 'an unknown cost is not counted as 0');
+  });
+
+  it('a sheet with a wrong line, or in another currency, changes nothing; a price is listed and removed, each change audited', { skip: missing ?? false }, async () => {
+    const before = (await ok({ name: 'prices.list' })) as Price[];
+    for (const [csv, pattern] of [
+      ['provider,channel,destination,currency,price\nsmpp,sms,GH,USD,0.002\nsmpp,sms,GH,EUR,0.002\n', /line 3: the price is in EUR, and this service counts in USD \(COST_CURRENCY\)/],
+      ['provider,channel,destination,currency,price\nsmpp,sms,GH,USD,0.002\n\nsmpp,fax,GH,USD,1\ntwillio,sms,GH,USD,1\nsmpp,sms,Ghana,USD,1\nsmpp,sms,GH,USD,-1\nsmpp,sms,GH,USD\n',
+        /line 4: the channel is sms, call, whatsapp, voice, not "fax"; line 5: no provider is named "twillio"; line 6: the destination is .* not "Ghana"; line 7: the price is a decimal number of USD \(0\.0125\), not "-1"; line 8: 4 columns, not 5/],
+      ['provider,channel,destination,currency,price\nsmpp,sms,+233,USD,0.002\nsmpp,sms,+233,USD,0.003\n', /line 3: smpp sms \+233 is priced on line 2 too/],
+      ['provider;channel;destination;currency;price\n', /the first line must be the header provider,channel,destination,currency,price/],
+      ['provider,channel,destination,currency,price\n', /the file has no price under its header/],
+    ] as const) {
+      const refused = await admin({ name: 'prices.import', csv, file: 'sheet.csv' });
+      assert.equal(refused.ok, false, csv);
+      if (!refused.ok) assert.match(refused.error, pattern);
+      if (!refused.ok) assert.match(refused.error, /^sheet\.csv: nothing imported: /);
+    }
+    assert.deepEqual(await ok({ name: 'prices.list' }), before, 'nothing refused was saved');
+    const updated = await ok({ name: 'prices.import', csv: '\ufeffProvider,Channel,Destination,Currency,Price\r\nsmpp,SMS,ng,usd,0.00310\r\nsmpp,sms,+233 24,USD,"0.0042"\r\n', file: 'more.csv' });
+    assert.deepEqual(updated, { file: 'more.csv', added: 1, updated: 1 });
+    const listed = (await ok({ name: 'prices.list' })) as Price[];
+    assert.deepEqual(
+      listed.map((p) => `${p.provider} ${p.channel} ${p.destination} ${p.price} ${p.currency}`),
+      ['http sms default 0.0079 USD', 'smpp sms +23324 0.0042 USD', 'smpp sms NG 0.0031 USD'],
+    );
+    assert.deepEqual(await ok({ name: 'prices.remove', provider: 'smpp', channel: 'sms', destination: '+23324' }), { removed: { provider: 'smpp', channel: 'sms', destination: '+23324' } });
+    const gone = await admin({ name: 'prices.remove', provider: 'smpp', channel: 'sms', destination: '+23324' });
+    assert.deepEqual(gone, { ok: false, error: 'there is no smpp sms price for +23324' });
+    const audit = (await ok({ name: 'audit.list', limit: 50 })) as { action: string; target: string | null; outcome: string }[];
+    assert.ok(audit.some((e) => e.action === 'prices.import' && e.target === 'more.csv' && e.outcome === 'ok'));
+    assert.ok(audit.some((e) => e.action === 'prices.import' && e.target === 'sheet.csv' && e.outcome.startsWith('refused: sheet.csv: nothing imported')));
+    assert.ok(audit.some((e) => e.action === 'prices.remove' && e.target === 'smpp sms +23324' && e.outcome === 'ok'));
+  });
+});
+
+describe('otp-service prices and costs', () => {
+  it('imports a file, lists prices and costs as tables; another currency or a wrong line exits 2 and changes nothing', async () => {
+    const dataDir = embeddedDataDir('otp-prices-cli-');
+    const files = fs.mkdtempSync(path.join(os.tmpdir(), 'otp-prices-'));
+    const env = { LOG_LEVEL: 'silent', DATA_DIR: dataDir, SMS_PROVIDER: 'log', COST_CURRENCY: 'ngn' };
+    try {
+      const file = path.join(files, 'prices.csv');
+      fs.writeFileSync(file, 'provider,channel,destination,currency,price\nlog,sms,NG,NGN,4.5\ntwilio,sms,default,NGN,12\n');
+      const imported = await runCommand(['prices', 'import', file], env);
+      assert.equal(imported.code, 0, imported.stderr);
+      assert.equal(imported.stdout, `imported ${file}: 2 prices added, 0 updated\n`);
+      const table = await runCommand(['prices', 'list'], env);
+      assert.equal(table.stdout, 'PROVIDER\tCHANNEL\tDESTINATION\tPRICE\nlog\tsms\tNG\t4.5 NGN\ntwilio\tsms\tdefault\t12 NGN\n');
+      const usd = path.join(files, 'usd.csv');
+      fs.writeFileSync(usd, 'provider,channel,destination,currency,price\nlog,sms,NG,USD,0.01\n');
+      const refused = await runCommand(['prices', 'import', usd, '--json'], env);
+      assert.equal(refused.code, 2, refused.stderr);
+      assert.deepEqual(JSON.parse(refused.stderr), { error: `${usd}: nothing imported: line 2: the price is in USD, and this service counts in NGN (COST_CURRENCY)` });
+      const stdin = await runCommand(['prices', 'import', '-'], env, 'provider,channel,destination,currency,price\nlog,sms,NG,NGN,5\n');
+      assert.equal(stdin.stdout, 'imported -: 0 prices added, 1 updated\n');
+      const absent = await runCommand(['prices', 'import', path.join(files, 'absent.csv')], env);
+      assert.equal(absent.code, 2);
+      assert.match(absent.stderr, /cannot read .*absent\.csv: ENOENT/);
+      const listed = JSON.parse((await runCommand(['prices', 'list', '--json'], env)).stdout) as Price[];
+      assert.deepEqual(listed, [
+        { provider: 'log', channel: 'sms', destination: 'NG', currency: 'NGN', price: '5' },
+        { provider: 'twilio', channel: 'sms', destination: 'default', currency: 'NGN', price: '12' },
+      ]);
+      const costs = await runCommand(['costs', '--by', 'country'], env);
+      assert.equal(costs.code, 0, costs.stderr);
+      assert.equal(costs.stdout, 'no send was made in those days\n');
+      assert.deepEqual(JSON.parse((await runCommand(['costs', '--json'], env)).stdout), []);
+      const wrongBy = await runCommand(['costs', '--by', 'week'], env);
+      assert.equal(wrongBy.code, 2);
+      assert.match(wrongBy.stderr, /--by is one of day, country, provider, client, route, not "week"/);
+      const wrongDay = await runCommand(['costs', '--from', '2026-02-30'], env);
+      assert.equal(wrongDay.code, 1);
+      assert.match(wrongDay.stderr, /--from must be a calendar day/);
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+      fs.rmSync(files, { recursive: true, force: true });
+    }
+  });
+});
