@@ -1,6 +1,6 @@
 import type { Channel } from './channel-driver.js';
 import { DestinationIndex, type Destination } from './destinations.js';
-import { largest, type Amount, type Money } from './money.js';
+import { largest, zero, type Amount, type Money } from './money.js';
 
 /**
  * What a provider charges for one message of a channel to a destination (contract 17, `prices import`): the
@@ -49,12 +49,13 @@ export class PriceTable {
 }
 
 /**
- * A send's cost (contract 17): the price its provider reported for it when that is in the deployment's currency,
- * else the imported price of its provider, channel and destination, else unknown (null). A reported price in
- * another currency is kept on the attempt (`reported`) but never summed.
+ * A send's cost (contract 17): the price its provider reported for it when that is in the deployment's currency
+ * (nothing is nothing in any: the log provider reports 0 XXX, ISO 4217's "no currency"), else the imported price
+ * of its provider, channel and destination, else unknown (null). A reported price in another currency is kept on
+ * the attempt (`reported`) but never summed.
  */
 export function costOf(reported: Money | null, imported: Money | null, currency: string): { readonly cost: Amount | null; readonly reported: Money | null } {
-  if (reported !== null && reported.currency === currency) return { cost: reported.amount, reported };
+  if (reported !== null && (reported.currency === currency || reported.amount === zero)) return { cost: reported.amount, reported };
   return { cost: imported !== null && imported.currency === currency ? imported.amount : null, reported };
 }
 

@@ -47,7 +47,8 @@ export const logProvider: ProviderModule = {
       async send(message: Outgoing): Promise<SendResult> {
         await context.messageLog.record(loggedMessage(message));
         context.logger.info({ provider: 'log', channel: message.channel, ...logFields(message) }, `${message.channel} stored by the log provider`);
-        return { kind: 'accepted', messageId: `log-${message.channel}-${message.sendId}` };
+        // Nothing left this machine: it cost nothing, in any currency.
+        return { kind: 'accepted', messageId: `log-${message.channel}-${message.sendId}`, price: { amount: '0', currency: 'XXX' } };
       },
     };
   },

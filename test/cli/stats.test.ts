@@ -16,6 +16,8 @@ interface Row {
   sends: number;
   delivered: number;
   verified: number;
+  cost: string;
+  costPerVerified: string | null;
 }
 
 function jsonLines(stdout: string): Row[] {
@@ -25,7 +27,7 @@ function jsonLines(stdout: string): Row[] {
     .map((l) => JSON.parse(l) as Row);
 }
 
-const header = 'DAY\tREGION\tCOUNTRY\tCHANNEL\tSENDS\tDELIVERED\tVERIFIED';
+const header = 'DAY\tREGION\tCOUNTRY\tCHANNEL\tSENDS\tDELIVERED\tVERIFIED\tCOST\tPER VERIFIED';
 
 describe('otp-service stats on the embedded database, with the server running and then not', () => {
   let dir: string;
@@ -71,21 +73,21 @@ describe('otp-service stats on the embedded database, with the server running an
   });
 
   const expected = (withClient: boolean): Row[] => [
-    { ...(withClient && { clientId }), day: today, regionCode: 'GH', countryCode: '+233', channel: 'SMS', sends: 1, delivered: 0, verified: 1 },
-    { ...(withClient && { clientId }), day: today, regionCode: 'NG', countryCode: '+234', channel: 'SMS', sends: 2, delivered: 0, verified: 0 },
+    { ...(withClient && { clientId }), day: today, regionCode: 'GH', countryCode: '+233', channel: 'SMS', sends: 1, delivered: 0, verified: 1, cost: '0', costPerVerified: '0' },
+    { ...(withClient && { clientId }), day: today, regionCode: 'NG', countryCode: '+234', channel: 'SMS', sends: 2, delivered: 0, verified: 0, cost: '0', costPerVerified: null },
   ];
 
   it("prints every client's figures, or one client's, as a table or one JSON object a line, through the running server", async () => {
     const table = await runCommand(['stats'], { DATA_DIR: dir });
     assert.equal(table.code, 0, table.stderr);
-    assert.equal(table.stdout, `CLIENT_ID\t${header}\n${clientId}\t${today}\tGH\t+233\tSMS\t1\t0\t1\n${clientId}\t${today}\tNG\t+234\tSMS\t2\t0\t0\n`);
+    assert.equal(table.stdout, `CLIENT_ID\t${header}\n${clientId}\t${today}\tGH\t+233\tSMS\t1\t0\t1\t0\t0\n${clientId}\t${today}\tNG\t+234\tSMS\t2\t0\t0\t0\t-\n`);
     const json = await runCommand(['stats', '--json'], { DATA_DIR: dir });
     assert.equal(json.code, 0, json.stderr);
     assert.deepEqual(jsonLines(json.stdout), expected(true));
 
     const mine = await runCommand(['stats', '--client', clientId, '--from', today, '--to', today], { DATA_DIR: dir });
     assert.equal(mine.code, 0, mine.stderr);
-    assert.equal(mine.stdout, `${header}\n${today}\tGH\t+233\tSMS\t1\t0\t1\n${today}\tNG\t+234\tSMS\t2\t0\t0\n`);
+    assert.equal(mine.stdout, `${header}\n${today}\tGH\t+233\tSMS\t1\t0\t1\t0\t0\n${today}\tNG\t+234\tSMS\t2\t0\t0\t0\t-\n`);
     const mineJson = await runCommand(['stats', '--client', clientId, '--json'], { DATA_DIR: dir });
     assert.deepEqual(jsonLines(mineJson.stdout), expected(false));
 
@@ -150,12 +152,12 @@ describe('otp-service stats on PostgreSQL, beside a running service', { skip: po
     assert.deepEqual(
       rows.filter((r) => r.clientId === a.clientId || r.clientId === b.clientId),
       [
-        { clientId: b.clientId, day, regionCode: 'GB', countryCode: '+44', channel: 'SMS', sends: 1, delivered: 0, verified: 0 },
-        { clientId: a.clientId, day, regionCode: 'NG', countryCode: '+234', channel: 'SMS', sends: 1, delivered: 0, verified: 1 },
+        { clientId: b.clientId, day, regionCode: 'GB', countryCode: '+44', channel: 'SMS', sends: 1, delivered: 0, verified: 0, cost: '0', costPerVerified: null },
+        { clientId: a.clientId, day, regionCode: 'NG', countryCode: '+234', channel: 'SMS', sends: 1, delivered: 0, verified: 1, cost: '0', costPerVerified: '0' },
       ],
     );
     const one = await runCommand(['stats', '--client', b.clientId, '--from', day, '--to', day], env);
     assert.equal(one.code, 0, one.stderr);
-    assert.equal(one.stdout, `${header}\n${day}\tGB\t+44\tSMS\t1\t0\t0\n`);
+    assert.equal(one.stdout, `${header}\n${day}\tGB\t+44\tSMS\t1\t0\t0\t0\t-\n`);
   });
 });

@@ -181,7 +181,7 @@ forEachDatabase('typed client operations', (kind) => {
     await mine.verify(created.id, codeOf(created));
     await mine.createVerification({ countryCode: '+234', phoneNumber: freshNumber() });
     const today = s.clock.now().toISOString().slice(0, 10);
-    const expected = [{ day: today, regionCode: 'NG', countryCode: '+234', channel: 'SMS', sends: 2, delivered: 0, verified: 1 }];
+    const expected = [{ day: today, regionCode: 'NG', countryCode: '+234', channel: 'SMS', sends: 2, delivered: 0, verified: 1, cost: '0', costPerVerified: '0' }];
     assert.deepEqual(await mine.getStats(), expected);
     assert.deepEqual(await mine.getStats({ from: today, to: today }), expected);
     assert.deepEqual(await mine.getStats({ to: '2020-01-31' }), []);

@@ -84,7 +84,7 @@ describe('otp-service operators, audit, verifications, providers, stats --by-pro
     const providers = await runCommand(['providers'], env());
     assert.match(providers.stdout, /^CHANNEL\tORDER\tPROVIDER\tCIRCUIT\tSENDS\tMEAN ANSWER\tDELIVERED \(24 h\)\tFAILED CALLS \(24 h\)\tLAST ERROR\nsms\t1\tlog\tclosed\t1\t\d+ ms\t0\/1\t0\t-\n/);
     const stats = await runCommand(['stats', '--by-provider'], env());
-    assert.match(stats.stdout, /^CLIENT_ID\tDAY\tREGION\tCOUNTRY\tCHANNEL\tPROVIDER\tSENDS\tDELIVERED\tVERIFIED\n\S+\t\S+\tNG\t\+234\tSMS\tlog\t1\t0\t0\n$/);
+    assert.match(stats.stdout, /^CLIENT_ID\tDAY\tREGION\tCOUNTRY\tCHANNEL\tPROVIDER\tSENDS\tDELIVERED\tVERIFIED\tCOST\tPER VERIFIED\n\S+\t\S+\tNG\t\+234\tSMS\tlog\t1\t0\t0\t0\t-\n$/);
 
     // The console's voice preview is the CLI's too: what a call would say, nothing saved.
     const spoken = await runCommand(['clients', 'templates', 'preview', id, '--channel', 'voice', '--locale', 'fr', 'Bonjour, votre code est {code}.'], env());

@@ -15,6 +15,7 @@ import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
 
 const recordFields = [
+  'cost',
   'counter',
   'country',
   'countryCode',

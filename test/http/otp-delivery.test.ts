@@ -49,7 +49,7 @@ interface SendErrorBody {
 /** The record with what it says of its sends. */
 interface Sent extends RecordBody {
   delivery: { channel: string; provider: string | null; status: string; sends: number; updatedAt: string; attempts: number; lastError: SendErrorBody | null };
-  deliveries: { channel: string; provider: string; status: string; at: string; attempts: number; lastError: SendErrorBody | null }[];
+  deliveries: { channel: string; provider: string; status: string; at: string; attempts: number; lastError: SendErrorBody | null; cost: string | null }[];
 }
 
 /** What a failed send shows of `delivery`. */
@@ -144,7 +144,7 @@ forEachDatabase('sending codes', (kind) => {
       const lastError = { code: 'PROVIDER_UNAVAILABLE', message: 'gateway 503', at: failedAt };
       const pending = (await h.call('GET', `/v1/otp/${v.id}`, token)).json().data as Sent;
       assert.deepEqual(pick(pending.delivery), { provider: 'log', status: 'QUEUED', sends: 0, attempts: 1, lastError });
-      assert.deepEqual(pending.deliveries, [{ channel: 'SMS', provider: 'log', status: 'QUEUED', at: failedAt, attempts: 1, lastError }]);
+      assert.deepEqual(pending.deliveries, [{ channel: 'SMS', provider: 'log', status: 'QUEUED', at: failedAt, attempts: 1, lastError, cost: null }]);
       h.clock.advance(firstDelay * 1000);
       await worker.runOnce();
       assert.equal(sms.attempts.get(v.id), 2);
@@ -153,7 +153,7 @@ forEachDatabase('sending codes', (kind) => {
       assert.equal(res.json().data.status, 'PENDING');
       const sent = res.json().data as Sent;
       assert.deepEqual(pick(sent.delivery), { provider: 'log', status: 'SENT', sends: 1, attempts: 2, lastError }, 'the turn that got it through keeps its last error');
-      assert.deepEqual(sent.deliveries, [{ channel: 'SMS', provider: 'log', status: 'SENT', at: h.clock.now().toISOString(), attempts: 2, lastError }]);
+      assert.deepEqual(sent.deliveries, [{ channel: 'SMS', provider: 'log', status: 'SENT', at: h.clock.now().toISOString(), attempts: 2, lastError, cost: null }]);
       assert.deepEqual(await eventKinds(h, v.id), []);
     });
   });

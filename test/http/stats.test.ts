@@ -13,10 +13,12 @@ interface Row {
   sends: number;
   delivered: number;
   verified: number;
+  cost: string;
+  costPerVerified: string | null;
 }
 
 const dayMs = 86_400_000;
-const rowKeys = ['channel', 'countryCode', 'day', 'delivered', 'regionCode', 'sends', 'verified'];
+const rowKeys = ['channel', 'cost', 'costPerVerified', 'countryCode', 'day', 'delivered', 'regionCode', 'sends', 'verified'];
 
 /** The UTC day of a time, YYYY-MM-DD. */
 const dayOf = (at: Date | number) => new Date(at).toISOString().slice(0, 10);
@@ -92,11 +94,11 @@ forEachDatabase('traffic stats', (kind) => {
       assert.equal(await verify(other.token, theirs), 200);
 
       assert.deepEqual(await stats(me.token), [
-        { day: today, regionCode: 'GH', countryCode: '+233', channel: 'SMS', sends: 1, delivered: 0, verified: 1 },
-        { day: today, regionCode: 'NG', countryCode: '+234', channel: 'SMS', sends: 4, delivered: 2, verified: 1 },
-        { day: today, regionCode: 'US', countryCode: '+1', channel: 'SMS', sends: 1, delivered: 0, verified: 0 },
+        { day: today, regionCode: 'GH', countryCode: '+233', channel: 'SMS', sends: 1, delivered: 0, verified: 1, cost: '0', costPerVerified: '0' },
+        { day: today, regionCode: 'NG', countryCode: '+234', channel: 'SMS', sends: 4, delivered: 2, verified: 1, cost: '0', costPerVerified: '0' },
+        { day: today, regionCode: 'US', countryCode: '+1', channel: 'SMS', sends: 1, delivered: 0, verified: 0, cost: '0', costPerVerified: null },
       ]);
-      assert.deepEqual(await stats(other.token), [{ day: today, regionCode: 'NG', countryCode: '+234', channel: 'SMS', sends: 1, delivered: 0, verified: 1 }]);
+      assert.deepEqual(await stats(other.token), [{ day: today, regionCode: 'NG', countryCode: '+234', channel: 'SMS', sends: 1, delivered: 0, verified: 1, cost: '0', costPerVerified: '0' }]);
     });
 
     it('answers a token with either OTP scope', async () => {
@@ -121,8 +123,8 @@ forEachDatabase('traffic stats', (kind) => {
       await createVerification(h, me.token, { countryCode: '+233', phoneNumber: '0241234568' });
       assert.notEqual(first, second);
 
-      const ng = (day: string, sends: number) => ({ day, regionCode: 'NG', countryCode: '+234', channel: 'SMS', sends, delivered: 0, verified: 0 });
-      const gh = { day: second, regionCode: 'GH', countryCode: '+233', channel: 'SMS', sends: 1, delivered: 0, verified: 0 };
+      const ng = (day: string, sends: number) => ({ day, regionCode: 'NG', countryCode: '+234', channel: 'SMS', sends, delivered: 0, verified: 0, cost: '0', costPerVerified: null });
+      const gh = { day: second, regionCode: 'GH', countryCode: '+233', channel: 'SMS', sends: 1, delivered: 0, verified: 0, cost: '0', costPerVerified: null };
       assert.deepEqual(await stats(me.token), [ng(first, 1), gh, ng(second, 1)], 'ordered by day, then region');
       assert.deepEqual(await stats(me.token, `?from=${first}&to=${first}`), [ng(first, 1)]);
       assert.deepEqual(await stats(me.token, `?from=${second}`), [gh, ng(second, 1)]);
@@ -152,10 +154,10 @@ forEachDatabase('traffic stats', (kind) => {
       await h.services.db.db.updateTable('verifications').set({ region_code: null }).where('id', 'in', [ng.id, us.id, gb.id]).execute();
       assert.deepEqual(await stats(me.token), [
         // +234 is Nigeria's alone: the old row joins the new one.
-        { day: today, regionCode: 'NG', countryCode: '+234', channel: 'SMS', sends: 2, delivered: 0, verified: 0 },
+        { day: today, regionCode: 'NG', countryCode: '+234', channel: 'SMS', sends: 2, delivered: 0, verified: 0, cost: '0', costPerVerified: null },
         // +1 and +44 are shared by several regions: which one is not read number by number.
-        { day: today, regionCode: null, countryCode: '+1', channel: 'SMS', sends: 1, delivered: 0, verified: 0 },
-        { day: today, regionCode: null, countryCode: '+44', channel: 'SMS', sends: 1, delivered: 0, verified: 0 },
+        { day: today, regionCode: null, countryCode: '+1', channel: 'SMS', sends: 1, delivered: 0, verified: 0, cost: '0', costPerVerified: null },
+        { day: today, regionCode: null, countryCode: '+44', channel: 'SMS', sends: 1, delivered: 0, verified: 0, cost: '0', costPerVerified: null },
       ]);
     });
   });
@@ -214,12 +216,12 @@ forEachDatabase('traffic stats', (kind) => {
       for (const c of [a, b]) {
         assert.deepEqual(
           rows.filter((r) => r.clientId === c.id),
-          [{ clientId: c.id, day: today, regionCode: 'NG', countryCode: '+234', channel: 'SMS', sends: 1, delivered: 0, verified: 0 }],
+          [{ clientId: c.id, day: today, regionCode: 'NG', countryCode: '+234', channel: 'SMS', sends: 1, delivered: 0, verified: 0, cost: '0', costPerVerified: null }],
         );
       }
       const one = await run({ clientId: a.id, from: today });
       assert.ok(one.ok);
-      assert.deepEqual(one.value, { from: today, to: today, rows: [{ day: today, regionCode: 'NG', countryCode: '+234', channel: 'SMS', sends: 1, delivered: 0, verified: 0 }] });
+      assert.deepEqual(one.value, { from: today, to: today, rows: [{ day: today, regionCode: 'NG', countryCode: '+234', channel: 'SMS', sends: 1, delivered: 0, verified: 0, cost: '0', costPerVerified: null }] });
 
       assert.deepEqual(await run({ clientId: '00000000-0000-4000-8000-000000000000' }), { ok: false, error: 'no client 00000000-0000-4000-8000-000000000000' });
       const bad = await run({ clientId: null, from: '2026-02-30' });

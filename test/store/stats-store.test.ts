@@ -30,7 +30,7 @@ forEachDatabase('traffic stats storage', (kind) => {
       assert.equal(shown.rows[0]?.local, '2026-11-22', 'the session reads the next day');
       return new SqlStatsStore(trx).dailyTraffic({ clientId: c.clientId, since: new Date(start), before: new Date(start + dayMs) });
     });
-    assert.deepEqual(rows, [{ clientId: c.clientId, day: '2026-11-21', regionCode: 'NG', countryCode: '+234', channel: 'SMS', sends: 1, delivered: 0, verified: 0 }]);
+    assert.deepEqual(rows, [{ clientId: c.clientId, day: '2026-11-21', regionCode: 'NG', countryCode: '+234', channel: 'SMS', sends: 1, delivered: 0, verified: 0, cost: '0', costPerVerified: null }]);
   });
 
   it("reads one client's days through the (client_id, created_at) index", async () => {
