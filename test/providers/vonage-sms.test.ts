@@ -24,9 +24,10 @@ import {
 import { apiKey, apiSecret, callbackUrl, createVonage, signatureSecret, signLikeVonage } from './vonage-fixtures.js';
 
 /*
- * No OpenAPI description of the SMS API ships in any npm package (the @vonage/* SDK packages carry none), so the
- * API is played by a local server that checks each field Vonage's SMS API reference documents
- * (https://developer.vonage.com/en/api/sms) and answers as it documents.
+ * Vonage's own OpenAPI description of the SMS API (test/peers/vonage/sms.yml) is served by Prism in
+ * vonage-sms-prism.test.ts, but it knows only credentials in the form and answers only its one example, so here
+ * the API is played by a local server that checks each field Vonage's SMS API reference documents
+ * (https://developer.vonage.com/en/api/sms) and answers as it documents, every status included.
  */
 
 /**
