@@ -10,6 +10,7 @@ import type {
   SendResult,
   SettingValues,
 } from '../channels/provider-port.js';
+import { isCurrency, parseAmount, type Money } from '../domain/money.js';
 import { hasPathSecret, parsePathSecret } from './callback-path-secret.js';
 import {
   asObject,
@@ -213,7 +214,10 @@ class AfricasTalkingSmsProvider implements Provider {
     const kind = known?.kind ?? (code >= 500 ? 'transient' : code >= 400 ? 'permanent' : 'accepted');
     if (kind === 'accepted') {
       const messageId = nonEmptyString(recipient.messageId);
-      if (messageId !== null && messageId !== 'None') return { kind: 'accepted', messageId };
+      if (messageId !== null && messageId !== 'None') {
+        const price = priceOf(recipient.cost);
+        return price === null ? { kind: 'accepted', messageId } : { kind: 'accepted', messageId, price };
+      }
       // It may well have been taken: a retry through Africa's Talking could send the code twice.
       return { kind: 'permanent', reason: `Africa's Talking accepted the message without a message id (${what})` };
     }
@@ -233,4 +237,16 @@ function statusCodeOf(value: unknown): number | null {
   if (typeof value === 'number' && Number.isInteger(value)) return value;
   if (typeof value === 'string' && /^\d{3}$/.test(value)) return Number(value);
   return null;
+}
+
+/**
+ * A recipient's `cost` ("KES 0.8000": the currency, a space, the amount) as a price; null when it is not that shape
+ * (a refused recipient's cost is a bare "0"), so that the ledger falls back to the imported price, never to a guess.
+ */
+function priceOf(cost: unknown): Money | null {
+  if (typeof cost !== 'string') return null;
+  const [currency, written, ...rest] = cost.trim().split(/\s+/);
+  if (currency === undefined || written === undefined || rest.length > 0 || !isCurrency(currency)) return null;
+  const amount = parseAmount(written);
+  return amount === null ? null : { currency, amount };
 }

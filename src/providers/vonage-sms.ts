@@ -9,6 +9,7 @@ import type {
   SendResult,
   SettingValues,
 } from '../channels/provider-port.js';
+import { isCurrency, parseAmount, sum, type Amount, type Money } from '../domain/money.js';
 import { systemClock } from '../domain/ports.js';
 import { isGsm7 } from '../domain/gsm7.js';
 import {
@@ -61,6 +62,16 @@ export const vonageSmsSettings = {
     default: 'https://rest.nexmo.com',
     required: false,
     parse: parseBaseUrl('https://rest.nexmo.com'),
+  },
+  VONAGE_CURRENCY: {
+    doc: "The currency of the Vonage account (ISO 4217), which the SMS API's message-price is in (its answer does not name it). A send's price counts as its cost only when this is COST_CURRENCY.",
+    default: 'EUR',
+    required: false,
+    parse: (raw: string): string => {
+      const code = raw.trim().toUpperCase();
+      if (!isCurrency(code)) throw new Error(`must be an ISO 4217 currency code (EUR, USD, GBP), got "${raw}"`);
+      return code;
+    },
   },
 } satisfies ProviderSettings;
 
@@ -188,7 +199,10 @@ export class VonageSmsProvider implements Provider {
     const failed = parts.find((p) => p.status !== '0');
     if (failed === undefined) {
       // A long text goes out in parts, each with an id; receipts are matched on the first part's.
-      if (first.messageId !== null) return { kind: 'accepted', messageId: first.messageId };
+      if (first.messageId !== null) {
+        const price = this.priceOf(parts);
+        return price === null ? { kind: 'accepted', messageId: first.messageId } : { kind: 'accepted', messageId: first.messageId, price };
+      }
       // It may well have been taken: a retry through Vonage could send the code twice.
       return { kind: 'permanent', reason: 'Vonage: status 0 without a message-id' };
     }
@@ -203,14 +217,24 @@ export class VonageSmsProvider implements Provider {
     }
     return { kind: 'permanent', reason: `Vonage refused the message (${what})` };
   }
+
+  /**
+   * What the send costs: each part is priced on its own, so the sum of their message-price, in the account's
+   * currency; null when a part has none (half a price would understate the cost, where the imported one would not).
+   */
+  private priceOf(parts: readonly { readonly price: Amount | null }[]): Money | null {
+    const prices = parts.map((p) => p.price);
+    return prices.every((p) => p !== null) ? { amount: sum(prices), currency: this.values.VONAGE_CURRENCY } : null;
+  }
 }
 
-/** One entry of `messages[]`: its status ('' when absent) and its id. */
-function partOf(entry: unknown): { readonly status: string; readonly messageId: string | null } {
-  if (typeof entry !== 'object' || entry === null) return { status: '', messageId: null };
+/** One entry of `messages[]`: its status ('' when absent), its id and its message-price (normalised), if any. */
+function partOf(entry: unknown): { readonly status: string; readonly messageId: string | null; readonly price: Amount | null } {
+  if (typeof entry !== 'object' || entry === null) return { status: '', messageId: null, price: null };
   const status = 'status' in entry && (typeof entry.status === 'string' || typeof entry.status === 'number') ? String(entry.status) : '';
   const id = 'message-id' in entry && typeof entry['message-id'] === 'string' && entry['message-id'] !== '' ? entry['message-id'] : null;
-  return { status, messageId: id };
+  const price = 'message-price' in entry && typeof entry['message-price'] === 'string' ? parseAmount(entry['message-price']) : null;
+  return { status, messageId: id, price };
 }
 
 /** The receipt's parameters by name (the first value of a repeated one), or null when it is none of Vonage's forms. */

@@ -68,7 +68,7 @@ describe('africastalking provider against a local receiver', () => {
     seen.length = 0;
     const context = recordingContext(callbackUrl);
     const result = await sendAgainst((_req, res) => json(res, 201, answerFor(101, 'Success')), { context, raw: { AFRICASTALKING_BASE_URL: `${server.url}/proxy/` } });
-    assert.deepEqual(result, { kind: 'accepted', messageId: 'ATXid_4a1b2c3d4e5f' });
+    assert.deepEqual(result, { kind: 'accepted', messageId: 'ATXid_4a1b2c3d4e5f', price: { currency: 'KES', amount: '0.8' } });
     const [request] = seen;
     assert.ok(request);
     assert.equal(request.method, 'POST');
@@ -89,12 +89,34 @@ describe('africastalking provider against a local receiver', () => {
     assert.equal(new URLSearchParams(seen[0]?.raw).get('from'), 'OTPService');
   });
 
-  it('statusCodes 100, 101 and 102 (also as strings) are accepted with the message id', async () => {
+  it('statusCodes 100, 101 and 102 (also as strings) are accepted with the message id and the cost as the price', async () => {
     for (const [code, status] of [[100, 'Processed'], [101, 'Success'], [102, 'Queued']] as const) {
-      assert.deepEqual(await sendAgainst((_req, res) => json(res, 201, answerFor(code, status))), { kind: 'accepted', messageId: 'ATXid_4a1b2c3d4e5f' });
+      assert.deepEqual(await sendAgainst((_req, res) => json(res, 201, answerFor(code, status))), {
+        kind: 'accepted',
+        messageId: 'ATXid_4a1b2c3d4e5f',
+        price: { currency: 'KES', amount: '0.8' },
+      });
     }
-    const asString = { SMSMessageData: { Message: 'Sent to 1/1', Recipients: [{ statusCode: '101', status: 'Success', messageId: 'ATXid_9' }] } };
-    assert.deepEqual(await sendAgainst((_req, res) => json(res, 201, asString)), { kind: 'accepted', messageId: 'ATXid_9' });
+    const asString = { SMSMessageData: { Message: 'Sent to 1/1', Recipients: [{ statusCode: '101', status: 'Success', messageId: 'ATXid_9', cost: 'UGX 25.0000' }] } };
+    assert.deepEqual(await sendAgainst((_req, res) => json(res, 201, asString)), { kind: 'accepted', messageId: 'ATXid_9', price: { currency: 'UGX', amount: '25' } });
+  });
+
+  it('a cost that is not "<currency> <amount>" gives no price: the accepted send is priced from the imported prices', async () => {
+    const withCost = (cost: unknown) => ({
+      SMSMessageData: { Message: 'Sent to 1/1', Recipients: [{ statusCode: 101, status: 'Success', messageId: 'ATXid_9', cost }] },
+    });
+    // The one well-formed cost first: without it, none of the others could tell a price dropped from one never read.
+    assert.deepEqual(await sendAgainst((_req, res) => json(res, 201, withCost(' NGN  4.2500 '))), {
+      kind: 'accepted',
+      messageId: 'ATXid_9',
+      price: { currency: 'NGN', amount: '4.25' },
+    });
+    for (const cost of ['0', '', 'KES', '0.8000 KES', 'kes 0.8000', 'KSh 0.8000', 'KES -0.8', 'KES 0,80', 'KES 0.8 each', 'KES 1e3', 0.8, null]) {
+      const result = await sendAgainst((_req, res) => json(res, 201, withCost(cost)));
+      assert.deepEqual(result, { kind: 'accepted', messageId: 'ATXid_9' }, JSON.stringify(cost));
+    }
+    const without = { SMSMessageData: { Message: 'Sent to 1/1', Recipients: [{ statusCode: 101, status: 'Success', messageId: 'ATXid_9' }] } };
+    assert.deepEqual(await sendAgainst((_req, res) => json(res, 201, without)), { kind: 'accepted', messageId: 'ATXid_9' });
   });
 
   it('every refusing statusCode is permanent or transient as mapped, named, without the number', async () => {

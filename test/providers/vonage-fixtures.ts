@@ -22,6 +22,7 @@ export function createVonage(raw: Record<string, string | undefined>, context: P
       VONAGE_SIGNATURE_SECRET: settings.VONAGE_SIGNATURE_SECRET.parse(raw.VONAGE_SIGNATURE_SECRET ?? signatureSecret),
       VONAGE_SIGNATURE_METHOD: settings.VONAGE_SIGNATURE_METHOD.parse(raw.VONAGE_SIGNATURE_METHOD ?? settings.VONAGE_SIGNATURE_METHOD.default),
       VONAGE_BASE_URL: settings.VONAGE_BASE_URL.parse(raw.VONAGE_BASE_URL ?? settings.VONAGE_BASE_URL.default),
+      VONAGE_CURRENCY: settings.VONAGE_CURRENCY.parse(raw.VONAGE_CURRENCY ?? settings.VONAGE_CURRENCY.default),
       VONAGE_APPLICATION_ID: undefined,
       VONAGE_PRIVATE_KEY: undefined,
       VONAGE_VOICE_BASE_URL: settings.VONAGE_VOICE_BASE_URL.parse(settings.VONAGE_VOICE_BASE_URL.default),

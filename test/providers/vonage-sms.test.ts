@@ -24,9 +24,10 @@ import {
 import { apiKey, apiSecret, callbackUrl, createVonage, signatureSecret, signLikeVonage } from './vonage-fixtures.js';
 
 /*
- * No OpenAPI description of the SMS API ships in any npm package (the @vonage/* SDK packages carry none), so the
- * API is played by a local server that checks each field Vonage's SMS API reference documents
- * (https://developer.vonage.com/en/api/sms) and answers as it documents.
+ * Vonage's own OpenAPI description of the SMS API (test/peers/vonage/sms.yml) is served by Prism in
+ * vonage-sms-prism.test.ts, but it knows only credentials in the form and answers only its one example, so here
+ * the API is played by a local server that checks each field Vonage's SMS API reference documents
+ * (https://developer.vonage.com/en/api/sms) and answers as it documents, every status included.
  */
 
 /**
@@ -87,7 +88,7 @@ describe('vonage provider against a local stand-in of the SMS API', () => {
     seen.length = 0;
     const context = recordingContext(callbackUrl);
     const result = await sendAgainst(answerStatus('0'), { context, raw: { VONAGE_BASE_URL: `${server.url}/proxy/` } });
-    assert.deepEqual(result, { kind: 'accepted', messageId: '0A0000001234567B' });
+    assert.deepEqual(result, { kind: 'accepted', messageId: '0A0000001234567B', price: { amount: '0.03', currency: 'EUR' } });
     const [request] = seen;
     assert.ok(request);
     assert.equal(documentedProblem(request), null);
@@ -164,6 +165,23 @@ describe('vonage provider against a local stand-in of the SMS API', () => {
     assert.deepEqual(whole, { kind: 'accepted', messageId: 'A1' });
   });
 
+  it("a message in parts is priced at the sum of its parts' message-price, in VONAGE_CURRENCY", async () => {
+    const parts = (...prices: (string | undefined)[]) => (_req: http.IncomingMessage, res: http.ServerResponse) =>
+      json(res, 200, {
+        'message-count': String(prices.length),
+        messages: prices.map((price, i) => ({ status: '0', 'message-id': `A${i + 1}`, 'remaining-balance': '3.14', ...(price === undefined ? {} : { 'message-price': price }) })),
+      });
+    // 0.0333 three times is 0.0999 exactly: a sum in floating point would be 0.09989999999999999.
+    const three = await sendAgainst(parts('0.03330000', '0.03330000', '0.03330000'), { raw: { VONAGE_CURRENCY: 'usd' } });
+    assert.deepEqual(three, { kind: 'accepted', messageId: 'A1', price: { amount: '0.0999', currency: 'USD' } });
+    assert.deepEqual(await sendAgainst(parts('0.03330000')), { kind: 'accepted', messageId: 'A1', price: { amount: '0.0333', currency: 'EUR' } });
+    // A part without a price (or with one that is not a decimal) would make the sum too low: no price at all.
+    for (const missing of [undefined, '', 'free', '-0.0333']) {
+      const result = await sendAgainst(parts('0.03330000', missing));
+      assert.deepEqual(result, { kind: 'accepted', messageId: 'A1' }, String(missing));
+    }
+  });
+
   it('429 is transient with Retry-After read as retryAfterSeconds', async () => {
     const result = await sendAgainst((_req, res) => json(res, 429, {}, { 'retry-after': '7' }));
     assert.deepEqual(result, { kind: 'transient', reason: 'Vonage: throttled (HTTP 429)', retryAfterSeconds: 7 });
@@ -218,6 +236,8 @@ describe('vonage settings', () => {
     assertModuleDeclares(vonageSms, { name: 'vonage', channels: ['sms', 'voice'], callbacks: true });
     assert.equal(settings.VONAGE_BASE_URL.default, 'https://rest.nexmo.com');
     assert.equal(settings.VONAGE_SIGNATURE_METHOD.default, 'md5hash');
+    assert.equal(settings.VONAGE_CURRENCY.default, 'EUR');
+    assert.equal(settings.VONAGE_CURRENCY.required, false);
     assert.equal(settings.VONAGE_API_SECRET.secret, true);
     assert.equal(settings.VONAGE_SIGNATURE_SECRET.secret, true);
     assert.equal(settings.VONAGE_API_KEY.required && settings.VONAGE_SIGNATURE_SECRET.required, true);
@@ -228,6 +248,8 @@ describe('vonage settings', () => {
     assert.throws(() => settings.VONAGE_SIGNATURE_METHOD.parse('sha384'), /md5hash, md5, sha1, sha256, sha512/);
     assert.throws(() => settings.VONAGE_BASE_URL.parse('ftp://rest.nexmo.com'), /http\(s\)/);
     assert.throws(() => settings.VONAGE_BASE_URL.parse('https://k:s@rest.nexmo.com'), /credentials/);
+    assert.equal(settings.VONAGE_CURRENCY.parse(' gbp '), 'GBP');
+    for (const bad of ['EURO', '€', 'E1R', 'US', '']) assert.throws(() => settings.VONAGE_CURRENCY.parse(bad), /ISO 4217/, bad);
     for (const [setting, value] of [[settings.VONAGE_API_SECRET, ' s3cret-value '], [settings.VONAGE_SIGNATURE_SECRET, ' s1gnature-value']] as const) {
       assert.throws(() => setting.parse(value), (err: Error) => !err.message.includes(value.trim()) && /without spaces/.test(err.message));
     }

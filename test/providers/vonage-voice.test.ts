@@ -40,6 +40,7 @@ function createVonage(voiceBaseUrl: string, ctx: ProviderContext = { ...recordin
       VONAGE_SIGNATURE_SECRET: settings.VONAGE_SIGNATURE_SECRET.parse(signatureSecret),
       VONAGE_SIGNATURE_METHOD: settings.VONAGE_SIGNATURE_METHOD.parse('md5hash'),
       VONAGE_BASE_URL: settings.VONAGE_BASE_URL.parse('https://rest.nexmo.com'),
+      VONAGE_CURRENCY: settings.VONAGE_CURRENCY.parse('EUR'),
       VONAGE_APPLICATION_ID: settings.VONAGE_APPLICATION_ID.parse(applicationId),
       VONAGE_PRIVATE_KEY: settings.VONAGE_PRIVATE_KEY.parse(privatePem),
       VONAGE_VOICE_BASE_URL: settings.VONAGE_VOICE_BASE_URL.parse(voiceBaseUrl),
