@@ -318,6 +318,10 @@ export async function createServices(
       failOpen: config.CAPTCHA_FAIL_OPEN,
     },
     firstProvider: (channel, to) => providerOrder(channel, to)[0] ?? null,
+    unservedRoute: (channel, to) => {
+      const route = routesInForce.current().routeFor(channel, to);
+      return route !== null && !route.providers.some((p) => configuredOrder[channel].includes(p)) ? route : null;
+    },
     ...(addressCountries && { addressCountry: (address: string) => addressCountries.countryOf(address) }),
     // A test number's code reaches no provider; the development inbox still shows what would have gone out.
     testSends: async (v) => {

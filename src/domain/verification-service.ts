@@ -13,7 +13,7 @@ import type { NumberLists } from './number-lists.js';
 import { captchaTokenSeconds, judgeCaptcha, type CaptchaSetting, type CaptchaTokenStore, type CaptchaVerifier } from './captcha.js';
 import { nonGeographicRegion, parsePhone, shownTo } from './phone.js';
 import { decidePrefix, prefixOf, type PrefixPolicy } from './prefix-velocity.js';
-import type { Destination } from './routes.js';
+import type { Destination, Route as ProviderRoute } from './routes.js';
 import type { Clock, Random } from './ports.js';
 import { defaultFallback, fallbackProblem } from './fallback.js';
 import { decideSignals, signalHistorySeconds, signalKeys, signalLocks, type SignalKey, type SignalKind, type SignalPolicy, type Signals } from './signals.js';
@@ -124,6 +124,8 @@ export type CreateOutcome =
   | { readonly kind: 'invalid-fallback'; readonly issue: string }
   /** The type's channel has no provider here (its setting is unset beside other channels' providers). */
   | { readonly kind: 'channel-not-offered'; readonly channel: Channel }
+  /** The number's route (contract 17) names only providers not configured here for its channel. */
+  | { readonly kind: 'route-not-served'; readonly channel: Channel; readonly route: Pick<ProviderRoute, 'destination' | 'providers'> }
   /** The destination is refused (contract 10): `detail` says which rule and what it refused. */
   | { readonly kind: 'not-allowed'; readonly rule: 'destination' | 'prefix'; readonly detail: string }
   /** The number is on a block list (contract 14): `value` is the listed number or prefix it falls under. */
@@ -224,6 +226,11 @@ export interface VerificationServiceDeps {
    * absent): the job names none.
    */
   readonly firstProvider?: (channel: Channel, to: Destination) => string | null;
+  /**
+   * The route a channel's sends to a number take when none of its providers is configured here (a route set by a
+   * process with other settings), so that the create is refused rather than its code left unsent; null: served.
+   */
+  readonly unservedRoute?: (channel: Channel, to: Destination) => Pick<ProviderRoute, 'destination' | 'providers'> | null;
   /** The country (ISO 3166-1 alpha-2) an end user's address is in, null when unknown (IP_COUNTRY_DATABASE); absent: off. */
   readonly addressCountry?: (address: string) => string | null;
 }
@@ -277,6 +284,9 @@ export class VerificationService {
     // An allowed number skips the per-number, prefix, signal and conversion limits; not the daily quota.
     const allowed = lists?.allows(phone.e164, request.clientId) ?? false;
     const testCode = settings.testNumbers[phone.e164] ?? null;
+    // A test number's code reaches no provider, whatever its route.
+    const unserved = testCode === null ? (this.deps.unservedRoute?.(driver.channel, { id: '', phoneNumber: phone.e164, regionCode: phone.region }) ?? null) : null;
+    if (unserved !== null) return { kind: 'route-not-served', channel: driver.channel, route: unserved };
     const now = clock.now();
     const relayedCode = request.relayedCode ?? null;
     const { otp, from } = driver.newCode(random, testCode ?? relayedCode);

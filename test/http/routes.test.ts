@@ -7,7 +7,7 @@ import { runAudited } from '../../src/admin/audited.js';
 import type { AdminCommand } from '../../src/admin/commands.js';
 import { adminDeps } from '../../src/admin/deps.js';
 import type { RouteView } from '../../src/admin/route-commands.js';
-import { createVerification, type RecordBody } from '../support/api.js';
+import { createVerification, expectV1Error, type RecordBody } from '../support/api.js';
 import { runCommand } from '../support/command-line.js';
 import { embeddedDataDir } from '../support/databases.js';
 import { forEachDatabase } from '../support/each-database.js';
@@ -150,6 +150,24 @@ forEachDatabase('routes', (kind) => {
     assert.ok(audit.some((e) => e.action === 'routes.set' && e.target === 'SMS +234 809: LOG,http' && e.outcome === 'ok'));
     assert.ok(audit.some((e) => e.action === 'routes.set' && e.target === 'sms NG: twilio' && e.outcome.startsWith('refused: twilio is not configured')));
     await ok({ name: 'routes.remove', channel: 'sms', destination: '+234809' });
+  });
+
+  it("refuses a create whose route names no provider configured here (set by a process with other settings), 400 naming the channel; other numbers still go", async () => {
+    // Another process, with Twilio configured, set it: this one has only http and log.
+    await h.services.routeStore.set({ channel: 'sms', destination: 'GH', providers: ['twilio'], weights: null, failoverAfterSeconds: null, updatedAt: h.clock.now() });
+    await h.services.routesInForce.refresh();
+    try {
+      const token = await h.token();
+      const refused = await h.call('POST', '/v1/otp/request', token, { countryCode: '+233', phoneNumber: '0241234567' });
+      const body = expectV1Error(refused, 400, 'VALIDATION_ERROR');
+      assert.deepEqual(body.error.details, [
+        { field: 'type', issue: 'SEND_SMS to this number goes by the sms route for GH, and none of its providers (twilio) is configured here for sms' },
+      ]);
+      assert.equal((await sentThrough(token, number('5'))).provider, 'http', 'a number of another route still goes');
+    } finally {
+      await h.services.routeStore.remove('sms', 'GH');
+      await h.services.routesInForce.refresh();
+    }
   });
 
   it('otp-service routes: set, list and remove; a provider not configured in its own settings exits 2 and changes nothing', async () => {

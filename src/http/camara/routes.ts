@@ -1,3 +1,4 @@
+import { routeNotServed } from '../routes/otp.js';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { messageTextProblem } from '../../domain/client-settings.js';
 import { splitNumberInput } from '../../domain/phone.js';
@@ -165,6 +166,8 @@ export async function camaraRoutes(app: FastifyInstance, deps: CamaraRouteDeps):
         return sendCamaraError(reply, 'INVALID_ARGUMENT', { message: 'phoneNumber is not a valid phone number' });
       case 'channel-not-offered':
         return sendCamaraError(reply, 'ONE_TIME_PASSWORD_SMS.PHONE_NUMBER_NOT_ALLOWED', { message: 'This service sends no SMS (SMS_PROVIDER is unset).' });
+      case 'route-not-served':
+        return sendCamaraError(reply, 'ONE_TIME_PASSWORD_SMS.PHONE_NUMBER_NOT_ALLOWED', { message: `${routeNotServed(outcome)}.` });
       case 'not-allowed':
         return sendCamaraError(reply, outcome.rule === 'prefix' ? 'ONE_TIME_PASSWORD_SMS.PHONE_NUMBER_BLOCKED' : 'ONE_TIME_PASSWORD_SMS.PHONE_NUMBER_NOT_ALLOWED');
       case 'rate-limited':

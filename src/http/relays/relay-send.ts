@@ -1,3 +1,4 @@
+import { routeNotServed } from '../routes/otp.js';
 import { canonicalLocale } from '../../domain/client-settings.js';
 import { splitNumberInput } from '../../domain/phone.js';
 import type { RelayAnswer, RelayRequests } from '../../domain/relay-requests.js';
@@ -53,6 +54,8 @@ function refusalOf(outcome: CreateOutcome): RelayRefusal | null {
       return { status: 400, message: 'The phone number is not valid' };
     case 'channel-not-offered':
       return { status: 400, message: 'This service sends no SMS (SMS_PROVIDER is unset)' };
+    case 'route-not-served':
+      return { status: 400, message: routeNotServed(outcome) };
     case 'not-allowed':
       return { status: 403, message: `This destination is not allowed: ${outcome.detail}` };
     case 'blocked':

@@ -7,7 +7,7 @@ import type { FieldProblem } from '../../domain/error-catalogue.js';
 import type { RequestType } from '../../domain/verification.js';
 import { canonicalAddress } from '../../domain/ip-address.js';
 import type { Signals } from '../../domain/signals.js';
-import type { VerificationService } from '../../domain/verification-service.js';
+import type { CreateOutcome, VerificationService } from '../../domain/verification-service.js';
 import { grantOf } from '../auth-hook.js';
 import { publicRecord, sendError, sendNotPending, sendVerificationNotFound } from '../envelope.js';
 import { examples } from '../api-examples.js';
@@ -85,6 +85,14 @@ const channelNotOffered: Readonly<Record<Channel, string>> = {
   voice: 'VOICE_CALL is not offered by this service: it has no voice provider (VOICE_PROVIDER)',
 };
 
+/** A channel by the request type that takes it. */
+const typeOfChannel: Readonly<Record<Channel, string>> = { sms: 'SEND_SMS', call: 'DROPPED_CALL', whatsapp: 'WHATSAPP', voice: 'VOICE_CALL' };
+
+/** Why a create is refused when its number's route names no provider configured here (every surface says it so). */
+export function routeNotServed({ channel, route }: Extract<CreateOutcome, { kind: 'route-not-served' }>): string {
+  return `${typeOfChannel[channel]} to this number goes by the ${channel} route for ${route.destination}, and none of its providers (${route.providers.join(', ')}) is configured here for ${channel}`;
+}
+
 /** POST /v1/otp/request, GET /v1/otp/:id, POST /v1/otp/verify. */
 export function otpRoutes(app: FastifyInstance, verifications: VerificationService, destinations: WebhookDestinations, currency: string): void {
   app.post<{ Body: CreateBody }>(
@@ -152,6 +160,8 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
           return sendError(reply, 'VALIDATION_ERROR', {
             details: [{ field: 'type', issue: channelNotOffered[outcome.channel] }],
           });
+        case 'route-not-served':
+          return sendError(reply, 'VALIDATION_ERROR', { details: [{ field: 'type', issue: routeNotServed(outcome) }] });
         case 'not-allowed':
           return sendError(reply, 'NUMBER_NOT_ALLOWED', { details: [{ field: 'phoneNumber', issue: outcome.detail }] });
         case 'captcha':

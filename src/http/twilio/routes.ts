@@ -1,3 +1,4 @@
+import { routeNotServed } from '../routes/otp.js';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { canonicalLocale } from '../../domain/client-settings.js';
 import { allows } from '../../domain/scopes.js';
@@ -219,6 +220,8 @@ function createAnswer(reply: FastifyReply, outcome: CreateOutcome, channel: stri
       return invalid(reply, 'To', 'is not a valid phone number');
     case 'channel-not-offered':
       return sendTwilioError(reply, 60223, { message: `Delivery channel disabled: ${channel.toUpperCase()}` });
+    case 'route-not-served':
+      return sendTwilioError(reply, 60223, { message: `Delivery channel disabled: ${channel.toUpperCase()} (${routeNotServed(outcome)})` });
     case 'not-allowed':
       return sendTwilioError(reply, 60410, { message: `Verification delivery attempt blocked: ${outcome.detail}` });
     case 'blocked':
