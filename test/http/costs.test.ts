@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import type http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -14,11 +12,9 @@ import { e164Of, eventually as until, nextLocalNumber } from '../support/api.js'
 import { runCommand } from '../support/command-line.js';
 import { embeddedDataDir } from '../support/databases.js';
 import { forEachDatabase } from '../support/each-database.js';
-import { createHarness, type Harness } from '../support/harness.js';
-import { deliveredNumber, eventually, netSmppMissing, startPerlSmsc, type PerlSmsc } from '../providers/smpp-peers.js';
-import { startReceiver, type Receiver } from '../webhooks/helpers.js';
-
-const secret = `whsec_${randomBytes(32).toString('base64')}`;
+import type { Harness } from '../support/harness.js';
+import { startSmscAndGateway, type SmscAndGateway } from '../support/smsc-and-gateway.js';
+import { deliveredNumber, eventually, netSmppMissing, type PerlSmsc } from '../providers/smpp-peers.js';
 
 interface Costed {
   id: string;
@@ -38,34 +34,16 @@ const sheet = ['provider,channel,destination,currency,price', 'smpp,sms,NG,USD,0
  */
 forEachDatabase('prices and the cost ledger', (kind) => {
   const missing = netSmppMissing();
+  let peers: SmscAndGateway;
   let h: Harness;
   let smsc: PerlSmsc;
-  let gateway: Receiver;
   before(async () => {
     if (missing) return;
-    smsc = await startPerlSmsc('otpsvc', 'bindpass');
-    gateway = await startReceiver((req: { body: string }, res: http.ServerResponse) => {
-      const { id } = JSON.parse(req.body) as { id: string };
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ messageId: `gw-${id}` }));
-    });
-    h = await createHarness(kind, {
-      env: {
-        SMS_PROVIDER: 'smpp,http',
-        SMPP_URL: `smpp://otpsvc:bindpass@127.0.0.1:${smsc.port}`,
-        HTTP_GATEWAY_URL: gateway.url,
-        HTTP_GATEWAY_SECRET: secret,
-        PUBLIC_BASE_URL: 'https://otp.example.test',
-        MIN_CONVERSION: '0',
-      },
-    });
-    await h.services.providers.start();
+    peers = await startSmscAndGateway(kind, { MIN_CONVERSION: '0' });
+    ({ h, smsc } = peers);
   });
   after(async () => {
-    if (missing) return;
-    await h.services.providers.stop();
-    await h.close();
-    await gateway.close();
-    await smsc.stop();
+    if (!missing) await peers.close();
   });
 
   const admin = (command: AdminCommand) => runAudited(adminDeps(h.services), 'cli', command);

@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import type http from 'node:http';
 import { after, before, it } from 'node:test';
 import { runAudited } from '../../src/admin/audited.js';
 import type { AdminCommand } from '../../src/admin/commands.js';
@@ -8,11 +6,10 @@ import { adminDeps } from '../../src/admin/deps.js';
 import { createVerification, e164Of, eventually as until, nextLocalNumber } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { gatewayReceipt } from '../support/gateway.js';
-import { createHarness, type Harness } from '../support/harness.js';
-import { deliveredNumber, eventually, netSmppMissing, startPerlSmsc, type PerlSmsc } from '../providers/smpp-peers.js';
-import { startReceiver, type Receiver } from '../webhooks/helpers.js';
-
-const secret = `whsec_${randomBytes(32).toString('base64')}`;
+import type { Harness } from '../support/harness.js';
+import { startSmscAndGateway, type SmscAndGateway } from '../support/smsc-and-gateway.js';
+import { deliveredNumber, eventually, netSmppMissing, type PerlSmsc } from '../providers/smpp-peers.js';
+import type { Receiver } from '../webhooks/helpers.js';
 
 interface Attempt {
   channel: string;
@@ -42,33 +39,18 @@ const undeliveredNumber = () => `${nextLocalNumber().slice(0, -2)}99`;
  */
 forEachDatabase('delivery-confirmed failover', (kind) => {
   const missing = netSmppMissing();
+  let peers: SmscAndGateway;
   let h: Harness;
   let smsc: PerlSmsc;
   let gateway: Receiver;
+  let secret: string;
   before(async () => {
     if (missing) return;
-    smsc = await startPerlSmsc('otpsvc', 'bindpass');
-    gateway = await startReceiver((req: { body: string }, res: http.ServerResponse) => {
-      const { id } = JSON.parse(req.body) as { id: string };
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ messageId: `gw-${id}` }));
-    });
-    h = await createHarness(kind, {
-      env: {
-        SMS_PROVIDER: 'smpp,http',
-        SMPP_URL: `smpp://otpsvc:bindpass@127.0.0.1:${smsc.port}`,
-        HTTP_GATEWAY_URL: gateway.url,
-        HTTP_GATEWAY_SECRET: secret,
-        PUBLIC_BASE_URL: 'https://otp.example.test',
-      },
-    });
-    await h.services.providers.start();
+    peers = await startSmscAndGateway(kind);
+    ({ h, smsc, gateway, secret } = peers);
   });
   after(async () => {
-    if (missing) return;
-    await h.services.providers.stop();
-    await h.close();
-    await gateway.close();
-    await smsc.stop();
+    if (!missing) await peers.close();
   });
 
   const route = async (providers: string[], failoverAfterSeconds: number | null) => {
