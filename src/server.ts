@@ -126,6 +126,7 @@ export function consoleDeps(services: Services): ConsoleRouteDeps {
     maxFailures: config.AUTH_FAILURE_LIMIT,
     origin,
     secureCookies: config.NODE_ENV !== 'development' || (origin?.startsWith('https://') ?? false),
+    costCurrency: config.COST_CURRENCY,
     run: async (actor, input) => {
       const command = parseAdminCommand(input);
       return typeof command === 'string' ? command : runAudited(admin, actor, command);

@@ -3,7 +3,8 @@ import uPlot from 'uplot';
 
 export interface Series {
   readonly label: string;
-  readonly values: readonly number[];
+  /** One a label; null: no point there (a gap in a line). */
+  readonly values: readonly (number | null)[];
   readonly color: string;
 }
 
@@ -17,7 +18,7 @@ function barsOf(index: number, count: number) {
  * A uPlot chart: lines over days, or bars over categories. The figures it draws are also in the table the page
  * shows with it, which is what a screen reader reads (the canvas is hidden from it).
  */
-export function Chart(props: { id: string; title: string; labels: readonly string[]; series: readonly Series[]; kind: 'line' | 'bar'; percent?: boolean }) {
+export function Chart(props: { id: string; title: string; labels: readonly string[]; series: readonly Series[]; kind: 'line' | 'bar'; percent?: boolean; unit?: string }) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const el = box.current;
@@ -41,7 +42,13 @@ export function Chart(props: { id: string; title: string; labels: readonly strin
             stroke: '#333',
             grid: { stroke: '#e4e4e4' },
           },
-          { stroke: '#333', grid: { stroke: '#e4e4e4' }, ...(props.percent && { values: (_u: uPlot, v: number[]) => v.map((n) => `${n}%`) }) },
+          {
+            stroke: '#333',
+            grid: { stroke: '#e4e4e4' },
+            ...(props.percent && { values: (_u: uPlot, v: number[]) => v.map((n) => `${n}%`) }),
+            // The currency of an amount's axis (COST_CURRENCY).
+            ...(props.unit && { label: props.unit }),
+          },
         ],
         series: [
           { label: 'x' },

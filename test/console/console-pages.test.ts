@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import Big from 'big.js';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { runAdminCommand } from '../../src/admin/commands.js';
 import { adminDeps } from '../../src/admin/deps.js';
@@ -11,17 +12,50 @@ import { forEachDatabase } from '../support/each-database.js';
 import { startReceiver, verifySignature, waitFor, type Receiver } from '../webhooks/helpers.js';
 import { consoleInBrowser, password } from './in-browser.js';
 
+/** A port free now, for a server that must know its own address before it listens. */
+async function freePort(): Promise<number> {
+  const probe = net.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
 /**
  * Contract 16 in Debian's chromium: the console served by a real server on both databases, an operator made by
  * the CLI's command, real traffic through /v1, webhooks to a real receiver (which checks their signatures with
- * the standardwebhooks package), SMS through the log provider, and a page on another origin for the forged
- * request.
+ * the standardwebhooks package), SMS through the log provider and, for the numbers a route sends there, through
+ * an operator's gateway (the `http` provider) that charges what the price sheet says, and a page on another
+ * origin for the forged request.
  */
 const suite = (kind: 'pglite' | 'postgres') => {
-  const { t, cli, newPage, check, go, signIn, clock } = consoleInBrowser(kind, {
-    env: { AUTH_FAILURE_LIMIT: '3', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' },
-    signedIn: null,
+  // The gateway and the settings that name it, made before the server starts (hooks run in the order given). The
+  // log provider's sends cost nothing whatever the prices say: the gateway reports no price, so its are priced.
+  // Its receipts would come back to PUBLIC_BASE_URL, which is then the console's origin too: the server's own.
+  const env: Record<string, string> = {
+    AUTH_FAILURE_LIMIT: '3',
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+    SMS_PROVIDER: 'log,http',
+    HTTP_GATEWAY_SECRET: `whsec_${Buffer.from('the console tests gateway secret').toString('base64')}`,
+  };
+  const gatewaySends: string[] = [];
+  const gateway = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => {
+      gatewaySends.push(body);
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ messageId: `gw-${gatewaySends.length}` }));
+    });
   });
+  before(async () => {
+    await new Promise<void>((resolve) => gateway.listen(0, '127.0.0.1', resolve));
+    env.HTTP_GATEWAY_URL = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}/send`;
+    const port = await freePort();
+    env.PORT = String(port);
+    env.PUBLIC_BASE_URL = `http://localhost:${port}`;
+  });
+  after(() => new Promise((resolve) => gateway.close(resolve)));
+  const { t, cli, newPage, check, go, signIn, clock } = consoleInBrowser(kind, { env, signedIn: null });
   const { pageErrors, violations } = t;
   let server: RunningServer;
   let base: string;
@@ -112,20 +146,37 @@ const suite = (kind: 'pglite' | 'postgres') => {
   });
 
   it('draws the overview from real traffic, with the figures of /v1/stats', async () => {
-    // Traffic: verified, left pending, and a wrong code, over SMS.
+    // A price for the gateway, and a route to it for numbers under +2348105550 (the rest go through the log provider).
+    const csv = 'provider,channel,destination,currency,price\nhttp,sms,default,USD,0.01\n';
+    assert.ok((await cli({ name: 'prices.import', csv, file: 'prices.csv' })).ok);
+    assert.ok((await cli({ name: 'routes.set', channel: 'sms', destination: '+2348105550', providers: ['http'] })).ok);
+    // Traffic: verified, left pending, and a wrong code, over SMS; two more through the gateway, one verified.
     for (let i = 0; i < 5; i += 1) {
       const made = await create(number());
       assert.equal(made.status, 200);
       if (i < 3) assert.equal((await v1('POST', '/v1/otp/verify', { id: made.body.data.id, otp: made.body.data.otp })).status, 200);
     }
-    const stats = await v1('GET', '/v1/stats');
-    const rows = stats.body.data as unknown as { day: string; sends: number; delivered: number; verified: number }[];
-    const today = rows.filter((r) => r.day === new Date().toISOString().slice(0, 10));
+    for (let i = 0; i < 2; i += 1) {
+      const made = await create(number('08105550'));
+      assert.equal(made.status, 200);
+      if (i < 1) assert.equal((await v1('POST', '/v1/otp/verify', { id: made.body.data.id, otp: made.body.data.otp })).status, 200);
+    }
+    const day = new Date().toISOString().slice(0, 10);
+    type StatsRow = { day: string; sends: number; delivered: number; verified: number; cost: string };
+    // A send is priced when the gateway takes it, after the create answered.
+    const rows = await waitFor('the gateway sends priced', async () => {
+      const all = (await v1('GET', '/v1/stats')).body.data as unknown as StatsRow[];
+      return all.filter((r) => r.day === day).reduce((sum, r) => sum.plus(r.cost), new Big(0)).eq('0.02') && all;
+    });
+    assert.equal(gatewaySends.length, 2);
+    const today = rows.filter((r) => r.day === day);
     const want = today.reduce((t, r) => ({ sends: t.sends + r.sends, delivered: t.delivered + r.delivered, verified: t.verified + r.verified }), { sends: 0, delivered: 0, verified: 0 });
-    assert.ok(want.sends >= 5 && want.verified >= 3);
+    assert.ok(want.sends >= 7 && want.verified >= 4);
+    // The day's spend over its verified codes, as the service divides it (6 decimals, half up).
+    const perVerified = new Big('0.02').div(want.verified).round(6, Big.roundHalfUp).toFixed();
 
     await page.goto(`${base}/console`);
-    const row = page.locator(`#figures-day tr[data-key="${new Date().toISOString().slice(0, 10)}"]`);
+    const row = page.locator(`#figures-day tr[data-key="${day}"]`);
     await row.waitFor();
     const shown = { sends: 0, delivered: 0, verified: 0 };
     for (const field of ['sends', 'delivered', 'verified'] as const) shown[field] = Number(await row.locator(`[data-field="${field}"]`).textContent());
@@ -133,9 +184,20 @@ const suite = (kind: 'pglite' | 'postgres') => {
     const ng = page.locator('#figures-country tr[data-key="NG"] [data-field="sends"]');
     assert.equal(Number(await ng.textContent()), want.sends);
     const viaLog = page.locator('#figures-provider tr[data-key="SMS log"] [data-field="sends"]');
-    assert.equal(Number(await viaLog.textContent()), want.sends, 'every send went through the log provider');
+    assert.equal(Number(await viaLog.textContent()), want.sends - 2, 'every send but the gateway\'s went through the log provider');
+    // What the sends cost, in the currency the server names, summed exactly, as text.
+    assert.equal(await row.locator('[data-field="cost"]').textContent(), '0.02');
+    assert.equal(await row.locator('[data-field="costPerVerified"]').textContent(), perVerified);
+    assert.equal(await page.locator('#figures-provider tr[data-key="SMS http"] [data-field="cost"]').textContent(), '0.02');
+    assert.equal(await page.locator(`#figures-spend-country tr[data-key="${day}"] td[data-series="NG"]`).textContent(), '0.02');
+    assert.equal(await page.locator(`#figures-spend-provider tr[data-key="${day}"] td[data-series="SMS http"]`).textContent(), '0.02');
+    assert.equal(await page.locator(`#figures-spend-provider tr[data-key="${day}"] td[data-series="SMS log"]`).textContent(), '0');
+    assert.equal(await page.locator('#figures-spend-provider tr[data-key="total"] td[data-series="SMS http"]').textContent(), '0.02');
+    for (const id of ['chart-spend-country', 'chart-spend-provider', 'chart-cost-per-verified']) {
+      assert.match((await page.locator(`#${id}-title`).textContent()) ?? '', /, USD$/, `${id} names the currency`);
+    }
     // Each chart drew on its canvas: some pixels are not blank.
-    for (const id of ['chart-traffic', 'chart-conversion', 'chart-country', 'chart-channel', 'chart-provider']) {
+    for (const id of ['chart-traffic', 'chart-conversion', 'chart-country', 'chart-channel', 'chart-provider', 'chart-spend-country', 'chart-spend-provider', 'chart-cost-per-verified']) {
       const inked = await page.locator(`#${id} canvas`).first().evaluate((c: HTMLCanvasElement) => {
         const d = c.getContext('2d')?.getImageData(0, 0, c.width, c.height).data ?? new Uint8ClampedArray();
         let n = 0;
@@ -145,6 +207,10 @@ const suite = (kind: 'pglite' | 'postgres') => {
       assert.ok(inked > 500, `${id} drew something (${inked} pixels)`);
       const series = JSON.parse((await page.locator(`#${id}`).getAttribute('data-series')) ?? '[]') as { label: string; values: number[] }[];
       if (id === 'chart-traffic') assert.deepEqual(series.map((s) => s.values.at(-1)), [want.sends, want.delivered, want.verified]);
+      if (id === 'chart-spend-country') assert.deepEqual(series.map((s) => [s.label, s.values.at(-1)]), [['NG', 0.02]]);
+      if (id === 'chart-spend-provider') assert.deepEqual(series.find((s) => s.label === 'SMS http')?.values.at(-1), 0.02);
+      // No verified code before today in this suite: no point on those days.
+      if (id === 'chart-cost-per-verified') assert.deepEqual(series[0]?.values, [...Array<null>(6).fill(null), Number(perVerified)]);
     }
     await check(page, 'overview');
   });

@@ -22,21 +22,28 @@ type Body = Record<string, unknown>;
  * CLI builds it from its arguments, check it with the same parser the admin socket uses, and run it through the
  * same function, audited under the signed-in operator's name.
  */
-export function apiRoutes(app: FastifyInstance, run: RunCommand): void {
-  const answer = async (request: FastifyRequest, reply: FastifyReply, command: Record<string, unknown>) => {
+export function apiRoutes(app: FastifyInstance, run: RunCommand, costCurrency: string): void {
+  /** `also`: what the page needs beside the command's answer (an object), added to its `data`. */
+  const answer = async (request: FastifyRequest, reply: FastifyReply, command: Record<string, unknown>, also?: Record<string, unknown>) => {
     const actor = `operator:${sessionOf(request).operator.email}`;
     const result = await run(actor, command);
     if (typeof result === 'string') return sendRefusal(reply, result);
     if (!result.ok) return sendRefusal(reply, result.error);
-    return reply.header('cache-control', 'no-store').send({ data: result.value });
+    const data = also && typeof result.value === 'object' && result.value !== null && !Array.isArray(result.value) ? { ...result.value, ...also } : result.value;
+    return reply.header('cache-control', 'no-store').send({ data });
   };
   const params = (r: FastifyRequest) => r.params as Params;
   const body = (r: FastifyRequest): Body => (typeof r.body === 'object' && r.body !== null ? (r.body as Body) : {});
   const query = (r: FastifyRequest) => r.query as Record<string, string | undefined>;
 
-  // Overview: the figures of GET /v1/stats, every client's.
+  // Overview: the figures of GET /v1/stats, every client's, and COST_CURRENCY, which their costs are in.
   app.get('/console/api/stats', { schema: hidden }, (r, reply) =>
-    answer(r, reply, { name: 'stats', clientId: query(r).client ?? null, from: query(r).from ?? null, to: query(r).to ?? null, byProvider: query(r).byProvider === 'true' }),
+    answer(
+      r,
+      reply,
+      { name: 'stats', clientId: query(r).client ?? null, from: query(r).from ?? null, to: query(r).to ?? null, byProvider: query(r).byProvider === 'true' },
+      { currency: costCurrency },
+    ),
   );
   // Verifications and their webhooks.
   app.get('/console/api/verifications', { schema: hidden }, (r, reply) => answer(r, reply, { name: 'verifications.find', query: query(r).q ?? '' }));

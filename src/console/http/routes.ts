@@ -9,6 +9,8 @@ import { consoleGuard, openPaths, sessionRoutes, type ConsoleSessionDeps } from 
 export interface ConsoleRouteDeps extends ConsoleSessionDeps {
   /** Runs an operator command as the CLI does, audited under the operator's name. */
   readonly run: RunCommand;
+  /** COST_CURRENCY: what the overview's spend is in (its figures are bare decimal strings). */
+  readonly costCurrency: string;
   /** Where the built front end is (tests may point elsewhere). */
   readonly uiDir?: string;
 }
@@ -27,7 +29,7 @@ export async function consoleRoutes(app: FastifyInstance, deps: ConsoleRouteDeps
     });
     sessionRoutes(scope, deps);
     accountRoutes(scope, deps);
-    apiRoutes(scope, deps.run);
+    apiRoutes(scope, deps.run, deps.costCurrency);
     pageRoutes(scope, deps.uiDir);
   });
 }
