@@ -31,10 +31,11 @@ const keys: Readonly<Record<CostGrouping, { readonly group: RawBuilder<unknown>;
  *
  * Two aggregates of the range, added up by key. The sends, unknown sends and cost need no verification: a hash
  * aggregate of the ledger alone, which PostgreSQL runs in parallel. Only the verified count reads verifications, and
- * only the SUCCESS ones (the join's condition), so its hash holds those ids alone; each group's distinct
- * verifications are then counted over those sends only. One aggregate with count(DISTINCT) over a LEFT JOIN of every
- * send to every verification (as before) sorted all the joined rows, a million over 30 days, to disk, and hashed
- * every verification in several batches: twice the time (bench/README.md, costs).
+ * only the SUCCESS ones (the join's condition; their ids from verifications_success, 0038), so its hash holds those
+ * ids alone; each group's distinct verifications are then counted over those sends only. One aggregate with
+ * count(DISTINCT) over a LEFT JOIN of every send to every verification (as before) sorted all the joined rows, a
+ * million over 30 days, to disk, and hashed every verification in several batches: 1.4 to 2.2 times the time
+ * (bench/README.md, costs).
  */
 export function costGroupsQuery(by: CostGrouping, since: Date, before: Date): RawBuilder<GroupRow> {
   const { group, shown } = keys[by];
