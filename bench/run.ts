@@ -27,6 +27,7 @@ import {
 import { runLoad, warmUp, type LoadResult } from './lib/load.js';
 import { packageVersion } from './lib/package-version.js';
 import { benchCalls, emptyCallResults, type CallBenchSettings } from './lib/call-scenarios.js';
+import { benchCosts, emptyCostsResults, type CostsSettings } from './lib/costs-scenario.js';
 import { benchFailover, emptyFailoverResults, type FailoverSettings } from './lib/failover-scenario.js';
 import { benchFallback, emptyFallbackResults, type FallbackBenchSettings } from './lib/fallback-scenario.js';
 import { benchProviders, emptyProviderResults, type ProviderBenchSettings } from './lib/provider-scenarios.js';
@@ -118,7 +119,13 @@ const failoverSettings: FailoverSettings = {
   connections: s.connections,
   databaseTimeoutMs: 3_000,
 };
-const allSections = ['ceiling', 'token', 'create', 'fetch', 'verify', 'drop-in', 'webhooks', 'pglite', 'memory', 'backup', 'providers', 'calls', 'fallback', 'pumping', 'failover'];
+const costsSettings: CostsSettings = {
+  sends: envInt('BENCH_COSTS_SENDS', 1_000_000),
+  verifications: envInt('BENCH_COSTS_VERIFICATIONS', 700_000),
+  days: 30,
+  runs: envInt('BENCH_COSTS_RUNS', 5),
+};
+const allSections = ['ceiling', 'token', 'create', 'fetch', 'verify', 'drop-in', 'webhooks', 'pglite', 'memory', 'backup', 'costs', 'providers', 'calls', 'fallback', 'pumping', 'failover'];
 const sections = new Set((process.env.BENCH_SECTIONS ?? 'all').split(',').map((x) => x.trim()));
 const on = (name: string) => sections.has('all') || sections.has(name);
 
@@ -215,6 +222,9 @@ function newResults(): Results {
       providerWarmUpSeconds: providerSettings.warmUpSeconds,
       smppSeconds: providerSettings.smppSeconds,
       failoverRuns: failoverSettings.runs,
+      costsSends: costsSettings.sends,
+      costsVerifications: costsSettings.verifications,
+      costsRuns: costsSettings.runs,
       sections: [...sections].join(','),
     },
     machine: null,
@@ -229,6 +239,7 @@ function newResults(): Results {
     pumping: null,
     backup: null,
     failover: null,
+    costs: null,
     rows: [],
     sectionSeconds: {},
     sectionLoadAverage: {},
@@ -262,6 +273,8 @@ async function main(): Promise<void> {
   if (on('calls')) await admin.query('CREATE DATABASE otp_calls');
   const fallbackUrl = postgres.url.replace(/\/postgres$/, '/otp_fallback');
   if (on('fallback')) await admin.query('CREATE DATABASE otp_fallback');
+  const costsUrl = postgres.url.replace(/\/postgres$/, '/otp_costs');
+  if (on('costs')) await admin.query('CREATE DATABASE otp_costs');
   /** Flushes what the previous run left in PostgreSQL, so it is not paid for by the next one. */
   const settle = async () => {
     await admin.query('CHECKPOINT');
@@ -554,6 +567,12 @@ async function main(): Promise<void> {
   } else {
     await runPglite(results, section);
   }
+
+  await section('costs', async () => {
+    const out = emptyCostsResults(costsSettings);
+    results.costs = out;
+    await benchCosts({ databaseUrl: costsUrl, settings: costsSettings, log, out });
+  });
 
   await section('providers', async () => {
     const out = emptyProviderResults(providerSettings);

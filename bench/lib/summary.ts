@@ -6,6 +6,7 @@ import type { LoadResult } from './load.js';
 import type { CpuShares, PacedLatency, ProviderResults } from './provider-scenarios.js';
 import type { LateProviderResults } from './late-provider.js';
 import { boundRow, mib, ratioRow, type MachineInfo, type Row } from './report.js';
+import { costsBoundMs, type CostsResults } from './costs-scenario.js';
 import { failoverTimes, type FailoverResults } from './failover-scenario.js';
 import type { PumpingResults, PumpingRun } from './pumping.js';
 import type { WebhookResult } from './webhook-scenario.js';
@@ -35,6 +36,8 @@ export interface Results {
   backup: BackupResult | null;
   /** The failover section (bench/lib/failover-scenario.ts). */
   failover: FailoverResults | null;
+  /** The costs section (bench/lib/costs-scenario.ts). */
+  costs?: CostsResults | null;
   rows: Row[];
   sectionSeconds: Record<string, number>;
   /** 1-minute load average when each section started: other work on the machine shows up here. */
@@ -170,7 +173,24 @@ export function summaryRows(r: Results): Row[] {
     rows.push(boundRow('Service RSS flat', 'not measured', 'flat', null));
   }
   rows.push(...backupRows(r.backup));
+  rows.push(...costsRows(r.costs ?? null));
   return rows;
+}
+
+/** The costs section's rows: each grouping over the whole ledger and over 7 days, its median and slowest run. */
+function costsRows(c: CostsResults | null): Row[] {
+  const target = `< ${costsBoundMs / 1000} s`;
+  if (!c) return [boundRow('otp-service costs over 1,000,000 sends (PG)', 'not measured', target, null)];
+  const sends = (c.seeded?.sends ?? c.settings.sends).toLocaleString('en-US');
+  if (c.timings.length === 0) return [boundRow(`otp-service costs over ${sends} sends (PG)`, 'n/a', target, null)];
+  return c.timings.map((t) =>
+    boundRow(
+      `costs --by ${t.by}, ${t.days} days (${t.sends.toLocaleString('en-US')} of ${sends} sends, ${t.groups} groups; PG)`,
+      `median ${t.medianMs.toFixed(0)} ms, max ${t.maxMs.toFixed(0)} ms of ${t.runsMs.length}`,
+      `${target} (every run)`,
+      t.maxMs < costsBoundMs,
+    ),
+  );
 }
 
 /** The backup section's rows: its time and size, and creates beside it against creates alone. */
