@@ -35,7 +35,7 @@ import { SqlPrefixBlockStore } from './store/prefix-block-store.js';
 import { SqlConversionStore } from './store/conversion-store.js';
 import { SqlNumberListStore } from './store/number-list-store.js';
 import { SqlRouteStore } from './store/route-store.js';
-import { defaultDestination, RouteTable, type Destination, type Route } from './domain/routes.js';
+import { RouteTable, type Destination, type Route } from './domain/routes.js';
 import { InForce } from './domain/in-force.js';
 import { PriceTable, type Price } from './domain/prices.js';
 import { SqlPriceStore } from './store/price-store.js';
@@ -335,9 +335,8 @@ export async function createServices(
     store: verificationStore,
     afterCommit,
     providerOrder,
-    failoverAfter: (channel, to) => routesInForce.current().failoverAfter(channel, to),
+    routeFor: (channel, to) => routesInForce.current().routeFor(channel, to),
     pricing: {
-      routeOf: (channel, to) => routesInForce.current().routeFor(channel, to)?.destination ?? defaultDestination,
       priceOf: (provider, channel, to) => pricesInForce.current().priceOf(provider, channel, to),
       currency: config.COST_CURRENCY,
     },

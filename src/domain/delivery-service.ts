@@ -6,6 +6,7 @@ import { decideReceipt, decideSendFailure, nextInRoute } from './delivery.js';
 import { eventsFor } from './outbox-events.js';
 import type { Clock, Random } from './ports.js';
 import { defaultDestination, type Destination } from './destinations.js';
+import type { Route } from './routes.js';
 import type { Amount, Money } from './money.js';
 import { costOf } from './prices.js';
 import type { DeliveryReceipt, SendResult } from './send-result.js';
@@ -24,10 +25,8 @@ export interface ReceiptObserver {
   sendCost?(channel: Channel, provider: string, regionCode: string | null, cost: Amount): void;
 }
 
-/** What a send costs, and under which route it went (contract 17). */
+/** What a send costs (contract 17). */
 export interface Pricing {
-  /** The route a send of `channel` to a number takes, by its destination (`default` for the channel's provider list). */
-  routeOf(channel: Channel, to: Destination): string;
   /** The imported price of a send through `provider`; null when none matches. */
   priceOf(provider: string, channel: Channel, to: Destination): Money | null;
   /** COST_CURRENCY. */
@@ -40,8 +39,11 @@ export interface DeliveryServiceDeps {
   /** A channel's providers for a number by name, in failover order: its route's, else the channel's list. */
   readonly providerOrder: (channel: Channel, to: Destination) => readonly string[];
   readonly pricing: Pricing;
-  /** Its route's `--failover-after` for a number: seconds without a DELIVERED receipt before the next provider; null: none. */
-  readonly failoverAfter: (channel: Channel, to: Destination) => number | null;
+  /**
+   * The route a channel's sends to a number take (contract 17): its destination, which the cost ledger names, and
+   * its `--failover-after`; null: none is set, and the channel's provider list applies.
+   */
+  readonly routeFor: (channel: Channel, to: Destination) => Pick<Route, 'destination' | 'failoverAfterSeconds'> | null;
   /**
    * CALL_FALLBACK_TO_SMS: when no call provider can place a dropped call, its code goes out by SMS from `sender`
    * (E.164); null: the verification fails.
@@ -97,6 +99,8 @@ export class DeliveryService {
       const at = clock.now();
       const { pricing } = this.deps;
       const { cost, reported } = costOf(result.price ?? null, to && pricing.priceOf(provider, job.channel, to), pricing.currency);
+      // Read once: the ledger names the route, and its --failover-after sets when the send moves on.
+      const route = to && this.deps.routeFor(job.channel, to);
       const written = await store.recordSent({
         verificationId: job.verificationId,
         channel: job.channel,
@@ -108,10 +112,10 @@ export class DeliveryService {
         turnAttempts: turnAttempts(job, provider),
         status: result.delivered === true ? 'DELIVERED' : 'SENT',
         at,
-        failoverAt: result.delivered === true || to === null ? null : this.failoverAt(job.channel, provider, to, at),
+        failoverAt: result.delivered === true || to === null ? null : this.failoverAt(route?.failoverAfterSeconds ?? null, job.channel, provider, to, at),
         cost,
         reported,
-        route: to === null ? defaultDestination : pricing.routeOf(job.channel, to),
+        route: route?.destination ?? defaultDestination,
       });
       if (cost !== null) this.deps.observer?.sendCost?.(job.channel, provider, to?.regionCode ?? null, cost);
       // Receipts that came before this acceptance was committed apply now, in the order they came.
@@ -318,8 +322,7 @@ export class DeliveryService {
   }
 
   /** When a send through `provider` just accepted goes on to the route's next provider without a DELIVERED receipt; null: never. */
-  private failoverAt(channel: Channel, provider: string, to: Destination, at: Date): Date | null {
-    const seconds = this.deps.failoverAfter(channel, to);
+  private failoverAt(seconds: number | null, channel: Channel, provider: string, to: Destination, at: Date): Date | null {
     if (seconds === null || nextInRoute(this.deps.providerOrder(channel, to), provider) === null) return null;
     return new Date(at.getTime() + seconds * 1000);
   }

@@ -24,8 +24,7 @@ export function providerAfter(order: readonly string[], current: string): string
  * once through each provider of its route, never round again.
  */
 export function nextInRoute(order: readonly string[], current: string): string | null {
-  const at = order.indexOf(current);
-  return at < 0 ? null : (order[at + 1] ?? null);
+  return order.includes(current) ? providerAfter(order, current) : null;
 }
 
 export type FailureDecision =

@@ -61,11 +61,6 @@ export class RouteTable {
     const first = drawn(route.weights, to.id);
     return [...route.providers.slice(first, first + 1), ...route.providers.filter((_, i) => i !== first)];
   }
-
-  /** The seconds after which a send of `channel` to `to` without a DELIVERED receipt goes to the next provider; null: never. */
-  failoverAfter(channel: Channel, to: Destination): number | null {
-    return this.routeFor(channel, to)?.failoverAfterSeconds ?? null;
-  }
 }
 
 /** The longest delivery-confirmed failover wait a route takes: a code lives minutes, not hours. */

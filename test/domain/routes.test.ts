@@ -65,9 +65,9 @@ describe('routes (contract 17)', () => {
   it("gives each number its route's delivery-confirmed failover, and none without one", () => {
     const table = new RouteTable([route('sms', 'NG', ['smpp', 'twilio'], null, 20), route('sms', '+23480', ['twilio', 'smpp'])]);
     const to = (phoneNumber: string, regionCode: string | null) => ({ id: '0190c3a4-0000-7000-8000-000000000001', phoneNumber, regionCode });
-    assert.equal(table.failoverAfter('sms', to('+2349012345678', 'NG')), 20);
-    assert.equal(table.failoverAfter('sms', to('+2348012345678', 'NG')), null, 'the longer prefix route has none');
-    assert.equal(table.failoverAfter('whatsapp', to('+2349012345678', 'NG')), null);
+    assert.equal(table.routeFor('sms', to('+2349012345678', 'NG'))?.failoverAfterSeconds ?? null, 20);
+    assert.equal(table.routeFor('sms', to('+2348012345678', 'NG'))?.failoverAfterSeconds ?? null, null, 'the longer prefix route has none');
+    assert.equal(table.routeFor('whatsapp', to('+2349012345678', 'NG'))?.failoverAfterSeconds ?? null, null);
     assert.equal(failoverAfterProblem(20, ['smpp']), '--failover-after needs a second provider in the route to send through');
     assert.equal(failoverAfterProblem(1.5, ['smpp', 'twilio']), '--failover-after is whole seconds from 1 to 3600');
     assert.equal(failoverAfterProblem(3600, ['smpp', 'twilio']), null);
