@@ -250,7 +250,7 @@ export const settings = {
     parse: integer(0),
   },
   COST_CURRENCY: {
-    doc: 'The one currency (ISO 4217) of prices, costs and budgets: a price sheet in another is refused, and a price a provider reports in another is kept on its send but never summed',
+    doc: 'The one currency (ISO 4217) of prices and costs: a price sheet in another is refused, and a price a provider reports in another is kept on its send but never summed',
     default: 'USD',
     parse: (raw: string): string => {
       const code = raw.trim().toUpperCase();
