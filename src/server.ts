@@ -162,6 +162,7 @@ export function workerDeps(services: Services, deliverWebhooks: boolean): Worker
         retentionDays: config.RETENTION_DAYS,
         verificationRetentionDays: config.VERIFICATION_RETENTION_DAYS,
         eraseVerifications: async (before, limit) => (await services.personalData.erase({ kind: 'older', before, limit })).verifications,
+        budgetHolds: services.spend,
       }),
     notifications: db.pool ? { pool: db.pool, channel: webhookChannel } : null,
     clientChanges: {

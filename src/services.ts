@@ -37,7 +37,8 @@ import { SqlNumberListStore } from './store/number-list-store.js';
 import { SqlRouteStore } from './store/route-store.js';
 import { RouteTable, type Destination, type Route } from './domain/routes.js';
 import { InForce } from './domain/in-force.js';
-import { PriceTable, type Price } from './domain/prices.js';
+import { costOf, PriceTable, type Price } from './domain/prices.js';
+import { SpendStore } from './store/spend-store.js';
 import { SqlPriceStore } from './store/price-store.js';
 import { SqlCaptchaTokenStore } from './store/captcha-token-store.js';
 import { SiteVerify } from './captcha/siteverify.js';
@@ -116,6 +117,8 @@ export interface Services {
   readonly routesInForce: InForce<RouteTable, Route>;
   readonly priceStore: SqlPriceStore;
   readonly pricesInForce: InForce<PriceTable, Price>;
+  /** Budgets' spend (contract 17): what budgeted clients' sends hold and cost in the UTC day and month. */
+  readonly spend: SpendStore;
   /** CAPTCHA tokens accepted in the last 10 minutes (pruned by housekeeping). */
   readonly captchaTokens: SqlCaptchaTokenStore;
   /** New messages and state changes for open inbox pages; null when the inbox is off (config.devInbox). */
@@ -242,6 +245,7 @@ export async function createServices(
   const priceStore = new SqlPriceStore(db.db, db.kind === 'postgres', () => clock.now());
   const pricesInForce = new InForce(priceStore, (prices) => new PriceTable(prices));
   await pricesInForce.refresh();
+  const spend = new SpendStore(db.db);
   // A channel's providers for a number: its route's, else the channel's provider list (SMS_PROVIDER...).
   const configuredOrder = perChannel((c) => providerNames(config.providers, c));
   const providerOrder = (channel: Channel, to: Destination) => routesInForce.current().providersFor(channel, to, configuredOrder[channel]);
@@ -311,6 +315,13 @@ export async function createServices(
     conversion,
     ...(dailySends && { dailySends }),
     ...(newCountrySends && { newCountrySends }),
+    spend,
+    sendPrice: (channel, to) => {
+      const prices = pricesInForce.current();
+      const first = providerOrder(channel, to)[0];
+      const known = first === undefined ? null : costOf(null, prices.priceOf(first, channel, to), config.COST_CURRENCY).cost;
+      return known ?? prices.highestOf(channel);
+    },
     lists: () => listsInForce.current(),
     captcha: {
       verifier: new SiteVerify({ turnstile: config.TURNSTILE_VERIFY_URL, hcaptcha: config.HCAPTCHA_VERIFY_URL, recaptcha: config.RECAPTCHA_VERIFY_URL }),
@@ -338,6 +349,7 @@ export async function createServices(
     routeFor: (channel, to) => routesInForce.current().routeFor(channel, to),
     pricing: {
       priceOf: (provider, channel, to) => pricesInForce.current().priceOf(provider, channel, to),
+      highestOf: (channel) => pricesInForce.current().highestOf(channel),
       currency: config.COST_CURRENCY,
     },
     callFallback: config.CALL_FALLBACK_TO_SMS ? { sender: smsSender.e164 } : null,
@@ -439,6 +451,7 @@ export async function createServices(
     routesInForce,
     priceStore,
     pricesInForce,
+    spend,
     captchaTokens,
     conversion,
     conversionStore,

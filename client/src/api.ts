@@ -219,6 +219,15 @@ export interface paths {
                                     rule?: string;
                                     /** @description What the rule refused, e.g. the listed number or prefix. */
                                     value?: string;
+                                    /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                    limit?: string;
+                                    /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                    spent?: string;
+                                    /**
+                                     * @description The `budget` rule: the UTC day or month the limit is for.
+                                     * @enum {string}
+                                     */
+                                    period?: "day" | "month";
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -247,6 +256,15 @@ export interface paths {
                                     rule?: string;
                                     /** @description What the rule refused, e.g. the listed number or prefix. */
                                     value?: string;
+                                    /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                    limit?: string;
+                                    /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                    spent?: string;
+                                    /**
+                                     * @description The `budget` rule: the UTC day or month the limit is for.
+                                     * @enum {string}
+                                     */
+                                    period?: "day" | "month";
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -275,6 +293,15 @@ export interface paths {
                                     rule?: string;
                                     /** @description What the rule refused, e.g. the listed number or prefix. */
                                     value?: string;
+                                    /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                    limit?: string;
+                                    /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                    spent?: string;
+                                    /**
+                                     * @description The `budget` rule: the UTC day or month the limit is for.
+                                     * @enum {string}
+                                     */
+                                    period?: "day" | "month";
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -303,6 +330,15 @@ export interface paths {
                                     rule?: string;
                                     /** @description What the rule refused, e.g. the listed number or prefix. */
                                     value?: string;
+                                    /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                    limit?: string;
+                                    /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                    spent?: string;
+                                    /**
+                                     * @description The `budget` rule: the UTC day or month the limit is for.
+                                     * @enum {string}
+                                     */
+                                    period?: "day" | "month";
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -331,6 +367,15 @@ export interface paths {
                                     rule?: string;
                                     /** @description What the rule refused, e.g. the listed number or prefix. */
                                     value?: string;
+                                    /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                    limit?: string;
+                                    /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                    spent?: string;
+                                    /**
+                                     * @description The `budget` rule: the UTC day or month the limit is for.
+                                     * @enum {string}
+                                     */
+                                    period?: "day" | "month";
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -361,6 +406,15 @@ export interface paths {
                                     rule?: string;
                                     /** @description What the rule refused, e.g. the listed number or prefix. */
                                     value?: string;
+                                    /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                    limit?: string;
+                                    /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                    spent?: string;
+                                    /**
+                                     * @description The `budget` rule: the UTC day or month the limit is for.
+                                     * @enum {string}
+                                     */
+                                    period?: "day" | "month";
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -421,6 +475,15 @@ export interface paths {
                                     rule?: string;
                                     /** @description What the rule refused, e.g. the listed number or prefix. */
                                     value?: string;
+                                    /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                    limit?: string;
+                                    /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                    spent?: string;
+                                    /**
+                                     * @description The `budget` rule: the UTC day or month the limit is for.
+                                     * @enum {string}
+                                     */
+                                    period?: "day" | "month";
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -449,6 +512,15 @@ export interface paths {
                                     rule?: string;
                                     /** @description What the rule refused, e.g. the listed number or prefix. */
                                     value?: string;
+                                    /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                    limit?: string;
+                                    /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                    spent?: string;
+                                    /**
+                                     * @description The `budget` rule: the UTC day or month the limit is for.
+                                     * @enum {string}
+                                     */
+                                    period?: "day" | "month";
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -477,6 +549,15 @@ export interface paths {
                                     rule?: string;
                                     /** @description What the rule refused, e.g. the listed number or prefix. */
                                     value?: string;
+                                    /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                    limit?: string;
+                                    /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                    spent?: string;
+                                    /**
+                                     * @description The `budget` rule: the UTC day or month the limit is for.
+                                     * @enum {string}
+                                     */
+                                    period?: "day" | "month";
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -505,6 +586,15 @@ export interface paths {
                                     rule?: string;
                                     /** @description What the rule refused, e.g. the listed number or prefix. */
                                     value?: string;
+                                    /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                    limit?: string;
+                                    /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                    spent?: string;
+                                    /**
+                                     * @description The `budget` rule: the UTC day or month the limit is for.
+                                     * @enum {string}
+                                     */
+                                    period?: "day" | "month";
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -533,6 +623,15 @@ export interface paths {
                                     rule?: string;
                                     /** @description What the rule refused, e.g. the listed number or prefix. */
                                     value?: string;
+                                    /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                    limit?: string;
+                                    /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                    spent?: string;
+                                    /**
+                                     * @description The `budget` rule: the UTC day or month the limit is for.
+                                     * @enum {string}
+                                     */
+                                    period?: "day" | "month";
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -563,6 +662,15 @@ export interface paths {
                                     rule?: string;
                                     /** @description What the rule refused, e.g. the listed number or prefix. */
                                     value?: string;
+                                    /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                    limit?: string;
+                                    /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                    spent?: string;
+                                    /**
+                                     * @description The `budget` rule: the UTC day or month the limit is for.
+                                     * @enum {string}
+                                     */
+                                    period?: "day" | "month";
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -1746,6 +1854,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3371,6 +3488,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3401,6 +3527,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3439,6 +3574,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3467,6 +3611,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3495,6 +3648,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3523,6 +3685,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3551,13 +3722,22 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. */
+            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. The client's budget refuses with `details: [{ rule: "budget", limit, spent, period }]` and `Retry-After` to the next UTC day or month. */
             429: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -3581,6 +3761,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3609,6 +3798,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3637,6 +3835,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3667,6 +3874,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3695,6 +3911,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3723,6 +3948,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3780,6 +4014,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3810,6 +4053,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3840,6 +4092,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3868,6 +4129,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3896,13 +4166,22 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. */
+            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. The client's budget refuses with `details: [{ rule: "budget", limit, spent, period }]` and `Retry-After` to the next UTC day or month. */
             429: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -3926,6 +4205,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3954,6 +4242,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3982,6 +4279,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4012,6 +4318,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4040,6 +4355,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4068,6 +4392,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4117,6 +4450,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4147,6 +4489,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4177,6 +4528,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4205,6 +4565,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4233,13 +4602,22 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. */
+            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. The client's budget refuses with `details: [{ rule: "budget", limit, spent, period }]` and `Retry-After` to the next UTC day or month. */
             429: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -4263,6 +4641,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4291,6 +4678,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4319,6 +4715,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4349,6 +4754,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4377,6 +4791,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4405,6 +4828,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4474,6 +4906,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4504,6 +4945,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4534,6 +4984,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4562,6 +5021,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4590,6 +5058,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4618,6 +5095,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4646,6 +5132,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4674,6 +5169,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4702,13 +5206,22 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. */
+            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. The client's budget refuses with `details: [{ rule: "budget", limit, spent, period }]` and `Retry-After` to the next UTC day or month. */
             429: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -4732,6 +5245,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4760,6 +5282,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4788,6 +5319,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4818,6 +5358,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4846,6 +5395,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4874,6 +5432,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4931,6 +5498,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4961,6 +5537,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4997,6 +5582,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5025,6 +5619,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5053,6 +5656,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5081,13 +5693,22 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. */
+            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. The client's budget refuses with `details: [{ rule: "budget", limit, spent, period }]` and `Retry-After` to the next UTC day or month. */
             429: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -5111,6 +5732,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5139,6 +5769,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5167,6 +5806,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5197,6 +5845,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5225,6 +5882,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5253,6 +5919,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5310,6 +5985,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5340,6 +6024,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5370,6 +6063,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5398,6 +6100,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5426,6 +6137,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5454,13 +6174,22 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. */
+            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. The client's budget refuses with `details: [{ rule: "budget", limit, spent, period }]` and `Retry-After` to the next UTC day or month. */
             429: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -5484,6 +6213,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5512,6 +6250,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5540,6 +6287,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5570,6 +6326,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5598,6 +6363,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5626,6 +6400,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5720,6 +6503,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5750,6 +6542,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5780,6 +6581,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5808,6 +6618,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5836,6 +6655,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5864,13 +6692,22 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. */
+            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. The client's budget refuses with `details: [{ rule: "budget", limit, spent, period }]` and `Retry-After` to the next UTC day or month. */
             429: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -5894,6 +6731,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5922,6 +6768,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5950,6 +6805,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5980,6 +6844,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6008,6 +6881,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6036,6 +6918,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6120,6 +7011,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6150,6 +7050,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6180,6 +7089,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6208,6 +7126,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6236,13 +7163,22 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. */
+            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. The client's budget refuses with `details: [{ rule: "budget", limit, spent, period }]` and `Retry-After` to the next UTC day or month. */
             429: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -6266,6 +7202,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6294,6 +7239,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6322,6 +7276,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6352,6 +7315,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6380,6 +7352,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6408,6 +7389,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6493,6 +7483,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6523,6 +7522,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6553,6 +7561,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6581,13 +7598,22 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. */
+            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. The client's budget refuses with `details: [{ rule: "budget", limit, spent, period }]` and `Retry-After` to the next UTC day or month. */
             429: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -6611,6 +7637,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6639,6 +7674,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6667,6 +7711,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6697,6 +7750,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6725,6 +7787,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6753,6 +7824,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6839,6 +7919,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6869,6 +7958,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6899,6 +7997,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6927,6 +8034,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6955,13 +8071,22 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. */
+            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. The client's budget refuses with `details: [{ rule: "budget", limit, spent, period }]` and `Retry-After` to the next UTC day or month. */
             429: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -6985,6 +8110,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -7013,6 +8147,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -7041,6 +8184,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -7071,6 +8223,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -7099,6 +8260,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -7127,6 +8297,15 @@ export interface operations {
                                 rule?: string;
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];

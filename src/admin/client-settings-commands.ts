@@ -10,6 +10,7 @@ import {
   type TextPolicy,
 } from '../domain/client-settings.js';
 import { maskedSecret } from '../domain/captcha.js';
+import { hasBudget, type Budget, type PeriodSpend } from '../domain/budgets.js';
 import { parseE164 } from '../domain/phone.js';
 import { defaultWords, voiceLanguage, voiceSentence } from '../domain/spoken-code.js';
 import { voiceFrame, withoutVoiceTemplate, withVoiceTemplate } from '../domain/voice-template.js';
@@ -100,7 +101,7 @@ function parseChange(raw: unknown): SettingsChange | string {
   const nullableText = (key: string): string | null | undefined | false =>
     o[key] === undefined ? undefined : o[key] === null ? null : typeof o[key] === 'string' ? (o[key] as string) : false;
   const change: Record<string, unknown> = {};
-  for (const key of ['defaultWebhookUrl', 'appName', 'webotpDomain', 'androidAppHash', 'defaultLocale']) {
+  for (const key of ['defaultWebhookUrl', 'appName', 'webotpDomain', 'androidAppHash', 'defaultLocale', 'dailySpendLimit', 'monthlySpendLimit']) {
     const value = nullableText(key);
     if (value === false) return `${key} must be text or null`;
     if (value !== undefined) change[key] = value;
@@ -178,7 +179,10 @@ export interface TemplateSaved {
   readonly sample: string;
 }
 
-export async function runClientSettingsCommand(clients: ClientService, policy: TextPolicy, command: ClientSettingsCommand): Promise<Result> {
+/** A client's spend in today's and this month's periods, with its budgets (contract 17). */
+export type SpendOf = (clientId: string, budget: Budget) => Promise<PeriodSpend[]>;
+
+export async function runClientSettingsCommand(clients: ClientService, policy: TextPolicy, command: ClientSettingsCommand, spend?: SpendOf): Promise<Result> {
   const missing: Result = { ok: false, error: `no client ${command.id}` };
   const saved = async (edit: (s: ClientSettings) => ClientSettings | string): Promise<Result> => {
     const outcome = await clients.editSettings(command.id, edit);
@@ -188,7 +192,10 @@ export async function runClientSettingsCommand(clients: ClientService, policy: T
   switch (command.name) {
     case 'clients.show': {
       const client = await clients.show(command.id);
-      return client ? { ok: true, value: { ...client, settings: settingsView(client.settings) } } : missing;
+      if (!client) return missing;
+      // Spend is kept only for a client with a budget: without one there is nothing to show.
+      const budgets = spend && hasBudget(client.settings.budget) ? await spend(command.id, client.settings.budget) : [];
+      return { ok: true, value: { ...client, settings: settingsView(client.settings), budgets } };
     }
     case 'clients.update':
       return saved((s) => applySettingsChange(s, command.change, policy));

@@ -3,6 +3,7 @@ import {
   isClientSettingsCommand,
   isClientSettingsCommandName,
   parseClientSettingsCommand,
+  type SpendOf,
   runClientSettingsCommand,
   type ClientSettingsCommand,
 } from './client-settings-commands.js';
@@ -57,6 +58,8 @@ export interface AdminDeps {
   readonly prices: PriceDeps;
   /** The cost ledger (`otp-service costs`). */
   readonly costs: CostStore;
+  /** A client's spend today and this month beside its budgets (`clients show`, contract 17). */
+  readonly spend: SpendOf;
   /** Console operators (`otp-service operators`, contract 16). */
   readonly operators: Pick<OperatorService, 'create' | 'list' | 'disable' | 'newLink'>;
   /** The console's address, which one-time links start with: CONSOLE_ORIGIN, PUBLIC_BASE_URL or localhost:PORT. */
@@ -280,7 +283,7 @@ export function parseDeliveryStatus(raw: string): DeliveryStatus | undefined {
 
 export async function runAdminCommand(deps: AdminDeps, command: AdminCommand): Promise<AdminResult> {
   const { clients, webhooks, clock } = deps;
-  if (isClientSettingsCommand(command)) return runClientSettingsCommand(clients, deps.textPolicy, command);
+  if (isClientSettingsCommand(command)) return runClientSettingsCommand(clients, deps.textPolicy, command, deps.spend);
   const found = (value: unknown, id: string): AdminResult =>
     value ? { ok: true, value } : { ok: false, error: `no client ${id}` };
   switch (command.name) {

@@ -2,6 +2,7 @@ import type { AdminCommand } from '../admin/commands.js';
 import type { ClientThrottleView, CountryThrottle, PrefixBlock } from '../admin/prefix-blocks.js';
 import type { ProviderStatus } from '../admin/provider-status.js';
 import type { RouteView } from '../admin/route-commands.js';
+import type { PeriodSpend } from '../domain/budgets.js';
 import type { CostRow } from '../domain/cost-report.js';
 import type { Price } from '../domain/prices.js';
 import type { ClientHooks } from '../oauth/client-service.js';
@@ -220,9 +221,12 @@ function formatStats(value: unknown, allClients: boolean): string {
 
 /** A client's fields, then its settings. */
 function formatClientShow(value: unknown): string {
-  const { settings, ...client } = value as Record<string, unknown>;
+  const { settings, budgets, ...client } = value as Record<string, unknown>;
   const lines = Object.entries(client).map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(' ') : String(v)}`);
-  return `${lines.join('\n')}\nsettings:\n${formatSettings(settings)}`;
+  const spend = (Array.isArray(budgets) ? (budgets as PeriodSpend[]) : []).map(
+    (b) => `  ${b.period === 'day' ? 'today' : 'this month'} (from ${b.starts}): ${b.spent} spent${b.limit === null ? ', no limit' : ` of ${b.limit}`}`,
+  );
+  return `${lines.join('\n')}\nsettings:\n${formatSettings(settings)}${spend.length > 0 ? `spend (COST_CURRENCY):\n${spend.join('\n')}\n` : ''}`;
 }
 
 /** One line per setting, indented; templates and test numbers one per line under theirs. */

@@ -50,6 +50,8 @@ const optionSpec = {
   'default-locale': { type: 'string' },
   fallback: { type: 'string' },
   'fallback-after': { type: 'string' },
+  'daily-spend-limit': { type: 'string' },
+  'monthly-spend-limit': { type: 'string' },
   locale: { type: 'string' },
   channel: { type: 'string' },
   code: { type: 'string' },
@@ -322,6 +324,8 @@ function settingsChange(values: Values): SettingsChange {
     ['webotp-domain', 'webotpDomain'],
     ['android-app-hash', 'androidAppHash'],
     ['default-locale', 'defaultLocale'],
+    ['daily-spend-limit', 'dailySpendLimit'],
+    ['monthly-spend-limit', 'monthlySpendLimit'],
   ] as const;
   for (const [option, key] of texts) {
     const value = cleared(values[option]);

@@ -1,6 +1,8 @@
 import { captchaProviders, captchaWhens, defaultMinScore, type CaptchaProvider, type CaptchaSetting } from './captcha.js';
 import { smsParts } from './gsm7.js';
 import { webhookUrlProblem } from './webhook-url.js';
+import type { Budget } from './budgets.js';
+import { parseAmount } from './money.js';
 import { forbiddenCharacter } from './text-characters.js';
 
 /**
@@ -34,6 +36,8 @@ export interface ClientSettings {
   readonly fallbackAfterSeconds: number | null;
   /** Contract 14: creates need a `captchaToken` this provider accepts; null: no CAPTCHA. */
   readonly captcha: CaptchaSetting | null;
+  /** What its sends may cost in a UTC day and month (contract 17, COST_CURRENCY); each null: no limit. */
+  readonly budget: Budget;
 }
 
 /** Settings as an operator reads them (`clients show`, the console): the CAPTCHA secret only by its first characters. */
@@ -55,6 +59,7 @@ export const defaultClientSettings: ClientSettings = {
   fallback: [],
   fallbackAfterSeconds: null,
   captcha: null,
+  budget: { daily: null, monthly: null },
 };
 
 /** What a template may hold: `{code}` (required), `{minutes}`, `{app}`. */
@@ -233,6 +238,10 @@ export interface SettingsChange {
    * `--captcha-when always|throttled` whether every create needs a token or only one a throttle would refuse.
    */
   readonly captcha?: { readonly provider?: CaptchaProvider | 'none'; readonly secret?: string; readonly minScore?: number; readonly when?: string };
+  /** `--daily-spend-limit 25.00|none`: in COST_CURRENCY; null removes it. */
+  readonly dailySpendLimit?: string | null;
+  /** `--monthly-spend-limit 500.00|none`. */
+  readonly monthlySpendLimit?: string | null;
 }
 
 /**
@@ -290,6 +299,14 @@ export function applySettingsChange(current: ClientSettings, change: SettingsCha
     problems.push(`--fallback-after must be whole seconds from 1 to ${maxFallbackAfterSeconds} (or none)`);
   }
   const captcha = change.captcha === undefined ? undefined : captchaChange(current.captcha, change.captcha, problems);
+  const limit = (option: string, raw: string | null | undefined): string | null | undefined => {
+    if (raw === undefined || raw === null) return raw;
+    const amount = parseAmount(raw);
+    if (amount === null) problems.push(`${option} must be an amount in COST_CURRENCY such as 25.00 (or none)`);
+    return amount;
+  };
+  const daily = limit('--daily-spend-limit', change.dailySpendLimit);
+  const monthly = limit('--monthly-spend-limit', change.monthlySpendLimit);
   if (problems.length > 0) return problems.join('; ');
   const next: ClientSettings = {
     ...current,
@@ -303,6 +320,9 @@ export function applySettingsChange(current: ClientSettings, change: SettingsCha
     ...(defaultLocale !== undefined && { defaultLocale }),
     ...(fallback !== undefined && { fallback: [...fallback] }),
     ...(after !== undefined && { fallbackAfterSeconds: after }),
+    ...((daily !== undefined || monthly !== undefined) && {
+      budget: { daily: daily === undefined ? current.budget.daily : daily, monthly: monthly === undefined ? current.budget.monthly : monthly },
+    }),
   };
   for (const [locale, template] of Object.entries(next.templates)) {
     const checked = checkTemplate(template, next, policy.codeLength, policy.ttlSeconds);

@@ -29,6 +29,8 @@ export interface ReceiptObserver {
 export interface Pricing {
   /** The imported price of a send through `provider`; null when none matches. */
   priceOf(provider: string, channel: Channel, to: Destination): Money | null;
+  /** The highest imported price of `channel` (0 when none): what a send of unknown cost counts as against a budget. */
+  highestOf(channel: Channel): Amount;
   /** COST_CURRENCY. */
   readonly currency: string;
 }
@@ -114,6 +116,7 @@ export class DeliveryService {
         at,
         failoverAt: result.delivered === true || to === null ? null : this.failoverAt(route?.failoverAfterSeconds ?? null, job.channel, provider, to, at),
         cost,
+        charge: cost ?? pricing.highestOf(job.channel),
         reported,
         route: route?.destination ?? defaultDestination,
       });

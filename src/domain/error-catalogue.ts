@@ -61,3 +61,11 @@ export interface RuleProblem {
   readonly rule: string;
   readonly value: string;
 }
+
+/** A budget that refused a send (contract 17): its period's limit and what is spent in it. */
+export interface BudgetProblem {
+  readonly rule: 'budget';
+  readonly period: 'day' | 'month';
+  readonly limit: string;
+  readonly spent: string;
+}

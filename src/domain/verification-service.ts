@@ -1,7 +1,9 @@
 import { dispatched, type AfterCommit } from './after-commit.js';
 import { untilNextUtcDay, type DailySends } from './daily-quota.js';
+import { hasBudget, untilPeriodEnds, type BudgetRefusal, type Spend } from './budgets.js';
+import type { Amount } from './money.js';
 import { newCountryKey, untilNextHour, type WindowQuota } from './new-country.js';
-import { deliveryChannelOf, type Channel, type ChannelDriver } from './channel-driver.js';
+import { channelOfDelivery, deliveryChannelOf, type Channel, type ChannelDriver } from './channel-driver.js';
 import { decideThrottled, hasLocalRoom, type ClientThrottle, type ResendThrottle, type Route, type Throttle } from './conversion.js';
 import { destinationRefused, type DestinationPolicy } from './destination-rules.js';
 import type { OutboxEvent } from './events.js';
@@ -75,6 +77,8 @@ interface CreatePlan {
   readonly sendTaken: boolean;
   /** Towards a country new to the client: whether NEW_COUNTRY_LIMIT_COUNT had room; null: not a new country. */
   readonly newCountryTaken: boolean | null;
+  /** The client's budget has no room for this send (contract 17): the period it would pass; null: it has. */
+  readonly overBudget: BudgetRefusal | null;
   /**
    * The client's CAPTCHA asks only under a throttle (`--captcha-when throttled`): `passed` a token was accepted,
    * which lets the create past throttles and the new-country limit; `ask` none came, so their refusal is 403
@@ -134,7 +138,13 @@ export type CreateOutcome =
    * `phone`: the number's own limits; `daily-quota`: the client's CLIENT_DAILY_SEND_LIMIT; `conversion`: the
    * country is throttled to the prefix limit for its low conversion (contract 10).
    */
-  | { readonly kind: 'rate-limited'; readonly reason: 'phone' | 'daily-quota' | 'conversion' | 'new-country' | SignalKind; readonly retryAfterSeconds: number }
+  | {
+      readonly kind: 'rate-limited';
+      readonly reason: 'phone' | 'daily-quota' | 'budget' | 'conversion' | 'new-country' | SignalKind;
+      readonly retryAfterSeconds: number;
+      /** `budget`: the period whose limit the send would have passed, and what is spent in it (contract 17). */
+      readonly budget?: BudgetRefusal;
+    }
   | { readonly kind: 'idempotency-key-reused' }
   /** The client has a CAPTCHA: `required` no token came, `failed` it was refused or used before, `unavailable` its provider did not answer. */
   | { readonly kind: 'captcha'; readonly outcome: 'required' | 'failed' | 'unavailable' };
@@ -143,7 +153,7 @@ export type CreateOutcome =
  * Which limit refused a create: `destination` a country or line type, `prefix` a blocked prefix, `ip` the end
  * user's address or its network, `device` their device, `blocked` a block list (contract 14).
  */
-export type CreateRefusal = 'captcha' | 'destination' | 'prefix' | 'blocked' | 'phone' | 'daily-quota' | 'conversion' | 'new-country' | 'ip' | 'device';
+export type CreateRefusal = 'captcha' | 'destination' | 'prefix' | 'blocked' | 'phone' | 'daily-quota' | 'budget' | 'conversion' | 'new-country' | 'ip' | 'device';
 
 export type VerifyOutcome =
   | { readonly kind: 'success'; readonly verification: Verification }
@@ -157,12 +167,12 @@ export type VerifyOutcome =
  * verified history; `captcha`: the same for a client with `--captcha-when throttled`, asked for a CAPTCHA
  * instead, or one whose token failed.
  */
-export type ResendRefusal = 'cooldown' | 'max-sends' | 'daily-quota' | 'new-country' | 'unknown-user' | 'captcha';
+export type ResendRefusal = 'cooldown' | 'max-sends' | 'daily-quota' | 'budget' | 'new-country' | 'unknown-user' | 'captcha';
 
 export type ResendOutcome =
   | { readonly kind: 'resent'; readonly verification: Verification }
   | { readonly kind: 'not-pending'; readonly verification: Verification }
-  | { readonly kind: 'rate-limited'; readonly reason: Exclude<ResendRefusal, 'captcha'>; readonly retryAfterSeconds: number }
+  | { readonly kind: 'rate-limited'; readonly reason: Exclude<ResendRefusal, 'captcha'>; readonly retryAfterSeconds: number; readonly budget?: BudgetRefusal }
   | { readonly kind: 'captcha'; readonly outcome: 'required' | 'failed' | 'unavailable' }
   | { readonly kind: 'not-found' };
 
@@ -212,6 +222,13 @@ export interface VerificationServiceDeps {
    * before a create's or resend's transaction, so that no create of a client waits on another's lock.
    */
   readonly dailySends?: DailySends;
+  /**
+   * Budgets (contract 17): what a budgeted client's sends hold and cost in the UTC day and month, shared by every
+   * instance; absent: budgets are not enforced.
+   */
+  readonly spend?: Spend;
+  /** What a send of `channel` to `to` holds of a budget: its first provider's price there, else the channel's highest. */
+  readonly sendPrice?: (channel: Channel, to: Destination) => Amount;
   /** NEW_COUNTRY_LIMIT_COUNT's hourly quotas, shared by every instance (a QuotaLimiter of one send a share). */
   readonly newCountrySends?: WindowQuota;
   /** Checks CAPTCHA tokens with their providers and remembers those accepted (contract 14). */
@@ -352,6 +369,25 @@ export class VerificationService {
     const sendTaken = dailySends === null ? true : await dailySends.tryAcquire(request.clientId);
     const newCountry = allowed ? null : this.newCountryOf(verification);
     const newCountryTaken = newCountry === null ? null : await newCountry.quota.tryAcquire(newCountry.key);
+    // Held as the day's quota is taken, before the transaction, and given back the same way.
+    let held: Amount | null = null;
+    let overBudget: BudgetRefusal | null = null;
+    try {
+      const budgeted = verification.testNumber ? null : this.budgetHold(request.clientId, settings, driver.channel, verification);
+      if (budgeted) {
+        overBudget = await budgeted.spend.hold(request.clientId, verification.id, budgeted.amount, budgeted.budget, now);
+        if (overBudget === null) held = budgeted.amount;
+      }
+    } catch (err) {
+      if (dailySends !== null && sendTaken) dailySends.release(request.clientId);
+      if (newCountry !== null && newCountryTaken) newCountry.quota.release(newCountry.key);
+      throw err;
+    }
+    const giveBack = async () => {
+      if (dailySends !== null && sendTaken) dailySends.release(request.clientId);
+      if (newCountry !== null && newCountryTaken) newCountry.quota.release(newCountry.key);
+      if (held !== null) await this.releaseHold(verification.id, held);
+    };
     let committed;
     try {
       committed = await this.createIn(request, verification, {
@@ -366,19 +402,16 @@ export class VerificationService {
         counted,
         sendTaken,
         newCountryTaken,
+        overBudget,
         challenge,
       });
     } catch (err) {
-      if (dailySends !== null && sendTaken) dailySends.release(request.clientId);
-      if (newCountry !== null && newCountryTaken) newCountry.quota.release(newCountry.key);
+      await giveBack();
       throw err;
     }
     if (committed.value.kind === 'captcha') this.deps.observer?.createRefused('captcha');
-    if (committed.value.kind !== 'created') {
-      // A refused create counts toward no limit: the sends it took are given back.
-      if (dailySends !== null && sendTaken) dailySends.release(request.clientId);
-      if (newCountry !== null && newCountryTaken) newCountry.quota.release(newCountry.key);
-    }
+    // A refused create counts toward no limit: the sends it took are given back.
+    if (committed.value.kind !== 'created') await giveBack();
     const outcome = dispatched(this.deps.afterCommit, committed);
     if (outcome.kind === 'not-allowed') this.deps.observer?.createRefused(outcome.rule);
     if (outcome.kind === 'rate-limited') this.deps.observer?.createRefused(outcome.reason === 'network' ? 'ip' : outcome.reason);
@@ -392,7 +425,7 @@ export class VerificationService {
   /** A create's one transaction script: lock, read, decide, write. */
   private createIn(request: CreateRequest, verification: Verification, plan: CreatePlan): Promise<Committed<CreateOutcome>> {
     const { store, policy } = this.deps;
-    const { locks, serializeOn, allowed, prefix, throttle, clientThrottle, counted, sendTaken, newCountryTaken, challenge } = plan;
+    const { locks, serializeOn, allowed, prefix, throttle, clientThrottle, counted, sendTaken, newCountryTaken, overBudget, challenge } = plan;
     const now = verification.createdAt;
     const phone = { e164: verification.phoneNumber };
     const { idempotency } = request;
@@ -488,7 +521,9 @@ export class VerificationService {
         ? { reason: 'phone' as const, retryAfterSeconds: phoneLimit.retryAfterSeconds }
         : !sendTaken
           ? { reason: 'daily-quota' as const, retryAfterSeconds: untilNextUtcDay(now) }
-          : null;
+          : overBudget !== null
+            ? { reason: 'budget' as const, retryAfterSeconds: untilPeriodEnds(overBudget.period, now), budget: overBudget }
+            : null;
       if (refusal) {
         // A refused create leaves nothing behind, its key included.
         if (idempotency) await tx.releaseIdempotencyKey(request.clientId, idempotency.key);
@@ -530,6 +565,21 @@ export class VerificationService {
     if (judged === 'failed' || (judged === 'unavailable' && !captcha.failOpen)) return judged;
     const now = clock.now();
     return (await captcha.tokens.claim(token, now, secondsBefore(now, captchaTokenSeconds))) ? 'passed' : 'failed';
+  }
+
+  /** What a send of a client with a budget holds of it (its price estimated); null: no budget, or none enforced. */
+  private budgetHold(clientId: string, settings: ClientSettings, channel: Channel, to: Destination): { spend: Spend; amount: Amount; budget: ClientSettings['budget'] } | null {
+    const { spend, sendPrice } = this.deps;
+    if (!spend || !sendPrice || !hasBudget(settings.budget)) return null;
+    return { spend, amount: sendPrice(channel, to), budget: settings.budget };
+  }
+
+  /**
+   * Gives back a hold of a send not made. A failure here loses nothing: the sweep gives back, within minutes, the
+   * hold of a verification that is not pending (or was never written).
+   */
+  private async releaseHold(verificationId: string, amount: Amount): Promise<void> {
+    await this.deps.spend?.release(verificationId, amount).catch(() => undefined);
   }
 
   /**
@@ -612,25 +662,39 @@ export class VerificationService {
     // A resend is a send (CLIENT_DAILY_SEND_LIMIT): its share is taken first, and given back unless it resends.
     const dailySends = policy.clientDailySends > 0 ? (this.deps.dailySends ?? null) : null;
     const sendTaken = dailySends === null ? true : await dailySends.tryAcquire(clientId);
-    // A resend towards a country new to the client counts as its create did (NEW_COUNTRY_LIMIT_COUNT): the
-    // verification is read first for its country, only when that cap is on.
-    const known = this.deps.newCountrySends && policy.newCountrySends > 0 ? await store.find(clientId, id) : null;
+    // A resend towards a country new to the client counts as its create did (NEW_COUNTRY_LIMIT_COUNT), and holds
+    // its price of a budget: the verification is read first for its country and channel, only when either is on.
+    const budgeted = this.deps.spend && hasBudget(settings.budget);
+    const known = (this.deps.newCountrySends && policy.newCountrySends > 0) || budgeted ? await store.find(clientId, id) : null;
     const newCountry = known ? this.newCountryOf(known) : null;
     const newCountryTaken = newCountry === null ? null : await newCountry.quota.tryAcquire(newCountry.key);
-    const giveBack = () => {
+    let held: Amount | null = null;
+    let overBudget: BudgetRefusal | null = null;
+    const hold = known && known.status === 'PENDING' && !known.testNumber ? this.budgetHold(clientId, settings, channelOfDelivery(known.delivery.channel), known) : null;
+    const giveBack = async () => {
       if (dailySends !== null && sendTaken) dailySends.release(clientId);
       if (newCountry !== null && newCountryTaken) newCountry.quota.release(newCountry.key);
+      if (held !== null) await this.releaseHold(id, held);
     };
+    try {
+      if (hold) {
+        overBudget = await hold.spend.hold(clientId, id, hold.amount, hold.budget, this.deps.clock.now());
+        if (overBudget === null) held = hold.amount;
+      }
+    } catch (err) {
+      await giveBack();
+      throw err;
+    }
     // Read from the conversion watch (no statement): a client whose resends convert badly keeps unknown users' low.
     const throttled = this.deps.conversion?.resendThrottleOn?.(clientId, this.deps.clock.now()) ?? null;
     let committed;
     try {
-      committed = await this.resendIn(clientId, id, sendTaken, newCountryTaken, throttled !== null, challenge);
+      committed = await this.resendIn(clientId, id, sendTaken, newCountryTaken, overBudget, throttled !== null, challenge);
     } catch (err) {
-      giveBack();
+      await giveBack();
       throw err;
     }
-    if (committed.value.kind !== 'resent' || committed.value.verification.testNumber) giveBack();
+    if (committed.value.kind !== 'resent' || committed.value.verification.testNumber) await giveBack();
     const outcome = dispatched(this.deps.afterCommit, committed);
     if (outcome.kind === 'rate-limited') this.deps.observer?.resendRefused?.(outcome.reason);
     if (outcome.kind === 'captcha') this.deps.observer?.resendRefused?.('captcha');
@@ -648,6 +712,7 @@ export class VerificationService {
     id: string,
     sendTaken: boolean,
     newCountryTaken: boolean | null,
+    overBudget: BudgetRefusal | null,
     throttled: boolean,
     challenge: 'ask' | 'passed' | null,
   ): Promise<Committed<ResendOutcome>> {
@@ -689,6 +754,7 @@ export class VerificationService {
             if (refused) return { kind: 'rate-limited', reason: 'unknown-user', retryAfterSeconds: Math.max(1, Math.ceil((current.expiresAt.getTime() - now.getTime()) / 1000)) };
           }
           if (!sendTaken) return { kind: 'rate-limited', reason: 'daily-quota', retryAfterSeconds: untilNextUtcDay(now) };
+          if (overBudget !== null) return { kind: 'rate-limited', reason: 'budget', retryAfterSeconds: untilPeriodEnds(overBudget.period, now), budget: overBudget };
           const job = await tx.findSendJob(id);
           if (!job) throw new Error(`verification ${id} has no send job`);
           tx.update(decision.next);

@@ -189,6 +189,11 @@ export interface SentRecord {
   readonly failoverAt: Date | null;
   /** What it cost in COST_CURRENCY (contract 17): the provider's reported price, else the imported one; null: unknown. */
   readonly cost: Amount | null;
+  /**
+   * What it counts as against its client's budget (contract 17): its cost, or the channel's highest imported price
+   * when that is unknown. It replaces the hold its admission made, if any.
+   */
+  readonly charge: Amount;
   /** The price the provider reported, in whatever currency it said (kept in the ledger even when it is not ours). */
   readonly reported: Money | null;
   /** The destination of the route it went by (`default` for the channel's provider list), for `costs --by route`. */

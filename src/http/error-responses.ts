@@ -26,6 +26,9 @@ export const errorSchema = {
               issue: { type: 'string' },
               rule: { type: 'string', description: 'The rule that refused, e.g. `blocked` (a block list).' },
               value: { type: 'string', description: 'What the rule refused, e.g. the listed number or prefix.' },
+              limit: { type: 'string', description: 'The `budget` rule: the spend limit of the period, a decimal amount in the service\'s currency.' },
+              spent: { type: 'string', description: 'The `budget` rule: what the client\'s sends have cost in the period so far.' },
+              period: { type: 'string', enum: ['day', 'month'], description: 'The `budget` rule: the UTC day or month the limit is for.' },
             },
           },
         },
@@ -59,7 +62,8 @@ const whenAnswered: Record<ErrorCode, string> = {
   OTP_MISMATCH: 'Wrong code; `data` is the record, `FAILED` (`MAX_ATTEMPTS`) after the last allowed attempt.',
   CAPTCHA_REQUIRED: 'The client has a CAPTCHA (`clients update --captcha`) and the create carried no `captchaToken`: show the widget and send its token.',
   CAPTCHA_FAILED: 'The CAPTCHA provider refused the token, its score was under the client\'s minimum, or the token was used before: show the widget again.',
-  RATE_LIMITED: 'A limit was hit; `Retry-After` says when to come back, in seconds.',
+  RATE_LIMITED:
+    'A limit was hit; `Retry-After` says when to come back, in seconds. The client\'s budget refuses with `details: [{ rule: "budget", limit, spent, period }]` and `Retry-After` to the next UTC day or month.',
   INTERNAL_ERROR: 'Anything unexpected (logged with the request id, `x-request-id`).',
   UNAVAILABLE: 'The database, or the client\'s CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back.',
 };

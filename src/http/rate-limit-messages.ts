@@ -3,6 +3,7 @@ export const rateLimitMessages = {
   phone: 'Too many verifications for this phone number; retry later',
   'daily-quota':
     "This client has made all the sends it may make today (the service's CLIENT_DAILY_SEND_LIMIT, 10000 a day unless its operator set another); retry after midnight UTC, or ask the operator to raise CLIENT_DAILY_SEND_LIMIT",
+  budget: "This client's sends have reached the spend limit its operator set for the period (its budget); retry when the period ends, or ask the operator to raise it",
   conversion:
     "Too many verifications towards this number's country, or from this client: few of their codes are verified lately, so they are throttled (MIN_CONVERSION); retry later",
   'new-country':

@@ -19,7 +19,15 @@ export interface HousekeepingDeps {
   readonly eraseVerifications?: (before: Date, limit: number) => Promise<number>;
   /** VERIFICATION_RETENTION_DAYS; 0 keeps verifications' numbers and codes for good. */
   readonly verificationRetentionDays?: number;
+  /** Budgets' holds (contract 17): gives back those of verifications that ended without their send, made before `before`. */
+  readonly budgetHolds?: { releaseEnded(before: Date, limit: number): Promise<number> };
 }
+
+/**
+ * A hold is given back by the sweep only once this old: it is written before its create's transaction commits
+ * the verification, which a database answers within DATABASE_TIMEOUT_MS.
+ */
+const holdGraceMs = 60_000;
 
 /** Rows of history pruned per kind in one round. */
 const pruneBatch = 5_000;
@@ -36,10 +44,11 @@ export async function housekeeping(deps: HousekeepingDeps): Promise<boolean> {
   await deps.idempotencyKeys.pruneIdempotencyKeys(new Date(now - idempotencySeconds * 1000));
   await deps.captchaTokens?.prune(new Date(now - captchaTokenSeconds * 1000));
   await deps.relayRequests?.prune(new Date(now - relayRequestMemoryMs));
+  const released = (await deps.budgetHolds?.releaseEnded(new Date(now - holdGraceMs), pruneBatch)) ?? 0;
   const days = deps.verificationRetentionDays ?? 0;
   const erased = days > 0 && deps.eraseVerifications ? await deps.eraseVerifications(new Date(now - days * 86_400_000), eraseBatch) : 0;
-  if (deps.retentionDays === 0) return erased >= eraseBatch;
+  if (deps.retentionDays === 0) return erased >= eraseBatch || released >= pruneBatch;
   // A full round means more is due: run again at once rather than in a minute.
   const pruned = await deps.history(new Date(now - deps.retentionDays * 86_400_000), pruneBatch);
-  return pruned >= pruneBatch || erased >= eraseBatch;
+  return pruned >= pruneBatch || erased >= eraseBatch || released >= pruneBatch;
 }

@@ -43,13 +43,13 @@ export class ServiceMetrics implements HttpObserver, VerificationObserver, SendO
   });
   private readonly refused = new Counter({
     name: 'otp_creates_refused_total',
-    help: 'Creates refused by a limit: destination (country or line type), prefix (blocked prefix), blocked (a block list), phone, daily-quota, conversion (country throttled), ip (the end user address or its network), device, captcha',
+    help: 'Creates refused by a limit: destination (country or line type), prefix (blocked prefix), blocked (a block list), phone, daily-quota, budget (the client spend limit), conversion (country throttled), ip (the end user address or its network), device, captcha',
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });
   private readonly resendsRefused = new Counter({
     name: 'otp_resends_refused_total',
-    help: 'Resends refused by a limit: cooldown, max-sends (OTP_MAX_SENDS), daily-quota, new-country, unknown-user (resends throttled for their conversion, MIN_RESEND_SAMPLE)',
+    help: 'Resends refused by a limit: cooldown, max-sends (OTP_MAX_SENDS), daily-quota, budget (the client spend limit), new-country, unknown-user (resends throttled for their conversion, MIN_RESEND_SAMPLE)',
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });

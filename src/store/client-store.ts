@@ -1,3 +1,5 @@
+import type { Budget } from '../domain/budgets.js';
+import { parseAmount } from '../domain/money.js';
 import { captchaProviders, defaultMinScore, type CaptchaProvider, type CaptchaSetting } from '../domain/captcha.js';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { defaultClientSettings, type ClientSettings } from '../domain/client-settings.js';
@@ -131,7 +133,15 @@ export function parseClientSettings(raw: unknown): ClientSettings {
     fallback: Array.isArray(obj.fallback) ? obj.fallback.filter((t): t is string => typeof t === 'string') : d.fallback,
     fallbackAfterSeconds: typeof obj.fallbackAfterSeconds === 'number' ? obj.fallbackAfterSeconds : d.fallbackAfterSeconds,
     captcha: captchaOf(obj.captcha),
+    budget: budgetOf(obj.budget),
   };
+}
+
+/** A stored budget; an amount not of its shape reads as no limit. */
+function budgetOf(raw: unknown): Budget {
+  const o = typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>) : {};
+  const amount = (v: unknown) => (typeof v === 'string' ? parseAmount(v) : null);
+  return { daily: amount(o.daily), monthly: amount(o.monthly) };
 }
 
 /** A stored CAPTCHA setting; anything not of its shape reads as none. */

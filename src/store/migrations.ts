@@ -678,6 +678,35 @@ const migrations: Record<string, Migration> = {
       `);
     },
   },
+  '0039_client_budgets': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- A client's spend in a UTC day or month (period 'day' | 'month', starts its first day), kept only for a
+        -- client with a budget: sends the providers took (at their cost, or the channel's highest price when
+        -- unknown) plus the holds below. An admission raises it in one statement under the row's lock, so that
+        -- instances together never pass the limit.
+        CREATE TABLE client_spend (
+          client_id uuid NOT NULL,
+          period text NOT NULL CHECK (period IN ('day', 'month')),
+          starts date NOT NULL,
+          spent numeric NOT NULL DEFAULT 0,
+          PRIMARY KEY (client_id, period, starts)
+        );
+        -- What an admitted create or resend holds of its client's budget until a provider takes the send (then its
+        -- cost replaces it) or the verification ends without it (then it is given back). sends: how many admitted
+        -- sends the amount is for; day: the UTC day it counts in.
+        CREATE TABLE budget_holds (
+          verification_id uuid PRIMARY KEY,
+          client_id uuid NOT NULL,
+          amount numeric NOT NULL,
+          sends int NOT NULL,
+          day date NOT NULL,
+          created_at timestamptz NOT NULL
+        );
+        CREATE INDEX budget_holds_created ON budget_holds (created_at);
+      `);
+    },
+  },
 };
 
 /** Runs DDL one statement at a time: PGlite's extended protocol takes one statement per query. */

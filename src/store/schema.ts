@@ -271,6 +271,8 @@ export interface Database {
   routes: RoutesTable;
   prices: PricesTable;
   send_costs: SendCostsTable;
+  client_spend: ClientSpendTable;
+  budget_holds: BudgetHoldsTable;
 }
 
 /** 0029: console operators (contract 16). */
@@ -411,4 +413,23 @@ export interface CountryThrottlesTable {
   throttled_until: Date;
   sends: number;
   verified: number;
+}
+
+/** 0039: a budgeted client's spend in a UTC day or month (contract 17). */
+export interface ClientSpendTable {
+  client_id: string;
+  period: 'day' | 'month';
+  /** The period's first day. */
+  starts: string;
+  spent: ColumnType<string, string | undefined, string>;
+}
+
+/** 0039: what admitted sends hold of their client's budget until a provider takes them. */
+export interface BudgetHoldsTable {
+  verification_id: string;
+  client_id: string;
+  amount: ColumnType<string, string, string>;
+  sends: number;
+  day: string;
+  created_at: Date;
 }

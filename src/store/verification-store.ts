@@ -189,7 +189,7 @@ export class SqlVerificationStore implements VerificationStore {
       (s) =>
         sql`(${s.verificationId}::uuid, ${s.provider}::text, ${s.account}::text, ${s.messageId}::text, ${s.attempt}::int, ${s.status}::text, ${s.at}::timestamptz,
           ${s.channel}::text, ${s.deliveryChannel}::text, ${s.turnAttempts}::int, ${s.failoverAt}::timestamptz,
-          ${s.cost}::text, ${s.reported?.amount ?? null}::numeric, ${s.reported?.currency ?? null}::text, ${s.route}::text)`,
+          ${s.cost}::text, ${s.reported?.amount ?? null}::numeric, ${s.reported?.currency ?? null}::text, ${s.route}::text, ${s.charge}::numeric)`,
     );
     const keptBefore = this.keptCommits;
     const parked = this.receiptsMayBeKept
@@ -197,7 +197,7 @@ export class SqlVerificationStore implements VerificationStore {
       : sql`false`;
     const result = await sql<{ verification_id: string; provider: string; account: string; message_id: string; previous: string | null; parked: boolean }>`
       WITH s (verification_id, provider, account, message_id, attempt, status, at, channel, delivery_channel, turn_attempts, failover_at,
-        cost, reported_amount, reported_currency, route) AS (VALUES ${sql.join(rows)}),
+        cost, reported_amount, reported_currency, route, charge) AS (VALUES ${sql.join(rows)}),
       -- Verifications are locked first, in id order, as every transaction script locks them (a resend locks the
       -- verification, then its job). Left to itself PostgreSQL runs the job update before the verification's,
       -- and a resend of the same verification at that moment deadlocked with it.
@@ -230,6 +230,31 @@ export class SqlVerificationStore implements VerificationStore {
         INSERT INTO send_costs (verification_id, client_id, sent_at, channel, provider, region_code, route, cost, reported_amount, reported_currency)
         SELECT s.verification_id, v.client_id, s.at, s.channel, s.provider, v.region_code, s.route, s.cost::numeric, s.reported_amount, s.reported_currency
         FROM s JOIN verifications v ON v.id = s.verification_id
+      ),
+      -- A budgeted client's spend (contract 17, 0039): each acceptance's charge counts in its day and month, in
+      -- place of one send's hold, which its admission counted in the hold's day and month. The holds are taken
+      -- after their verifications' locks, and the spend rows in key order, as spend-store.ts takes them.
+      holds AS (
+        SELECT h.verification_id, h.client_id, trim_scale(h.amount / h.sends) AS one, h.sends, h.day FROM budget_holds h
+        WHERE h.verification_id IN (SELECT id FROM locked) ORDER BY h.verification_id FOR UPDATE
+      ),
+      held_fewer AS (UPDATE budget_holds h SET amount = h.amount - holds.one, sends = h.sends - 1 FROM holds WHERE h.verification_id = holds.verification_id AND holds.sends > 1),
+      held_gone AS (DELETE FROM budget_holds h USING holds WHERE h.verification_id = holds.verification_id AND holds.sends <= 1),
+      spend_moves AS (
+        SELECT m.client_id, x.period, x.starts, sum(m.amount) AS amount
+        FROM (
+          SELECT v.client_id, (s.at AT TIME ZONE 'UTC')::date AS day, s.charge AS amount FROM s JOIN verifications v ON v.id = s.verification_id
+          UNION ALL
+          SELECT holds.client_id, holds.day, -holds.one FROM holds
+        ) m CROSS JOIN LATERAL (VALUES ('day', m.day), ('month', date_trunc('month', m.day)::date)) x (period, starts)
+        GROUP BY 1, 2, 3
+      ),
+      spend_locked AS (
+        SELECT c.client_id FROM client_spend c JOIN spend_moves m USING (client_id, period, starts) ORDER BY c.client_id, c.period, c.starts FOR UPDATE OF c
+      ),
+      spent AS (
+        UPDATE client_spend c SET spent = c.spent + m.amount FROM spend_moves m
+        WHERE c.client_id = m.client_id AND c.period = m.period AND c.starts = m.starts AND (SELECT count(*) FROM spend_locked) >= 0
       ),
       kept AS (
         INSERT INTO provider_messages (provider, account, message_id, verification_id, attempt, created_at)

@@ -277,8 +277,21 @@ forEachDatabase('client settings', (kind) => {
             fallback: ['SEND_SMS'],
             fallbackAfterSeconds: 45,
             captcha: null,
+            budget: { daily: null, monthly: null },
           },
         );
+        // Budgets: set in COST_CURRENCY, shown with what is spent today and this month; a malformed amount is refused.
+        await cli('clients', 'update', id, '--daily-spend-limit', '25.00', '--monthly-spend-limit', '500');
+        const today = new Date().toISOString().slice(0, 10);
+        assert.match(
+          await cli('clients', 'show', id),
+          new RegExp(`\\n  budget:\\n    daily: 25\\n    monthly: 500\\nspend \\(COST_CURRENCY\\):\\n  today \\(from ${today}\\): 0 spent of 25\\n  this month \\(from ${today.slice(0, 8)}01\\): 0 spent of 500\\n$`),
+        );
+        const comma = await runCommand(['clients', 'update', id, '--daily-spend-limit', '25,00'], env);
+        assert.equal(comma.code, 1, comma.stderr);
+        assert.match(comma.stderr, /--daily-spend-limit must be an amount in COST_CURRENCY such as 25\.00 \(or none\)/);
+        await cli('clients', 'update', id, '--daily-spend-limit', 'none', '--monthly-spend-limit', 'none');
+        assert.doesNotMatch(await cli('clients', 'show', id), /spend \(COST_CURRENCY\)/);
         const refusedFallback = await runCommand(['clients', 'update', id, '--fallback', 'DROPPED_CALL'], env);
         assert.equal(refusedFallback.code, 1, refusedFallback.stderr);
         assert.match(refusedFallback.stderr, /--fallback takes request types from SEND_SMS.*not DROPPED_CALL/);

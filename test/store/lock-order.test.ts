@@ -39,7 +39,7 @@ describe('lock order of a verification and its send job [postgres]', { skip: pos
       turnAttempts: 1,
       status: 'SENT',
       at: new Date(),
-      failoverAt: null, cost: null, reported: null, route: 'default',
+      failoverAt: null, cost: null, charge: '0', reported: null, route: 'default',
     });
     // Once the acceptance is waiting (on the verification), the job must still be free for the resend to take.
     await waitUntilBlocked(other);

@@ -33,7 +33,7 @@ describe('a receipt racing its acceptance [postgres]', { skip: postgresSkip }, (
       turnAttempts: 1,
       status: 'SENT',
       at: new Date(),
-      failoverAt: null, cost: null, reported: null, route: 'default',
+      failoverAt: null, cost: null, charge: '0', reported: null, route: 'default',
     });
   const receipt = (messageId: string) =>
     h.services.deliveries.recordReceipt('race-test', { messageId, status: 'DELIVERED', detail: null, at: null }, 'bind-1');

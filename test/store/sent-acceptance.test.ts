@@ -29,7 +29,7 @@ forEachDatabase('recording accepted sends', (kind) => {
     turnAttempts: 1,
     status: 'SENT' as const,
     at: new Date(),
-    failoverAt: null, cost: null, reported: null, route: 'default',
+    failoverAt: null, cost: null, charge: '0', reported: null, route: 'default',
   });
 
   const three = async (token: string) => {

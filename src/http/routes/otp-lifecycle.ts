@@ -70,6 +70,7 @@ export function otpLifecycleRoutes(app: FastifyInstance, verifications: Verifica
           return sendError(reply, 'RATE_LIMITED', {
             message: rateLimitMessages[outcome.reason],
             retryAfterSeconds: outcome.retryAfterSeconds,
+            ...(outcome.budget && { details: [{ rule: 'budget' as const, ...outcome.budget }] }),
           });
         case 'captcha':
           if (outcome.outcome === 'unavailable') {

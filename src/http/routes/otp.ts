@@ -153,6 +153,7 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
           return sendError(reply, 'RATE_LIMITED', {
             message: rateLimitMessages[outcome.reason],
             retryAfterSeconds: outcome.retryAfterSeconds,
+            ...(outcome.budget && { details: [{ rule: 'budget' as const, ...outcome.budget }] }),
           });
         case 'idempotency-key-reused':
           return sendError(reply, 'IDEMPOTENCY_KEY_REUSED');
