@@ -167,7 +167,12 @@ export function workerDeps(services: Services, deliverWebhooks: boolean): Worker
     notifications: db.pool ? { pool: db.pool, channel: webhookChannel } : null,
     clientChanges: {
       channel: clientsChannel,
-      forget: (id) => (id === null ? services.clientDirectory.forgetAll() : services.clientDirectory.forget(id)),
+      forget: (id) => {
+        if (id === null) services.clientDirectory.forgetAll();
+        else services.clientDirectory.forget(id);
+        // Another instance's change may have set or removed a budget (SpendStore.kept).
+        services.spend.refreshKept().catch(() => undefined);
+      },
     },
     followed: [
       { name: 'lists', channel: numberListsChannel, refresh: () => services.listsInForce.refresh() },

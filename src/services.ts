@@ -177,7 +177,13 @@ export async function createServices(
   // update NOTIFYs in its own transaction.
   const clientStore = new SqlClientStore(db.db, db.kind === 'postgres');
   const clientDirectory = new ClientDirectory(clientStore, now);
-  const clients = new ClientService(clientStore, clock, random, (id) => clientDirectory.forget(id), config.revealCodesDefault);
+  // A change may set or remove a budget: acceptances name budgets only while one is set (SpendStore.kept); a failed
+  // read leaves the flag to the next housekeeping round's.
+  const clientChanged = (id: string) => {
+    clientDirectory.forget(id);
+    spend.refreshKept().catch(() => undefined);
+  };
+  const clients = new ClientService(clientStore, clock, random, clientChanged, config.revealCodesDefault);
   const tokens = await TokenService.create(new SqlSigningKeyStore(db.db), config.TOKEN_TTL_SECONDS, clientDirectory, clock, random);
   const counters = new SqlCounterStore(db.db);
   const authFailures = new WindowCounter(counters, 60_000, now);
@@ -202,7 +208,9 @@ export async function createServices(
   });
   // The channels with a provider here: a create (or a workflow's step) of another channel is refused.
   const offered = new Set(allChannels.filter((c) => config.providers[c].length > 0));
-  const verificationStore = new SqlVerificationStore(db.db, notifyOtherProcesses);
+  const spend = new SpendStore(db.db);
+  await spend.refreshKept();
+  const verificationStore = new SqlVerificationStore(db.db, notifyOtherProcesses, () => spend.kept);
   // A client's settings come from the directory's cache: no database read per create or send.
   const settingsOf = async (clientId: string): Promise<ClientSettings> => (await clientDirectory.get(clientId))?.settings ?? defaultClientSettings;
   const messages = new SqlMessageStore(db.db, clock);
@@ -245,7 +253,6 @@ export async function createServices(
   const priceStore = new SqlPriceStore(db.db, db.kind === 'postgres', () => clock.now());
   const pricesInForce = new InForce(priceStore, (prices) => new PriceTable(prices));
   await pricesInForce.refresh();
-  const spend = new SpendStore(db.db);
   // A channel's providers for a number: its route's, else the channel's provider list (SMS_PROVIDER...).
   const configuredOrder = perChannel((c) => providerNames(config.providers, c));
   const providerOrder = (channel: Channel, to: Destination) => routesInForce.current().providersFor(channel, to, configuredOrder[channel]);

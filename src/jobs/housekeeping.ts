@@ -20,7 +20,7 @@ export interface HousekeepingDeps {
   /** VERIFICATION_RETENTION_DAYS; 0 keeps verifications' numbers and codes for good. */
   readonly verificationRetentionDays?: number;
   /** Budgets' holds (contract 17): gives back those of verifications that ended without their send, made before `before`. */
-  readonly budgetHolds?: { releaseEnded(before: Date, limit: number): Promise<number> };
+  readonly budgetHolds?: { releaseEnded(before: Date, limit: number): Promise<number>; refreshKept(): Promise<void> };
 }
 
 /**
@@ -45,6 +45,8 @@ export async function housekeeping(deps: HousekeepingDeps): Promise<boolean> {
   await deps.captchaTokens?.prune(new Date(now - captchaTokenSeconds * 1000));
   await deps.relayRequests?.prune(new Date(now - relayRequestMemoryMs));
   const released = (await deps.budgetHolds?.releaseEnded(new Date(now - holdGraceMs), pruneBatch)) ?? 0;
+  // In case a client change's announcement was lost.
+  await deps.budgetHolds?.refreshKept();
   const days = deps.verificationRetentionDays ?? 0;
   const erased = days > 0 && deps.eraseVerifications ? await deps.eraseVerifications(new Date(now - days * 86_400_000), eraseBatch) : 0;
   if (deps.retentionDays === 0) return erased >= eraseBatch || released >= pruneBatch;

@@ -11,6 +11,12 @@ import type { Database } from './schema.js';
 export class SpendStore implements Spend {
   /** The (client, day) whose spend rows this process knows exist: only a period's first admission makes them. */
   private readonly started = new Set<string>();
+  /**
+   * Whether any client has a budget, or any send holds one: while not, an acceptance leaves budgets out of its
+   * statement (each table a statement names costs its planning, on the path of every code). Read at start, again
+   * on every client change (announced to every instance) and every housekeeping round, and set by a hold.
+   */
+  kept = false;
 
   constructor(private readonly db: Kysely<Database>) {}
 
@@ -44,6 +50,7 @@ export class SpendStore implements Spend {
       )
       SELECT period, trim_scale(spent)::text AS spent, "limit"::text FROM over`.execute(this.db);
     const over = rows[0];
+    if (!over) this.kept = true;
     return over ? { period: over.period, limit: over.limit, spent: over.spent } : null;
   }
 
@@ -70,6 +77,13 @@ export class SpendStore implements Spend {
       gone AS (DELETE FROM budget_holds h USING ended WHERE h.verification_id = ended.verification_id RETURNING h.client_id, h.day, h.amount)
       ${this.refunded(sql`SELECT client_id, day, amount FROM gone`)}`.execute(this.db);
     return Number(rows[0]?.released ?? 0);
+  }
+
+  async refreshKept(): Promise<void> {
+    const { rows } = await sql<{ kept: boolean }>`
+      SELECT EXISTS (SELECT 1 FROM clients WHERE settings->'budget'->>'daily' IS NOT NULL OR settings->'budget'->>'monthly' IS NOT NULL)
+        OR EXISTS (SELECT 1 FROM budget_holds) AS kept`.execute(this.db);
+    this.kept = rows[0]?.kept === true;
   }
 
   async spendOf(clientId: string, budget: Budget, now: Date): Promise<PeriodSpend[]> {

@@ -38,6 +38,8 @@ export class SqlVerificationStore implements VerificationStore {
     private readonly db: Kysely<Database>,
     /** PostgreSQL: NOTIFY workers in other processes, in the writing transaction, when events fall due. */
     private readonly notifyOtherProcesses: boolean,
+    /** Whether an acceptance must move budgets' holds and spend (SpendStore.kept); false: no client has a budget. */
+    private readonly spendKept: () => boolean = () => false,
   ) {}
 
   private readonly groups = new GroupCommit<Script, Committed<unknown>>((scripts) => this.commitGroup(scripts));
@@ -195,6 +197,7 @@ export class SqlVerificationStore implements VerificationStore {
     const parked = this.receiptsMayBeKept
       ? sql`EXISTS (SELECT 1 FROM parked_receipts r WHERE r.provider = k.provider AND r.account = k.account AND r.message_id = k.message_id)`
       : sql`false`;
+    const budgets = this.spendKept() ? acceptedSpend : sql``;
     const result = await sql<{ verification_id: string; provider: string; account: string; message_id: string; previous: string | null; parked: boolean }>`
       WITH s (verification_id, provider, account, message_id, attempt, status, at, channel, delivery_channel, turn_attempts, failover_at,
         cost, reported_amount, reported_currency, route, charge) AS (VALUES ${sql.join(rows)}),
@@ -231,31 +234,8 @@ export class SqlVerificationStore implements VerificationStore {
         SELECT s.verification_id, v.client_id, s.at, s.channel, s.provider, v.region_code, s.route, s.cost::numeric, s.reported_amount, s.reported_currency
         FROM s JOIN verifications v ON v.id = s.verification_id
       ),
-      -- A budgeted client's spend (contract 17, 0039): each acceptance's charge counts in its day and month, in
-      -- place of one send's hold, which its admission counted in the hold's day and month. The holds are taken
-      -- after their verifications' locks, and the spend rows in key order, as spend-store.ts takes them.
-      holds AS (
-        SELECT h.verification_id, h.client_id, trim_scale(h.amount / h.sends) AS one, h.sends, h.day FROM budget_holds h
-        WHERE h.verification_id IN (SELECT id FROM locked) ORDER BY h.verification_id FOR UPDATE
-      ),
-      held_fewer AS (UPDATE budget_holds h SET amount = h.amount - holds.one, sends = h.sends - 1 FROM holds WHERE h.verification_id = holds.verification_id AND holds.sends > 1),
-      held_gone AS (DELETE FROM budget_holds h USING holds WHERE h.verification_id = holds.verification_id AND holds.sends <= 1),
-      spend_moves AS (
-        SELECT m.client_id, x.period, x.starts, sum(m.amount) AS amount
-        FROM (
-          SELECT v.client_id, (s.at AT TIME ZONE 'UTC')::date AS day, s.charge AS amount FROM s JOIN verifications v ON v.id = s.verification_id
-          UNION ALL
-          SELECT holds.client_id, holds.day, -holds.one FROM holds
-        ) m CROSS JOIN LATERAL (VALUES ('day', m.day), ('month', date_trunc('month', m.day)::date)) x (period, starts)
-        GROUP BY 1, 2, 3
-      ),
-      spend_locked AS (
-        SELECT c.client_id FROM client_spend c JOIN spend_moves m USING (client_id, period, starts) ORDER BY c.client_id, c.period, c.starts FOR UPDATE OF c
-      ),
-      spent AS (
-        UPDATE client_spend c SET spent = c.spent + m.amount FROM spend_moves m
-        WHERE c.client_id = m.client_id AND c.period = m.period AND c.starts = m.starts AND (SELECT count(*) FROM spend_locked) >= 0
-      ),
+      -- Budgets (acceptedSpend below), named only while a client has one.
+      ${budgets}
       kept AS (
         INSERT INTO provider_messages (provider, account, message_id, verification_id, attempt, created_at)
         SELECT DISTINCT ON (s.provider, s.account, s.message_id) s.provider, s.account, s.message_id, s.verification_id, s.attempt, s.at
@@ -380,3 +360,33 @@ export class SqlVerificationStore implements VerificationStore {
     await this.db.deleteFrom('idempotency_keys').where('created_at', '<', before).execute();
   }
 }
+
+/**
+ * The part of writeSent's statement that moves budgets (contract 17, 0039), named only while a client has one.
+ * Each acceptance's charge counts in its day and month, in place of one send's hold, which its admission counted
+ * in the hold's day and month. The holds are taken after their verifications' locks, and the spend rows in key
+ * order, as spend-store.ts takes them.
+ */
+const acceptedSpend = sql`
+      holds AS (
+        SELECT h.verification_id, h.client_id, trim_scale(h.amount / h.sends) AS one, h.sends, h.day FROM budget_holds h
+        WHERE h.verification_id IN (SELECT id FROM locked) ORDER BY h.verification_id FOR UPDATE
+      ),
+      held_fewer AS (UPDATE budget_holds h SET amount = h.amount - holds.one, sends = h.sends - 1 FROM holds WHERE h.verification_id = holds.verification_id AND holds.sends > 1),
+      held_gone AS (DELETE FROM budget_holds h USING holds WHERE h.verification_id = holds.verification_id AND holds.sends <= 1),
+      spend_moves AS (
+        SELECT m.client_id, x.period, x.starts, sum(m.amount) AS amount
+        FROM (
+          SELECT v.client_id, (s.at AT TIME ZONE 'UTC')::date AS day, s.charge AS amount FROM s JOIN verifications v ON v.id = s.verification_id
+          UNION ALL
+          SELECT holds.client_id, holds.day, -holds.one FROM holds
+        ) m CROSS JOIN LATERAL (VALUES ('day', m.day), ('month', date_trunc('month', m.day)::date)) x (period, starts)
+        GROUP BY 1, 2, 3
+      ),
+      spend_locked AS (
+        SELECT c.client_id FROM client_spend c JOIN spend_moves m USING (client_id, period, starts) ORDER BY c.client_id, c.period, c.starts FOR UPDATE OF c
+      ),
+      spent AS (
+        UPDATE client_spend c SET spent = c.spent + m.amount FROM spend_moves m
+        WHERE c.client_id = m.client_id AND c.period = m.period AND c.starts = m.starts AND (SELECT count(*) FROM spend_locked) >= 0
+      ),`;
