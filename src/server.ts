@@ -147,6 +147,7 @@ export function workerDeps(services: Services, deliverWebhooks: boolean): Worker
     takeDueSteps: (limit) => services.deliveries.takeDueSteps(limit),
     takeDueFailovers: (limit) => services.deliveries.takeDueFailovers(limit),
     watchConversion: () => services.conversion.refresh(),
+    readRouteFigures: () => services.bestShares.refresh(),
     applyParkedReceipts: () => services.deliveries.applyParkedReceipts(100),
     flushCounters: async () => {
       await services.authFailures.flush();
@@ -176,7 +177,14 @@ export function workerDeps(services: Services, deliverWebhooks: boolean): Worker
     },
     followed: [
       { name: 'lists', channel: numberListsChannel, refresh: () => services.listsInForce.refresh() },
-      { name: 'routes', channel: routesChannel, refresh: () => services.routesInForce.refresh() },
+      {
+        name: 'routes',
+        channel: routesChannel,
+        refresh: async () => {
+          await services.routesInForce.refresh();
+          await services.bestShares.refresh();
+        },
+      },
       { name: 'prices', channel: pricesChannel, refresh: () => services.pricesInForce.refresh() },
     ],
     embeddedVacuum: db.kind === 'pglite' ? () => vacuumEmbedded(db.db) : null,

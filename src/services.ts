@@ -39,6 +39,8 @@ import { RouteTable, type Destination, type Route } from './domain/routes.js';
 import { InForce } from './domain/in-force.js';
 import { costOf, PriceTable, type Price } from './domain/prices.js';
 import { SpendStore } from './store/spend-store.js';
+import { SqlRouteFigures } from './store/route-figures-store.js';
+import { BestShares } from './domain/route-policy.js';
 import { SqlPriceStore } from './store/price-store.js';
 import { SqlCaptchaTokenStore } from './store/captcha-token-store.js';
 import { SiteVerify } from './captcha/siteverify.js';
@@ -115,6 +117,8 @@ export interface Services {
   /** Routes (`otp-service routes`): where they are kept, and what this process holds of them. */
   readonly routeStore: SqlRouteStore;
   readonly routesInForce: InForce<RouteTable, Route>;
+  /** Best routes' shares, from the last hour's figures (contract 17, `--policy best`). */
+  readonly bestShares: BestShares;
   readonly priceStore: SqlPriceStore;
   readonly pricesInForce: InForce<PriceTable, Price>;
   /** Budgets' spend (contract 17): what budgeted clients' sends hold and cost in the UTC day and month. */
@@ -250,12 +254,17 @@ export async function createServices(
   const routeStore = new SqlRouteStore(db.db, db.kind === 'postgres');
   const routesInForce = new InForce(routeStore, (routes) => new RouteTable(routes));
   await routesInForce.refresh();
+  // Providers failing now are skipped (contract 8), and take no share of a best route.
+  const breaker = new CircuitBreaker(now);
+  const bestShares = new BestShares(new SqlRouteFigures(db.db), () => routesInForce.current().best, (p) => breaker.isOpen(p), () => clock.now());
+  await bestShares.refresh();
   const priceStore = new SqlPriceStore(db.db, db.kind === 'postgres', () => clock.now());
   const pricesInForce = new InForce(priceStore, (prices) => new PriceTable(prices));
   await pricesInForce.refresh();
   // A channel's providers for a number: its route's, else the channel's provider list (SMS_PROVIDER...).
   const configuredOrder = perChannel((c) => providerNames(config.providers, c));
-  const providerOrder = (channel: Channel, to: Destination) => routesInForce.current().providersFor(channel, to, configuredOrder[channel]);
+  const providerOrder = (channel: Channel, to: Destination) =>
+    routesInForce.current().providersFor(channel, to, configuredOrder[channel], (route) => bestShares.weights(route));
   const metrics = new ServiceMetrics();
   const conversionLog = logger.child({ component: 'conversion' });
   const conversion = new ConversionWatch({
@@ -388,7 +397,6 @@ export async function createServices(
       await deliveries.recordReceipt(provider, receipt, account);
     },
   }));
-  const breaker = new CircuitBreaker(now);
   const sendWorker = new SendWorker({
     jobs: new SqlSendJobStore(db.db),
     findVerification: (id) => verificationStore.findById(id),
@@ -456,6 +464,7 @@ export async function createServices(
     listsInForce,
     routeStore,
     routesInForce,
+    bestShares,
     priceStore,
     pricesInForce,
     spend,

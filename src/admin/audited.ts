@@ -46,7 +46,8 @@ export function auditTarget(command: AdminCommand, result: AdminResult): string 
   if (command.name === 'routes.set') {
     const weights = command.weights ? ` weights ${command.weights.join(',')}` : '';
     const failover = command.failoverAfterSeconds ? ` failover after ${command.failoverAfterSeconds} s` : '';
-    return `${command.channel} ${command.destination}: ${command.providers.join(',')}${weights}${failover}`;
+    const policy = command.policy === 'best' ? ' policy best' : '';
+    return `${command.channel} ${command.destination}: ${command.providers.join(',')}${weights}${policy}${failover}`;
   }
   if (command.name === 'routes.remove') return `${command.channel} ${command.destination}`;
   if (command.name === 'prices.import') return command.file;

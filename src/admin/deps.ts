@@ -77,8 +77,16 @@ export function adminDeps(services: Services): AdminDeps {
     lists: { store: services.numberLists, changed: () => services.listsInForce.refresh() },
     routes: {
       store: services.routeStore,
-      changed: () => services.routesInForce.refresh(),
+      changed: async () => {
+        await services.routesInForce.refresh();
+        await services.bestShares.refresh();
+      },
       configured: (channel) => providerNames(services.config.providers, channel),
+      // Read afresh: a CLI process on PostgreSQL keeps no figures of its own (nor knows the servers' circuits).
+      shares: async (route) => {
+        await services.bestShares.refresh();
+        return services.bestShares.shares(route);
+      },
     },
     prices: {
       store: services.priceStore,

@@ -1,7 +1,8 @@
 import { channels, type Channel } from '../domain/channel-driver.js';
 import type { Clock } from '../domain/ports.js';
 import { destinationRank } from '../domain/destinations.js';
-import { defaultDestination, failoverAfterProblem, parseDestination, weightsProblem, type Route, type RouteStore } from '../domain/routes.js';
+import { defaultDestination, failoverAfterProblem, parseDestination, policyProblem, weightsProblem, type Route, type RouteStore } from '../domain/routes.js';
+import type { ProviderShare, RoutePolicy } from '../domain/route-policy.js';
 
 /**
  * `otp-service routes set CHANNEL DESTINATION PROVIDER[,PROVIDER...]`, `routes remove CHANNEL DESTINATION` and
@@ -17,6 +18,8 @@ export type RouteCommand =
       readonly weights?: readonly number[] | null;
       /** `--failover-after`: seconds without a DELIVERED receipt before the next provider; null: none. */
       readonly failoverAfterSeconds?: number | null;
+      /** `--policy`: ordered (absent) or best. */
+      readonly policy?: string;
     }
   | { readonly name: 'routes.remove'; readonly channel: string; readonly destination: string }
   | { readonly name: 'routes.list' };
@@ -29,6 +32,8 @@ export interface RouteDeps {
   /** The providers configured here for a channel (its *_PROVIDER list), in order: the channel's default route. */
   readonly configured: (channel: Channel) => readonly string[];
   readonly clock: Clock;
+  /** A best route's shares now and what they come from (the last hour's figures, the circuits this process knows). */
+  readonly shares?: (route: Route) => Promise<readonly ProviderShare[]>;
 }
 
 /** A route as `routes list --json` prints it. */
@@ -38,9 +43,11 @@ export interface RouteView {
   readonly providers: readonly string[];
   readonly weights: readonly number[] | null;
   readonly failoverAfterSeconds: number | null;
-  readonly policy: 'ordered' | 'best';
+  readonly policy: RoutePolicy;
   /** `route`: set with `routes set`; `settings`: the channel's provider list, its default route while none is set. */
   readonly source: 'route' | 'settings';
+  /** A best route's providers: each one's share of first sends and why (`routes list`); absent for an ordered route. */
+  readonly shares?: readonly ProviderShare[];
 }
 
 type Result = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: string };
@@ -58,11 +65,12 @@ export function parseRouteCommand(c: Record<string, unknown>): RouteCommand | st
   if (!Array.isArray(c.providers) || !c.providers.every((p) => typeof p === 'string')) return 'routes.set needs providers';
   const weights = Array.isArray(c.weights) && c.weights.every((w) => typeof w === 'number') ? (c.weights as number[]) : null;
   const failoverAfterSeconds = typeof c.failoverAfterSeconds === 'number' ? c.failoverAfterSeconds : null;
-  return { name: 'routes.set', channel: c.channel, destination: c.destination, providers: c.providers as string[], weights, failoverAfterSeconds };
+  const policy = typeof c.policy === 'string' ? { policy: c.policy } : {};
+  return { name: 'routes.set', channel: c.channel, destination: c.destination, providers: c.providers as string[], weights, failoverAfterSeconds, ...policy };
 }
 
 /** A route's channel, destination and providers checked, or what is wrong with them. */
-type Checked = Pick<Route, 'channel' | 'destination' | 'providers' | 'weights' | 'failoverAfterSeconds'> | { readonly problem: string };
+type Checked = Pick<Route, 'channel' | 'destination' | 'providers' | 'weights' | 'failoverAfterSeconds' | 'policy'> | { readonly problem: string };
 
 /**
  * What is wrong with a route change, said so that the operator can fix it: its channel, its destination, and
@@ -78,7 +86,7 @@ export function checkRoute(
   if (destination === null) {
     return { problem: `a route's destination is a country (NG), + and the start of a number (+23480) or ${defaultDestination}, not "${command.destination}"` };
   }
-  if (command.name === 'routes.remove') return { channel, destination, providers: [], weights: null, failoverAfterSeconds: null };
+  if (command.name === 'routes.remove') return { channel, destination, providers: [], weights: null, failoverAfterSeconds: null, policy: 'ordered' };
   const providers = command.providers.map((p) => p.trim().toLowerCase()).filter((p) => p.length > 0);
   if (providers.length === 0) return { problem: 'a route needs at least one provider' };
   const twice = providers.find((p, i) => providers.indexOf(p) !== i);
@@ -97,7 +105,10 @@ export function checkRoute(
   const failoverAfterSeconds = command.failoverAfterSeconds ?? null;
   const wrongFailover = failoverAfterSeconds === null ? null : failoverAfterProblem(failoverAfterSeconds, providers);
   if (wrongFailover !== null) return { problem: wrongFailover };
-  return { channel, destination, providers, weights, failoverAfterSeconds };
+  const policy = command.policy ?? 'ordered';
+  const wrongPolicy = policyProblem(policy, providers, weights);
+  if (wrongPolicy !== null) return { problem: wrongPolicy };
+  return { channel, destination, providers, weights, failoverAfterSeconds, policy: policy === 'best' ? 'best' : 'ordered' };
 }
 
 export async function runRouteCommand(deps: RouteDeps, command: RouteCommand): Promise<Result> {
@@ -118,14 +129,18 @@ export async function runRouteCommand(deps: RouteDeps, command: RouteCommand): P
 
 /** Every route set, then each channel's provider list where no `default` route replaces it. */
 async function routeViews(deps: RouteDeps): Promise<RouteView[]> {
-  const routes = (await deps.store.all()).map((r) => view(r, 'route'));
+  const shown = async (r: Route): Promise<RouteView> => {
+    const shares = r.policy === 'best' && deps.shares ? await deps.shares(r) : null;
+    return { ...view(r, 'route'), ...(shares && { shares }) };
+  };
+  const routes = await Promise.all((await deps.store.all()).map(shown));
   const fromSettings = channels
     .filter((c) => deps.configured(c).length > 0 && !routes.some((r) => r.channel === c && r.destination === defaultDestination))
-    .map((c) => view({ channel: c, destination: defaultDestination, providers: deps.configured(c), weights: null, failoverAfterSeconds: null }, 'settings'));
+    .map((c) => view({ channel: c, destination: defaultDestination, providers: deps.configured(c), weights: null, failoverAfterSeconds: null, policy: 'ordered' }, 'settings'));
   return [...routes, ...fromSettings].sort((a, b) => channels.indexOf(a.channel) - channels.indexOf(b.channel) || destinationRank(a.destination) - destinationRank(b.destination) || a.destination.localeCompare(b.destination));
 }
 
-function view(r: Pick<Route, 'channel' | 'destination' | 'providers' | 'weights' | 'failoverAfterSeconds'>, source: RouteView['source']): RouteView {
-  const { channel, destination, providers, weights, failoverAfterSeconds } = r;
-  return { channel, destination, providers, weights, failoverAfterSeconds, policy: 'ordered', source };
+function view(r: Pick<Route, 'channel' | 'destination' | 'providers' | 'weights' | 'failoverAfterSeconds' | 'policy'>, source: RouteView['source']): RouteView {
+  const { channel, destination, providers, weights, failoverAfterSeconds, policy } = r;
+  return { channel, destination, providers, weights, failoverAfterSeconds, policy, source };
 }

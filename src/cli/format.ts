@@ -88,23 +88,33 @@ export function formatResult(command: AdminCommand, value: unknown): string {
     }
     case 'routes.list': {
       const routes = value as RouteView[];
-      const rows = routes.map((r) =>
+      const rows = routes.flatMap((r) => [
         [
           r.channel,
           r.destination,
           r.providers.join(','),
-          r.weights?.join(',') ?? '-',
+          r.policy === 'best' ? 'best' : (r.weights?.join(',') ?? '-'),
           r.failoverAfterSeconds === null ? '-' : `${r.failoverAfterSeconds} s`,
           r.source === 'settings' ? "(the channel's provider setting)" : '',
         ].join('\t'),
-      );
+        // A best route's shares, and what each comes from.
+        ...(r.shares ?? []).map(
+          (s) =>
+            `  ${s.provider}: ${s.perMille / 10} % of first sends (${s.why}): ${s.sends} sent in the last hour, ${s.delivered} delivered, ${s.verified} verified; score ${s.score.toFixed(3)}`,
+        ),
+      ]);
       return `CHANNEL\tDESTINATION\tPROVIDERS\tWEIGHTS\tFAILOVER AFTER\n${rows.join('\n')}\n`;
     }
     case 'routes.set': {
       const { added, updated } = value as { added?: RouteView; updated?: RouteView };
       const r = added ?? updated;
       if (!r) return '';
-      const order = r.weights ? `${r.providers.join(', ')}, the first drawn by weights ${r.weights.join(',')}, then the others in order` : r.providers.join(', then ');
+      const order =
+        r.policy === 'best'
+          ? `${r.providers.join(', ')}, the first drawn by the last hour's delivered and verified shares (the best, each other at least 5 %), then the others in order`
+          : r.weights
+            ? `${r.providers.join(', ')}, the first drawn by weights ${r.weights.join(',')}, then the others in order`
+            : r.providers.join(', then ');
       const failover = r.failoverAfterSeconds === null ? '' : `; a code not delivered ${r.failoverAfterSeconds} s after a provider took it goes once through the next`;
       return `${added ? 'added' : 'updated'}: ${r.channel} to ${r.destination} through ${order}${failover}\n`;
     }

@@ -109,21 +109,24 @@ const commands: Readonly<Record<string, Readonly<Record<string, CommandHelp>>>> 
   },
   routes: {
     set: {
-      args: 'CHANNEL DESTINATION PROVIDER[,PROVIDER...] [--weights W[,W...]] [--failover-after SECONDS] [--json]',
+      args: 'CHANNEL DESTINATION PROVIDER[,PROVIDER...] [--weights W[,W...] | --policy best] [--failover-after SECONDS] [--json]',
       about:
         'Sends CHANNEL (sms, call, whatsapp, voice) to DESTINATION through these providers, in failover order. DESTINATION is a country (NG),\n' +
         '+ and the start of a number (+23480) or default; a number takes its longest matching prefix, then its country, then default, then the\n' +
         "channel's provider setting (SMS_PROVIDER...). Each provider must be in that setting here (exit 2 otherwise). Running servers follow within 2 s.\n" +
         '--weights 80,20: each verification goes first through a provider drawn by these weights (about four in five through the first), then the others in order.\n' +
         '--failover-after 20: a code a provider took but did not report DELIVERED within 20 s, its verification still pending, goes out once more\n' +
-        'through the next provider (for providers that send delivery receipts; a later receipt is still recorded on its own send).',
+        'through the next provider (for providers that send delivery receipts; a later receipt is still recorded on its own send).\n' +
+        '--policy best: the first provider is drawn by shares that follow the last hour of each provider on this route (sends delivered and codes\n' +
+        'verified): the best takes all but 5 % for each other provider, which keeps it measured, and a provider whose circuit is open takes none.',
     },
     remove: { args: 'CHANNEL DESTINATION [--json]', about: "Removes a route: the destination's numbers take the next matching one." },
     list: {
       args: '[--json]',
       about:
         "Every route, and each channel's provider setting where no default route replaces it; --json: [{ channel, destination, providers,\n" +
-        'weights, failoverAfterSeconds, policy, source }] (source: route, or settings).',
+        'weights, failoverAfterSeconds, policy, source, shares? }] (source: route, or settings; shares, on a best route: [{ provider, perMille,\n' +
+        'score, why, sends, delivered, verified }], why: best, floor or circuit open).',
     },
   },
   prices: {

@@ -35,6 +35,7 @@ const optionSpec = {
   verification: { type: 'string' },
   limit: { type: 'string' },
   weights: { type: 'string' },
+  policy: { type: 'string' },
   'failover-after': { type: 'string' },
   to: { type: 'string' },
   client: { type: 'string' },
@@ -244,7 +245,8 @@ function parseAdmin(positionals: readonly string[], values: Values, readStdin: (
       const failover = values['failover-after'];
       if (failover !== undefined && !/^\s*\d+\s*$/.test(failover)) throw new UsageError('--failover-after takes whole seconds (20); see otp-service routes set --help');
       const failoverAfterSeconds = failover === undefined ? null : Number(failover);
-      return { command: { name: 'routes.set', channel, destination, providers: providers.split(','), weights, failoverAfterSeconds }, json };
+      const policy = values.policy === undefined ? {} : { policy: values.policy };
+      return { command: { name: 'routes.set', channel, destination, providers: providers.split(','), weights, failoverAfterSeconds, ...policy }, json };
     }
     throw new UsageError('routes takes list, set CHANNEL DESTINATION PROVIDER[,PROVIDER...], or remove CHANNEL DESTINATION; see otp-service routes --help');
   }

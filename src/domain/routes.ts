@@ -1,5 +1,6 @@
 import type { Channel } from './channel-driver.js';
 import { DestinationIndex, type Destination } from './destinations.js';
+import type { RoutePolicy } from './route-policy.js';
 
 export { defaultDestination, parseDestination, type Destination } from './destinations.js';
 
@@ -25,6 +26,8 @@ export interface Route {
    * null: only a refusal, a failure or an UNDELIVERED receipt moves a code on.
    */
   readonly failoverAfterSeconds: number | null;
+  /** `best`: the first provider drawn by shares that follow each provider's measured results (route-policy.ts). */
+  readonly policy: RoutePolicy;
   readonly updatedAt: Date;
 }
 
@@ -40,9 +43,12 @@ export interface RouteStore {
 /** The routes in force, as one process last read them: a send asks them without reading the database. */
 export class RouteTable {
   private readonly routes: DestinationIndex<Route>;
+  /** The routes with `--policy best`, whose figures the process keeps (BestShares). */
+  readonly best: readonly Route[];
 
   constructor(routes: readonly Route[]) {
     this.routes = new DestinationIndex(routes, (r) => r.channel);
+    this.best = routes.filter((r) => r.policy === 'best');
   }
 
   /** The route a send of `channel` to `to` takes; null: none is set, and the channel's provider list applies. */
@@ -52,13 +58,14 @@ export class RouteTable {
 
   /**
    * The providers a send of `channel` to `to` tries, in order: its route's (on a weighted route, the one drawn for
-   * this verification first), else `configured` (the channel's list).
+   * this verification first; on a best route, drawn by `shares`), else `configured` (the channel's list).
    */
-  providersFor(channel: Channel, to: Destination, configured: readonly string[]): readonly string[] {
+  providersFor(channel: Channel, to: Destination, configured: readonly string[], shares?: (route: Route) => readonly number[]): readonly string[] {
     const route = this.routeFor(channel, to);
     if (!route) return configured;
-    if (!route.weights) return route.providers;
-    const first = drawn(route.weights, to.id);
+    const weights = route.policy === 'best' ? (shares?.(route) ?? null) : route.weights;
+    if (!weights || weights.every((w) => w === 0)) return route.providers;
+    const first = drawn(weights, to.id);
     return [...route.providers.slice(first, first + 1), ...route.providers.filter((_, i) => i !== first)];
   }
 }
@@ -81,6 +88,14 @@ export function weightsProblem(weights: readonly number[], providers: readonly s
   if (weights.length !== providers.length) return `--weights takes one weight a provider: ${providers.length} for ${providers.join(',')}, not ${weights.length}`;
   if (!weights.every((w) => Number.isInteger(w) && w >= 0 && w <= 1000)) return '--weights are whole numbers from 0 to 1000 (80,20)';
   if (weights.every((w) => w === 0)) return '--weights needs at least one weight above 0';
+  return null;
+}
+
+/** What is wrong with `--policy` for a route, or null: best chooses between providers by itself, so takes no weights. */
+export function policyProblem(policy: string, providers: readonly string[], weights: readonly number[] | null): string | null {
+  if (policy !== 'ordered' && policy !== 'best') return `--policy is ordered or best, not "${policy}"`;
+  if (policy === 'best' && weights !== null) return '--policy best draws its own shares from what each provider delivers: it takes no --weights';
+  if (policy === 'best' && providers.length < 2) return '--policy best needs a second provider in the route to choose between';
   return null;
 }
 

@@ -25,6 +25,8 @@ export interface WorkerDeps {
   readonly flushCounters: () => Promise<void>;
   /** Reads conversion by country and provider, throttles what is under MIN_CONVERSION, reads the throttles. */
   readonly watchConversion: () => Promise<void>;
+  /** Reads the last hour's figures of best routes' providers (`--policy best`), which their shares follow. */
+  readonly readRouteFigures?: () => Promise<void>;
   /** Applies kept receipts whose send is known by now (DeliveryService.applyParkedReceipts); true when more may be due. */
   readonly applyParkedReceipts: () => Promise<boolean>;
   /** Prunes what is past keeping; true when a full round was pruned (more is due). */
@@ -58,6 +60,9 @@ export const followedRefreshMs = 30_000;
 /** How often the embedded database is vacuumed and analysed (a few hundred ms for 150,000 verifications). */
 export const embeddedVacuumMs = 5 * 60_000;
 
+/** How often each process reads best routes' figures. */
+export const routeFiguresRefreshMs = 30_000;
+
 /** How often each process reads conversion and the throttles in force. */
 export const conversionRefreshMs = 10_000;
 
@@ -83,6 +88,9 @@ export class Workers {
       // A create asks what this read last: a throttle started by any instance applies here within this period.
       new PeriodicTask('conversion', conversionRefreshMs, async () => (await deps.watchConversion(), false), onError),
     ];
+    const { readRouteFigures } = deps;
+    // A best route's shares follow its providers' results within this period (nothing is read without one).
+    if (readRouteFigures) this.tasks.push(new PeriodicTask('route-figures', routeFiguresRefreshMs, async () => (await readRouteFigures(), false), onError));
     const { webhookWorker, notifications, clientChanges, followed, embeddedVacuum } = deps;
     // First after one interval, not at start: a VACUUM of the whole embedded database holds its one session, and
     // the first requests after a start (or a restore) would wait behind it.

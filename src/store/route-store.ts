@@ -19,6 +19,7 @@ export class SqlRouteStore implements RouteStore {
       providers: [...route.providers],
       weights: route.weights ? [...route.weights] : null,
       failover_after_seconds: route.failoverAfterSeconds,
+      policy: route.policy,
       updated_at: route.updatedAt,
     };
     return this.db.transaction().execute(async (trx) => {
@@ -31,7 +32,7 @@ export class SqlRouteStore implements RouteStore {
         .executeTakeFirst();
       await trx
         .insertInto('routes')
-        .values({ ...changed, channel: route.channel, destination: route.destination, policy: 'ordered' })
+        .values({ ...changed, channel: route.channel, destination: route.destination })
         .onConflict((oc) => oc.columns(['channel', 'destination']).doUpdateSet(changed))
         .execute();
       await this.announced(trx);
@@ -58,6 +59,7 @@ export class SqlRouteStore implements RouteStore {
         providers: r.providers,
         weights: r.weights,
         failoverAfterSeconds: r.failover_after_seconds,
+        policy: r.policy === 'best' ? 'best' : 'ordered',
         updatedAt: new Date(r.updated_at),
       }));
   }

@@ -9,6 +9,7 @@ const route = (channel: Route['channel'], destination: string, providers: string
   providers,
   weights,
   failoverAfterSeconds,
+  policy: 'ordered',
   updatedAt: at,
 });
 

@@ -154,7 +154,7 @@ forEachDatabase('routes', (kind) => {
 
   it("refuses a create whose route names no provider configured here (set by a process with other settings), 400 naming the channel; other numbers still go", async () => {
     // Another process, with Twilio configured, set it: this one has only http and log.
-    await h.services.routeStore.set({ channel: 'sms', destination: 'GH', providers: ['twilio'], weights: null, failoverAfterSeconds: null, updatedAt: h.clock.now() });
+    await h.services.routeStore.set({ channel: 'sms', destination: 'GH', providers: ['twilio'], weights: null, failoverAfterSeconds: null, policy: 'ordered', updatedAt: h.clock.now() });
     await h.services.routesInForce.refresh();
     try {
       const token = await h.token();
@@ -190,6 +190,25 @@ forEachDatabase('routes', (kind) => {
         [['http,log', '--failover-after', 'soon'], /--failover-after takes whole seconds/],
         [['http,log', '--failover-after', '0'], /--failover-after is whole seconds from 1 to 3600/],
         [['http', '--failover-after', '20'], /--failover-after needs a second provider/],
+      ] as const) {
+        const refused = await runCommand(['routes', 'set', 'sms', 'ng', ...args], cliEnv);
+        assert.equal(refused.code, 2, refused.stderr);
+        assert.match(refused.stderr, pattern);
+      }
+      const best = await runCommand(['routes', 'set', 'sms', 'ng', 'log,http', '--policy', 'best'], cliEnv);
+      assert.equal(best.stdout, "updated: sms to NG through log, http, the first drawn by the last hour's delivered and verified shares (the best, each other at least 5 %), then the others in order\n");
+      // Nothing sent on the route in the last hour: both at a half, the tie to the first, the other at its floor.
+      assert.equal(
+        (await runCommand(['routes', 'list'], cliEnv)).stdout,
+        "CHANNEL\tDESTINATION\tPROVIDERS\tWEIGHTS\tFAILOVER AFTER\nsms\tNG\tlog,http\tbest\t-\t\n" +
+          '  log: 95 % of first sends (best): 0 sent in the last hour, 0 delivered, 0 verified; score 0.500\n' +
+          '  http: 5 % of first sends (floor): 0 sent in the last hour, 0 delivered, 0 verified; score 0.500\n' +
+          "sms\tdefault\thttp,log\t-\t-\t(the channel's provider setting)\n",
+      );
+      for (const [args, pattern] of [
+        [['log,http', '--policy', 'best', '--weights', '50,50'], /--policy best draws its own shares .* it takes no --weights/],
+        [['log', '--policy', 'best'], /--policy best needs a second provider/],
+        [['log,http', '--policy', 'fastest'], /--policy is ordered or best, not "fastest"/],
       ] as const) {
         const refused = await runCommand(['routes', 'set', 'sms', 'ng', ...args], cliEnv);
         assert.equal(refused.code, 2, refused.stderr);
