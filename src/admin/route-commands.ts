@@ -63,7 +63,13 @@ export function parseRouteCommand(c: Record<string, unknown>): RouteCommand | st
   if (c.name === 'routes.remove') return { name: 'routes.remove', channel: c.channel, destination: c.destination };
   if (c.name !== 'routes.set') return `unknown command ${String(c.name)}`;
   if (!Array.isArray(c.providers) || !c.providers.every((p) => typeof p === 'string')) return 'routes.set needs providers';
-  const weights = Array.isArray(c.weights) && c.weights.every((w) => typeof w === 'number') ? (c.weights as number[]) : null;
+  // Given but malformed is refused, never taken as absent (the console sends what the operator typed).
+  if (c.weights !== undefined && c.weights !== null && !(Array.isArray(c.weights) && c.weights.every((w) => typeof w === 'number'))) {
+    return '--weights takes whole numbers, one a provider (80,20)';
+  }
+  if (c.failoverAfterSeconds !== undefined && c.failoverAfterSeconds !== null && typeof c.failoverAfterSeconds !== 'number') return '--failover-after takes whole seconds (20)';
+  if (c.policy !== undefined && c.policy !== null && typeof c.policy !== 'string') return '--policy is ordered or best';
+  const weights = Array.isArray(c.weights) ? (c.weights as number[]) : null;
   const failoverAfterSeconds = typeof c.failoverAfterSeconds === 'number' ? c.failoverAfterSeconds : null;
   const policy = typeof c.policy === 'string' ? { policy: c.policy } : {};
   return { name: 'routes.set', channel: c.channel, destination: c.destination, providers: c.providers as string[], weights, failoverAfterSeconds, ...policy };

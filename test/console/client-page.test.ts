@@ -89,6 +89,17 @@ const suite = (kind: 'pglite' | 'postgres') => {
     const cleared = await settingsOf(own.clientId);
     assert.deepEqual([cleared.captcha, cleared.fallback], [null, []]);
     assert.deepEqual((await own.create(number())).body.data.fallback, []);
+
+    // A budget: a malformed amount is refused in the command's words; saved, the page shows what is spent beside it.
+    await t.page.getByLabel('Most its codes may cost in a UTC day', { exact: false }).fill('25,00');
+    await t.page.getByRole('button', { name: 'Save settings' }).click();
+    await t.page.locator('#settings-problem', { hasText: '--daily-spend-limit must be an amount' }).waitFor();
+    await t.page.getByLabel('Most its codes may cost in a UTC day', { exact: false }).fill('0.50');
+    await t.page.getByLabel('Most its codes may cost in a UTC month', { exact: false }).fill('10');
+    await t.page.getByRole('button', { name: 'Save settings' }).click();
+    await t.page.locator('#spent-day', { hasText: '0 of 0.5' }).waitFor();
+    assert.equal(await t.page.locator('#spent-month').textContent(), '0 of 10');
+    assert.deepEqual((await settingsOf(own.clientId)).budget, { daily: '0.5', monthly: '10' });
   });
 
   it('saves, previews and removes a voice template beside the SMS ones, and the next call says it', async () => {

@@ -348,7 +348,31 @@ const suite = (kind: 'pglite' | 'postgres') => {
     const log = page.locator('#providers tr[data-provider="log"][data-channel="sms"]');
     await log.waitFor();
     assert.match((await log.textContent()) ?? '', /closed/);
+    // Routes: set through the form (a refusal first, in the command's words), listed with a best route's shares, removed.
+    await page.getByLabel('Destination', { exact: false }).fill('gh');
+    await page.getByLabel('Providers, in failover order', { exact: false }).fill('log,twillio');
+    await page.getByRole('button', { name: 'Save route' }).click();
+    await page.locator('#routes-problem', { hasText: 'twillio is not configured for sms here' }).waitFor();
+    await page.getByLabel('Providers, in failover order', { exact: false }).fill('http, log');
+    await page.getByLabel('First provider').selectOption('best');
+    await page.getByLabel('Send through the next provider after', { exact: false }).fill('20');
+    await page.getByRole('button', { name: 'Save route' }).click();
+    await page.locator('#routes-state', { hasText: 'Route saved: sms to GH.' }).waitFor();
+    const route = page.locator('#routes tr[data-route="sms GH"]');
+    await route.waitFor();
+    assert.match((await route.textContent()) ?? '', /http: 95 % \(best\): 0 sent in the last hour.*log: 5 % \(floor\).*20 s without delivery/);
+    const listed = await cli({ name: 'routes.list' });
+    assert.ok(listed.ok);
+    assert.deepEqual(
+      (listed.value as { destination: string; providers: string[]; policy: string; failoverAfterSeconds: number | null }[])
+        .filter((r) => r.destination === 'GH')
+        .map((r) => [r.providers, r.policy, r.failoverAfterSeconds]),
+      [[['http', 'log'], 'best', 20]],
+    );
     await check(page, 'providers');
+    await page.getByRole('button', { name: 'Remove the sms route for GH' }).click();
+    await page.locator('#routes-state', { hasText: 'Route removed: sms to GH.' }).waitFor();
+    assert.equal(await route.count(), 0);
     await go(page, 'Audit log');
     const rows = page.locator('#audit tbody tr');
     await rows.first().waitFor();

@@ -1,3 +1,4 @@
+import { Fragment } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { data, messageOf } from '../api.js';
 import { Secrets } from './clients.js';
@@ -147,6 +148,12 @@ export function ClientDetail({ id }: { id: string }) {
         <dt>Id</dt><dd><code>{client.clientId}</code></dd>
         <dt>Scopes</dt><dd>{client.scopes.join(' ')}</dd>
         <dt>State</dt><dd id="client-state">{client.disabledAt ? `disabled ${client.disabledAt}` : 'active'}</dd>
+        {client.budgets?.map((b) => (
+          <Fragment key={b.period}>
+            <dt>Spent {b.period === 'day' ? 'today' : 'this month'}</dt>
+            <dd id={`spent-${b.period}`}>{b.spent}{b.limit === null ? ' (no limit)' : ` of ${b.limit}`}</dd>
+          </Fragment>
+        ))}
       </dl>
       <div class="actions">
         <button type="button" onClick={() => void act('rotate-secret', 'Rotate the client secret? The old one stops working at once.')}>Rotate secret</button>
@@ -157,7 +164,7 @@ export function ClientDetail({ id }: { id: string }) {
       {error && <p role="alert" class="error">{error}</p>}
       {secrets && <Secrets values={secrets} />}
       {hooks && <RelayHooks clientId={client.clientId} hooks={hooks} onChange={setHooks} />}
-      <SettingsForm client={client} onSaved={onSaved} />
+      <SettingsForm client={client} onSaved={(s) => { onSaved(s); void load(); }} />
       <Templates client={client} onSaved={onSaved} />
       <TestNumbers client={client} onSaved={onSaved} />
     </>

@@ -29,6 +29,8 @@ export function SettingsForm({ client, onSaved }: { client: ClientDetailView; on
   const [secret, setSecret] = useState('');
   const [minScore, setMinScore] = useState(String(s.captcha?.minScore ?? 0.5));
   const [when, setWhen] = useState(s.captcha?.when ?? 'always');
+  const [daily, setDaily] = useState(s.budget.daily ?? '');
+  const [monthly, setMonthly] = useState(s.budget.monthly ?? '');
   const [state, setState] = useState<{ ok: boolean; text: string } | null>(null);
   const save = async (e: Event) => {
     e.preventDefault();
@@ -46,6 +48,8 @@ export function SettingsForm({ client, onSaved }: { client: ClientDetailView; on
         androidAppHash: orNull(appHash),
         fallback: typesOf(fallback),
         fallbackAfterSeconds: after.trim() === '' ? null : numberOrText(after),
+        dailySpendLimit: orNull(daily),
+        monthlySpendLimit: orNull(monthly),
         // Left out when unchanged from none, so a client without CAPTCHA is not asked for a secret.
         ...((provider !== 'none' || s.captcha !== null) && { captcha }),
       });
@@ -98,6 +102,13 @@ export function SettingsForm({ client, onSaved }: { client: ClientDetailView; on
           <option value="always">always</option>
           <option value="throttled">only of a create a throttle would refuse</option>
         </select>
+      </fieldset>
+      <fieldset>
+        <legend>Budget (in the service's cost currency)</legend>
+        <label for="daily-spend-limit">Most its codes may cost in a UTC day (e.g. 25.00; empty: no limit)</label>
+        <input id="daily-spend-limit" inputMode="decimal" value={daily} onInput={(e) => setDaily(e.currentTarget.value)} />
+        <label for="monthly-spend-limit">Most its codes may cost in a UTC month (empty: no limit)</label>
+        <input id="monthly-spend-limit" inputMode="decimal" value={monthly} onInput={(e) => setMonthly(e.currentTarget.value)} />
       </fieldset>
       <button type="submit">Save settings</button>
       {state && (state.ok ? <p role="status" id="settings-state">{state.text}</p> : <p role="alert" class="error" id="settings-problem">Not saved: {state.text}</p>)}

@@ -11,4 +11,6 @@ export interface ClientDetailView {
   readonly disabledAt: string | null;
   readonly createdAt: string;
   readonly settings: Settings;
+  /** What its codes cost today and this month, beside its budgets (only with a budget). */
+  readonly budgets?: readonly { readonly period: 'day' | 'month'; readonly starts: string; readonly limit: string | null; readonly spent: string }[];
 }

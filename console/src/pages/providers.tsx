@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { data, messageOf } from '../api.js';
+import { Routes } from './routes.js';
 
 interface Status {
   readonly channel: string;
@@ -49,6 +50,7 @@ export function Providers() {
           ))}
         </tbody>
       </table>
+      <Routes />
     </section>
   );
 }

@@ -94,7 +94,13 @@ export function apiRoutes(app: FastifyInstance, run: RunCommand, costCurrency: s
     const b = body(r);
     return answer(r, reply, { name: 'lists.remove', kind: b.kind, value: b.value, clientId: b.clientId ?? null });
   });
-  // Providers and the audit log.
+  // Providers, their routes (contract 17), and the audit log.
   app.get('/console/api/providers', { schema: hidden }, (r, reply) => answer(r, reply, { name: 'providers.status' }));
+  app.get('/console/api/routes', { schema: hidden }, (r, reply) => answer(r, reply, { name: 'routes.list' }));
+  app.put('/console/api/routes', { schema: hidden }, (r, reply) => {
+    const { channel, destination, providers, weights, failoverAfterSeconds, policy } = body(r);
+    return answer(r, reply, { name: 'routes.set', channel, destination, providers, weights, failoverAfterSeconds, policy });
+  });
+  app.post('/console/api/routes/remove', { schema: hidden }, (r, reply) => answer(r, reply, { name: 'routes.remove', channel: body(r).channel, destination: body(r).destination }));
   app.get('/console/api/audit', { schema: hidden }, (r, reply) => answer(r, reply, { name: 'audit.list', limit: Number(query(r).limit ?? 100) }));
 }
