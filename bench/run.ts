@@ -17,6 +17,7 @@ import { benchBetterAuthSend, benchBetterAuthVerify, seedBetterAuth } from './li
 import { benchDir, killAllChildren, startChild, stringFields, type Child } from './lib/child.js';
 import { cleanUp, onCleanup, once, tempDir } from './lib/cleanup.js';
 import { dbLimitCreate, dbLimitFetch, dbLimitVerify } from './lib/db-limit.js';
+import { benchRoutes } from './lib/routes-scenario.js';
 import { benchDropIn } from './lib/drop-in-scenario.js';
 import {
   dbLimitCreateBatched,
@@ -125,7 +126,7 @@ const costsSettings: CostsSettings = {
   days: 30,
   runs: envInt('BENCH_COSTS_RUNS', 5),
 };
-const allSections = ['ceiling', 'token', 'create', 'fetch', 'verify', 'drop-in', 'webhooks', 'pglite', 'memory', 'backup', 'costs', 'providers', 'calls', 'fallback', 'pumping', 'failover'];
+const allSections = ['ceiling', 'token', 'create', 'fetch', 'verify', 'drop-in', 'routes', 'webhooks', 'pglite', 'memory', 'backup', 'costs', 'providers', 'calls', 'fallback', 'pumping', 'failover'];
 const sections = new Set((process.env.BENCH_SECTIONS ?? 'all').split(',').map((x) => x.trim()));
 const on = (name: string) => sections.has('all') || sections.has(name);
 
@@ -340,7 +341,7 @@ async function main(): Promise<void> {
     await child.stop();
   });
 
-  const needService = ['token', 'create', 'fetch', 'verify', 'drop-in', 'webhooks', 'memory', 'backup'].some(on);
+  const needService = ['token', 'create', 'fetch', 'verify', 'drop-in', 'routes', 'webhooks', 'memory', 'backup'].some(on);
   if (needService) {
     const { child, target } = await startService(tempDir('pg'), serviceUrl);
     const db = new pg.Pool({ connectionString: serviceUrl, max: 4 });
@@ -464,6 +465,17 @@ async function main(): Promise<void> {
       if ([r.v1Check, r.sideBySide.v1Check].some((x) => x.statuses['409']) || [r.v2Check, r.sideBySide.v2Check].some((x) => x.statuses['404'])) {
         results.notes.push('drop-in check pool ran dry: later checks answered 409 (/v1) or 404 (/v2) and the ratio is off (raise BENCH_VERIFY_POOL)');
       }
+      await awaitSendQueue(db);
+    });
+
+    await section('routes', async () => {
+      const r = await benchRoutes(target, db, { ...s, rounds: dropInRounds, phoneOffset: 80_000_000 }, async () => {
+        await awaitSendQueue(db);
+        await settle();
+      });
+      results.load.routesWithout = r.without;
+      results.load.routesWith = r.with;
+      log(`routes (${r.rounds} alternating rounds per side): no route ${short(r.without)}; ${r.routes} routes ${short(r.with)}`);
       await awaitSendQueue(db);
     });
 

@@ -92,7 +92,7 @@ export async function benchDropIn(target: ServiceTarget, s: DropInSettings): Pro
 }
 
 /** Rounds summed: rates over the whole time, statuses added, latency the worst round's. */
-function sumRounds(results: LoadResult[]): LoadResult {
+export function sumRounds(results: LoadResult[]): LoadResult {
   const seconds = results.reduce((n, r) => n + r.seconds, 0);
   const responses = results.reduce((n, r) => n + r.responses, 0);
   const ok = results.reduce((n, r) => n + r.okRps * r.seconds, 0);

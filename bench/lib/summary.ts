@@ -78,6 +78,7 @@ export function summaryRows(r: Results): Row[] {
     ratioRow('Check POST /v2 VerificationCheck vs /v1 verify (PG, alternating rounds)', ok('dropInV2Check'), 'req/s', '/v1 verify', ok('dropInV1Check'), 0.9),
     ratioRow('Create POST /v2 vs /v1 side by side (PG, half the connections each)', ok('dropInSideV2Create'), 'req/s', '/v1 create', ok('dropInSideV1Create'), 0.9),
     ratioRow('Check POST /v2 vs /v1 side by side (PG, half the connections each)', ok('dropInSideV2Check'), 'req/s', '/v1 verify', ok('dropInSideV1Check'), 0.9),
+    ratioRow('Create with 200 routes vs no route (PG, alternating rounds)', ok('routesWith'), 'req/s', 'no route', ok('routesWithout'), 0.95),
     ratioRow('PGlite token', ok('pgliteToken'), 'req/s', 'ceiling', ceiling, null),
     ratioRow('PGlite create', ok('pgliteCreate'), 'req/s', 'ceiling', ceiling, null),
     ratioRow('PGlite create vs PostgreSQL create', ok('pgliteCreate'), 'req/s', 'PG create', ok('create'), 0.5),
