@@ -18,6 +18,7 @@ import { benchDir, killAllChildren, startChild, stringFields, type Child } from 
 import { cleanUp, onCleanup, once, tempDir } from './lib/cleanup.js';
 import { dbLimitCreate, dbLimitFetch, dbLimitVerify } from './lib/db-limit.js';
 import { benchRoutes } from './lib/routes-scenario.js';
+import { benchDeliveryFailover, emptyDeliveryFailoverResults } from './lib/delivery-failover-scenario.js';
 import { benchDropIn } from './lib/drop-in-scenario.js';
 import {
   dbLimitCreateBatched,
@@ -126,7 +127,7 @@ const costsSettings: CostsSettings = {
   days: 30,
   runs: envInt('BENCH_COSTS_RUNS', 5),
 };
-const allSections = ['ceiling', 'token', 'create', 'fetch', 'verify', 'drop-in', 'routes', 'webhooks', 'pglite', 'memory', 'backup', 'costs', 'providers', 'calls', 'fallback', 'pumping', 'failover'];
+const allSections = ['ceiling', 'token', 'create', 'fetch', 'verify', 'drop-in', 'routes', 'webhooks', 'pglite', 'memory', 'backup', 'costs', 'providers', 'calls', 'fallback', 'delivery-failover', 'pumping', 'failover'];
 const sections = new Set((process.env.BENCH_SECTIONS ?? 'all').split(',').map((x) => x.trim()));
 const on = (name: string) => sections.has('all') || sections.has(name);
 
@@ -237,6 +238,7 @@ function newResults(): Results {
     providers: null,
     calls: null,
     fallback: null,
+    deliveryFailover: null,
     pumping: null,
     backup: null,
     failover: null,
@@ -274,6 +276,8 @@ async function main(): Promise<void> {
   if (on('calls')) await admin.query('CREATE DATABASE otp_calls');
   const fallbackUrl = postgres.url.replace(/\/postgres$/, '/otp_fallback');
   if (on('fallback')) await admin.query('CREATE DATABASE otp_fallback');
+  const deliveryFailoverUrl = postgres.url.replace(/\/postgres$/, '/otp_delivery_failover');
+  if (on('delivery-failover')) await admin.query('CREATE DATABASE otp_delivery_failover');
   const costsUrl = postgres.url.replace(/\/postgres$/, '/otp_costs');
   if (on('costs')) await admin.query('CREATE DATABASE otp_costs');
   /** Flushes what the previous run left in PostgreSQL, so it is not paid for by the next one. */
@@ -608,6 +612,18 @@ async function main(): Promise<void> {
     const out = emptyFallbackResults(fallbackSettings);
     results.fallback = out;
     await benchFallback({ settings: fallbackSettings, serviceEnv: () => serviceEnv(tempDir('fallback'), fallbackUrl, ''), log, out });
+  });
+
+  await section('delivery-failover', async () => {
+    const out = emptyDeliveryFailoverResults(fallbackSettings);
+    results.deliveryFailover = out;
+    await benchDeliveryFailover({
+      settings: fallbackSettings,
+      serviceEnv: () => serviceEnv(tempDir('delivery-failover'), deliveryFailoverUrl, ''),
+      databaseUrl: deliveryFailoverUrl,
+      log,
+      out,
+    });
   });
 
   await section('pumping', async () => {

@@ -47,7 +47,7 @@ export function emptyFallbackResults(settings: FallbackBenchSettings): FallbackR
 const now = () => performance.timeOrigin + performance.now();
 
 /** A gateway noting, per verification and channel, when each request arrived. */
-async function startGateway(): Promise<{ url: string; arrivals: Map<string, number[]>; close(): Promise<void> }> {
+export async function startGateway(): Promise<{ url: string; arrivals: Map<string, number[]>; close(): Promise<void> }> {
   const arrivals = new Map<string, number[]>();
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -80,7 +80,7 @@ async function startGateway(): Promise<{ url: string; arrivals: Map<string, numb
   };
 }
 
-function percentile(sorted: readonly number[], p: number): number {
+export function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 }
 

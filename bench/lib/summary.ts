@@ -1,6 +1,7 @@
 import os from 'node:os';
 import type { CallResults, RingToCancel } from './call-scenarios.js';
 import type { FallbackResults } from './fallback-scenario.js';
+import type { DeliveryFailoverResults } from './delivery-failover-scenario.js';
 import type { DbLimitResult } from './db-limit.js';
 import type { LoadResult } from './load.js';
 import type { CpuShares, PacedLatency, ProviderResults } from './provider-scenarios.js';
@@ -30,6 +31,8 @@ export interface Results {
   calls: CallResults | null;
   /** The fallback section (bench/lib/fallback-scenario.ts). */
   fallback?: FallbackResults | null;
+  /** The delivery-failover section (bench/lib/delivery-failover-scenario.ts). */
+  deliveryFailover?: DeliveryFailoverResults | null;
   /** The pumping simulation (bench/lib/pumping.ts). */
   pumping: PumpingResults | null;
   /** `otp-service backup` beside creates (bench/lib/backup-scenario.ts). */
@@ -148,6 +151,7 @@ export function summaryRows(r: Results): Row[] {
   rows.push(...providerRows(r.providers));
   rows.push(...callRows(r.calls));
   rows.push(...fallbackRows(r.fallback ?? null));
+  rows.push(...deliveryFailoverRows(r.deliveryFailover ?? null));
   rows.push(...pumpingRows(r.pumping));
   rows.push(...failoverRows(r.failover));
   if (r.createRss) {
@@ -329,6 +333,22 @@ function failoverRows(f: FailoverResults | null): Row[] {
       context,
     ),
     boundRow('Failover: creates answered 200 then lost', `${lost} of ${accepted}`, '0', f.runs.length > 0 ? lost === 0 : null, `codes sent under two send ids: ${twice}`),
+  ];
+}
+
+/** The delivery-failover section's row: how late a delivery-confirmed failover went out, with many waiting. */
+function deliveryFailoverRows(f: DeliveryFailoverResults | null): Row[] {
+  if (!f) return [];
+  const s = f.settings;
+  const complete = f.matched === f.created && f.created === s.count && f.duplicates === 0;
+  return [
+    boundRow(
+      `Delivery-confirmed failover after its time, ${f.maxWaiting} codes waiting (${s.count} SMS at ${s.rate}/s, route http,log --failover-after ${s.afterSeconds})`,
+      `p50 ${f.p50.toFixed(0)} ms, p99 ${f.p99.toFixed(0)} ms, max ${f.max.toFixed(0)} ms (${f.matched} of ${f.created}; ${f.duplicates} sent twice)`,
+      'p99 < 1 s',
+      f.matched > 0 ? f.p99 < 1000 && complete : null,
+      "lateness: the second send's time on the record less (the first's + the wait)",
+    ),
   ];
 }
 
