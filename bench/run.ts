@@ -18,7 +18,7 @@ import { benchDir, killAllChildren, startChild, stringFields, type Child } from 
 import { cleanUp, onCleanup, once, tempDir } from './lib/cleanup.js';
 import { dbLimitCreate, dbLimitFetch, dbLimitVerify } from './lib/db-limit.js';
 import { benchRoutes } from './lib/routes-scenario.js';
-import { benchDeliveryFailover, emptyDeliveryFailoverResults } from './lib/delivery-failover-scenario.js';
+import { benchDeliveryFailover } from './lib/delivery-failover-scenario.js';
 import { benchDropIn } from './lib/drop-in-scenario.js';
 import {
   dbLimitCreateBatched,
@@ -615,7 +615,7 @@ async function main(): Promise<void> {
   });
 
   await section('delivery-failover', async () => {
-    const out = emptyDeliveryFailoverResults(fallbackSettings);
+    const out = emptyFallbackResults(fallbackSettings);
     results.deliveryFailover = out;
     await benchDeliveryFailover({
       settings: fallbackSettings,

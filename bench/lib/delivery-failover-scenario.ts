@@ -10,28 +10,12 @@
 import pg from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { onCleanup } from './cleanup.js';
-import { percentile, startGateway, type FallbackBenchSettings } from './fallback-scenario.js';
+import { createdIds, recordLateness, serviceBehindGateway, type FallbackBenchSettings, type FallbackResults } from './fallback-scenario.js';
 import { PhoneSequence } from './phones.js';
-import { paced, startService } from './provider-scenarios.js';
+import { paced } from './provider-scenarios.js';
 
-export interface DeliveryFailoverResults {
-  readonly settings: FallbackBenchSettings;
-  created: number;
-  /** Verifications whose two sends are both on the record. */
-  matched: number;
-  /** The most codes waiting for their failover at once. */
-  maxWaiting: number;
-  p50: number;
-  p90: number;
-  p99: number;
-  max: number;
-  /** Codes sent through `log` more than once (must be 0). */
-  duplicates: number;
-}
-
-export function emptyDeliveryFailoverResults(settings: FallbackBenchSettings): DeliveryFailoverResults {
-  return { settings, created: 0, matched: 0, maxWaiting: 0, p50: 0, p90: 0, p99: 0, max: 0, duplicates: 0 };
-}
+/** As the fallback section's: `maxWaiting` is codes waiting for their failover, `duplicates` codes sent through `log` twice. */
+export type DeliveryFailoverResults = FallbackResults;
 
 export async function benchDeliveryFailover(o: {
   readonly settings: FallbackBenchSettings;
@@ -41,17 +25,7 @@ export async function benchDeliveryFailover(o: {
   readonly out: DeliveryFailoverResults;
 }): Promise<void> {
   const { settings: s, log, out } = o;
-  const gateway = await startGateway();
-  onCleanup(() => gateway.close());
-  const service = await startService({
-    ...o.serviceEnv(),
-    SMS_PROVIDER: 'http,log',
-    HTTP_GATEWAY_URL: gateway.url,
-    HTTP_GATEWAY_SECRET: `whsec_${Buffer.alloc(32, 7).toString('base64')}`,
-    PUBLIC_BASE_URL: 'https://otp.bench.invalid',
-    // Longer than the run: every failover is due before its verification expires.
-    OTP_TTL_SECONDS: String(s.afterSeconds + Math.ceil(s.count / s.rate) + 600),
-  });
+  const { gateway, service } = await serviceBehindGateway(o.serviceEnv(), s, { SMS_PROVIDER: 'http,log' });
   const db = new pg.Pool({ connectionString: o.databaseUrl, max: 2 });
   onCleanup(() => db.end());
   // As `routes set sms NG http,log --failover-after N` writes it, announced to the service.
@@ -70,11 +44,7 @@ export async function benchDeliveryFailover(o: {
     headers,
     body: JSON.stringify({ countryCode: '+234', phoneNumber: phones.take() }),
   }));
-  const ids = sent.flatMap((x) => {
-    if (x.status !== 200) return [];
-    const id: unknown = (JSON.parse(x.body) as { data?: { id?: unknown } }).data?.id;
-    return typeof id === 'string' ? [id] : [];
-  });
+  const ids = createdIds(sent);
   out.created = ids.length;
   log(`delivery failover: ${ids.length} of ${sent.length} created; waiting for their failovers`);
   // Until every code has its second send (or nothing moved for a while), sampling how many wait at once.
@@ -102,14 +72,8 @@ export async function benchDeliveryFailover(o: {
      FROM verifications WHERE id = ANY($1::uuid[]) AND deliveries->0->>'provider' = 'http' AND deliveries->1->>'provider' = 'log'`,
     [ids],
   );
-  const late = rows.map((r) => Math.max(0, r.second.getTime() - (r.first.getTime() + s.afterSeconds * 1000))).sort((a, b) => a - b);
   out.duplicates = rows.filter((r) => r.logs > 1).length;
-  const round = (x: number) => Math.round(x * 10) / 10;
-  out.matched = late.length;
-  out.p50 = round(percentile(late, 50));
-  out.p90 = round(percentile(late, 90));
-  out.p99 = round(percentile(late, 99));
-  out.max = round(late[late.length - 1] ?? 0);
+  recordLateness(out, rows.map((r) => Math.max(0, r.second.getTime() - (r.first.getTime() + s.afterSeconds * 1000))));
   log(`delivery failover: ${JSON.stringify(out)}`);
   await service.child.stop();
   await gateway.close();

@@ -80,8 +80,44 @@ export async function startGateway(): Promise<{ url: string; arrivals: Map<strin
   };
 }
 
-export function percentile(sorted: readonly number[], p: number): number {
+/** Fills `out` with the lateness figures (ms) of what was matched. */
+export function recordLateness(out: FallbackResults, late: number[]): void {
+  late.sort((a, b) => a - b);
+  const round = (x: number) => Math.round(x * 10) / 10;
+  out.matched = late.length;
+  out.p50 = round(percentile(late, 50));
+  out.p90 = round(percentile(late, 90));
+  out.p99 = round(percentile(late, 99));
+  out.max = round(late[late.length - 1] ?? 0);
+}
+
+function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+}
+
+/** A gateway in this process, and the service sending through it (`providers`), its codes living longer than the run. */
+export async function serviceBehindGateway(env: NodeJS.ProcessEnv, s: FallbackBenchSettings, providers: NodeJS.ProcessEnv) {
+  const gateway = await startGateway();
+  onCleanup(() => gateway.close());
+  const service = await startService({
+    ...env,
+    ...providers,
+    HTTP_GATEWAY_URL: gateway.url,
+    HTTP_GATEWAY_SECRET: `whsec_${Buffer.alloc(32, 7).toString('base64')}`,
+    PUBLIC_BASE_URL: 'https://otp.bench.invalid',
+    // Longer than the run: every step or failover is due before its verification expires.
+    OTP_TTL_SECONDS: String(s.afterSeconds + Math.ceil(s.count / s.rate) + 600),
+  });
+  return { gateway, service };
+}
+
+/** The ids of the creates answered 200. */
+export function createdIds(sent: readonly { readonly status: number; readonly body: string }[]): string[] {
+  return sent.flatMap((x) => {
+    if (x.status !== 200) return [];
+    const id: unknown = (JSON.parse(x.body) as { data?: { id?: unknown } }).data?.id;
+    return typeof id === 'string' ? [id] : [];
+  });
 }
 
 export async function benchFallback(o: {
@@ -91,19 +127,7 @@ export async function benchFallback(o: {
   readonly out: FallbackResults;
 }): Promise<void> {
   const { settings: s, log, out } = o;
-  const gateway = await startGateway();
-  onCleanup(() => gateway.close());
-  const service = await startService({
-    ...o.serviceEnv(),
-    CALL_PROVIDER: 'http',
-    SMS_PROVIDER: 'http',
-    HTTP_GATEWAY_URL: gateway.url,
-    HTTP_GATEWAY_SECRET: `whsec_${Buffer.alloc(32, 7).toString('base64')}`,
-    PUBLIC_BASE_URL: 'https://otp.bench.invalid',
-    FALLBACK_AFTER_SECONDS: String(s.afterSeconds),
-    // Longer than the run: every step is due before its verification expires.
-    OTP_TTL_SECONDS: String(s.afterSeconds + Math.ceil(s.count / s.rate) + 600),
-  });
+  const { gateway, service } = await serviceBehindGateway(o.serviceEnv(), s, { CALL_PROVIDER: 'http', SMS_PROVIDER: 'http', FALLBACK_AFTER_SECONDS: String(s.afterSeconds) });
   const phones = new PhoneSequence(80_000_000);
   const headers = { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' };
   const sent = await paced(service.url, s.connections, s.count, s.rate, () => ({
@@ -112,11 +136,7 @@ export async function benchFallback(o: {
     headers,
     body: JSON.stringify({ countryCode: '+234', phoneNumber: phones.take(), type: 'DROPPED_CALL', fallback: ['SEND_SMS'] }),
   }));
-  const ids = sent.flatMap((x) => {
-    if (x.status !== 200) return [];
-    const id: unknown = (JSON.parse(x.body) as { data?: { id?: unknown } }).data?.id;
-    return typeof id === 'string' ? [id] : [];
-  });
+  const ids = createdIds(sent);
   out.created = ids.length;
   log(`fallback: ${ids.length} of ${sent.length} created; waiting for their steps`);
   // Sample how many wait at once while the steps come due.
@@ -145,13 +165,7 @@ export async function benchFallback(o: {
     if (call === undefined || first === undefined) continue;
     late.push(Math.max(0, first - (call + s.afterSeconds * 1000)));
   }
-  late.sort((a, b) => a - b);
-  const round = (x: number) => Math.round(x * 10) / 10;
-  out.matched = late.length;
-  out.p50 = round(percentile(late, 50));
-  out.p90 = round(percentile(late, 90));
-  out.p99 = round(percentile(late, 99));
-  out.max = round(late[late.length - 1] ?? 0);
+  recordLateness(out, late);
   log(`fallback: ${JSON.stringify(out)}`);
   await service.child.stop();
   await gateway.close();
