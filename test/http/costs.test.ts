@@ -17,6 +17,7 @@ import { embeddedDataDir } from '../support/databases.js';
 import { forEachDatabase } from '../support/each-database.js';
 import type { Harness } from '../support/harness.js';
 import { startSmscAndGateway, type SmscAndGateway } from '../support/smsc-and-gateway.js';
+import { withSecondInstance } from '../support/second-instance.js';
 import { deliveredNumber, eventually, netSmppMissing, type PerlSmsc } from '../providers/smpp-peers.js';
 
 interface Costed {
@@ -205,6 +206,37 @@ forEachDatabase('prices and the cost ledger', (kind) => {
     assert.deepEqual(await spend(), []);
     assert.equal((await post({ phoneNumber: deliveredNumber() })).statusCode, 200);
   });
+
+  it(
+    'a budget admits exactly what fits of simultaneous creates across two instances',
+    { skip: missing ?? (kind === 'pglite' ? 'the embedded database admits one process' : false) },
+    async () => {
+      // Ghana has no route and no SMSC price: each create holds the highest SMS price (0.0079), on either instance.
+      const client = await h.client(['otp:send', 'otp:verify']);
+      const token = await h.token(['otp:send', 'otp:verify'], client);
+      await ok({ name: 'clients.update', id: client.clientId, change: { dailySpendLimit: '0.0395' } });
+      await withSecondInstance(h, {}, async (other) => {
+        const answers = await Promise.all(
+          Array.from({ length: 12 }, (_, i) =>
+            (i % 2 === 0 ? h.app : other.app).inject({
+              method: 'POST',
+              url: '/v1/otp/request',
+              headers: { authorization: `Bearer ${token}` },
+              payload: { countryCode: '+233', phoneNumber: `02412${String(34_000 + i).padStart(5, '0')}` },
+            }),
+          ),
+        );
+        assert.deepEqual(
+          answers.map((r) => r.statusCode).sort(),
+          [200, 200, 200, 200, 200, 429, 429, 429, 429, 429, 429, 429],
+          answers.map((r) => r.body).join('\n'),
+        );
+      });
+      await h.services.sendWorker.idle();
+      const shown = (await ok({ name: 'clients.show', id: client.clientId })) as { budgets: { period: string; spent: string }[] };
+      assert.deepEqual(shown.budgets.map((b) => `${b.period} ${b.spent}`), ['day 0.0395', 'month 0.0395']);
+    },
+  );
 
   it('a sheet with a wrong line, or in another currency, changes nothing; a price is listed and removed, each change audited', { skip: missing ?? false }, async () => {
     const before = (await ok({ name: 'prices.list' })) as Price[];
