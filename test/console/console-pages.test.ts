@@ -372,6 +372,7 @@ const suite = (kind: 'pglite' | 'postgres') => {
     await check(page, 'providers');
     await page.getByRole('button', { name: 'Remove the sms route for GH' }).click();
     await page.locator('#routes-state', { hasText: 'Route removed: sms to GH.' }).waitFor();
+    await route.waitFor({ state: 'detached' });
     assert.equal(await route.count(), 0);
     await go(page, 'Audit log');
     const rows = page.locator('#audit tbody tr');

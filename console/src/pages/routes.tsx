@@ -38,8 +38,9 @@ export function Routes() {
     setState(null);
     try {
       await data(method, path, body);
-      setState({ ok: true, text: done });
+      // Said once the table shows it.
       await load();
+      setState({ ok: true, text: done });
     } catch (err) {
       setState({ ok: false, text: messageOf(err) });
     }
