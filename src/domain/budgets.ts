@@ -1,3 +1,4 @@
+import { untilNextUtcDay, utcDay } from './daily-quota.js';
 import type { Amount } from './money.js';
 
 /**
@@ -32,15 +33,14 @@ export function hasBudget(budget: Budget): boolean {
 
 /** The first day (YYYY-MM-DD) of the UTC day and of the UTC month an instant is in. */
 export function periodStarts(at: Date): Readonly<Record<BudgetPeriod, string>> {
-  const day = at.toISOString().slice(0, 10);
+  const day = utcDay(at);
   return { day, month: `${day.slice(0, 8)}01` };
 }
 
 /** The wait of a send a budget refused: until its period ends, at the next UTC midnight or first of a month. */
 export function untilPeriodEnds(period: BudgetPeriod, now: Date): number {
-  const y = now.getUTCFullYear();
-  const m = now.getUTCMonth();
-  const end = period === 'day' ? Date.UTC(y, m, now.getUTCDate() + 1) : Date.UTC(y, m + 1, 1);
+  if (period === 'day') return untilNextUtcDay(now);
+  const end = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
   return Math.max(1, Math.ceil((end - now.getTime()) / 1000));
 }
 

@@ -87,6 +87,12 @@ interface CreatePlan {
   readonly challenge: 'passed' | 'ask' | null;
 }
 
+/** What a create or resend holds of its client's budget (`held`), or the period it would pass (`over`). */
+interface BudgetHold {
+  readonly held: Amount | null;
+  readonly over: BudgetRefusal | null;
+}
+
 /** A create's verified history is read back this far: a user who verified within it is a known user. */
 export const verifiedHistoryDays = 30;
 
@@ -370,24 +376,18 @@ export class VerificationService {
     const newCountry = allowed ? null : this.newCountryOf(verification);
     const newCountryTaken = newCountry === null ? null : await newCountry.quota.tryAcquire(newCountry.key);
     // Held as the day's quota is taken, before the transaction, and given back the same way.
-    let held: Amount | null = null;
-    let overBudget: BudgetRefusal | null = null;
-    try {
-      const budgeted = verification.testNumber ? null : this.budgetHold(request.clientId, settings, driver.channel, verification);
-      if (budgeted) {
-        overBudget = await budgeted.spend.hold(request.clientId, verification.id, budgeted.amount, budgeted.budget, now);
-        if (overBudget === null) held = budgeted.amount;
-      }
-    } catch (err) {
-      if (dailySends !== null && sendTaken) dailySends.release(request.clientId);
-      if (newCountry !== null && newCountryTaken) newCountry.quota.release(newCountry.key);
-      throw err;
-    }
+    let budget: BudgetHold = { held: null, over: null };
     const giveBack = async () => {
       if (dailySends !== null && sendTaken) dailySends.release(request.clientId);
       if (newCountry !== null && newCountryTaken) newCountry.quota.release(newCountry.key);
-      if (held !== null) await this.releaseHold(verification.id, held);
+      if (budget.held !== null) await this.releaseHold(verification.id, budget.held);
     };
+    try {
+      if (!verification.testNumber) budget = await this.holdBudget(request.clientId, verification.id, settings, driver.channel, verification, now);
+    } catch (err) {
+      await giveBack();
+      throw err;
+    }
     let committed;
     try {
       committed = await this.createIn(request, verification, {
@@ -402,7 +402,7 @@ export class VerificationService {
         counted,
         sendTaken,
         newCountryTaken,
-        overBudget,
+        overBudget: budget.over,
         challenge,
       });
     } catch (err) {
@@ -567,11 +567,16 @@ export class VerificationService {
     return (await captcha.tokens.claim(token, now, secondsBefore(now, captchaTokenSeconds))) ? 'passed' : 'failed';
   }
 
-  /** What a send of a client with a budget holds of it (its price estimated); null: no budget, or none enforced. */
-  private budgetHold(clientId: string, settings: ClientSettings, channel: Channel, to: Destination): { spend: Spend; amount: Amount; budget: ClientSettings['budget'] } | null {
+  /**
+   * Holds a send's estimated price of its client's budget: what it holds (null: nothing, the client having no
+   * budget or none being enforced, or the send not fitting) and the period it would pass (null: it fits).
+   */
+  private async holdBudget(clientId: string, verificationId: string, settings: ClientSettings, channel: Channel, to: Destination, now: Date): Promise<BudgetHold> {
     const { spend, sendPrice } = this.deps;
-    if (!spend || !sendPrice || !hasBudget(settings.budget)) return null;
-    return { spend, amount: sendPrice(channel, to), budget: settings.budget };
+    if (!spend || !sendPrice || !hasBudget(settings.budget)) return { held: null, over: null };
+    const amount = sendPrice(channel, to);
+    const over = await spend.hold(clientId, verificationId, amount, settings.budget, now);
+    return { held: over === null ? amount : null, over };
   }
 
   /**
@@ -668,18 +673,15 @@ export class VerificationService {
     const known = (this.deps.newCountrySends && policy.newCountrySends > 0) || budgeted ? await store.find(clientId, id) : null;
     const newCountry = known ? this.newCountryOf(known) : null;
     const newCountryTaken = newCountry === null ? null : await newCountry.quota.tryAcquire(newCountry.key);
-    let held: Amount | null = null;
-    let overBudget: BudgetRefusal | null = null;
-    const hold = known && known.status === 'PENDING' && !known.testNumber ? this.budgetHold(clientId, settings, channelOfDelivery(known.delivery.channel), known) : null;
+    let budget: BudgetHold = { held: null, over: null };
     const giveBack = async () => {
       if (dailySends !== null && sendTaken) dailySends.release(clientId);
       if (newCountry !== null && newCountryTaken) newCountry.quota.release(newCountry.key);
-      if (held !== null) await this.releaseHold(id, held);
+      if (budget.held !== null) await this.releaseHold(id, budget.held);
     };
     try {
-      if (hold) {
-        overBudget = await hold.spend.hold(clientId, id, hold.amount, hold.budget, this.deps.clock.now());
-        if (overBudget === null) held = hold.amount;
+      if (budgeted && known && known.status === 'PENDING' && !known.testNumber) {
+        budget = await this.holdBudget(clientId, id, settings, channelOfDelivery(known.delivery.channel), known, this.deps.clock.now());
       }
     } catch (err) {
       await giveBack();
@@ -689,7 +691,7 @@ export class VerificationService {
     const throttled = this.deps.conversion?.resendThrottleOn?.(clientId, this.deps.clock.now()) ?? null;
     let committed;
     try {
-      committed = await this.resendIn(clientId, id, sendTaken, newCountryTaken, overBudget, throttled !== null, challenge);
+      committed = await this.resendIn(clientId, id, sendTaken, newCountryTaken, budget.over, throttled !== null, challenge);
     } catch (err) {
       await giveBack();
       throw err;
