@@ -5,8 +5,8 @@ import type { Database } from './schema.js';
  * Deletes history older than `before`, at most `batch` rows of each kind per call so that no statement holds
  * locks for long: webhook events that were delivered or had nowhere to go (their attempts go with them),
  * stored messages, finished send jobs, which verification each provider message id was for, receipts kept for a send never recorded, the signals creates came with, and number lookups (a lookup is a snapshot of the metadata of its day, not
- * worth keeping for good); prefix blocks and country throttles that ended, and clients' daily send counts of
- * days gone by. Verifications are records the clients read back and stay; failed events stay for the
+ * worth keeping for good); prefix blocks and country throttles that ended, clients' daily send counts of days gone
+ * by, and budgeted clients' spend of days and months that ended before `before`. Verifications are records the clients read back and stay; failed events stay for the
  * operator to replay. Returns how many rows went.
  */
 export async function pruneHistory(db: Kysely<Database>, before: Date, batch = 5_000): Promise<number> {
@@ -63,6 +63,17 @@ export async function pruneHistory(db: Kysely<Database>, before: Date, batch = 5
   const clientThrottles = await db.deleteFrom('client_throttles').where('throttled_until', '<', before).executeTakeFirst();
   const resendThrottles = await db.deleteFrom('resend_throttles').where('throttled_until', '<', before).executeTakeFirst();
   const dailySends = await db.deleteFrom('client_daily_sends').where('day', '<', before.toISOString().slice(0, 10)).executeTakeFirst();
-  const deleted = [events, messages, jobs, providerMessages, parked, lookups, blocks, throttles, clientThrottles, resendThrottles, dailySends].reduce((n, r) => n + Number(r.numDeletedRows), 0);
+  // A budget counts only today's and this month's spend (contract 17); what was spent stays in the cost ledger.
+  const beforeDay = before.toISOString().slice(0, 10);
+  const spend = await db
+    .deleteFrom('client_spend')
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('period', '=', 'day'), eb('starts', '<', beforeDay)]),
+        eb.and([eb('period', '=', 'month'), eb(sql<string>`starts + interval '1 month'`, '<=', sql<string>`${beforeDay}::date`)]),
+      ]),
+    )
+    .executeTakeFirst();
+  const deleted = [events, messages, jobs, providerMessages, parked, lookups, blocks, throttles, clientThrottles, resendThrottles, dailySends, spend].reduce((n, r) => n + Number(r.numDeletedRows), 0);
   return deleted + Number(signals.numUpdatedRows);
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
+import { sql } from 'kysely';
 import { pruneHistory } from '../../src/store/retention.js';
 import { createLookup, createVerification } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
@@ -98,5 +99,24 @@ forEachDatabase('history retention', (kind) => {
     assert.deepEqual((await db.selectFrom('country_throttles').select('region_code').execute()).map((r) => r.region_code), ['GH']);
     const days = await db.selectFrom('client_daily_sends').select('sends').where('client_id', '=', client.clientId).execute();
     assert.deepEqual(days.map((r) => r.sends), [2]);
+  });
+
+  it('deletes budgeted spend of days and months that ended before the cut-off, and keeps the day and month it falls in', async () => {
+    const db = h.services.db.db;
+    const client = await h.client();
+    const spend = (period: 'day' | 'month', starts: string) => ({ client_id: client.clientId, period, starts, spent: '1.5' });
+    await db
+      .insertInto('client_spend')
+      .values([spend('day', '2026-10-30'), spend('day', '2026-11-14'), spend('day', '2026-11-15'), spend('month', '2026-10-01'), spend('month', '2026-11-01')])
+      .execute();
+    assert.ok((await pruneHistory(db, new Date('2026-11-15T08:00:00Z'))) >= 3);
+    const left = await db.selectFrom('client_spend').select(['period', sql<string>`starts::text`.as('starts')]).where('client_id', '=', client.clientId).orderBy('starts').execute();
+    assert.deepEqual(left, [
+      { period: 'month', starts: '2026-11-01' },
+      { period: 'day', starts: '2026-11-15' },
+    ]);
+    // A month that ended the day before the cut-off goes with it.
+    assert.ok((await pruneHistory(db, new Date('2026-12-01T00:00:00Z'))) >= 2);
+    assert.equal((await db.selectFrom('client_spend').select('period').where('client_id', '=', client.clientId).execute()).length, 0);
   });
 });
