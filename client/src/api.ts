@@ -215,8 +215,18 @@ export interface paths {
                                 details?: {
                                     field?: string;
                                     issue?: string;
-                                    /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                    /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                     rule?: string;
+                                    /**
+                                     * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                     * @enum {string}
+                                     */
+                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                    /**
+                                     * @description The rule's mode: `enforce` refused the send.
+                                     * @enum {string}
+                                     */
+                                    mode?: "enforce" | "shadow" | "off";
                                     /** @description What the rule refused, e.g. the listed number or prefix. */
                                     value?: string;
                                     /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -252,8 +262,18 @@ export interface paths {
                                 details?: {
                                     field?: string;
                                     issue?: string;
-                                    /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                    /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                     rule?: string;
+                                    /**
+                                     * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                     * @enum {string}
+                                     */
+                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                    /**
+                                     * @description The rule's mode: `enforce` refused the send.
+                                     * @enum {string}
+                                     */
+                                    mode?: "enforce" | "shadow" | "off";
                                     /** @description What the rule refused, e.g. the listed number or prefix. */
                                     value?: string;
                                     /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -289,8 +309,18 @@ export interface paths {
                                 details?: {
                                     field?: string;
                                     issue?: string;
-                                    /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                    /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                     rule?: string;
+                                    /**
+                                     * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                     * @enum {string}
+                                     */
+                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                    /**
+                                     * @description The rule's mode: `enforce` refused the send.
+                                     * @enum {string}
+                                     */
+                                    mode?: "enforce" | "shadow" | "off";
                                     /** @description What the rule refused, e.g. the listed number or prefix. */
                                     value?: string;
                                     /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -326,8 +356,18 @@ export interface paths {
                                 details?: {
                                     field?: string;
                                     issue?: string;
-                                    /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                    /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                     rule?: string;
+                                    /**
+                                     * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                     * @enum {string}
+                                     */
+                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                    /**
+                                     * @description The rule's mode: `enforce` refused the send.
+                                     * @enum {string}
+                                     */
+                                    mode?: "enforce" | "shadow" | "off";
                                     /** @description What the rule refused, e.g. the listed number or prefix. */
                                     value?: string;
                                     /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -363,8 +403,18 @@ export interface paths {
                                 details?: {
                                     field?: string;
                                     issue?: string;
-                                    /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                    /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                     rule?: string;
+                                    /**
+                                     * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                     * @enum {string}
+                                     */
+                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                    /**
+                                     * @description The rule's mode: `enforce` refused the send.
+                                     * @enum {string}
+                                     */
+                                    mode?: "enforce" | "shadow" | "off";
                                     /** @description What the rule refused, e.g. the listed number or prefix. */
                                     value?: string;
                                     /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -402,8 +452,18 @@ export interface paths {
                                 details?: {
                                     field?: string;
                                     issue?: string;
-                                    /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                    /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                     rule?: string;
+                                    /**
+                                     * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                     * @enum {string}
+                                     */
+                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                    /**
+                                     * @description The rule's mode: `enforce` refused the send.
+                                     * @enum {string}
+                                     */
+                                    mode?: "enforce" | "shadow" | "off";
                                     /** @description What the rule refused, e.g. the listed number or prefix. */
                                     value?: string;
                                     /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -471,8 +531,18 @@ export interface paths {
                                 details?: {
                                     field?: string;
                                     issue?: string;
-                                    /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                    /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                     rule?: string;
+                                    /**
+                                     * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                     * @enum {string}
+                                     */
+                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                    /**
+                                     * @description The rule's mode: `enforce` refused the send.
+                                     * @enum {string}
+                                     */
+                                    mode?: "enforce" | "shadow" | "off";
                                     /** @description What the rule refused, e.g. the listed number or prefix. */
                                     value?: string;
                                     /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -508,8 +578,18 @@ export interface paths {
                                 details?: {
                                     field?: string;
                                     issue?: string;
-                                    /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                    /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                     rule?: string;
+                                    /**
+                                     * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                     * @enum {string}
+                                     */
+                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                    /**
+                                     * @description The rule's mode: `enforce` refused the send.
+                                     * @enum {string}
+                                     */
+                                    mode?: "enforce" | "shadow" | "off";
                                     /** @description What the rule refused, e.g. the listed number or prefix. */
                                     value?: string;
                                     /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -545,8 +625,18 @@ export interface paths {
                                 details?: {
                                     field?: string;
                                     issue?: string;
-                                    /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                    /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                     rule?: string;
+                                    /**
+                                     * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                     * @enum {string}
+                                     */
+                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                    /**
+                                     * @description The rule's mode: `enforce` refused the send.
+                                     * @enum {string}
+                                     */
+                                    mode?: "enforce" | "shadow" | "off";
                                     /** @description What the rule refused, e.g. the listed number or prefix. */
                                     value?: string;
                                     /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -582,8 +672,18 @@ export interface paths {
                                 details?: {
                                     field?: string;
                                     issue?: string;
-                                    /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                    /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                     rule?: string;
+                                    /**
+                                     * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                     * @enum {string}
+                                     */
+                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                    /**
+                                     * @description The rule's mode: `enforce` refused the send.
+                                     * @enum {string}
+                                     */
+                                    mode?: "enforce" | "shadow" | "off";
                                     /** @description What the rule refused, e.g. the listed number or prefix. */
                                     value?: string;
                                     /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -619,8 +719,18 @@ export interface paths {
                                 details?: {
                                     field?: string;
                                     issue?: string;
-                                    /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                    /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                     rule?: string;
+                                    /**
+                                     * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                     * @enum {string}
+                                     */
+                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                    /**
+                                     * @description The rule's mode: `enforce` refused the send.
+                                     * @enum {string}
+                                     */
+                                    mode?: "enforce" | "shadow" | "off";
                                     /** @description What the rule refused, e.g. the listed number or prefix. */
                                     value?: string;
                                     /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -658,8 +768,18 @@ export interface paths {
                                 details?: {
                                     field?: string;
                                     issue?: string;
-                                    /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                    /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                     rule?: string;
+                                    /**
+                                     * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                     * @enum {string}
+                                     */
+                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                    /**
+                                     * @description The rule's mode: `enforce` refused the send.
+                                     * @enum {string}
+                                     */
+                                    mode?: "enforce" | "shadow" | "off";
                                     /** @description What the rule refused, e.g. the listed number or prefix. */
                                     value?: string;
                                     /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -1850,8 +1970,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -3484,8 +3614,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -3523,8 +3663,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -3570,8 +3720,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -3607,8 +3767,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -3644,8 +3814,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -3681,8 +3861,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -3718,8 +3908,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -3757,8 +3957,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -3794,8 +4004,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -3831,8 +4051,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -3870,8 +4100,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -3907,8 +4147,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -3944,8 +4194,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -4010,8 +4270,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -4049,8 +4319,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -4088,8 +4368,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -4125,8 +4415,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -4162,8 +4462,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -4201,8 +4511,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -4238,8 +4558,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -4275,8 +4605,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -4314,8 +4654,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -4351,8 +4701,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -4388,8 +4748,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -4446,8 +4816,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -4485,8 +4865,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -4524,8 +4914,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -4561,8 +4961,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -4598,8 +5008,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -4637,8 +5057,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -4674,8 +5104,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -4711,8 +5151,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -4750,8 +5200,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -4787,8 +5247,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -4824,8 +5294,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -4902,8 +5382,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -4941,8 +5431,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -4980,8 +5480,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -5017,8 +5527,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -5054,8 +5574,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -5091,8 +5621,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -5128,8 +5668,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -5165,8 +5715,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -5202,8 +5762,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -5241,8 +5811,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -5278,8 +5858,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -5315,8 +5905,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -5354,8 +5954,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -5391,8 +6001,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -5428,8 +6048,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -5494,8 +6124,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -5533,8 +6173,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -5578,8 +6228,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -5615,8 +6275,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -5652,8 +6322,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -5689,8 +6369,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -5728,8 +6418,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -5765,8 +6465,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -5802,8 +6512,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -5841,8 +6561,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -5878,8 +6608,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -5915,8 +6655,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -5981,8 +6731,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -6020,8 +6780,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -6059,8 +6829,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -6096,8 +6876,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -6133,8 +6923,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -6170,8 +6970,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -6209,8 +7019,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -6246,8 +7066,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -6283,8 +7113,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -6322,8 +7162,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -6359,8 +7209,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -6396,8 +7256,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -6499,8 +7369,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -6538,8 +7418,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -6577,8 +7467,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -6614,8 +7514,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -6651,8 +7561,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -6688,8 +7608,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -6727,8 +7657,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -6764,8 +7704,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -6801,8 +7751,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -6840,8 +7800,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -6877,8 +7847,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -6914,8 +7894,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -7007,8 +7997,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -7046,8 +8046,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -7085,8 +8095,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -7122,8 +8142,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -7159,8 +8189,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -7198,8 +8238,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -7235,8 +8285,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -7272,8 +8332,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -7311,8 +8381,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -7348,8 +8428,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -7385,8 +8475,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -7479,8 +8579,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -7518,8 +8628,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -7557,8 +8677,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -7594,8 +8724,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -7633,8 +8773,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -7670,8 +8820,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -7707,8 +8867,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -7746,8 +8916,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -7783,8 +8963,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -7820,8 +9010,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -7915,8 +9115,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -7954,8 +9164,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -7993,8 +9213,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -8030,8 +9260,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -8067,8 +9307,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -8106,8 +9356,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -8143,8 +9403,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -8180,8 +9450,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -8219,8 +9499,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -8256,8 +9546,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
@@ -8293,8 +9593,18 @@ export interface operations {
                             details?: {
                                 field?: string;
                                 issue?: string;
-                                /** @description The rule that refused, e.g. `blocked` (a block list). */
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
                                 rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
                                 /** @description What the rule refused, e.g. the listed number or prefix. */
                                 value?: string;
                                 /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */

@@ -18,18 +18,18 @@ export function destinationRefused(
   phone: PhoneNumber,
   policy: DestinationPolicy,
   clientCountries: readonly string[] | null,
-): string | null {
+): { readonly rule: 'countries' | 'line-types'; readonly detail: string } | null {
   const region = phone.region ?? 'no country';
   const global = policy.allowedCountries;
   if (global !== null && (phone.region === null || !global.includes(phone.region))) {
-    return `numbers of ${region} are not among the service's allowed countries (ALLOWED_COUNTRIES: ${global.join(', ')})`;
+    return { rule: 'countries', detail: `numbers of ${region} are not among the service's allowed countries (ALLOWED_COUNTRIES: ${global.join(', ')})` };
   }
   if (clientCountries !== null && (phone.region === null || !clientCountries.includes(phone.region))) {
-    return `numbers of ${region} are not among this client's allowed countries (${clientCountries.join(', ') || 'none'})`;
+    return { rule: 'countries', detail: `numbers of ${region} are not among this client's allowed countries (${clientCountries.join(', ') || 'none'})` };
   }
   if (policy.blockedLineTypes.length > 0) {
     const type = lineTypeOf(phone.e164);
-    if (policy.blockedLineTypes.includes(type)) return `${type} numbers are refused (BLOCKED_LINE_TYPES: ${policy.blockedLineTypes.join(', ')})`;
+    if (policy.blockedLineTypes.includes(type)) return { rule: 'line-types', detail: `${type} numbers are refused (BLOCKED_LINE_TYPES: ${policy.blockedLineTypes.join(', ')})` };
   }
   return null;
 }

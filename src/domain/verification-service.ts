@@ -6,6 +6,7 @@ import { newCountryKey, untilNextHour, type WindowQuota } from './new-country.js
 import { channelOfDelivery, deliveryChannelOf, type Channel, type ChannelDriver } from './channel-driver.js';
 import { decideThrottled, hasLocalRoom, type ClientThrottle, type ResendThrottle, type Route, type Throttle } from './conversion.js';
 import { destinationRefused, type DestinationPolicy } from './destination-rules.js';
+import { enforced, limitFactors, type FactorEntry } from './risk.js';
 import type { OutboxEvent } from './events.js';
 import { decidePhoneLimit, phoneLookBackSeconds, type PhoneLimitPolicy } from './limits.js';
 import { lockKeys } from './lock-keys.js';
@@ -137,9 +138,9 @@ export type CreateOutcome =
   /** The number's route (contract 17) names only providers not configured here for its channel. */
   | { readonly kind: 'route-not-served'; readonly channel: Channel; readonly route: Pick<ProviderRoute, 'destination' | 'providers'> }
   /** The destination is refused (contract 10): `detail` says which rule and what it refused. */
-  | { readonly kind: 'not-allowed'; readonly rule: 'destination' | 'prefix'; readonly detail: string }
+  | { readonly kind: 'not-allowed'; readonly rule: 'destination' | 'prefix'; readonly detail: string; readonly factors: readonly FactorEntry[] }
   /** The number is on a block list (contract 14): `value` is the listed number or prefix it falls under. */
-  | { readonly kind: 'blocked'; readonly value: string }
+  | { readonly kind: 'blocked'; readonly value: string; readonly factors: readonly FactorEntry[] }
   /**
    * `phone`: the number's own limits; `daily-quota`: the client's CLIENT_DAILY_SEND_LIMIT; `conversion`: the
    * country is throttled to the prefix limit for its low conversion (contract 10).
@@ -150,10 +151,26 @@ export type CreateOutcome =
       readonly retryAfterSeconds: number;
       /** `budget`: the period whose limit the send would have passed, and what is spent in it (contract 17). */
       readonly budget?: BudgetRefusal;
+      /** Why the send was judged risky (contract 18): the rule that refused it and its factor. */
+      readonly factors: readonly FactorEntry[];
     }
   | { readonly kind: 'idempotency-key-reused' }
-  /** The client has a CAPTCHA: `required` no token came, `failed` it was refused or used before, `unavailable` its provider did not answer. */
-  | { readonly kind: 'captcha'; readonly outcome: 'required' | 'failed' | 'unavailable' };
+  | CaptchaRefusal;
+
+/**
+ * The client has a CAPTCHA: `required` no token came, `failed` it was refused or used before, `unavailable` its
+ * provider did not answer (no factor: nothing was judged). `factors`: the CAPTCHA's, or the throttle's that asked for it.
+ */
+export interface CaptchaRefusal {
+  readonly kind: 'captcha';
+  readonly outcome: 'required' | 'failed' | 'unavailable';
+  readonly factors: readonly FactorEntry[];
+}
+
+/** A CAPTCHA not passed: its factor, unless its provider did not answer. */
+function captchaRefusal(outcome: CaptchaRefusal['outcome']): CaptchaRefusal {
+  return { kind: 'captcha', outcome, factors: outcome === 'unavailable' ? [] : [enforced('captcha')] };
+}
 
 /**
  * Which limit refused a create: `destination` a country or line type, `prefix` a blocked prefix, `ip` the end
@@ -178,8 +195,14 @@ export type ResendRefusal = 'cooldown' | 'max-sends' | 'daily-quota' | 'budget' 
 export type ResendOutcome =
   | { readonly kind: 'resent'; readonly verification: Verification }
   | { readonly kind: 'not-pending'; readonly verification: Verification }
-  | { readonly kind: 'rate-limited'; readonly reason: Exclude<ResendRefusal, 'captcha'>; readonly retryAfterSeconds: number; readonly budget?: BudgetRefusal }
-  | { readonly kind: 'captcha'; readonly outcome: 'required' | 'failed' | 'unavailable' }
+  | {
+      readonly kind: 'rate-limited';
+      readonly reason: Exclude<ResendRefusal, 'captcha'>;
+      readonly retryAfterSeconds: number;
+      readonly budget?: BudgetRefusal;
+      readonly factors: readonly FactorEntry[];
+    }
+  | CaptchaRefusal
   | { readonly kind: 'not-found' };
 
 export type ApproveOutcome =
@@ -199,6 +222,8 @@ export interface VerificationObserver {
   createRefused(reason: CreateRefusal): void;
   /** A resend refused by a limit (contract 9, 14). */
   resendRefused?(reason: ResendRefusal): void;
+  /** The risk factors a create or resend was refused for (contract 18). */
+  riskFactors?(factors: readonly FactorEntry[]): void;
 }
 
 export interface VerificationServiceDeps {
@@ -288,7 +313,7 @@ export class VerificationService {
         const captcha = await this.checkCaptcha(settings.captcha, token, request.signals?.ip?.address ?? null);
         if (captcha !== 'passed') {
           if (captcha !== 'unavailable') this.deps.observer?.createRefused('captcha');
-          return { kind: 'captcha', outcome: captcha };
+          return this.judged(captchaRefusal(captcha));
         }
       }
       if (settings.captcha.when === 'throttled') challenge = token === null ? 'ask' : 'passed';
@@ -296,13 +321,13 @@ export class VerificationService {
     const refused = destinationRefused(phone, policy.destinations, settings.allowedCountries);
     if (refused) {
       this.deps.observer?.createRefused('destination');
-      return { kind: 'not-allowed', rule: 'destination', detail: refused };
+      return this.judged({ kind: 'not-allowed', rule: 'destination', detail: refused.detail, factors: [enforced(refused.rule)] });
     }
     const lists = this.deps.lists?.();
     const blocked = lists?.blockedBy(phone.e164, request.clientId) ?? null;
     if (blocked !== null) {
       this.deps.observer?.createRefused('blocked');
-      return { kind: 'blocked', value: blocked };
+      return this.judged({ kind: 'blocked', value: blocked, factors: [enforced('lists')] });
     }
     // An allowed number skips the per-number, prefix, signal and conversion limits; not the daily quota.
     const allowed = lists?.allows(phone.e164, request.clientId) ?? false;
@@ -419,7 +444,7 @@ export class VerificationService {
       this.deps.observer?.verificationCreated(outcome.verification.type, outcome.verification.countryCode);
       if (outcome.verification.testNumber) await this.deps.testSends?.(outcome.verification);
     }
-    return outcome;
+    return this.judged(outcome);
   }
 
   /** A create's one transaction script: lock, read, decide, write. */
@@ -484,6 +509,7 @@ export class VerificationService {
             kind: 'not-allowed',
             rule: 'prefix',
             detail: `the prefix ${prefix} (numbers ${prefix}000 to ${prefix}999) is blocked until ${decision.until.toISOString()}: too many verifications towards it (PREFIX_LIMIT_COUNT)`,
+            factors: [enforced('prefix')],
           };
         }
       }
@@ -528,8 +554,9 @@ export class VerificationService {
         // A refused create leaves nothing behind, its key included.
         if (idempotency) await tx.releaseIdempotencyKey(request.clientId, idempotency.key);
         // A person can pass a throttle where a script cannot: the client's CAPTCHA is asked for before refusing.
-        if (challenge === 'ask' && (refusal.reason === 'conversion' || refusal.reason === 'new-country')) return { kind: 'captcha', outcome: 'required' };
-        return { kind: 'rate-limited', ...refusal };
+        const factors = limitFactors(refusal.reason);
+        if (challenge === 'ask' && (refusal.reason === 'conversion' || refusal.reason === 'new-country')) return { kind: 'captcha', outcome: 'required', factors };
+        return { kind: 'rate-limited', ...refusal, factors };
       }
       tx.insert(verification, signals, localRoom);
       const claimedUntil = this.deps.afterCommit.claimUntil('send', now);
@@ -614,6 +641,12 @@ export class VerificationService {
     return conversion.throttleOn({ regionCode: v.regionCode, countryCode: v.countryCode, provider: conversion.firstProvider(channel, v) }, now);
   }
 
+  /** An outcome as it is answered, its risk factors counted (metrics) when it has any. */
+  private judged<T extends CreateOutcome | ResendOutcome>(outcome: T): T {
+    if ('factors' in outcome && outcome.factors.length > 0) this.deps.observer?.riskFactors?.(outcome.factors);
+    return outcome;
+  }
+
   /** A client's verification as it reads now (a PENDING one past its time reads EXPIRED). */
   async fetch(clientId: string, id: string): Promise<Verification | null> {
     const v = await this.deps.store.find(clientId, id);
@@ -659,7 +692,7 @@ export class VerificationService {
         const captcha = await this.checkCaptcha(settings.captcha, captchaToken, null);
         if (captcha !== 'passed') {
           if (captcha !== 'unavailable') this.deps.observer?.resendRefused?.('captcha');
-          return { kind: 'captcha', outcome: captcha };
+          return this.judged(captchaRefusal(captcha));
         }
         challenge = 'passed';
       } else challenge = 'ask';
@@ -701,7 +734,7 @@ export class VerificationService {
     if (outcome.kind === 'rate-limited') this.deps.observer?.resendRefused?.(outcome.reason);
     if (outcome.kind === 'captcha') this.deps.observer?.resendRefused?.('captcha');
     if (outcome.kind === 'resent' && outcome.verification.testNumber) await this.deps.testSends?.(outcome.verification);
-    return outcome;
+    return this.judged(outcome);
   }
 
   /**
@@ -728,7 +761,7 @@ export class VerificationService {
         case 'not-pending':
           return this.notPending(tx, current, decision.current, now);
         case 'limited':
-          return { kind: 'rate-limited', reason: decision.reason, retryAfterSeconds: decision.retryAfterSeconds };
+          return { kind: 'rate-limited', reason: decision.reason, retryAfterSeconds: decision.retryAfterSeconds, factors: limitFactors(decision.reason) };
         case 'resend': {
           if (current.testNumber) {
             // A test number has no send job: its code reaches no provider, and counts toward no quota (contract 9).
@@ -740,7 +773,7 @@ export class VerificationService {
             tx.update(next);
             return { kind: 'resent', verification: next };
           }
-          if (newCountryTaken === false) return { kind: 'rate-limited', reason: 'new-country', retryAfterSeconds: untilNextHour(now) };
+          if (newCountryTaken === false) return { kind: 'rate-limited', reason: 'new-country', retryAfterSeconds: untilNextHour(now), factors: limitFactors('new-country') };
           // An attack resends codes it never types; a real user resends a late code, and is mostly known already (the
           // number, address, network or device verified before). Asked only past the unknown user's resends, or,
           // for the free ones, when the code's address may be abroad: those are a local user's (an attack's proxies
@@ -752,11 +785,16 @@ export class VerificationService {
           if (held && !(this.deps.lists?.().allows(current.phoneNumber, clientId) ?? false)) {
             const user = await tx.resendUser(clientId, id, secondsBefore(now, verifiedHistoryDays * 86_400));
             const refused = !user.known && (pastFree || this.whereFrom(user.address, current.regionCode) === 'elsewhere');
-            if (refused && challenge === 'ask') return { kind: 'captcha', outcome: 'required' };
-            if (refused) return { kind: 'rate-limited', reason: 'unknown-user', retryAfterSeconds: Math.max(1, Math.ceil((current.expiresAt.getTime() - now.getTime()) / 1000)) };
+            const factors = limitFactors('unknown-user');
+            if (refused && challenge === 'ask') return { kind: 'captcha', outcome: 'required', factors };
+            if (refused) {
+              return { kind: 'rate-limited', reason: 'unknown-user', retryAfterSeconds: Math.max(1, Math.ceil((current.expiresAt.getTime() - now.getTime()) / 1000)), factors };
+            }
           }
-          if (!sendTaken) return { kind: 'rate-limited', reason: 'daily-quota', retryAfterSeconds: untilNextUtcDay(now) };
-          if (overBudget !== null) return { kind: 'rate-limited', reason: 'budget', retryAfterSeconds: untilPeriodEnds(overBudget.period, now), budget: overBudget };
+          if (!sendTaken) return { kind: 'rate-limited', reason: 'daily-quota', retryAfterSeconds: untilNextUtcDay(now), factors: limitFactors('daily-quota') };
+          if (overBudget !== null) {
+            return { kind: 'rate-limited', reason: 'budget', retryAfterSeconds: untilPeriodEnds(overBudget.period, now), budget: overBudget, factors: limitFactors('budget') };
+          }
           const job = await tx.findSendJob(id);
           if (!job) throw new Error(`verification ${id} has no send job`);
           tx.update(decision.next);

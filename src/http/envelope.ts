@@ -1,5 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import { errorCatalogue, type ErrorCode, type BudgetProblem, type FieldProblem, type RuleProblem } from '../domain/error-catalogue.js';
+import type { FactorEntry } from '../domain/risk.js';
 import { attemptRecord, fallbackLeft, latestTurn, verificationCost, type AttemptRecord, type Verification } from '../domain/verification.js';
 
 /** The record as clients see it (seed 2.2 plus contract 3.4's fields). */
@@ -67,7 +68,7 @@ export function publicRecord(v: Verification, currency: string): PublicRecord {
 }
 
 export interface ErrorOptions {
-  readonly details?: readonly (FieldProblem | RuleProblem | BudgetProblem)[];
+  readonly details?: readonly (FieldProblem | RuleProblem | BudgetProblem | FactorEntry)[];
   /** The record to send with the error, as publicRecord made it. */
   readonly data?: PublicRecord;
   readonly message?: string;

@@ -1,4 +1,5 @@
 import { errorCatalogue, type ErrorCode } from '../domain/error-catalogue.js';
+import { riskRules } from '../domain/risk.js';
 import { examples } from './api-examples.js';
 import { errorBody, type ErrorOptions } from './envelope.js';
 import { recordRef } from './record-schema.js';
@@ -24,7 +25,13 @@ export const errorSchema = {
             properties: {
               field: { type: 'string' },
               issue: { type: 'string' },
-              rule: { type: 'string', description: 'The rule that refused, e.g. `blocked` (a block list).' },
+              rule: { type: 'string', description: 'The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names.' },
+              factor: {
+                type: 'string',
+                enum: [...new Set(Object.values(riskRules))],
+                description: 'Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.',
+              },
+              mode: { type: 'string', enum: ['enforce', 'shadow', 'off'], description: 'The rule\'s mode: `enforce` refused the send.' },
               value: { type: 'string', description: 'What the rule refused, e.g. the listed number or prefix.' },
               limit: { type: 'string', description: 'The `budget` rule: the spend limit of the period, a decimal amount in the service\'s currency.' },
               spent: { type: 'string', description: 'The `budget` rule: what the client\'s sends have cost in the period so far.' },

@@ -4,6 +4,7 @@ import type { ReceiptObserver } from '../domain/delivery-service.js';
 import type { Throttle } from '../domain/conversion.js';
 import type { ConversionObserver } from '../domain/conversion-watch.js';
 import type { CreateRefusal, ResendRefusal, VerificationObserver } from '../domain/verification-service.js';
+import type { FactorEntry } from '../domain/risk.js';
 import type { SendResult } from '../domain/send-result.js';
 import type { HttpObserver } from '../http/app.js';
 import type { SendObserver } from '../jobs/send-worker.js';
@@ -51,6 +52,12 @@ export class ServiceMetrics implements HttpObserver, VerificationObserver, SendO
     name: 'otp_resends_refused_total',
     help: 'Resends refused by a limit: cooldown, max-sends (OTP_MAX_SENDS), daily-quota, budget (the client spend limit), new-country, unknown-user (resends throttled for their conversion, MIN_RESEND_SAMPLE)',
     labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  private readonly factors = new Counter({
+    name: 'otp_risk_factors_total',
+    help: 'Risk factors of the creates and resends refused, by factor, the rule that named it and its mode (enforce: refused)',
+    labelNames: ['factor', 'rule', 'mode'] as const,
     registers: [this.registry],
   });
   private readonly throttles = new Gauge({
@@ -146,6 +153,10 @@ export class ServiceMetrics implements HttpObserver, VerificationObserver, SendO
 
   resendRefused(reason: ResendRefusal): void {
     this.resendsRefused.inc({ reason });
+  }
+
+  riskFactors(factors: readonly FactorEntry[]): void {
+    for (const { factor, rule, mode } of factors) this.factors.inc({ factor, rule, mode });
   }
 
   throttlesRead(throttles: readonly Throttle[]): void {

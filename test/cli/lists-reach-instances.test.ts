@@ -90,7 +90,7 @@ describe('list changes made by the CLI reach two running instances within 2 s (P
       await holdsWithin(changedAt, `instance ${i}: blocked`, async () => {
         const answer = await create(i, r.local((n += 1)));
         if (answer.status !== 403) return false;
-        assert.deepEqual(answer.body.error?.details, [{ rule: 'blocked', value: r.prefix }]);
+        assert.deepEqual(answer.body.error?.details, [{ rule: 'blocked', value: r.prefix }, { factor: 'in_block_list', rule: 'lists', mode: 'enforce' }]);
         return true;
       });
     }

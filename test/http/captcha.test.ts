@@ -123,7 +123,8 @@ forEachDatabase('CAPTCHA', (kind) => {
       assert.equal((await create(token, { captchaToken: noAddress })).statusCode, 200);
       assert.deepEqual(seen.at(-1)?.fields, { secret: secrets[provider], response: noAddress }, 'no remoteip without signals.ip');
       expectV1Error(await create(token, { captchaToken: good }), 403, 'CAPTCHA_FAILED');
-      expectV1Error(await create(token, { captchaToken: fresh('bad') }), 403, 'CAPTCHA_FAILED');
+      const bad = expectV1Error(await create(token, { captchaToken: fresh('bad') }), 403, 'CAPTCHA_FAILED');
+      assert.deepEqual(bad.error.details, [{ factor: 'captcha_failed', rule: 'captcha', mode: 'enforce' }]);
       assert.deepEqual(problems, []);
     });
   }

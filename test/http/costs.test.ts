@@ -152,7 +152,7 @@ forEachDatabase('prices and the cost ledger', (kind) => {
     const midnight = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
     assert.equal(refused.headers['retry-after'], String(Math.ceil((midnight - now.getTime()) / 1000)));
     const error = (refused.json() as { error: { code: string; details: unknown[] } }).error;
-    assert.deepEqual(error, { code: 'RATE_LIMITED', details: [{ rule: 'budget', limit: '0.01', spent: '0.0093', period: 'day' }] });
+    assert.deepEqual(error, { code: 'RATE_LIMITED', details: [{ rule: 'budget', limit: '0.01', spent: '0.0093', period: 'day' }, { factor: 'quota_exceeded', rule: 'budget', mode: 'enforce' }] });
     // Taken by the SMSC at their price: each cost replaced its hold, and the spend stands.
     assert.deepEqual(await spend(), ['day 0.0093 of 0.01', 'month 0.0093 of no limit']);
 
@@ -184,7 +184,7 @@ forEachDatabase('prices and the cost ledger', (kind) => {
     assert.deepEqual(await spend(), ['day 0.0282 of 0.05', 'month 0.0282 of 0.025']);
     const overMonth = await post({ phoneNumber: deliveredNumber() });
     assert.equal(overMonth.statusCode, 429);
-    assert.deepEqual((overMonth.json() as { error: { details: unknown[] } }).error.details, [{ rule: 'budget', limit: '0.025', spent: '0.0282', period: 'month' }]);
+    assert.deepEqual((overMonth.json() as { error: { details: unknown[] } }).error.details, [{ rule: 'budget', limit: '0.025', spent: '0.0282', period: 'month' }, { factor: 'quota_exceeded', rule: 'budget', mode: 'enforce' }]);
     const later = h.clock.now();
     assert.equal(overMonth.headers['retry-after'], String(Math.ceil((Date.UTC(later.getUTCFullYear(), later.getUTCMonth() + 1, 1) - later.getTime()) / 1000)));
 

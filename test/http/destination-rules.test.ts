@@ -27,9 +27,11 @@ forEachDatabase('destination rules', (kind) => {
     const country = expectV1Error(await create(token, '+44', '07400123456'), 403, 'NUMBER_NOT_ALLOWED');
     assert.deepEqual(country.error.details, [
       { field: 'phoneNumber', issue: "numbers of GB are not among the service's allowed countries (ALLOWED_COUNTRIES: NG, US)" },
+      { factor: 'destination_not_permitted', rule: 'countries', mode: 'enforce' },
     ]);
     const premium = expectV1Error(await create(token, '+1', '9005550123'), 403, 'NUMBER_NOT_ALLOWED');
     assert.match(premium.error.details?.[0]?.issue ?? '', /^PREMIUM_RATE numbers are refused \(BLOCKED_LINE_TYPES: PREMIUM_RATE,/);
+    assert.deepEqual(premium.error.details?.[1], { factor: 'invalid_phone_line', rule: 'line-types', mode: 'enforce' });
     assert.deepEqual({ ...(await sendCounts(h)), verifications: await verificationRows() }, before, 'nothing written, sent nor queued');
     // An allowed destination still goes through.
     assert.equal((await create(token, '+1', '2015550123')).statusCode, 200);

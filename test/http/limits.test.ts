@@ -42,7 +42,7 @@ forEachDatabase('limits', (kind) => {
       assert.equal((await create(token, phone)).statusCode, 200);
       h.clock.advance(10_000);
       const limited = await create(token, phone, { type: 'DROPPED_CALL' });
-      expectV1Error(limited, 429, 'RATE_LIMITED');
+      assert.deepEqual(expectV1Error(limited, 429, 'RATE_LIMITED').error.details, [{ factor: 'repeated_attempts', rule: 'phone', mode: 'enforce' }]);
       assert.equal(retryAfter(limited), 20);
       // The same number in another notation is the same number.
       expectV1Error(await create(token, phone.slice(1)), 429, 'RATE_LIMITED');

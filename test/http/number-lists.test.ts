@@ -40,7 +40,7 @@ forEachDatabase('block and allow lists', (kind) => {
     await admin({ name: 'lists.add', kind: 'block', value: r.prefix.slice(0, -1) + ' ' + r.prefix.slice(-1), clientId: null, note: 'pumped' });
     for (const token of [ta, tb]) {
       const refused = expectV1Error(await create(token, r.local(1)), 403, 'NUMBER_NOT_ALLOWED');
-      assert.deepEqual(refused.error.details, [{ rule: 'blocked', value: r.prefix }]);
+      assert.deepEqual(refused.error.details, [{ rule: 'blocked', value: r.prefix }, { factor: 'in_block_list', rule: 'lists', mode: 'enforce' }]);
     }
     await admin({ name: 'lists.remove', kind: 'block', value: r.prefix, clientId: null });
     assert.equal((await create(ta, r.local(1))).statusCode, 200);
@@ -66,7 +66,7 @@ forEachDatabase('block and allow lists', (kind) => {
     // A block wins over an allow.
     await admin({ name: 'lists.add', kind: 'block', value: r.e164(1), clientId: null, note: null });
     const refused = expectV1Error(await create(token, r.local(1)), 403, 'NUMBER_NOT_ALLOWED');
-    assert.deepEqual(refused.error.details, [{ rule: 'blocked', value: r.e164(1) }]);
+    assert.deepEqual(refused.error.details, [{ rule: 'blocked', value: r.e164(1) }, { factor: 'in_block_list', rule: 'lists', mode: 'enforce' }]);
     await admin({ name: 'lists.remove', kind: 'block', value: r.e164(1), clientId: null });
     assert.equal((await create(token, r.local(1))).statusCode, 200);
   });
@@ -92,17 +92,18 @@ forEachDatabase('block and allow lists', (kind) => {
     await fails({ name: 'lists.remove', kind: 'block', value: r.prefix, clientId: null });
   });
 
-  it('counts refusals by a block as otp_creates_refused_total{reason="blocked"}', async () => {
+  it('counts refusals by a block as otp_creates_refused_total{reason="blocked"} and as its risk factor', async () => {
     const r = freshRange();
     const token = await h.token();
     await admin({ name: 'lists.add', kind: 'block', value: r.e164(5), clientId: null, note: null });
     const metric = async () => {
       const text = (await h.app.inject({ method: 'GET', url: '/metrics' })).body;
-      return Number(/otp_creates_refused_total\{reason="blocked"\} (\d+)/.exec(text)?.[1] ?? 0);
+      const count = (pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? 0);
+      return [count(/otp_creates_refused_total\{reason="blocked"\} (\d+)/), count(/otp_risk_factors_total\{factor="in_block_list",rule="lists",mode="enforce"\} (\d+)/)];
     };
     const before = await metric();
     expectV1Error(await create(token, r.local(5)), 403, 'NUMBER_NOT_ALLOWED');
-    assert.equal(await metric(), before + 1);
+    assert.deepEqual(await metric(), before.map((n) => n + 1));
   });
 });
 

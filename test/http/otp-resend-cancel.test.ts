@@ -67,6 +67,7 @@ forEachDatabase('resend and cancel', (kind) => {
       h.clock.advance(10_000);
       const res = expectV1Error(await post(token, `/v1/otp/${v.id}/resend`), 429, 'RATE_LIMITED');
       assert.ok(res.message.length > 0);
+      assert.deepEqual(res.error.details, [{ factor: 'repeated_attempts', rule: 'phone', mode: 'enforce' }]);
       const again = await post(token, `/v1/otp/${v.id}/resend`);
       assert.equal(again.headers['retry-after'], String(cooldown - 10));
       assert.equal((await sent(v.id)).length, 1);

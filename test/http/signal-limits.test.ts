@@ -65,6 +65,7 @@ forEachDatabase('signal limits', (kind) => {
     expectV1Error(refused, 429, 'RATE_LIMITED');
     assert.equal(refused.headers['retry-after'], '600');
     assert.match(refused.json<{ message: string }>().message, /IP_LIMIT_COUNT/);
+    assert.deepEqual(refused.json<{ error: { details: unknown } }>().error.details, [{ factor: 'ip_concentration', rule: 'ip', mode: 'enforce' }]);
     // Another address of the network, another client, and a create without an address are not counted with it.
     assert.equal((await create(token, { ip: net.v4(8) })).statusCode, 200);
     assert.equal((await create(await h.token(), { ip: net.v4(7) })).statusCode, 200);
@@ -96,6 +97,7 @@ forEachDatabase('signal limits', (kind) => {
     for (let n = 0; n < 2; n += 1) assert.equal((await create(token, { deviceId: device })).statusCode, 200);
     const refused = expectV1Error(await create(token, { deviceId: device, ip: freshNetwork().v4(1) }), 429, 'RATE_LIMITED');
     assert.match(refused.message, /DEVICE_LIMIT_COUNT/);
+    assert.deepEqual(refused.error.details, [{ factor: 'device_reuse', rule: 'device', mode: 'enforce' }]);
   });
 
   it('a refused create counts toward nothing, and a verified create earns its place back', async () => {

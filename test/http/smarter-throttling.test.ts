@@ -51,6 +51,7 @@ forEachDatabase('new-country limit', (kind) => {
     for (let i = 1; i < cap; i += 1) made(await create(token, nextNumber('GH')));
     const refused = expectV1Error(await create(token, nextNumber('GH')), 429, 'RATE_LIMITED');
     assert.match(refused.message, /NEW_COUNTRY_LIMIT_COUNT/);
+    assert.deepEqual(refused.error.details, [{ factor: 'new_destination', rule: 'new-country', mode: 'enforce' }]);
     made(await create(token, nextNumber('NG')));
     const other = await knownInNigeria();
     made(await create(other, nextNumber('GH')));
@@ -273,6 +274,7 @@ forEachDatabase('CAPTCHA before a throttle refuses', (kind) => {
     assert.equal(asked, 0, 'no token asked for, none checked');
     const required = expectV1Error(await create(token, nextNumber('GH')), 403, 'CAPTCHA_REQUIRED');
     assert.doesNotMatch(JSON.stringify(required), /secret/);
+    assert.deepEqual(required.error.details, [{ factor: 'new_destination', rule: 'new-country', mode: 'enforce' }], 'the throttle that asked for it');
     const withToken = (captchaToken: string) =>
       h.app.inject({ method: 'POST', url: '/v1/otp/request', headers: { authorization: `Bearer ${token}` }, payload: { ...nextNumber('GH'), captchaToken } });
     expectV1Error(await withToken(`bad-${process.pid}`), 403, 'CAPTCHA_FAILED');

@@ -6,7 +6,7 @@ import { examples } from '../api-examples.js';
 import { publicRecord, sendError, sendNotPending, sendVerificationNotFound } from '../envelope.js';
 import { envelopeOf } from '../record-schema.js';
 import { idParamsSchema, v1Answers } from '../schemas.js';
-import { rateLimitMessages } from '../rate-limit-messages.js';
+import { sendCaptchaRefusal, sendLimited } from '../refusals.js';
 
 const tags = ['Verifications'];
 
@@ -67,16 +67,9 @@ export function otpLifecycleRoutes(app: FastifyInstance, verifications: Verifica
         case 'resent':
           return { status: true, message: 'OTP resent', data: publicRecord(outcome.verification, currency) };
         case 'rate-limited':
-          return sendError(reply, 'RATE_LIMITED', {
-            message: rateLimitMessages[outcome.reason],
-            retryAfterSeconds: outcome.retryAfterSeconds,
-            ...(outcome.budget && { details: [{ rule: 'budget' as const, ...outcome.budget }] }),
-          });
+          return sendLimited(reply, outcome);
         case 'captcha':
-          if (outcome.outcome === 'unavailable') {
-            return sendError(reply, 'UNAVAILABLE', { message: "The client's CAPTCHA provider did not answer in time; try again later", retryAfterSeconds: 5 });
-          }
-          return sendError(reply, outcome.outcome === 'required' ? 'CAPTCHA_REQUIRED' : 'CAPTCHA_FAILED');
+          return sendCaptchaRefusal(reply, outcome);
         case 'not-pending':
           return sendNotPending(reply, outcome.verification, currency);
         case 'not-found':

@@ -14,7 +14,7 @@ import { examples } from '../api-examples.js';
 import { envelopeOf } from '../record-schema.js';
 import { numberOf } from '../number-input.js';
 import { createBodySchema, idempotencyHeaderSchema, idParamsSchema, v1Answers, verifyBodySchema } from '../schemas.js';
-import { rateLimitMessages } from '../rate-limit-messages.js';
+import { sendCaptchaRefusal, sendLimited } from '../refusals.js';
 
 const tags = ['Verifications'];
 
@@ -150,11 +150,7 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
             details: [{ field: 'phoneNumber', issue: `is not a valid number for country code ${number.countryCode}` }],
           });
         case 'rate-limited':
-          return sendError(reply, 'RATE_LIMITED', {
-            message: rateLimitMessages[outcome.reason],
-            retryAfterSeconds: outcome.retryAfterSeconds,
-            ...(outcome.budget && { details: [{ rule: 'budget' as const, ...outcome.budget }] }),
-          });
+          return sendLimited(reply, outcome);
         case 'idempotency-key-reused':
           return sendError(reply, 'IDEMPOTENCY_KEY_REUSED');
         case 'channel-not-offered':
@@ -164,16 +160,13 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
         case 'route-not-served':
           return sendError(reply, 'VALIDATION_ERROR', { details: [{ field: 'type', issue: routeNotServed(outcome) }] });
         case 'not-allowed':
-          return sendError(reply, 'NUMBER_NOT_ALLOWED', { details: [{ field: 'phoneNumber', issue: outcome.detail }] });
+          return sendError(reply, 'NUMBER_NOT_ALLOWED', { details: [{ field: 'phoneNumber', issue: outcome.detail }, ...outcome.factors] });
         case 'captcha':
-          if (outcome.outcome === 'unavailable') {
-            return sendError(reply, 'UNAVAILABLE', { message: "The client's CAPTCHA provider did not answer in time; try again later", retryAfterSeconds: 5 });
-          }
-          return sendError(reply, outcome.outcome === 'required' ? 'CAPTCHA_REQUIRED' : 'CAPTCHA_FAILED');
+          return sendCaptchaRefusal(reply, outcome);
         case 'blocked':
           return sendError(reply, 'NUMBER_NOT_ALLOWED', {
             message: 'This number is blocked by the operator',
-            details: [{ rule: 'blocked', value: outcome.value }],
+            details: [{ rule: 'blocked', value: outcome.value }, ...outcome.factors],
           });
       }
     },

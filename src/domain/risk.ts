@@ -1,0 +1,90 @@
+/**
+ * Why a send was judged risky (contract 18): every guard is a named rule, and each rule that objects to a send
+ * names one risk factor. A refusal carries the factors of the rules that refused it, so that a client and an
+ * operator read why, not only which limit fired. Signal values (addresses, devices) are never part of a factor.
+ */
+
+/** The risk factors, one per kind of objection. */
+export type RiskFactor =
+  | 'invalid_phone_line'
+  | 'destination_not_permitted'
+  | 'in_block_list'
+  | 'number_range_abuse'
+  | 'poor_conversion_history'
+  | 'new_destination'
+  | 'ip_concentration'
+  | 'device_reuse'
+  | 'repeated_attempts'
+  | 'quota_exceeded'
+  | 'captcha_failed';
+
+/** A rule enforces (refuses), runs in shadow (records its factor, refuses nothing) or is off. */
+export type RuleMode = 'enforce' | 'shadow' | 'off';
+
+/** The guards, by name, and the factor each one names when it objects. */
+export const riskRules = {
+  /** The client's CAPTCHA was not passed (contract 14). */
+  captcha: 'captcha_failed',
+  /** ALLOWED_COUNTRIES and the client's own countries (contract 10). */
+  countries: 'destination_not_permitted',
+  /** BLOCKED_LINE_TYPES (contract 10). */
+  'line-types': 'invalid_phone_line',
+  /** The operator's block lists (contract 14). */
+  lists: 'in_block_list',
+  /** PREFIX_LIMIT_COUNT: creates towards one prefix across clients (contract 10). */
+  prefix: 'number_range_abuse',
+  /** A country or a client throttled for its conversion (contracts 10, 14). */
+  conversion: 'poor_conversion_history',
+  /** A client's resends to users with no verified history, throttled for their conversion (MIN_RESEND_SAMPLE). */
+  'resend-throttle': 'poor_conversion_history',
+  /** NEW_COUNTRY_LIMIT_COUNT: sends towards a country new to the client. */
+  'new-country': 'new_destination',
+  /** IP_LIMIT_COUNT: creates per end user's address (contract 14). */
+  ip: 'ip_concentration',
+  /** IP_PREFIX_LIMIT_COUNT: creates per end user's network (contract 14). */
+  network: 'ip_concentration',
+  /** DEVICE_LIMIT_COUNT: creates per end user's device (contract 14). */
+  device: 'device_reuse',
+  /** The number's own limits: OTP_PHONE_LIMIT, the resend cool-down and OTP_MAX_SENDS (contracts 6, 9). */
+  phone: 'repeated_attempts',
+  /** CLIENT_DAILY_SEND_LIMIT (contract 10). */
+  'daily-quota': 'quota_exceeded',
+  /** The client's daily and monthly budget (contract 17). */
+  budget: 'quota_exceeded',
+} as const satisfies Record<string, RiskFactor>;
+
+export type RiskRule = keyof typeof riskRules;
+
+/** One rule's objection to a send, as a refusal's details and the record name it. */
+export interface FactorEntry {
+  readonly factor: RiskFactor;
+  readonly rule: RiskRule;
+  readonly mode: RuleMode;
+}
+
+/** The factor of an enforced rule that refused a send. */
+export function enforced(rule: RiskRule): FactorEntry {
+  return { factor: riskRules[rule], rule, mode: 'enforce' };
+}
+
+/** The rule behind each limit a create or resend is refused by (`rate-limited`'s reason). */
+const limitRules = {
+  phone: 'phone',
+  cooldown: 'phone',
+  'max-sends': 'phone',
+  'daily-quota': 'daily-quota',
+  budget: 'budget',
+  conversion: 'conversion',
+  'unknown-user': 'resend-throttle',
+  'new-country': 'new-country',
+  ip: 'ip',
+  network: 'network',
+  device: 'device',
+} as const satisfies Record<string, RiskRule>;
+
+export type LimitReason = keyof typeof limitRules;
+
+/** The factors of a send refused by a limit. */
+export function limitFactors(reason: LimitReason): readonly FactorEntry[] {
+  return [enforced(limitRules[reason])];
+}
