@@ -30,6 +30,7 @@ import { routesChannel } from './store/route-store.js';
 import { pricesChannel } from './store/price-store.js';
 import { webhookChannel } from './store/outbox-rows.js';
 import { pruneHistory } from './store/retention.js';
+import { ruleModesChannel } from './store/rule-mode-store.js';
 
 export interface RunningServer {
   readonly app: FastifyInstance;
@@ -177,6 +178,7 @@ export function workerDeps(services: Services, deliverWebhooks: boolean): Worker
     },
     followed: [
       { name: 'lists', channel: numberListsChannel, refresh: () => services.listsInForce.refresh() },
+      { name: 'rules', channel: ruleModesChannel, refresh: () => services.ruleModesInForce.refresh() },
       {
         name: 'routes',
         channel: routesChannel,

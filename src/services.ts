@@ -36,6 +36,8 @@ import { SqlConversionStore } from './store/conversion-store.js';
 import { SqlNumberListStore } from './store/number-list-store.js';
 import { SqlRouteStore } from './store/route-store.js';
 import { RouteTable, type Destination, type Route } from './domain/routes.js';
+import { RuleModes, type RuleModeEntry } from './domain/risk.js';
+import { SqlRuleModeStore } from './store/rule-mode-store.js';
 import { InForce } from './domain/in-force.js';
 import { costOf, PriceTable, type Price } from './domain/prices.js';
 import { SpendStore } from './store/spend-store.js';
@@ -114,6 +116,8 @@ export interface Services {
   /** Block and allow lists (`otp-service lists`): where they are kept, and what this process holds of them. */
   readonly numberLists: SqlNumberListStore;
   readonly listsInForce: InForce<NumberLists, ListEntry>;
+  readonly ruleModeStore: SqlRuleModeStore;
+  readonly ruleModesInForce: InForce<RuleModes, RuleModeEntry>;
   /** Routes (`otp-service routes`): where they are kept, and what this process holds of them. */
   readonly routeStore: SqlRouteStore;
   readonly routesInForce: InForce<RouteTable, Route>;
@@ -251,6 +255,9 @@ export async function createServices(
   const listsInForce = new InForce(numberLists, (entries) => new NumberLists(entries));
   const captchaTokens = new SqlCaptchaTokenStore(db.db);
   await listsInForce.refresh();
+  const ruleModeStore = new SqlRuleModeStore(db.db, db.kind === 'postgres');
+  const ruleModesInForce = new InForce(ruleModeStore, (entries) => new RuleModes(entries));
+  await ruleModesInForce.refresh();
   const routeStore = new SqlRouteStore(db.db, db.kind === 'postgres');
   const routesInForce = new InForce(routeStore, (routes) => new RouteTable(routes));
   await routesInForce.refresh();
@@ -339,6 +346,7 @@ export async function createServices(
       return known ?? prices.highestOf(channel);
     },
     lists: () => listsInForce.current(),
+    ruleModes: () => ruleModesInForce.current(),
     captcha: {
       verifier: new SiteVerify({ turnstile: config.TURNSTILE_VERIFY_URL, hcaptcha: config.HCAPTCHA_VERIFY_URL, recaptcha: config.RECAPTCHA_VERIFY_URL }),
       tokens: captchaTokens,
@@ -462,6 +470,8 @@ export async function createServices(
     prefixBlocks: new SqlPrefixBlockStore(db.db),
     numberLists,
     listsInForce,
+    ruleModeStore,
+    ruleModesInForce,
     routeStore,
     routesInForce,
     bestShares,

@@ -1449,6 +1449,23 @@ export interface components {
                 /** @description Sends a provider took whose cost is not known, and so not in `amount`. */
                 unknownSends: number;
             };
+            /** @description How the fraud and cost rules judged the create. */
+            risk: {
+                /**
+                 * @description `allow`: no rule objected; `challenge`: a CAPTCHA was asked and passed; `shadow_block`: a rule in shadow mode would have refused it (the code was sent).
+                 * @enum {string}
+                 */
+                verdict: "allow" | "challenge" | "block" | "shadow_block";
+                /** @description One entry per rule that objected: its risk factor, its name and its mode. */
+                factors: {
+                    /** @enum {string} */
+                    factor: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded";
+                    /** @enum {string} */
+                    rule: "captcha" | "countries" | "line-types" | "lists" | "prefix" | "conversion" | "resend-throttle" | "new-country" | "ip" | "network" | "device" | "phone" | "daily-quota" | "budget";
+                    /** @enum {string} */
+                    mode: "enforce" | "shadow" | "off";
+                }[];
+            };
         };
     };
     responses: never;

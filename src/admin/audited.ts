@@ -13,6 +13,7 @@ const readOnly = new Set<AdminCommand['name']>([
   'providers.status',
   'clients.test-numbers.list',
   'lists.show',
+  'rules.list',
   'routes.list',
   'prices.list',
   'costs',
@@ -49,6 +50,7 @@ export function auditTarget(command: AdminCommand, result: AdminResult): string 
     const policy = command.policy === 'best' ? ' policy best' : '';
     return `${command.channel} ${command.destination}: ${command.providers.join(',')}${weights}${policy}${failover}`;
   }
+  if (command.name === 'rules.set') return `${command.rule} ${command.mode}${command.clientId === null ? '' : ` (client ${command.clientId})`}`;
   if (command.name === 'routes.remove') return `${command.channel} ${command.destination}`;
   if (command.name === 'prices.import') return command.file;
   if (command.name === 'prices.remove') return `${command.provider} ${command.channel} ${command.destination}`;

@@ -19,6 +19,7 @@ import type { CountryThrottles, PrefixBlocks } from './prefix-blocks.js';
 import type { StatsService } from '../domain/stats-service.js';
 import { isUuid } from '../store/uuid.js';
 import { isListCommandName, parseListCommand, runListCommand, type ListCommand, type ListDeps } from './list-commands.js';
+import { isRuleCommandName, parseRuleCommand, runRuleCommand, type RuleCommand, type RuleDeps } from './rule-commands.js';
 import { isRouteCommandName, parseRouteCommand, runRouteCommand, type RouteCommand, type RouteDeps } from './route-commands.js';
 import { isPriceCommandName, parsePriceCommand, runPriceCommand, type PriceCommand, type PriceDeps } from './price-commands.js';
 import { costGroupings, costReport, type CostGrouping, type CostStore } from '../domain/cost-report.js';
@@ -52,6 +53,8 @@ export interface AdminDeps {
   readonly snapshot: (file: string) => Promise<number>;
   /** Block and allow lists (`otp-service lists`). */
   readonly lists: Omit<ListDeps, 'clientExists' | 'clock'>;
+  /** The risk rules' modes (`otp-service rules`). */
+  readonly rules: Omit<RuleDeps, 'clientExists' | 'clock'>;
   /** Routes (`otp-service routes`, contract 17). */
   readonly routes: Omit<RouteDeps, 'clock'>;
   /** Prices (`otp-service prices`, contract 17). */
@@ -78,6 +81,7 @@ export interface AdminDeps {
 export type AdminCommand =
   | ClientSettingsCommand
   | ListCommand
+  | RuleCommand
   | RouteCommand
   | PriceCommand
   /** The cost ledger over days (both included; null: the defaults of GET /v1/stats), grouped `by`. */
@@ -158,6 +162,7 @@ export function parseAdminCommand(input: unknown): AdminCommand | string {
   const c = input as Record<string, unknown>;
   if (isClientSettingsCommandName(c.name)) return parseClientSettingsCommand(c);
   if (isListCommandName(c.name)) return parseListCommand(c);
+  if (isRuleCommandName(c.name)) return parseRuleCommand(c);
   if (isRouteCommandName(c.name)) return parseRouteCommand(c);
   if (isPriceCommandName(c.name)) return parsePriceCommand(c);
   switch (c.name) {
@@ -291,6 +296,9 @@ export async function runAdminCommand(deps: AdminDeps, command: AdminCommand): P
     case 'lists.remove':
     case 'lists.show':
       return runListCommand({ ...deps.lists, clock, clientExists: async (id) => (await clients.show(id)) !== null }, command);
+    case 'rules.list':
+    case 'rules.set':
+      return runRuleCommand({ ...deps.rules, clock, clientExists: async (id) => (await clients.show(id)) !== null }, command);
     case 'routes.set':
     case 'routes.remove':
     case 'routes.list':

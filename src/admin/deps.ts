@@ -75,6 +75,7 @@ export function adminDeps(services: Services): AdminDeps {
       return dump.length;
     },
     lists: { store: services.numberLists, changed: () => services.listsInForce.refresh() },
+    rules: { store: services.ruleModeStore, changed: () => services.ruleModesInForce.refresh() },
     routes: {
       store: services.routeStore,
       changed: async () => {

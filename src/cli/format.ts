@@ -1,4 +1,5 @@
 import type { AdminCommand } from '../admin/commands.js';
+import type { RuleView } from '../admin/rule-commands.js';
 import type { ClientThrottleView, CountryThrottle, PrefixBlock } from '../admin/prefix-blocks.js';
 import type { ProviderStatus } from '../admin/provider-status.js';
 import type { RouteView } from '../admin/route-commands.js';
@@ -85,6 +86,16 @@ export function formatResult(command: AdminCommand, value: unknown): string {
       const scope = v.clientId === null ? 'every client' : `client ${v.clientId}`;
       if (v.removed !== undefined) return `removed ${v.removed} from the ${v.kind} list of ${scope}\n`;
       return `${v.added !== undefined ? 'added' : 'updated'} ${v.added ?? v.updated ?? ''} on the ${v.kind} list of ${scope}\n`;
+    }
+    case 'rules.list': {
+      const rules = value as RuleView[];
+      const rows = rules.map((r) => `${r.rule}\t${r.factor}\t${r.mode}\t${Object.entries(r.clients).map(([id, mode]) => `${id}=${mode}`).join(' ')}`);
+      return `RULE\tFACTOR\tMODE\tCLIENTS\n${rows.join('\n')}\n`;
+    }
+    case 'rules.set': {
+      const r = value as RuleView;
+      const own = Object.entries(r.clients).map(([id, mode]) => `, client ${id} ${mode}`).join('');
+      return `rule ${r.rule} (${r.factor}): ${r.mode} for every client${own}\n`;
     }
     case 'routes.list': {
       const routes = value as RouteView[];

@@ -107,6 +107,21 @@ const commands: Readonly<Record<string, Readonly<Record<string, CommandHelp>>>> 
     'allow remove': { args: 'VALUE [--client CLIENT_ID] [--json]', about: 'Undoes an allow entry (the same value and client).' },
     show: { args: '[--json]', about: 'Every block and allow entry; --json: { blocks: [{ value, clientId, note, createdAt }], allows: [...] }.' },
   },
+  rules: {
+    list: {
+      args: '[--json]',
+      about:
+        'Every risk rule with the factor it names when it objects to a send, its mode for every client and the clients with their own;\n' +
+        '--json: [{ rule, factor, mode, clients: { CLIENT_ID: mode } }].',
+    },
+    set: {
+      args: 'RULE enforce|shadow|off [--client CLIENT_ID] [--json]',
+      about:
+        'enforce: the rule refuses the sends it objects to (every rule does by default). shadow: it refuses nothing, and the sends it would have\n' +
+        'refused carry its factor with mode shadow (verdict shadow_block on the verification). off: it is not asked. Service-wide without\n' +
+        "--client; a client's own mode wins over the service-wide one. Running servers follow within 2 s on PostgreSQL.",
+    },
+  },
   routes: {
     set: {
       args: 'CHANNEL DESTINATION PROVIDER[,PROVIDER...] [--weights W[,W...] | --policy best] [--failover-after SECONDS] [--json]',

@@ -233,6 +233,14 @@ function parseAdmin(positionals: readonly string[], values: Values, readStdin: (
     if (grouping === undefined) throw new UsageError(`--by is one of ${costGroupings.join(', ')}, not "${by}"; see otp-service costs --help`);
     return { command: { name: 'costs', from: values.from ?? null, to: values.to ?? null, by: grouping }, json };
   }
+  if (group === 'rules') {
+    const [, , rule, mode] = positionals;
+    if (action === 'list' && positionals.length === 2) return { command: { name: 'rules.list' }, json };
+    if (action === 'set' && positionals.length === 4 && rule !== undefined && mode !== undefined) {
+      return { command: { name: 'rules.set', rule, mode, clientId: values.client ?? null }, json };
+    }
+    throw new UsageError('rules takes list, or set RULE enforce|shadow|off [--client CLIENT_ID]; see otp-service rules --help');
+  }
   if (group === 'routes') {
     const [, , channel, destination, providers] = positionals;
     if (action === 'list' && positionals.length === 2) return { command: { name: 'routes.list' }, json };

@@ -88,3 +88,75 @@ export type LimitReason = keyof typeof limitRules;
 export function limitFactors(reason: LimitReason): readonly FactorEntry[] {
   return [enforced(limitRules[reason])];
 }
+
+/**
+ * What was judged of a send that went out (contract 18): `allow` nothing objected; `challenge` a CAPTCHA was asked
+ * and passed; `shadow_block` a rule in shadow mode would have refused it (the code was sent); `block` refused.
+ */
+export type RiskVerdict = 'allow' | 'challenge' | 'block' | 'shadow_block';
+
+export interface Risk {
+  readonly verdict: RiskVerdict;
+  readonly factors: readonly FactorEntry[];
+}
+
+export const allowedRisk: Risk = { verdict: 'allow', factors: [] };
+
+/** The risk of a send the rules let through: shadowed, challenged or allowed. */
+export function riskOfSent(factors: readonly FactorEntry[], captchaPassed: boolean): Risk {
+  if (factors.some((f) => f.mode === 'shadow')) return { verdict: 'shadow_block', factors };
+  if (captchaPassed) return { verdict: 'challenge', factors };
+  return factors.length === 0 ? allowedRisk : { verdict: 'allow', factors };
+}
+
+export function isRiskRule(name: string): name is RiskRule {
+  return Object.hasOwn(riskRules, name);
+}
+
+export function isRuleMode(mode: string): mode is RuleMode {
+  return mode === 'enforce' || mode === 'shadow' || mode === 'off';
+}
+
+/** A rule's mode, service-wide (`clientId` null) or for one client. */
+export interface RuleModeEntry {
+  readonly rule: RiskRule;
+  readonly clientId: string | null;
+  readonly mode: RuleMode;
+}
+
+/** The rules' modes in force: a client's own, else the service-wide one, else `enforce`. */
+export class RuleModes {
+  private readonly modes = new Map<string, RuleMode>();
+
+  constructor(readonly entries: readonly RuleModeEntry[]) {
+    for (const e of entries) this.modes.set(`${e.rule}|${e.clientId ?? ''}`, e.mode);
+  }
+
+  modeOf(rule: RiskRule, clientId: string): RuleMode {
+    return this.modes.get(`${rule}|${clientId}`) ?? this.modes.get(`${rule}|`) ?? 'enforce';
+  }
+}
+
+export const allEnforced = new RuleModes([]);
+
+/** One rule's objection to a send, with the refusal it makes when enforced. */
+export interface Objection<T> {
+  readonly rule: RiskRule;
+  readonly refusal: T;
+}
+
+/**
+ * The rules' objections judged in order: a rule that is off is not heard, one in shadow names its factor and
+ * refuses nothing, and the first one enforced refuses. `factors` names every rule heard.
+ */
+export function judge<T>(objections: readonly Objection<T>[], modeOf: (rule: RiskRule) => RuleMode): { readonly refusal: T | null; readonly factors: FactorEntry[] } {
+  let refusal: T | null = null;
+  const factors: FactorEntry[] = [];
+  for (const o of objections) {
+    const mode = modeOf(o.rule);
+    if (mode === 'off') continue;
+    factors.push({ factor: riskRules[o.rule], rule: o.rule, mode });
+    if (mode === 'enforce' && refusal === null) refusal = o.refusal;
+  }
+  return { refusal, factors };
+}

@@ -6,7 +6,20 @@ import { newCountryKey, untilNextHour, type WindowQuota } from './new-country.js
 import { channelOfDelivery, deliveryChannelOf, type Channel, type ChannelDriver } from './channel-driver.js';
 import { decideThrottled, hasLocalRoom, type ClientThrottle, type ResendThrottle, type Route, type Throttle } from './conversion.js';
 import { destinationRefused, type DestinationPolicy } from './destination-rules.js';
-import { enforced, limitFactors, type FactorEntry } from './risk.js';
+import {
+  allEnforced,
+  allowedRisk,
+  enforced,
+  judge,
+  limitFactors,
+  riskOfSent,
+  riskRules,
+  type FactorEntry,
+  type Objection,
+  type RiskRule,
+  type RuleMode,
+  type RuleModes,
+} from './risk.js';
 import type { OutboxEvent } from './events.js';
 import { decidePhoneLimit, phoneLookBackSeconds, type PhoneLimitPolicy } from './limits.js';
 import { lockKeys } from './lock-keys.js';
@@ -86,6 +99,12 @@ interface CreatePlan {
    * CAPTCHA_REQUIRED; null: no such CAPTCHA.
    */
   readonly challenge: 'passed' | 'ask' | null;
+  /** A CAPTCHA was asked and passed (the verdict `challenge`). */
+  readonly captchaPassed: boolean;
+  /** The factors of rules in shadow mode that objected before the transaction. */
+  readonly shadowed: readonly FactorEntry[];
+  /** Each rule's mode for the create's client. */
+  readonly modeOf: (rule: RiskRule) => RuleMode;
 }
 
 /** What a create or resend holds of its client's budget (`held`), or the period it would pass (`over`). */
@@ -126,6 +145,9 @@ export interface CreateRequest {
   readonly relayedCode?: string | null;
 }
 
+/** The limits a create is refused by (429). */
+export type CreateLimit = 'phone' | 'daily-quota' | 'budget' | 'conversion' | 'new-country' | SignalKind;
+
 export type CreateOutcome =
   | { readonly kind: 'created'; readonly verification: Verification }
   /** The same Idempotency-Key and body again: the first response, nothing sent. */
@@ -147,7 +169,7 @@ export type CreateOutcome =
    */
   | {
       readonly kind: 'rate-limited';
-      readonly reason: 'phone' | 'daily-quota' | 'budget' | 'conversion' | 'new-country' | SignalKind;
+      readonly reason: CreateLimit;
       readonly retryAfterSeconds: number;
       /** `budget`: the period whose limit the send would have passed, and what is spent in it (contract 17). */
       readonly budget?: BudgetRefusal;
@@ -264,6 +286,8 @@ export interface VerificationServiceDeps {
   readonly newCountrySends?: WindowQuota;
   /** Checks CAPTCHA tokens with their providers and remembers those accepted (contract 14). */
   readonly captcha?: { readonly verifier: CaptchaVerifier; readonly tokens: CaptchaTokenStore; readonly failOpen: boolean };
+  /** The risk rules' modes in force (contract 18), as this process last read them; absent: every rule enforces. */
+  readonly ruleModes?: () => RuleModes;
   /** The block and allow lists in force (contract 14), as this process last read them. */
   readonly lists?: () => NumberLists;
   /** A test number's code (create or resend) reaches no provider; it is recorded here, for the development inbox. */
@@ -306,28 +330,40 @@ export class VerificationService {
     // The CAPTCHA before anything else is read, written or counted: a create without a human refuses nothing else.
     // A relayed code comes from an auth server, not from a page: it has no widget, and that server guards its own.
     // `throttled`: a token that comes is checked as always; without one, a throttle's refusal asks for one.
+    // Each rule in its mode for this client (contract 18): the factors of rules in shadow are heard and kept.
+    const modes = this.deps.ruleModes?.() ?? allEnforced;
+    const modeOf = (rule: RiskRule) => modes.modeOf(rule, request.clientId);
+    const shadowed: FactorEntry[] = [];
+    const hear = (rule: RiskRule): 'enforce' | 'heard' => {
+      const mode = modeOf(rule);
+      if (mode === 'shadow') shadowed.push({ factor: riskRules[rule], rule, mode });
+      return mode === 'enforce' ? 'enforce' : 'heard';
+    };
     let challenge: CreatePlan['challenge'] = null;
-    if (settings.captcha && !request.relayedCode) {
+    let captchaPassed = false;
+    if (settings.captcha && !request.relayedCode && modeOf('captcha') !== 'off') {
       const token = request.captchaToken ?? null;
       if (settings.captcha.when === 'always' || token !== null) {
         const captcha = await this.checkCaptcha(settings.captcha, token, request.signals?.ip?.address ?? null);
-        if (captcha !== 'passed') {
+        captchaPassed = captcha === 'passed';
+        if (captcha !== 'passed' && (captcha === 'unavailable' || hear('captcha') === 'enforce')) {
           if (captcha !== 'unavailable') this.deps.observer?.createRefused('captcha');
           return this.judged(captchaRefusal(captcha));
         }
       }
-      if (settings.captcha.when === 'throttled') challenge = token === null ? 'ask' : 'passed';
+      // A token refused in shadow mode leaves the create as if the client had no CAPTCHA.
+      if (settings.captcha.when === 'throttled') challenge = token === null ? 'ask' : captchaPassed ? 'passed' : null;
     }
     const refused = destinationRefused(phone, policy.destinations, settings.allowedCountries);
-    if (refused) {
+    if (refused && hear(refused.rule) === 'enforce') {
       this.deps.observer?.createRefused('destination');
-      return this.judged({ kind: 'not-allowed', rule: 'destination', detail: refused.detail, factors: [enforced(refused.rule)] });
+      return this.judged({ kind: 'not-allowed', rule: 'destination', detail: refused.detail, factors: [...shadowed, enforced(refused.rule)] });
     }
     const lists = this.deps.lists?.();
     const blocked = lists?.blockedBy(phone.e164, request.clientId) ?? null;
-    if (blocked !== null) {
+    if (blocked !== null && hear('lists') === 'enforce') {
       this.deps.observer?.createRefused('blocked');
-      return this.judged({ kind: 'blocked', value: blocked, factors: [enforced('lists')] });
+      return this.judged({ kind: 'blocked', value: blocked, factors: [...shadowed, enforced('lists')] });
     }
     // An allowed number skips the per-number, prefix, signal and conversion limits; not the daily quota.
     const allowed = lists?.allows(phone.e164, request.clientId) ?? false;
@@ -429,6 +465,9 @@ export class VerificationService {
         newCountryTaken,
         overBudget: budget.over,
         challenge,
+        captchaPassed,
+        shadowed,
+        modeOf,
       });
     } catch (err) {
       await giveBack();
@@ -450,7 +489,7 @@ export class VerificationService {
   /** A create's one transaction script: lock, read, decide, write. */
   private createIn(request: CreateRequest, verification: Verification, plan: CreatePlan): Promise<Committed<CreateOutcome>> {
     const { store, policy } = this.deps;
-    const { locks, serializeOn, allowed, prefix, throttle, clientThrottle, counted, sendTaken, newCountryTaken, overBudget, challenge } = plan;
+    const { locks, serializeOn, allowed, prefix, throttle, clientThrottle, counted, sendTaken, newCountryTaken, overBudget, challenge, modeOf } = plan;
     const now = verification.createdAt;
     const phone = { e164: verification.phoneNumber };
     const { idempotency } = request;
@@ -499,9 +538,12 @@ export class VerificationService {
               }
             : null,
       });
-      if (prefix !== null && history.prefix !== null) {
+      const shadowed = [...plan.shadowed];
+      if (prefix !== null && history.prefix !== null && modeOf('prefix') !== 'off') {
         const decision = decidePrefix(history.prefix, now, policy.prefix);
-        if (decision.kind === 'blocked') {
+        // In shadow mode the prefix is not blocked: the factor is heard and the create goes on.
+        if (decision.kind === 'blocked' && modeOf('prefix') === 'shadow') shadowed.push({ factor: riskRules.prefix, rule: 'prefix', mode: 'shadow' });
+        else if (decision.kind === 'blocked') {
           // The block commits with the refusal; the refused create itself leaves nothing else behind.
           if (decision.newBlock) tx.blockPrefix(prefix, now, decision.until);
           if (idempotency) await tx.releaseIdempotencyKey(request.clientId, idempotency.key);
@@ -509,7 +551,7 @@ export class VerificationService {
             kind: 'not-allowed',
             rule: 'prefix',
             detail: `the prefix ${prefix} (numbers ${prefix}000 to ${prefix}999) is blocked until ${decision.until.toISOString()}: too many verifications towards it (PREFIX_LIMIT_COUNT)`,
-            factors: [enforced('prefix')],
+            factors: [...shadowed, enforced('prefix')],
           };
         }
       }
@@ -537,27 +579,29 @@ export class VerificationService {
       // A relayed code is sent when its auth server says: the number's own limits are that server's to keep.
       const phoneLimit = allowed || verification.relayed ? { allowed: true as const } : decidePhoneLimit(history.phone, now, policy.phoneLimit);
       const signalled = decideSignals(counted, history.signals, now, policy.signals.windowSeconds);
-      const refusal = !signalled.allowed
-        ? { reason: signalled.kind, retryAfterSeconds: signalled.retryAfterSeconds }
-        : !throttled.allowed
-        ? { reason: 'conversion' as const, retryAfterSeconds: throttled.retryAfterSeconds }
-        : newCountryTaken === false && !known
-        ? { reason: 'new-country' as const, retryAfterSeconds: untilNextHour(now) }
-        : !phoneLimit.allowed
-        ? { reason: 'phone' as const, retryAfterSeconds: phoneLimit.retryAfterSeconds }
-        : !sendTaken
-          ? { reason: 'daily-quota' as const, retryAfterSeconds: untilNextUtcDay(now) }
-          : overBudget !== null
-            ? { reason: 'budget' as const, retryAfterSeconds: untilPeriodEnds(overBudget.period, now), budget: overBudget }
-            : null;
+      type Refusal = { readonly reason: CreateLimit; readonly retryAfterSeconds: number; readonly budget?: BudgetRefusal };
+      const objections: Objection<Refusal>[] = [
+        ...(!signalled.allowed ? [{ rule: signalled.kind, refusal: { reason: signalled.kind, retryAfterSeconds: signalled.retryAfterSeconds } }] : []),
+        ...(!throttled.allowed ? [{ rule: 'conversion' as const, refusal: { reason: 'conversion' as const, retryAfterSeconds: throttled.retryAfterSeconds } }] : []),
+        ...(newCountryTaken === false && !known ? [{ rule: 'new-country' as const, refusal: { reason: 'new-country' as const, retryAfterSeconds: untilNextHour(now) } }] : []),
+        ...(!phoneLimit.allowed ? [{ rule: 'phone' as const, refusal: { reason: 'phone' as const, retryAfterSeconds: phoneLimit.retryAfterSeconds } }] : []),
+        ...(!sendTaken ? [{ rule: 'daily-quota' as const, refusal: { reason: 'daily-quota' as const, retryAfterSeconds: untilNextUtcDay(now) } }] : []),
+        ...(overBudget !== null
+          ? [{ rule: 'budget' as const, refusal: { reason: 'budget' as const, retryAfterSeconds: untilPeriodEnds(overBudget.period, now), budget: overBudget } }]
+          : []),
+      ];
+      const judgement = judge(objections, modeOf);
+      const factors = [...shadowed, ...judgement.factors];
+      const refusal = judgement.refusal;
       if (refusal) {
         // A refused create leaves nothing behind, its key included.
         if (idempotency) await tx.releaseIdempotencyKey(request.clientId, idempotency.key);
         // A person can pass a throttle where a script cannot: the client's CAPTCHA is asked for before refusing.
-        const factors = limitFactors(refusal.reason);
         if (challenge === 'ask' && (refusal.reason === 'conversion' || refusal.reason === 'new-country')) return { kind: 'captcha', outcome: 'required', factors };
         return { kind: 'rate-limited', ...refusal, factors };
       }
+      const risk = riskOfSent(factors, plan.captchaPassed);
+      if (risk !== allowedRisk) verification = { ...verification, risk };
       tx.insert(verification, signals, localRoom);
       const claimedUntil = this.deps.afterCommit.claimUntil('send', now);
       // A claimed job's first attempt is under way as it is written.

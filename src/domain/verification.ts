@@ -1,6 +1,7 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { sum, zero, type Amount } from './money.js';
 import type { DeliveryChannel } from './channel-driver.js';
+import type { Risk } from './risk.js';
 import { sendErrorRecord, type AttemptRecord, type SendError } from './send-error.js';
 
 export { sendError, sendErrorRecord, type AttemptRecord, type SendError, type SendErrorCode } from './send-error.js';
@@ -104,6 +105,8 @@ export interface Verification {
    * here, and conversion reads its delivery instead.
    */
   readonly relayed?: boolean;
+  /** Why the create was judged as it was (contract 18); absent: allowed, nothing objected. */
+  readonly risk?: Risk;
   /** Every send attempt, oldest first (contract 13); the latest one is `delivery` as it stands. */
   readonly deliveries: readonly DeliveryAttempt[];
   /**

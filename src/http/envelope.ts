@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import { errorCatalogue, type ErrorCode, type BudgetProblem, type FieldProblem, type RuleProblem } from '../domain/error-catalogue.js';
-import type { FactorEntry } from '../domain/risk.js';
+import { allowedRisk, type FactorEntry, type Risk } from '../domain/risk.js';
 import { attemptRecord, fallbackLeft, latestTurn, verificationCost, type AttemptRecord, type Verification } from '../domain/verification.js';
 
 /** The record as clients see it (seed 2.2 plus contract 3.4's fields). */
@@ -32,6 +32,7 @@ export interface PublicRecord {
   fallback: string[];
   deliveries: AttemptRecord[];
   cost: { amount: string; currency: string; unknownSends: number };
+  risk: Risk;
 }
 
 /** The record of `v`; `currency`: COST_CURRENCY, which its cost is in. */
@@ -64,6 +65,7 @@ export function publicRecord(v: Verification, currency: string): PublicRecord {
     fallback: [...fallbackLeft(v)],
     deliveries: v.deliveries.map(attemptRecord),
     cost: { ...verificationCost(v), currency },
+    risk: v.risk ?? allowedRisk,
   };
 }
 

@@ -1,4 +1,5 @@
 /** The verification record and the success envelope, as response schemas (they decide what may leave). */
+import { riskRules } from '../domain/risk.js';
 
 const nullableString = { type: ['string', 'null'] } as const;
 const timestamp = 'ISO 8601 UTC with milliseconds.';
@@ -9,7 +10,7 @@ export const recordSchema = {
   required: [
     'id', 'createdAt', 'updatedAt', 'expiresAt', 'otp', 'phoneNumber', 'country', 'countryCode', 'counter',
     'pairedNumber', 'type', 'status', 'webhookUrl', 'reference', 'failureReason', 'delivery', 'fallback',
-    'deliveries', 'cost',
+    'deliveries', 'cost', 'risk',
   ],
   properties: {
     id: { type: 'string', description: 'The verification id (a UUID).' },
@@ -111,6 +112,32 @@ export const recordSchema = {
         amount: { type: 'string', description: 'The sum of the known costs of `deliveries`, a decimal string (`0.0204`).' },
         currency: { type: 'string', description: 'ISO 4217: the currency the service counts in (`USD`).' },
         unknownSends: { type: 'integer', description: 'Sends a provider took whose cost is not known, and so not in `amount`.' },
+      },
+    },
+    risk: {
+      type: 'object',
+      description: 'How the fraud and cost rules judged the create.',
+      required: ['verdict', 'factors'],
+      properties: {
+        verdict: {
+          type: 'string',
+          enum: ['allow', 'challenge', 'block', 'shadow_block'],
+          description:
+            '`allow`: no rule objected; `challenge`: a CAPTCHA was asked and passed; `shadow_block`: a rule in shadow mode would have refused it (the code was sent).',
+        },
+        factors: {
+          type: 'array',
+          description: 'One entry per rule that objected: its risk factor, its name and its mode.',
+          items: {
+            type: 'object',
+            required: ['factor', 'rule', 'mode'],
+            properties: {
+              factor: { type: 'string', enum: [...new Set(Object.values(riskRules))] },
+              rule: { type: 'string', enum: Object.keys(riskRules) },
+              mode: { type: 'string', enum: ['enforce', 'shadow', 'off'] },
+            },
+          },
+        },
       },
     },
   },

@@ -707,6 +707,24 @@ const migrations: Record<string, Migration> = {
       `);
     },
   },
+  '0040_risk_rules': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- Each risk rule's mode (contract 18), service-wide (client_id NULL) or for one client: enforce, shadow
+        -- (its factor recorded, nothing refused) or off. A rule with no row enforces.
+        CREATE TABLE rule_modes (
+          rule text NOT NULL,
+          client_id uuid,
+          mode text NOT NULL CHECK (mode IN ('enforce', 'shadow', 'off')),
+          updated_at timestamptz NOT NULL
+        );
+        CREATE UNIQUE INDEX rule_modes_scope ON rule_modes (rule, (coalesce(client_id::text, '')));
+        -- Why a send was judged risky: { verdict, factors } when a rule objected or a CAPTCHA was asked (NULL: allowed,
+        -- nothing objected, as almost every send is).
+        ALTER TABLE verifications ADD COLUMN risk jsonb;
+      `);
+    },
+  },
 };
 
 /** Runs DDL one statement at a time: PGlite's extended protocol takes one statement per query. */

@@ -51,6 +51,8 @@ export interface VerificationsTable {
   message_text: ColumnType<string | null, string | null | undefined, string | null>;
   /** A code an auth server made, only relayed here (contract 15). */
   relayed: Generated<boolean>;
+  /** The risk verdict and factors (contract 18); null: allowed, nothing objected. */
+  risk: ColumnType<RiskJson | null, RiskJson | null | undefined, RiskJson | null>;
   /** 0010: ISO 3166 alpha-2, 001 for a non-geographic number; null on rows made before it. */
   region_code: string | null;
   counter: number;
@@ -259,6 +261,7 @@ export interface Database {
   prefix_blocks: PrefixBlocksTable;
   country_throttles: CountryThrottlesTable;
   number_lists: NumberListsTable;
+  rule_modes: RuleModesTable;
   captcha_tokens: CaptchaTokensTable;
   client_throttles: ClientThrottlesTable;
   resend_throttles: ResendThrottlesTable;
@@ -432,4 +435,16 @@ export interface BudgetHoldsTable {
   sends: number;
   day: string;
   created_at: Date;
+}
+
+export interface RiskJson {
+  readonly verdict: string;
+  readonly factors: readonly { readonly factor: string; readonly rule: string; readonly mode: string }[];
+}
+
+export interface RuleModesTable {
+  rule: string;
+  client_id: string | null;
+  mode: string;
+  updated_at: ColumnType<Date, Date, Date>;
 }

@@ -17,7 +17,8 @@ import {
   type VerificationType,
 } from '../domain/verification.js';
 import type { DueSend } from '../domain/verification-store.js';
-import type { Database, SendJobsTable, VerificationsTable } from './schema.js';
+import { isRiskRule, isRuleMode, riskRules, type Risk, type RiskVerdict } from '../domain/risk.js';
+import type { Database, RiskJson, SendJobsTable, VerificationsTable } from './schema.js';
 
 export function verificationRow(v: Verification): Insertable<VerificationsTable> {
   return {
@@ -44,6 +45,7 @@ export function verificationRow(v: Verification): Insertable<VerificationsTable>
     test_number: v.testNumber,
     message_text: v.messageText ?? null,
     relayed: v.relayed ?? false,
+    risk: v.risk && (v.risk.verdict !== 'allow' || v.risk.factors.length > 0) ? v.risk : null,
     region_code: v.regionCode,
     delivery_channel: v.delivery.channel,
     delivery_provider: v.delivery.provider,
@@ -125,6 +127,18 @@ export function signalColumns(signals: Signals | null): Pick<Insertable<Verifica
   };
 }
 
+const verdicts: readonly RiskVerdict[] = ['allow', 'challenge', 'block', 'shadow_block'];
+
+/** The risk column as the domain reads it; what this version does not know of is left out. */
+function riskOf(json: RiskJson): Risk {
+  return {
+    verdict: verdicts.find((v) => v === json.verdict) ?? 'allow',
+    factors: json.factors.flatMap((f) =>
+      isRiskRule(f.rule) && isRuleMode(f.mode) && riskRules[f.rule] === f.factor ? [{ factor: riskRules[f.rule], rule: f.rule, mode: f.mode }] : [],
+    ),
+  };
+}
+
 const failureReasons: readonly FailureReason[] = ['MAX_ATTEMPTS', 'UNDELIVERABLE', 'CANCELED'];
 const sendStatuses: readonly SendStatus[] = ['QUEUED', 'SENT', 'DELIVERED', 'UNDELIVERED', 'FAILED'];
 
@@ -154,6 +168,7 @@ export function toVerification(row: Selectable<VerificationsTable>): Verificatio
     testNumber: row.test_number,
     ...(row.message_text !== null && { messageText: row.message_text }),
     ...(row.relayed && { relayed: true }),
+    ...(row.risk !== null && { risk: riskOf(row.risk) }),
     regionCode: row.region_code,
     counter: row.counter,
     webhookUrl: row.webhook_url,

@@ -30,6 +30,7 @@ const recordFields = [
   'pairedNumber',
   'phoneNumber',
   'reference',
+  'risk',
   'status',
   'type',
   'updatedAt',
@@ -69,6 +70,7 @@ forEachDatabase('create verification', (kind) => {
       assert.equal(body.message, 'OTP sent');
       const d = body.data;
       assert.deepEqual(Object.keys(d).sort(), recordFields);
+      assert.deepEqual(d.risk, { verdict: 'allow', factors: [] });
       assert.match(d.id, uuidV4ish);
       assert.equal(d.type, 'SMS');
       assert.equal(d.status, 'PENDING');

@@ -1,10 +1,15 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import { after, before, it } from 'node:test';
+import { runAdminCommand, type AdminCommand } from '../../src/admin/commands.js';
+import { adminDeps } from '../../src/admin/deps.js';
 import { pruneHistory } from '../../src/store/retention.js';
 import { detailFields, expectV1Error, nextLocalNumber, type RecordBody } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { withSecondInstance } from '../support/second-instance.js';
+import { runCommand } from '../support/command-line.js';
+import { embeddedDataDir } from '../support/databases.js';
 
 // Prefix velocity off: the numbers below share ranges, and only the signal limits are under test here.
 const env = { IP_LIMIT_COUNT: '3', IP_PREFIX_LIMIT_COUNT: '5', DEVICE_LIMIT_COUNT: '2', SIGNAL_WINDOW_SECONDS: '600', PREFIX_LIMIT_COUNT: '0' };
@@ -34,6 +39,75 @@ forEachDatabase('signal limits', (kind) => {
       headers: { authorization: `Bearer ${token}` },
       payload: { countryCode: '+234', phoneNumber: nextLocalNumber(), signals },
     });
+
+  const admin = async (command: AdminCommand) => {
+    const ran = await runAdminCommand(adminDeps(h.services), command);
+    assert.ok(ran.ok, JSON.stringify(ran));
+    return ran.value;
+  };
+
+  it('puts a rule in shadow for one client: its sends the rule would refuse go out as shadow_block naming the factor, other clients are still refused', async () => {
+    const shadowed = await h.client();
+    const other = await h.client();
+    const shown = await admin({ name: 'rules.set', rule: 'device', mode: 'shadow', clientId: shadowed.clientId });
+    assert.deepEqual(shown, { rule: 'device', factor: 'device_reuse', mode: 'enforce', clients: { [shadowed.clientId]: 'shadow' } });
+    const device = freshDevice();
+    for (const client of [shadowed, other]) {
+      const token = await h.token(undefined, client);
+      for (let n = 0; n < 2; n += 1) {
+        const ok = await create(token, { deviceId: device });
+        assert.equal(ok.statusCode, 200, ok.body);
+        assert.deepEqual((ok.json() as { data: RecordBody }).data.risk, { verdict: 'allow', factors: [] });
+      }
+    }
+    const third = await create(await h.token(undefined, shadowed), { deviceId: device });
+    assert.equal(third.statusCode, 200, third.body);
+    const record = (third.json() as { data: RecordBody }).data;
+    const risk = { verdict: 'shadow_block', factors: [{ factor: 'device_reuse', rule: 'device', mode: 'shadow' }] };
+    assert.deepEqual(record.risk, risk);
+    assert.deepEqual((await h.call('GET', `/v1/otp/${record.id}`, await h.token(undefined, shadowed))).json<{ data: RecordBody }>().data.risk, risk, 'kept on the record');
+    const refused = expectV1Error(await create(await h.token(undefined, other), { deviceId: device }), 429, 'RATE_LIMITED');
+    assert.deepEqual(refused.error.details, [{ factor: 'device_reuse', rule: 'device', mode: 'enforce' }]);
+    const metrics = (await h.app.inject({ method: 'GET', url: '/metrics' })).body;
+    assert.match(metrics, /otp_risk_factors_total\{factor="device_reuse",rule="device",mode="enforce"\} [1-9]/);
+    // Off for every client: the rule is not asked, and nothing names it.
+    await admin({ name: 'rules.set', rule: 'device', mode: 'off', clientId: null });
+    const unheard = await create(await h.token(undefined, other), { deviceId: device });
+    assert.equal(unheard.statusCode, 200, unheard.body);
+    assert.deepEqual((unheard.json() as { data: RecordBody }).data.risk, { verdict: 'allow', factors: [] });
+    const listed = (await admin({ name: 'rules.list' })) as { rule: string; factor: string; mode: string; clients: Record<string, string> }[];
+    assert.deepEqual(listed.find((r) => r.rule === 'device'), { rule: 'device', factor: 'device_reuse', mode: 'off', clients: { [shadowed.clientId]: 'shadow' } });
+    assert.equal(listed.find((r) => r.rule === 'ip')?.mode, 'enforce');
+    // Back to enforce for every client: its row goes, the client's own stays.
+    await admin({ name: 'rules.set', rule: 'device', mode: 'enforce', clientId: null });
+    expectV1Error(await create(await h.token(undefined, other), { deviceId: device }), 429, 'RATE_LIMITED');
+    const refusedSet = await runAdminCommand(adminDeps(h.services), { name: 'rules.set', rule: 'devices', mode: 'shadow', clientId: null });
+    assert.deepEqual(refusedSet, { ok: false, error: `no rule devices: the rules are captcha, countries, line-types, lists, prefix, conversion, resend-throttle, new-country, ip, network, device, phone, daily-quota, budget` });
+    await admin({ name: 'rules.set', rule: 'device', mode: 'enforce', clientId: shadowed.clientId });
+  });
+
+  it('otp-service rules: lists each rule with its factor and mode, sets one for a client, and refuses an unknown mode', async () => {
+    const dataDir = kind === 'pglite' ? embeddedDataDir('otp-rules-cli-') : null;
+    const cliEnv = { LOG_LEVEL: 'silent', ...(dataDir ? { DATA_DIR: dataDir } : { DATABASE_URL: String(h.config.DATABASE_URL) }) };
+    try {
+      const client = dataDir ? JSON.parse((await runCommand(['clients', 'create', '--name', 'rules', '--scopes', 'otp:send', '--json'], cliEnv)).stdout).clientId : (await h.client()).clientId;
+      const set = await runCommand(['rules', 'set', 'network', 'shadow', '--client', client], cliEnv);
+      assert.equal(set.code, 0, set.stderr);
+      assert.equal(set.stdout, `rule network (ip_concentration): enforce for every client, client ${client} shadow\n`);
+      const table = await runCommand(['rules', 'list'], cliEnv);
+      assert.match(table.stdout, /^RULE\tFACTOR\tMODE\tCLIENTS\ncaptcha\tcaptcha_failed\tenforce\t\n/);
+      assert.match(table.stdout, new RegExp(`\nnetwork\tip_concentration\tenforce\t${client}=shadow\n`));
+      const json = JSON.parse((await runCommand(['rules', 'list', '--json'], cliEnv)).stdout) as { rule: string }[];
+      assert.equal(json.length, 14);
+      const wrong = await runCommand(['rules', 'set', 'network', 'watch'], cliEnv);
+      assert.equal(wrong.code, 1);
+      assert.match(wrong.stderr, /a rule's mode is enforce, shadow or off, not "watch"/);
+      assert.equal((await runCommand(['rules', 'set', 'network'], cliEnv)).code, 2);
+      await runCommand(['rules', 'set', 'network', 'enforce', '--client', client], cliEnv);
+    } finally {
+      if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
 
   it('refuses malformed signals with 400 VALIDATION_ERROR naming each field, and never shows them', async () => {
     const token = await h.token();

@@ -16,7 +16,7 @@ const seed = Number(process.env.FC_SEED ?? 20261121);
 const params = { numRuns, seed };
 
 const recordKeys = [
-  'cost', 'counter', 'country', 'countryCode', 'createdAt', 'deliveries', 'delivery', 'expiresAt', 'failureReason', 'fallback', 'id', 'otp', 'pairedNumber', 'phoneNumber', 'reference', 'status', 'type', 'updatedAt', 'webhookUrl',
+  'cost', 'counter', 'country', 'countryCode', 'createdAt', 'deliveries', 'delivery', 'expiresAt', 'failureReason', 'fallback', 'id', 'otp', 'pairedNumber', 'phoneNumber', 'reference', 'risk', 'status', 'type', 'updatedAt', 'webhookUrl',
 ];
 
 /** Anything, as the JSON text a client could send. */

@@ -19,6 +19,7 @@ export interface RecordBody {
   status: string;
   webhookUrl: string | null;
   reference: string | null;
+  risk: { verdict: string; factors: { factor: string; rule: string; mode: string }[] };
 }
 
 export interface V1ErrorBody {
