@@ -471,7 +471,7 @@ export const settings = {
     parse: bool,
   },
   RETENTION_DAYS: {
-    doc: 'Days to keep delivered or unsent webhook events (with their attempts), stored messages, finished send jobs, number lookups, ended prefix blocks and country throttles, daily send counts, budgeted clients\' spend of ended days and months, and the signals creates came with (0 keeps them forever); verifications (less their signals) and failed events are kept',
+    doc: 'Days to keep delivered or unsent webhook events (with their attempts), stored messages, finished send jobs, number lookups, ended prefix blocks and country throttles, daily send counts, budgeted clients\' spend of ended days and months, the refused creates kept for `otp-service verdicts`, and the signals creates came with (0 keeps them forever); verifications (less their signals) and failed events are kept',
     default: '30',
     parse: integer(0, 36_500),
   },

@@ -38,6 +38,8 @@ import { SqlRouteStore } from './store/route-store.js';
 import { RouteTable, type Destination, type Route } from './domain/routes.js';
 import { RuleModes, type RuleModeEntry } from './domain/risk.js';
 import { SqlRuleModeStore } from './store/rule-mode-store.js';
+import { SqlRiskStore } from './store/risk-store.js';
+import { RefusalRecorder } from './domain/verdicts.js';
 import { InForce } from './domain/in-force.js';
 import { costOf, PriceTable, type Price } from './domain/prices.js';
 import { SpendStore } from './store/spend-store.js';
@@ -117,6 +119,8 @@ export interface Services {
   readonly numberLists: SqlNumberListStore;
   readonly listsInForce: InForce<NumberLists, ListEntry>;
   readonly ruleModeStore: SqlRuleModeStore;
+  readonly riskStore: SqlRiskStore;
+  readonly refusals: RefusalRecorder;
   readonly ruleModesInForce: InForce<RuleModes, RuleModeEntry>;
   /** Routes (`otp-service routes`): where they are kept, and what this process holds of them. */
   readonly routeStore: SqlRouteStore;
@@ -255,6 +259,8 @@ export async function createServices(
   const listsInForce = new InForce(numberLists, (entries) => new NumberLists(entries));
   const captchaTokens = new SqlCaptchaTokenStore(db.db);
   await listsInForce.refresh();
+  const riskStore = new SqlRiskStore(db.db);
+  const refusals = new RefusalRecorder(riskStore, (err) => logger.warn({ err }, 'refusals were not recorded for the verdicts'));
   const ruleModeStore = new SqlRuleModeStore(db.db, db.kind === 'postgres');
   const ruleModesInForce = new InForce(ruleModeStore, (entries) => new RuleModes(entries));
   await ruleModesInForce.refresh();
@@ -347,6 +353,7 @@ export async function createServices(
     },
     lists: () => listsInForce.current(),
     ruleModes: () => ruleModesInForce.current(),
+    refusals,
     captcha: {
       verifier: new SiteVerify({ turnstile: config.TURNSTILE_VERIFY_URL, hcaptcha: config.HCAPTCHA_VERIFY_URL, recaptcha: config.RECAPTCHA_VERIFY_URL }),
       tokens: captchaTokens,
@@ -472,6 +479,8 @@ export async function createServices(
     listsInForce,
     ruleModeStore,
     ruleModesInForce,
+    riskStore,
+    refusals,
     routeStore,
     routesInForce,
     bestShares,

@@ -17,6 +17,7 @@ const readOnly = new Set<AdminCommand['name']>([
   'routes.list',
   'prices.list',
   'costs',
+  'verdicts',
   'webhooks.list',
   'webhooks.show',
   'blocks.list',

@@ -22,6 +22,7 @@ import { isListCommandName, parseListCommand, runListCommand, type ListCommand, 
 import { isRuleCommandName, parseRuleCommand, runRuleCommand, type RuleCommand, type RuleDeps } from './rule-commands.js';
 import { isRouteCommandName, parseRouteCommand, runRouteCommand, type RouteCommand, type RouteDeps } from './route-commands.js';
 import { isPriceCommandName, parsePriceCommand, runPriceCommand, type PriceCommand, type PriceDeps } from './price-commands.js';
+import { verdictReport, type RiskStore } from '../domain/verdicts.js';
 import { costGroupings, costReport, type CostGrouping, type CostStore } from '../domain/cost-report.js';
 import type { OperatorService } from '../console/operator-service.js';
 import { findVerifications, type VerificationSearchDeps } from './verification-search.js';
@@ -61,6 +62,8 @@ export interface AdminDeps {
   readonly prices: PriceDeps;
   /** The cost ledger (`otp-service costs`). */
   readonly costs: CostStore;
+  /** Refusals and shadowed sends, for `otp-service verdicts`. */
+  readonly risk: Pick<RiskStore, 'verdicts'>;
   /** A client's spend today and this month beside its budgets (`clients show`, contract 17). */
   readonly spend: SpendOf;
   /** Console operators (`otp-service operators`, contract 16). */
@@ -86,6 +89,8 @@ export type AdminCommand =
   | PriceCommand
   /** The cost ledger over days (both included; null: the defaults of GET /v1/stats), grouped `by`. */
   | { readonly name: 'costs'; readonly from: string | null; readonly to: string | null; readonly by: CostGrouping }
+  /** Per risk rule: creates refused, sends shadowed, and how many of those were verified later (contract 18). */
+  | { readonly name: 'verdicts'; readonly from: string | null; readonly to: string | null; readonly clientId: string | null }
   | { readonly name: 'clients.create'; readonly clientName: string; readonly scopes: readonly string[]; readonly revealCode?: boolean }
   | { readonly name: 'clients.list' }
   | { readonly name: 'clients.disable'; readonly id: string }
@@ -223,6 +228,11 @@ export function parseAdminCommand(input: unknown): AdminCommand | string {
       const text = (v: unknown) => v === null || typeof v === 'string';
       if (by === undefined || !text(c.from) || !text(c.to)) return `costs takes days as text and a grouping (${costGroupings.join(', ')})`;
       return { name: c.name, from: c.from as string | null, to: c.to as string | null, by };
+    }
+    case 'verdicts': {
+      const text = (v: unknown) => v === null || typeof v === 'string';
+      if (!text(c.from) || !text(c.to) || !text(c.clientId)) return 'verdicts takes days and a client id as text';
+      return { name: c.name, from: c.from as string | null, to: c.to as string | null, clientId: c.clientId as string | null };
     }
     case 'operators.create':
       if (typeof c.email !== 'string') return 'operators.create needs an email';
@@ -378,6 +388,12 @@ export async function runAdminCommand(deps: AdminDeps, command: AdminCommand): P
       const report = await costReport(deps.costs, command.by, { from: command.from ?? undefined, to: command.to ?? undefined }, clock.now());
       if (report.kind === 'invalid') return { ok: false, error: report.problems.map((p) => `--${p.field} ${p.issue}`).join('; ') };
       return { ok: true, value: report.rows };
+    }
+    case 'verdicts': {
+      if (command.clientId !== null && !(isUuid(command.clientId) && (await clients.show(command.clientId)))) return { ok: false, error: `no client ${command.clientId}` };
+      const report = await verdictReport(deps.risk, { from: command.from ?? undefined, to: command.to ?? undefined }, command.clientId, clock.now());
+      if ('problems' in report) return { ok: false, error: report.problems.map((p) => `--${p.field} ${p.issue}`).join('; ') };
+      return { ok: true, value: report.verdicts };
     }
     case 'prices.import':
     case 'prices.remove':

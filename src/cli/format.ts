@@ -1,5 +1,6 @@
 import type { AdminCommand } from '../admin/commands.js';
 import type { RuleView } from '../admin/rule-commands.js';
+import type { Verdict } from '../domain/verdicts.js';
 import type { ClientThrottleView, CountryThrottle, PrefixBlock } from '../admin/prefix-blocks.js';
 import type { ProviderStatus } from '../admin/provider-status.js';
 import type { RouteView } from '../admin/route-commands.js';
@@ -86,6 +87,10 @@ export function formatResult(command: AdminCommand, value: unknown): string {
       const scope = v.clientId === null ? 'every client' : `client ${v.clientId}`;
       if (v.removed !== undefined) return `removed ${v.removed} from the ${v.kind} list of ${scope}\n`;
       return `${v.added !== undefined ? 'added' : 'updated'} ${v.added ?? v.updated ?? ''} on the ${v.kind} list of ${scope}\n`;
+    }
+    case 'verdicts': {
+      const rows = (value as Verdict[]).map((v) => `${v.rule}\t${v.factor}\t${v.refused}\t${v.shadowed}\t${v.verifiedLater}`);
+      return `RULE\tFACTOR\tREFUSED\tSHADOWED\tVERIFIED LATER\n${rows.join('\n')}\n`;
     }
     case 'rules.list': {
       const rules = value as RuleView[];

@@ -122,6 +122,15 @@ const commands: Readonly<Record<string, Readonly<Record<string, CommandHelp>>>> 
         "--client; a client's own mode wins over the service-wide one. Running servers follow within 2 s on PostgreSQL.",
     },
   },
+  verdicts: {
+    '': {
+      args: '[--from YYYY-MM-DD] [--to YYYY-MM-DD] [--client CLIENT_ID] [--json]',
+      about:
+        'Per risk rule: the creates it refused, the sends it would have refused in shadow mode, and how many of those numbers had a code verified\n' +
+        'later (a shadowed send its own code; a refused create a later one of the same number and client): a rule whose refused users verify\n' +
+        'refuses real people. Days as costs takes them (the last 7 by default). --json: [{ rule, factor, refused, shadowed, verifiedLater }].',
+    },
+  },
   routes: {
     set: {
       args: 'CHANNEL DESTINATION PROVIDER[,PROVIDER...] [--weights W[,W...] | --policy best] [--failover-after SECONDS] [--json]',

@@ -233,6 +233,9 @@ function parseAdmin(positionals: readonly string[], values: Values, readStdin: (
     if (grouping === undefined) throw new UsageError(`--by is one of ${costGroupings.join(', ')}, not "${by}"; see otp-service costs --help`);
     return { command: { name: 'costs', from: values.from ?? null, to: values.to ?? null, by: grouping }, json };
   }
+  if (group === 'verdicts' && action === undefined) {
+    return { command: { name: 'verdicts', from: values.from ?? null, to: values.to ?? null, clientId: values.client ?? null }, json };
+  }
   if (group === 'rules') {
     const [, , rule, mode] = positionals;
     if (action === 'list' && positionals.length === 2) return { command: { name: 'rules.list' }, json };

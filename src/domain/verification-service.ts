@@ -47,6 +47,7 @@ import {
   type Verification,
 } from './verification.js';
 import type { Committed, VerificationStore, VerificationTx } from './verification-store.js';
+import type { RefusalRecorder } from './verdicts.js';
 
 /** The rules a verification lives by, from the settings. */
 export interface VerificationPolicy {
@@ -286,6 +287,8 @@ export interface VerificationServiceDeps {
   readonly newCountrySends?: WindowQuota;
   /** Checks CAPTCHA tokens with their providers and remembers those accepted (contract 14). */
   readonly captcha?: { readonly verifier: CaptchaVerifier; readonly tokens: CaptchaTokenStore; readonly failOpen: boolean };
+  /** Where creates refused by a rule are recorded, for the verdicts (contract 18); absent: not recorded. */
+  readonly refusals?: Pick<RefusalRecorder, 'refused'>;
   /** The risk rules' modes in force (contract 18), as this process last read them; absent: every rule enforces. */
   readonly ruleModes?: () => RuleModes;
   /** The block and allow lists in force (contract 14), as this process last read them. */
@@ -331,6 +334,7 @@ export class VerificationService {
     // A relayed code comes from an auth server, not from a page: it has no widget, and that server guards its own.
     // `throttled`: a token that comes is checked as always; without one, a throttle's refusal asks for one.
     // Each rule in its mode for this client (contract 18): the factors of rules in shadow are heard and kept.
+    const refusedNumber = { clientId: request.clientId, phoneNumber: phone.e164 };
     const modes = this.deps.ruleModes?.() ?? allEnforced;
     const modeOf = (rule: RiskRule) => modes.modeOf(rule, request.clientId);
     const shadowed: FactorEntry[] = [];
@@ -348,7 +352,7 @@ export class VerificationService {
         captchaPassed = captcha === 'passed';
         if (captcha !== 'passed' && (captcha === 'unavailable' || hear('captcha') === 'enforce')) {
           if (captcha !== 'unavailable') this.deps.observer?.createRefused('captcha');
-          return this.judged(captchaRefusal(captcha));
+          return this.judged(captchaRefusal(captcha), refusedNumber);
         }
       }
       // A token refused in shadow mode leaves the create as if the client had no CAPTCHA.
@@ -357,13 +361,13 @@ export class VerificationService {
     const refused = destinationRefused(phone, policy.destinations, settings.allowedCountries);
     if (refused && hear(refused.rule) === 'enforce') {
       this.deps.observer?.createRefused('destination');
-      return this.judged({ kind: 'not-allowed', rule: 'destination', detail: refused.detail, factors: [...shadowed, enforced(refused.rule)] });
+      return this.judged({ kind: 'not-allowed', rule: 'destination', detail: refused.detail, factors: [...shadowed, enforced(refused.rule)] }, refusedNumber);
     }
     const lists = this.deps.lists?.();
     const blocked = lists?.blockedBy(phone.e164, request.clientId) ?? null;
     if (blocked !== null && hear('lists') === 'enforce') {
       this.deps.observer?.createRefused('blocked');
-      return this.judged({ kind: 'blocked', value: blocked, factors: [...shadowed, enforced('lists')] });
+      return this.judged({ kind: 'blocked', value: blocked, factors: [...shadowed, enforced('lists')] }, refusedNumber);
     }
     // An allowed number skips the per-number, prefix, signal and conversion limits; not the daily quota.
     const allowed = lists?.allows(phone.e164, request.clientId) ?? false;
@@ -483,7 +487,7 @@ export class VerificationService {
       this.deps.observer?.verificationCreated(outcome.verification.type, outcome.verification.countryCode);
       if (outcome.verification.testNumber) await this.deps.testSends?.(outcome.verification);
     }
-    return this.judged(outcome);
+    return this.judged(outcome, refusedNumber);
   }
 
   /** A create's one transaction script: lock, read, decide, write. */
@@ -685,9 +689,16 @@ export class VerificationService {
     return conversion.throttleOn({ regionCode: v.regionCode, countryCode: v.countryCode, provider: conversion.firstProvider(channel, v) }, now);
   }
 
-  /** An outcome as it is answered, its risk factors counted (metrics) when it has any. */
-  private judged<T extends CreateOutcome | ResendOutcome>(outcome: T): T {
-    if ('factors' in outcome && outcome.factors.length > 0) this.deps.observer?.riskFactors?.(outcome.factors);
+  /**
+   * An outcome as it is answered, its risk factors counted (metrics) when it has any; a create refused towards
+   * `refusedNumber` is recorded for the verdicts (whether that number's user turns out real).
+   */
+  private judged<T extends CreateOutcome | ResendOutcome>(outcome: T, refusedNumber?: { readonly clientId: string; readonly phoneNumber: string }): T {
+    // A send that went out names the factors of the rules in shadow that would have refused it.
+    if (outcome.kind === 'created' && outcome.verification.risk) this.deps.observer?.riskFactors?.(outcome.verification.risk.factors);
+    if (!('factors' in outcome) || outcome.factors.length === 0) return outcome;
+    this.deps.observer?.riskFactors?.(outcome.factors);
+    if (refusedNumber) this.deps.refusals?.refused(refusedNumber.clientId, refusedNumber.phoneNumber, outcome.factors, this.deps.clock.now());
     return outcome;
   }
 

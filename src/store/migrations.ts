@@ -722,6 +722,20 @@ const migrations: Record<string, Migration> = {
         -- Why a send was judged risky: { verdict, factors } when a rule objected or a CAPTCHA was asked (NULL: allowed,
         -- nothing objected, as almost every send is).
         ALTER TABLE verifications ADD COLUMN risk jsonb;
+        -- otp-service verdicts reads the shadowed sends of a range from these few rows alone.
+        CREATE INDEX verifications_risk ON verifications (created_at) WHERE risk IS NOT NULL;
+        -- Each create a rule refused (its enforced factors), so that verdicts can tell how many of those numbers
+        -- had a code verified later: the cost of a rule in real users. Erased with the number, pruned by RETENTION_DAYS.
+        CREATE TABLE risk_refusals (
+          id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+          client_id uuid NOT NULL,
+          phone_number text NOT NULL,
+          rule text NOT NULL,
+          factor text NOT NULL,
+          refused_at timestamptz NOT NULL
+        );
+        CREATE INDEX risk_refusals_refused ON risk_refusals (refused_at);
+        CREATE INDEX risk_refusals_phone ON risk_refusals (phone_number);
       `);
     },
   },

@@ -42,6 +42,10 @@ export class SqlPersonalDataStore implements PersonalDataStore {
         let looked = trx.deleteFrom('lookups').where('phone_number', '=', selection.phoneNumber);
         if (selection.clientId !== null) looked = looked.where('client_id', '=', selection.clientId);
         lookups = counted(await looked.execute());
+        // The refusals kept for the verdicts name the number: they go, and with them what they counted.
+        let refusals = trx.deleteFrom('risk_refusals').where('phone_number', '=', selection.phoneNumber);
+        if (selection.clientId !== null) refusals = refusals.where('client_id', '=', selection.clientId);
+        await refusals.execute();
         // A block must still block the number: its entry stays, without what an operator wrote of the person.
         let listed = trx.updateTable('number_lists').set({ note: null }).where('value', '=', selection.phoneNumber).where('note', 'is not', null);
         if (selection.clientId !== null) listed = listed.where('client_id', '=', selection.clientId);

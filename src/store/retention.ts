@@ -6,7 +6,7 @@ import type { Database } from './schema.js';
  * locks for long: webhook events that were delivered or had nowhere to go (their attempts go with them),
  * stored messages, finished send jobs, which verification each provider message id was for, receipts kept for a send never recorded, the signals creates came with, and number lookups (a lookup is a snapshot of the metadata of its day, not
  * worth keeping for good); prefix blocks and country throttles that ended, clients' daily send counts of days gone
- * by, and budgeted clients' spend of days and months that ended before `before`. Verifications are records the clients read back and stay; failed events stay for the
+ * by, budgeted clients' spend of days and months that ended before `before`, and the refusals kept for the verdicts. Verifications are records the clients read back and stay; failed events stay for the
  * operator to replay. Returns how many rows went.
  */
 export async function pruneHistory(db: Kysely<Database>, before: Date, batch = 5_000): Promise<number> {
@@ -47,6 +47,10 @@ export async function pruneHistory(db: Kysely<Database>, before: Date, batch = 5
     .deleteFrom('parked_receipts')
     .where('id', 'in', (qb) => qb.selectFrom('parked_receipts').select('id').where('received_at', '<', before).limit(batch))
     .executeTakeFirst();
+  const refusals = await db
+    .deleteFrom('risk_refusals')
+    .where('id', 'in', (qb) => qb.selectFrom('risk_refusals').select('id').where('refused_at', '<', before).limit(batch))
+    .executeTakeFirst();
   const lookups = await db
     .deleteFrom('lookups')
     .where('id', 'in', (qb) => qb.selectFrom('lookups').select('id').where('created_at', '<', before).limit(batch))
@@ -74,6 +78,6 @@ export async function pruneHistory(db: Kysely<Database>, before: Date, batch = 5
       ]),
     )
     .executeTakeFirst();
-  const deleted = [events, messages, jobs, providerMessages, parked, lookups, blocks, throttles, clientThrottles, resendThrottles, dailySends, spend].reduce((n, r) => n + Number(r.numDeletedRows), 0);
+  const deleted = [events, messages, jobs, providerMessages, parked, lookups, blocks, throttles, clientThrottles, resendThrottles, dailySends, spend, refusals].reduce((n, r) => n + Number(r.numDeletedRows), 0);
   return deleted + Number(signals.numUpdatedRows);
 }

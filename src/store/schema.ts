@@ -262,6 +262,7 @@ export interface Database {
   country_throttles: CountryThrottlesTable;
   number_lists: NumberListsTable;
   rule_modes: RuleModesTable;
+  risk_refusals: RiskRefusalsTable;
   captcha_tokens: CaptchaTokensTable;
   client_throttles: ClientThrottlesTable;
   resend_throttles: ResendThrottlesTable;
@@ -447,4 +448,13 @@ export interface RuleModesTable {
   client_id: string | null;
   mode: string;
   updated_at: ColumnType<Date, Date, Date>;
+}
+
+export interface RiskRefusalsTable {
+  id: Generated<number>;
+  client_id: string;
+  phone_number: string;
+  rule: string;
+  factor: string;
+  refused_at: ColumnType<Date, Date, Date>;
 }

@@ -4,7 +4,7 @@ import { after, before, it } from 'node:test';
 import { runAdminCommand, type AdminCommand } from '../../src/admin/commands.js';
 import { adminDeps } from '../../src/admin/deps.js';
 import { pruneHistory } from '../../src/store/retention.js';
-import { detailFields, expectV1Error, nextLocalNumber, type RecordBody } from '../support/api.js';
+import { detailFields, e164Of, expectV1Error, nextLocalNumber, type RecordBody } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { withSecondInstance } from '../support/second-instance.js';
@@ -83,6 +83,41 @@ forEachDatabase('signal limits', (kind) => {
     expectV1Error(await create(await h.token(undefined, other), { deviceId: device }), 429, 'RATE_LIMITED');
     const refusedSet = await runAdminCommand(adminDeps(h.services), { name: 'rules.set', rule: 'devices', mode: 'shadow', clientId: null });
     assert.deepEqual(refusedSet, { ok: false, error: `no rule devices: the rules are captcha, countries, line-types, lists, prefix, conversion, resend-throttle, new-country, ip, network, device, phone, daily-quota, budget` });
+    await admin({ name: 'rules.set', rule: 'device', mode: 'enforce', clientId: shadowed.clientId });
+  });
+
+  it('verdicts: per rule, the creates it refused and the sends it shadowed, and how many of their numbers had a code verified later', async () => {
+    const shadowed = await h.client();
+    const enforced = await h.client();
+    await admin({ name: 'rules.set', rule: 'device', mode: 'shadow', clientId: shadowed.clientId });
+    const device = freshDevice();
+    const send = async (token: string, phoneNumber: string, deviceId: string) =>
+      h.app.inject({ method: 'POST', url: '/v1/otp/request', headers: { authorization: `Bearer ${token}` }, payload: { countryCode: '+234', phoneNumber, signals: { deviceId } } });
+    const verify = async (token: string, res: { json: () => unknown }) => {
+      const { id, otp } = (res.json() as { data: RecordBody }).data;
+      assert.equal((await h.call('POST', '/v1/otp/verify', token, { id, otp })).statusCode, 200);
+    };
+    const s = await h.token(undefined, shadowed);
+    const e = await h.token(undefined, enforced);
+    for (const token of [s, e]) for (let n = 0; n < 2; n += 1) assert.equal((await send(token, nextLocalNumber(), device)).statusCode, 200);
+    await verify(s, await send(s, nextLocalNumber(), device));
+    const real = nextLocalNumber();
+    expectV1Error(await send(e, real, device), 429, 'RATE_LIMITED');
+    expectV1Error(await send(e, nextLocalNumber(), device), 429, 'RATE_LIMITED');
+    // The refused user comes back from another device and types the code: the rule refused a real person.
+    await verify(e, await send(e, real, freshDevice()));
+    await h.services.refusals.idle();
+    const today = h.clock.now().toISOString().slice(0, 10);
+    const deviceRow = async (clientId: string) =>
+      ((await admin({ name: 'verdicts', from: today, to: today, clientId })) as { rule: string }[]).find((v) => v.rule === 'device');
+    assert.deepEqual(await deviceRow(enforced.clientId), { rule: 'device', factor: 'device_reuse', refused: 2, shadowed: 0, verifiedLater: 1 });
+    assert.deepEqual(await deviceRow(shadowed.clientId), { rule: 'device', factor: 'device_reuse', refused: 0, shadowed: 1, verifiedLater: 1 });
+    const all = (await admin({ name: 'verdicts', from: today, to: today, clientId: null })) as { rule: string; refused: number }[];
+    assert.equal(all.length, 14);
+    assert.ok((all.find((v) => v.rule === 'device')?.refused ?? 0) >= 2);
+    // Erasing the number takes its refusals with it.
+    await admin({ name: 'erase', phoneNumber: e164Of(real), clientId: enforced.clientId });
+    assert.deepEqual(await deviceRow(enforced.clientId), { rule: 'device', factor: 'device_reuse', refused: 1, shadowed: 0, verifiedLater: 0 });
     await admin({ name: 'rules.set', rule: 'device', mode: 'enforce', clientId: shadowed.clientId });
   });
 
