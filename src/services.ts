@@ -471,7 +471,7 @@ export async function createServices(
     deliveries,
     channels,
     lookups,
-    stats: new StatsService({ store: new SqlStatsStore(db.db), clock }),
+    stats: new StatsService({ store: new SqlStatsStore(db.db), verdicts: riskStore, clock }),
     messages,
     inbox,
     prefixBlocks: new SqlPrefixBlockStore(db.db),

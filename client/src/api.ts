@@ -8536,6 +8536,8 @@ export interface operations {
                  * @example 2026-11-23
                  */
                 to?: string;
+                /** @description `factor`: per risk rule, the client's creates it refused, the sends it would have refused in shadow mode, and how many of those numbers had a code verified later. */
+                by?: "factor";
             };
             header?: never;
             path?: never;
@@ -8554,8 +8556,8 @@ export interface operations {
                         status: true;
                         /** @example Stats retrieved */
                         message: string;
-                        /** @description Ordered by day, then region; days without traffic are left out. */
-                        data: {
+                        /** @description Days and countries; with `by=factor`, one entry per risk rule. */
+                        data: ({
                             /** @description The UTC day the verifications were created, YYYY-MM-DD. */
                             day: string;
                             /** @description ISO 3166 alpha-2 region of the numbers (NG), `001` for non-geographic numbers (+800, +882...). Null only for verifications made before the service stored regions, under a calling code several regions share (+1, +44). */
@@ -8574,7 +8576,18 @@ export interface operations {
                             cost: string;
                             /** @description `cost` divided by `verified`, to 6 decimals; null when none was verified. */
                             costPerVerified: string | null;
-                        }[];
+                        } | {
+                            /** @description The risk rule. */
+                            rule: string;
+                            /** @description The risk factor it names when it objects. */
+                            factor: string;
+                            /** @description The client's creates it refused. */
+                            refused: number;
+                            /** @description The client's sends it would have refused in shadow mode (the code was sent). */
+                            shadowed: number;
+                            /** @description Of those, how many numbers had a code verified: a shadowed send its own, a refused create a later create of the same number. */
+                            verifiedLater: number;
+                        })[];
                     };
                 };
             };

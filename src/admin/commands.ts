@@ -22,7 +22,6 @@ import { isListCommandName, parseListCommand, runListCommand, type ListCommand, 
 import { isRuleCommandName, parseRuleCommand, runRuleCommand, type RuleCommand, type RuleDeps } from './rule-commands.js';
 import { isRouteCommandName, parseRouteCommand, runRouteCommand, type RouteCommand, type RouteDeps } from './route-commands.js';
 import { isPriceCommandName, parsePriceCommand, runPriceCommand, type PriceCommand, type PriceDeps } from './price-commands.js';
-import { verdictReport, type RiskStore } from '../domain/verdicts.js';
 import { costGroupings, costReport, type CostGrouping, type CostStore } from '../domain/cost-report.js';
 import type { OperatorService } from '../console/operator-service.js';
 import { findVerifications, type VerificationSearchDeps } from './verification-search.js';
@@ -47,7 +46,7 @@ export interface AdminDeps {
   /** Countries throttled for their conversion (`otp-service blocks`). */
   readonly countryThrottles: CountryThrottles;
   /** Traffic per day and country (`otp-service stats`). */
-  readonly stats: Pick<StatsService, 'forClient' | 'forAllClients'>;
+  readonly stats: Pick<StatsService, 'forClient' | 'forAllClients' | 'factors'>;
   /** PUBLIC_BASE_URL, which the relays' addresses start with (`clients hooks`); null: paths only. */
   readonly publicBaseUrl: string | null;
   /** The embedded database's data folder as a crash would leave it, written to a file (`otp-service backup`). */
@@ -62,8 +61,6 @@ export interface AdminDeps {
   readonly prices: PriceDeps;
   /** The cost ledger (`otp-service costs`). */
   readonly costs: CostStore;
-  /** Refusals and shadowed sends, for `otp-service verdicts`. */
-  readonly risk: Pick<RiskStore, 'verdicts'>;
   /** A client's spend today and this month beside its budgets (`clients show`, contract 17). */
   readonly spend: SpendOf;
   /** Console operators (`otp-service operators`, contract 16). */
@@ -391,9 +388,9 @@ export async function runAdminCommand(deps: AdminDeps, command: AdminCommand): P
     }
     case 'verdicts': {
       if (command.clientId !== null && !(isUuid(command.clientId) && (await clients.show(command.clientId)))) return { ok: false, error: `no client ${command.clientId}` };
-      const report = await verdictReport(deps.risk, { from: command.from ?? undefined, to: command.to ?? undefined }, command.clientId, clock.now());
-      if ('problems' in report) return { ok: false, error: report.problems.map((p) => `--${p.field} ${p.issue}`).join('; ') };
-      return { ok: true, value: report.verdicts };
+      const report = await deps.stats.factors(command.clientId, { from: command.from ?? undefined, to: command.to ?? undefined });
+      if (report.kind === 'invalid') return { ok: false, error: report.problems.map((p) => `--${p.field} ${p.issue}`).join('; ') };
+      return { ok: true, value: report.rows };
     }
     case 'prices.import':
     case 'prices.remove':

@@ -96,7 +96,6 @@ export function adminDeps(services: Services): AdminDeps {
       knownProvider: (name) => providerModule(name) !== undefined,
     },
     costs: new SqlCostStore(services.db.db),
-    risk: services.riskStore,
     spend: (clientId, budget) => services.spend.spendOf(clientId, budget, services.clock.now()),
     operators: services.operators,
     consoleOrigin: services.config.consoleOrigin ?? `http://localhost:${services.config.PORT}`,

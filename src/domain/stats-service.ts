@@ -2,9 +2,12 @@ import type { FieldProblem } from './error-catalogue.js';
 import type { Clock } from './ports.js';
 import { settleTraffic, statsRange, type ClientDailyTraffic, type DailyTraffic, type StatsQuery, type StatsRange } from './stats.js';
 import type { StatsStore } from './stats-store.js';
+import { verdictReport, type RiskStore, type Verdict } from './verdicts.js';
 
 export interface StatsServiceDeps {
   readonly store: StatsStore;
+  /** Refusals and shadowed sends per risk rule (contract 18). */
+  readonly verdicts: Pick<RiskStore, 'verdicts'>;
   readonly clock: Clock;
 }
 
@@ -22,6 +25,12 @@ export class StatsService {
     const outcome = await this.read(clientId, query);
     if (outcome.kind === 'invalid') return outcome;
     return { ...outcome, rows: outcome.rows.map(({ clientId: _own, ...row }) => row) };
+  }
+
+  /** Per risk rule: creates refused, sends shadowed, and how many of those numbers verified later; of one client or all (null). */
+  async factors(clientId: string | null, query: StatsQuery): Promise<StatsOutcome<Verdict>> {
+    const report = await verdictReport(this.deps.verdicts, query, clientId, this.deps.clock.now());
+    return 'problems' in report ? { kind: 'invalid', problems: report.problems } : { kind: 'ok', range: report.range, rows: report.verdicts };
   }
 
   /** Every client's figures, each row naming its client; byProvider: also per provider of the latest send. */

@@ -1,6 +1,6 @@
 import type { FieldProblem } from './error-catalogue.js';
 import { riskRules, type FactorEntry, type RiskRule } from './risk.js';
-import { statsRange, type StatsQuery } from './stats.js';
+import { statsRange, type StatsQuery, type StatsRange } from './stats.js';
 
 /** A create refused by an enforced rule (contract 18), kept to learn whether the number's user was real. */
 export interface RiskRefusal {
@@ -34,7 +34,7 @@ export async function verdictReport(
   query: StatsQuery,
   clientId: string | null,
   now: Date,
-): Promise<{ readonly verdicts: Verdict[] } | { readonly problems: FieldProblem[] }> {
+): Promise<{ readonly range: StatsRange; readonly verdicts: Verdict[] } | { readonly problems: FieldProblem[] }> {
   const asked = statsRange(query, now);
   if ('problems' in asked) return asked;
   const found = await store.verdicts(asked.range.since, asked.range.before, clientId);
@@ -43,7 +43,7 @@ export async function verdictReport(
     const total = (key: 'refused' | 'shadowed' | 'verifiedLater') => mine.reduce((n, v) => n + v[key], 0);
     return { rule, factor: riskRules[rule], refused: total('refused'), shadowed: total('shadowed'), verifiedLater: total('verifiedLater') };
   });
-  return { verdicts };
+  return { range: asked.range, verdicts };
 }
 
 /** At most this many refusals wait to be written; past it (a database far behind an attack) they are not kept. */

@@ -112,6 +112,13 @@ forEachDatabase('signal limits', (kind) => {
       ((await admin({ name: 'verdicts', from: today, to: today, clientId })) as { rule: string }[]).find((v) => v.rule === 'device');
     assert.deepEqual(await deviceRow(enforced.clientId), { rule: 'device', factor: 'device_reuse', refused: 2, shadowed: 0, verifiedLater: 1 });
     assert.deepEqual(await deviceRow(shadowed.clientId), { rule: 'device', factor: 'device_reuse', refused: 0, shadowed: 1, verifiedLater: 1 });
+    // The client reads the same of its own traffic.
+    const own = await h.call('GET', `/v1/stats?by=factor&from=${today}&to=${today}`, e);
+    assert.equal(own.statusCode, 200, own.body);
+    const rows = own.json<{ data: { rule: string }[] }>().data;
+    assert.equal(rows.length, 14);
+    assert.deepEqual(rows.find((v) => v.rule === 'device'), { rule: 'device', factor: 'device_reuse', refused: 2, shadowed: 0, verifiedLater: 1 });
+    expectV1Error(await h.call('GET', '/v1/stats?by=rule', e), 400, 'VALIDATION_ERROR');
     const all = (await admin({ name: 'verdicts', from: today, to: today, clientId: null })) as { rule: string; refused: number }[];
     assert.equal(all.length, 14);
     assert.ok((all.find((v) => v.rule === 'device')?.refused ?? 0) >= 2);

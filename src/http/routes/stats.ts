@@ -43,9 +43,25 @@ const exampleRows: DailyTraffic[] = [
   { day: '2026-11-24', regionCode: 'NG', countryCode: '+234', channel: 'SMS', sends: 1311, delivered: 1190, verified: 1043, cost: '5.244', costPerVerified: '0.005028' },
 ];
 
-const statsEnvelope = successEnvelope(
+/** One risk rule's figures (`by=factor`). */
+const verdictSchema = {
+  type: 'object',
+  required: ['rule', 'factor', 'refused', 'shadowed', 'verifiedLater'],
+  properties: {
+    rule: { type: 'string', description: 'The risk rule.' },
+    factor: { type: 'string', description: 'The risk factor it names when it objects.' },
+    refused: { type: 'integer', description: "The client's creates it refused." },
+    shadowed: { type: 'integer', description: "The client's sends it would have refused in shadow mode (the code was sent)." },
+    verifiedLater: {
+      type: 'integer',
+      description: 'Of those, how many numbers had a code verified: a shadowed send its own, a refused create a later create of the same number.',
+    },
+  },
+} as const;
+
+const verdictsEnvelope = successEnvelope(
   message,
-  { type: 'array', items: dailyTrafficSchema, description: 'Ordered by day, then region; days without traffic are left out.' } as const,
+  { type: 'array', items: { anyOf: [dailyTrafficSchema, verdictSchema] }, description: 'Days and countries; with `by=factor`, one entry per risk rule.' } as const,
   exampleRows,
 );
 
@@ -64,19 +80,25 @@ const fetchSchema = {
     properties: {
       from: day(`The first day counted (UTC), YYYY-MM-DD; default: ${defaultStatsDays - 1} days before \`to\`.`),
       to: day('The last day counted (UTC), YYYY-MM-DD; default: today.'),
+      by: {
+        type: 'string',
+        enum: ['factor'],
+        description: "`factor`: per risk rule, the client's creates it refused, the sends it would have refused in shadow mode, and how many of those numbers had a code verified later.",
+      },
     },
   },
-  response: v1Answers(statsEnvelope, [], { jsonBody: false }),
+  response: v1Answers(verdictsEnvelope, [], { jsonBody: false }),
 } as const;
 
 /** GET /v1/stats (contract 10): the calling client's figures. */
 export function statsRoutes(app: FastifyInstance, stats: StatsService): void {
-  app.get<{ Querystring: { from?: string; to?: string } }>(
+  app.get<{ Querystring: { from?: string; to?: string; by?: 'factor' } }>(
     '/v1/stats',
     { schema: fetchSchema, config: { operation: 'fetchStats' } },
     async (request, reply) => {
-      const { from, to } = request.query;
-      const outcome = await stats.forClient(grantOf(request).clientId, { from, to });
+      const { from, to, by } = request.query;
+      const clientId = grantOf(request).clientId;
+      const outcome = by === 'factor' ? await stats.factors(clientId, { from, to }) : await stats.forClient(clientId, { from, to });
       if (outcome.kind === 'invalid') return sendError(reply, 'VALIDATION_ERROR', { details: outcome.problems });
       return { status: true, message, data: outcome.rows };
     },
