@@ -777,9 +777,11 @@ export class VerificationService {
     }
     // Read from the conversion watch (no statement): a client whose resends convert badly keeps unknown users' low.
     const throttled = this.deps.conversion?.resendThrottleOn?.(clientId, this.deps.clock.now()) ?? null;
+    // The factors of rules in shadow that would have refused this resend (contract 18), for the metrics.
+    const shadowed: FactorEntry[] = [];
     let committed;
     try {
-      committed = await this.resendIn(clientId, id, sendTaken, newCountryTaken, budget.over, throttled !== null, challenge);
+      committed = await this.resendIn(clientId, id, sendTaken, newCountryTaken, budget.over, throttled !== null, challenge, shadowed);
     } catch (err) {
       await giveBack();
       throw err;
@@ -789,6 +791,7 @@ export class VerificationService {
     if (outcome.kind === 'rate-limited') this.deps.observer?.resendRefused?.(outcome.reason);
     if (outcome.kind === 'captcha') this.deps.observer?.resendRefused?.('captcha');
     if (outcome.kind === 'resent' && outcome.verification.testNumber) await this.deps.testSends?.(outcome.verification);
+    if (outcome.kind === 'resent' && shadowed.length > 0) this.deps.observer?.riskFactors?.(shadowed);
     return this.judged(outcome);
   }
 
@@ -805,9 +808,18 @@ export class VerificationService {
     overBudget: BudgetRefusal | null,
     throttled: boolean,
     challenge: 'ask' | 'passed' | null,
+    shadowed: FactorEntry[],
   ): Promise<Committed<ResendOutcome>> {
     const { store, policy, clock } = this.deps;
+    const modes = this.deps.ruleModes?.() ?? allEnforced;
+    // A rule off is not asked; one in shadow names its factor (metrics) and lets the resend go.
+    const refuses = (rule: RiskRule): boolean => {
+      const mode = modes.modeOf(rule, clientId);
+      if (mode === 'shadow') shadowed.push({ factor: riskRules[rule], rule, mode });
+      return mode === 'enforce';
+    };
     return store.transaction(async (tx): Promise<ResendOutcome> => {
+      shadowed.length = 0;
       const current = await tx.findForUpdate(id, clientId);
       if (!current) return { kind: 'not-found' };
       const now = clock.now();
@@ -828,7 +840,9 @@ export class VerificationService {
             tx.update(next);
             return { kind: 'resent', verification: next };
           }
-          if (newCountryTaken === false) return { kind: 'rate-limited', reason: 'new-country', retryAfterSeconds: untilNextHour(now), factors: limitFactors('new-country') };
+          if (newCountryTaken === false && refuses('new-country')) {
+            return { kind: 'rate-limited', reason: 'new-country', retryAfterSeconds: untilNextHour(now), factors: [...shadowed, ...limitFactors('new-country')] };
+          }
           // An attack resends codes it never types; a real user resends a late code, and is mostly known already (the
           // number, address, network or device verified before). Asked only past the unknown user's resends, or,
           // for the free ones, when the code's address may be abroad: those are a local user's (an attack's proxies
@@ -839,16 +853,19 @@ export class VerificationService {
           const held = throttled && challenge !== 'passed' && (pastFree || this.deps.addressCountry !== undefined);
           if (held && !(this.deps.lists?.().allows(current.phoneNumber, clientId) ?? false)) {
             const user = await tx.resendUser(clientId, id, secondsBefore(now, verifiedHistoryDays * 86_400));
-            const refused = !user.known && (pastFree || this.whereFrom(user.address, current.regionCode) === 'elsewhere');
-            const factors = limitFactors('unknown-user');
+            const refused = !user.known && (pastFree || this.whereFrom(user.address, current.regionCode) === 'elsewhere') && refuses('resend-throttle');
+            const factors = [...shadowed, ...limitFactors('unknown-user')];
             if (refused && challenge === 'ask') return { kind: 'captcha', outcome: 'required', factors };
             if (refused) {
               return { kind: 'rate-limited', reason: 'unknown-user', retryAfterSeconds: Math.max(1, Math.ceil((current.expiresAt.getTime() - now.getTime()) / 1000)), factors };
             }
           }
-          if (!sendTaken) return { kind: 'rate-limited', reason: 'daily-quota', retryAfterSeconds: untilNextUtcDay(now), factors: limitFactors('daily-quota') };
-          if (overBudget !== null) {
-            return { kind: 'rate-limited', reason: 'budget', retryAfterSeconds: untilPeriodEnds(overBudget.period, now), budget: overBudget, factors: limitFactors('budget') };
+          if (!sendTaken && refuses('daily-quota')) {
+            return { kind: 'rate-limited', reason: 'daily-quota', retryAfterSeconds: untilNextUtcDay(now), factors: [...shadowed, ...limitFactors('daily-quota')] };
+          }
+          if (overBudget !== null && refuses('budget')) {
+            const factors = [...shadowed, ...limitFactors('budget')];
+            return { kind: 'rate-limited', reason: 'budget', retryAfterSeconds: untilPeriodEnds(overBudget.period, now), budget: overBudget, factors };
           }
           const job = await tx.findSendJob(id);
           if (!job) throw new Error(`verification ${id} has no send job`);

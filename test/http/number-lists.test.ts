@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { runAdminCommand, type AdminCommand } from '../../src/admin/commands.js';
 import { adminDeps } from '../../src/admin/deps.js';
-import { expectV1Error } from '../support/api.js';
+import { expectV1Error, type RecordBody } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
 
@@ -121,5 +121,30 @@ forEachDatabase('allow lists and the daily quota', (kind) => {
     assert.ok((await runAdminCommand(adminDeps(h.services), { name: 'lists.add', kind: 'allow', value: r.e164(1), clientId: null, note: null })).ok);
     for (let n = 0; n < 2; n += 1) assert.equal((await h.call('POST', '/v1/otp/request', token, { countryCode: '+234', phoneNumber: r.local(1) })).statusCode, 200);
     expectV1Error(await h.call('POST', '/v1/otp/request', token, { countryCode: '+234', phoneNumber: r.local(1) }), 429, 'RATE_LIMITED');
+  });
+
+  it('the daily quota in shadow for one client: its creates and resends past it go out, named on the record; another client is still refused', async () => {
+    const r = freshRange();
+    const shadowed = await h.client();
+    assert.ok((await runAdminCommand(adminDeps(h.services), { name: 'rules.set', rule: 'daily-quota', mode: 'shadow', clientId: shadowed.clientId })).ok);
+    const token = await h.token(undefined, shadowed);
+    const create = (n: number) => h.call('POST', '/v1/otp/request', token, { countryCode: '+234', phoneNumber: r.local(n) });
+    for (let n = 1; n <= 2; n += 1) assert.equal((await create(n)).statusCode, 200);
+    const past = await create(3);
+    assert.equal(past.statusCode, 200, past.body);
+    const record = past.json<{ data: RecordBody }>().data;
+    assert.deepEqual(record.risk, { verdict: 'shadow_block', factors: [{ factor: 'quota_exceeded', rule: 'daily-quota', mode: 'shadow' }] });
+    h.clock.advance(61_000);
+    assert.equal((await h.call('POST', `/v1/otp/${record.id}/resend`, token)).statusCode, 200, 'a resend past the quota goes too');
+    const other = await h.token();
+    const made = [];
+    for (let n = 4; n <= 5; n += 1) made.push(await h.call('POST', '/v1/otp/request', other, { countryCode: '+234', phoneNumber: r.local(n) }));
+    assert.deepEqual(made.map((m) => m.statusCode), [200, 200]);
+    const refused = expectV1Error(await h.call('POST', '/v1/otp/request', other, { countryCode: '+234', phoneNumber: r.local(6) }), 429, 'RATE_LIMITED');
+    assert.deepEqual(refused.error.details, [{ factor: 'quota_exceeded', rule: 'daily-quota', mode: 'enforce' }]);
+    h.clock.advance(61_000);
+    const id = made[1]?.json<{ data: RecordBody }>().data.id;
+    const resend = expectV1Error(await h.call('POST', `/v1/otp/${id}/resend`, other), 429, 'RATE_LIMITED');
+    assert.deepEqual(resend.error.details, [{ factor: 'quota_exceeded', rule: 'daily-quota', mode: 'enforce' }]);
   });
 });
