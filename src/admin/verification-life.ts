@@ -16,6 +16,8 @@ export interface VerificationLife {
   readonly status: string;
   readonly failureReason: string | null;
   readonly reference: string | null;
+  /** How the fraud and cost rules judged its create: the verdict and each factor named. */
+  readonly risk: { readonly verdict: string; readonly factors: readonly { readonly factor: string; readonly rule: string; readonly mode: string }[] };
   readonly webhookUrl: string | null;
   readonly testNumber: boolean;
   /** Wrong codes tried. */

@@ -1,3 +1,4 @@
+import { allowedRisk } from '../domain/risk.js';
 import { parseE164 } from '../domain/phone.js';
 import { attemptRecord, latestTurn, type Verification } from '../domain/verification.js';
 import type { WebhookEventWithAttempts } from '../domain/webhook-delivery.js';
@@ -43,6 +44,7 @@ function lifeOf(v: Verification, webhooks: EventDetailView[]): VerificationLife 
     type: v.type,
     status: v.status,
     failureReason: v.failureReason,
+    risk: v.risk ?? allowedRisk,
     reference: v.reference,
     webhookUrl: v.webhookUrl,
     testNumber: v.testNumber,

@@ -230,6 +230,7 @@ const suite = (kind: 'pglite' | 'postgres') => {
     const found = page.locator(`article[data-verification-id="${id}"]`);
     await found.waitFor();
     assert.match((await found.locator('.status').textContent()) ?? '', /SUCCESS/);
+    assert.equal(await found.locator('dd.risk').textContent(), 'allow', 'no rule objected to it');
     assert.ok((await found.locator('li.webhook').count()) >= 1);
     await check(page, 'verifications');
     const event = found.locator('li.webhook', { hasText: 'SUCCESS' }).first();
@@ -329,6 +330,13 @@ const suite = (kind: 'pglite' | 'postgres') => {
     await page.locator('#fraud-state', { hasText: 'Lifted +2348095551' }).waitFor();
     await row.waitFor({ state: 'detached' });
     assert.equal((await create(number(prefix))).status, 200, 'creates count afresh from the lift');
+    // The refused create is in the prefix rule's verdicts (the page read them again after the lift).
+    assert.match((await page.locator('#rules tr[data-rule="prefix"] td.refused').textContent()) ?? '', /^[1-9]/);
+    await page.getByLabel('Mode of device').selectOption('shadow');
+    await page.locator('#fraud-state', { hasText: 'Rule device: shadow for every client.' }).waitFor();
+    assert.deepEqual(((await runAdminCommand(adminDeps(server.services), { name: 'rules.list' })) as { value: { rule: string; mode: string }[] }).value.find((r) => r.rule === 'device')?.mode, 'shadow');
+    await page.getByLabel('Mode of device').selectOption('enforce');
+    await page.locator('#fraud-state', { hasText: 'Rule device: enforce for every client.' }).waitFor();
 
     // A number put on the block list from the page is refused, and taken again once removed.
     const blocked = number();

@@ -5,6 +5,18 @@ type Block =
   | { prefix: string; blockedAt: string; blockedUntil: string }
   | { country: string; countryCode: string; provider: string; blockedAt: string; blockedUntil: string; sends: number; verified: number }
   | { clientId: string; blockedAt: string; blockedUntil: string; sends: number; verified: number; of?: 'resends' };
+interface Rule {
+  readonly rule: string;
+  readonly factor: string;
+  readonly mode: string;
+  readonly clients: Record<string, string>;
+}
+interface Verdict {
+  readonly rule: string;
+  readonly refused: number;
+  readonly shadowed: number;
+  readonly verifiedLater: number;
+}
 interface Entry {
   readonly value: string;
   readonly clientId: string | null;
@@ -31,10 +43,14 @@ export function Fraud() {
   const [kind, setKind] = useState<'block' | 'allow'>('block');
   const [value, setValue] = useState('');
   const [note, setNote] = useState('');
+  const [rules, setRules] = useState<Rule[] | null>(null);
+  const [verdicts, setVerdicts] = useState<Verdict[]>([]);
   const load = async () => {
     try {
       setBlocks(await data<Block[]>('GET', '/blocks'));
       setLists(await data<{ blocks: Entry[]; allows: Entry[] }>('GET', '/lists'));
+      setRules(await data<Rule[]>('GET', '/rules'));
+      setVerdicts(await data<Verdict[]>('GET', '/verdicts'));
     } catch (err) {
       setState(messageOf(err));
     }
@@ -70,6 +86,15 @@ export function Fraud() {
       setState(`Not removed: ${messageOf(err)}`);
     }
   };
+  const setMode = async (rule: string, mode: string) => {
+    try {
+      await data('POST', '/rules', { rule, mode });
+      setState(`Rule ${rule}: ${mode} for every client.`);
+      await load();
+    } catch (err) {
+      setState(`Not changed: ${messageOf(err)}`);
+    }
+  };
   const entries = (k: 'block' | 'allow', list: readonly Entry[]) =>
     list.map((e) => (
       <tr key={`${k}${e.value}${e.clientId ?? ''}`}>
@@ -93,6 +118,38 @@ export function Fraud() {
                 <td><button type="button" onClick={() => void lift(liftKey(b))} aria-label={`Lift ${liftKey(b)}`}>Lift</button></td>
               </tr>
             ))}
+          </tbody>
+        </table>
+      )}
+      <h2>Rules</h2>
+      <p>
+        A rule in shadow refuses nothing: the sends it would have refused go out, marked. Of what each rule refused or would have refused in
+        the last 7 days, the codes verified later are real people it turned away.
+      </p>
+      {rules && (
+        <table id="rules">
+          <caption>Risk rules, last 7 days</caption>
+          <thead>
+            <tr><th scope="col">Rule</th><th scope="col">Factor</th><th scope="col">Mode</th><th scope="col">Refused</th><th scope="col">Shadowed</th><th scope="col">Verified later</th><th scope="col">Clients with their own mode</th></tr>
+          </thead>
+          <tbody>
+            {rules.map((r) => {
+              const v = verdicts.find((x) => x.rule === r.rule);
+              return (
+                <tr key={r.rule} data-rule={r.rule}>
+                  <th scope="row">{r.rule}</th><td>{r.factor}</td>
+                  <td>
+                    <select aria-label={`Mode of ${r.rule}`} value={r.mode} onChange={(e) => void setMode(r.rule, e.currentTarget.value)}>
+                      <option value="enforce">enforce</option>
+                      <option value="shadow">shadow</option>
+                      <option value="off">off</option>
+                    </select>
+                  </td>
+                  <td class="refused">{v?.refused ?? 0}</td><td class="shadowed">{v?.shadowed ?? 0}</td><td class="verified-later">{v?.verifiedLater ?? 0}</td>
+                  <td>{Object.entries(r.clients).map(([id, mode]) => `${id}: ${mode}`).join(', ') || '-'}</td>
+                </tr>
+              );
+            })}
           </tbody>
         </table>
       )}

@@ -53,6 +53,8 @@ function Detail({ v, reload }: { v: Life; reload: () => void }) {
         <dt>Sends asked for</dt><dd>{v.sends}</dd>
         <dt>Delivery</dt><dd>{v.delivery.status} via {v.delivery.provider ?? '-'} ({v.delivery.channel}), {v.delivery.attempts} call(s){v.delivery.lastError && <>; last error <code>{v.delivery.lastError.code}</code> {v.delivery.lastError.message}</>}</dd>
         {v.failureReason && (<><dt>Failure</dt><dd>{v.failureReason}</dd></>)}
+        <dt>Risk</dt>
+        <dd class="risk">{v.risk.verdict}{v.risk.factors.map((f) => ` · ${f.factor} (rule ${f.rule}, ${f.mode})`).join('')}</dd>
       </dl>
       <table>
         <caption>Deliveries</caption>

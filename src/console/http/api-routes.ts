@@ -86,6 +86,13 @@ export function apiRoutes(app: FastifyInstance, run: RunCommand, costCurrency: s
   app.get('/console/api/blocks', { schema: hidden }, (r, reply) => answer(r, reply, { name: 'blocks.list' }));
   app.post('/console/api/blocks/lift', { schema: hidden }, (r, reply) => answer(r, reply, { name: 'blocks.lift', prefix: body(r).prefix }));
   app.get('/console/api/lists', { schema: hidden }, (r, reply) => answer(r, reply, { name: 'lists.show' }));
+  // The risk rules: their modes and, over the last 7 days, what each refused or shadowed and how many verified later.
+  app.get('/console/api/rules', { schema: hidden }, (r, reply) => answer(r, reply, { name: 'rules.list' }));
+  app.get('/console/api/verdicts', { schema: hidden }, (r, reply) => answer(r, reply, { name: 'verdicts', from: null, to: null, clientId: null }));
+  app.post('/console/api/rules', { schema: hidden }, (r, reply) => {
+    const b = body(r);
+    return answer(r, reply, { name: 'rules.set', rule: b.rule, mode: b.mode, clientId: b.clientId ?? null });
+  });
   app.post('/console/api/lists', { schema: hidden }, (r, reply) => {
     const b = body(r);
     return answer(r, reply, { name: 'lists.add', kind: b.kind, value: b.value, clientId: b.clientId ?? null, note: b.note ?? null });
