@@ -40,6 +40,8 @@ import { RuleModes, type RuleModeEntry } from './domain/risk.js';
 import { SqlRuleModeStore } from './store/rule-mode-store.js';
 import { SqlRiskStore } from './store/risk-store.js';
 import { RefusalRecorder } from './domain/verdicts.js';
+import { maxDecisionTimeoutMs } from './domain/decision.js';
+import { DecisionWebhookClient } from './webhooks/decision-client.js';
 import { InForce } from './domain/in-force.js';
 import { costOf, PriceTable, type Price } from './domain/prices.js';
 import { SpendStore } from './store/spend-store.js';
@@ -259,6 +261,11 @@ export async function createServices(
   const listsInForce = new InForce(numberLists, (entries) => new NumberLists(entries));
   const captchaTokens = new SqlCaptchaTokenStore(db.db);
   await listsInForce.refresh();
+  // The one source of a client's webhook secrets: the client directory (a rotation here is seen at once).
+  const webhookSecretsOf = async (clientId: string) => {
+    const c = await clientDirectory.get(clientId);
+    return c ? { current: c.webhookSecret, previous: c.previousWebhookSecret, previousExpiresAt: c.previousWebhookSecretExpiresAt } : null;
+  };
   const riskStore = new SqlRiskStore(db.db);
   const refusals = new RefusalRecorder(riskStore, (err) => logger.warn({ err }, 'refusals were not recorded for the verdicts'));
   const ruleModeStore = new SqlRuleModeStore(db.db, db.kind === 'postgres');
@@ -354,6 +361,17 @@ export async function createServices(
     lists: () => listsInForce.current(),
     ruleModes: () => ruleModesInForce.current(),
     refusals,
+    decisions: new DecisionWebhookClient(
+      new GuardedHttpClient({
+        timeoutMs: maxDecisionTimeoutMs,
+        allowPrivateNetworks: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+        allowedNetworks: config.WEBHOOK_ALLOWED_NETWORKS,
+        ...(options.webhookLookup && { lookup: options.webhookLookup }),
+        userAgent: 'otp-service-decisions/1',
+      }),
+      webhookSecretsOf,
+      clock,
+    ),
     captcha: {
       verifier: new SiteVerify({ turnstile: config.TURNSTILE_VERIFY_URL, hcaptcha: config.HCAPTCHA_VERIFY_URL, recaptcha: config.RECAPTCHA_VERIFY_URL }),
       tokens: captchaTokens,
@@ -443,13 +461,7 @@ export async function createServices(
     random,
     logger: logger.child({ component: 'webhooks' }),
     observer: metrics,
-    // The one source of a client's secrets: the client directory (a rotation here is seen at once).
-    secretsOf: async (clientId) => {
-      const c = await clientDirectory.get(clientId);
-      return c
-        ? { current: c.webhookSecret, previous: c.previousWebhookSecret, previousExpiresAt: c.previousWebhookSecretExpiresAt }
-        : null;
-    },
+    secretsOf: webhookSecretsOf,
   });
   return {
     config,

@@ -117,6 +117,16 @@ function parseChange(raw: unknown): SettingsChange | string {
     if (!ok) return 'captcha takes a provider, a secret and a when as text and a minScore as a number';
     change.captcha = c;
   }
+  if (o.decision !== undefined) {
+    const d = o.decision as Record<string, unknown> | null;
+    if (typeof d !== 'object' || d === null) return 'decision must be an object';
+    const ok =
+      (d.url === undefined || d.url === null || typeof d.url === 'string') &&
+      (d.timeoutMs === undefined || typeof d.timeoutMs === 'number') &&
+      (d.fallback === undefined || typeof d.fallback === 'string');
+    if (!ok) return 'decision takes a url (or null) and a fallback as text and a timeoutMs as a number';
+    change.decision = d;
+  }
   if (o.revealCode !== undefined) {
     if (typeof o.revealCode !== 'boolean') return 'revealCode must be true or false';
     change.revealCode = o.revealCode;

@@ -22,7 +22,7 @@ const commands: Readonly<Record<string, Readonly<Record<string, CommandHelp>>>> 
     show: { args: 'CLIENT_ID [--json]', about: 'One client, its settings (never a secret), and its spend today and this month beside its budgets.' },
     update: {
       args:
-        'CLIENT_ID [--reveal-code true|false] [--default-webhook URL|none] [--allowed-countries NG,GH|all] [--app-name NAME|none] [--webotp-domain DOMAIN|none] [--android-app-hash HASH|none] [--default-locale LOCALE|none] [--fallback WHATSAPP,SEND_SMS|none] [--fallback-after SECONDS|none] [--captcha turnstile|hcaptcha|recaptcha|none --captcha-secret SECRET [--captcha-min-score 0.5] [--captcha-when always|throttled]] [--daily-spend-limit AMOUNT|none] [--monthly-spend-limit AMOUNT|none] [--json]',
+        'CLIENT_ID [--reveal-code true|false] [--default-webhook URL|none] [--allowed-countries NG,GH|all] [--app-name NAME|none] [--webotp-domain DOMAIN|none] [--android-app-hash HASH|none] [--default-locale LOCALE|none] [--fallback WHATSAPP,SEND_SMS|none] [--fallback-after SECONDS|none] [--captcha turnstile|hcaptcha|recaptcha|none --captcha-secret SECRET [--captcha-min-score 0.5] [--captcha-when always|throttled]] [--daily-spend-limit AMOUNT|none] [--monthly-spend-limit AMOUNT|none] [--decision-url URL|none [--decision-timeout-ms 800] [--decision-default allow|deny]] [--json]',
       about:
         "Changes a client's settings: whether answers and webhooks show the code (--reveal-code false: otp reads null), the webhook used when a create names none,\n" +
         'the countries it may verify numbers of, the app name ({app} and the default text), the WebOTP domain (adds the line "@domain #code"),\n' +
@@ -31,7 +31,10 @@ const commands: Readonly<Record<string, Readonly<Record<string, CommandHelp>>>> 
         'need a captchaToken the provider accepts (the secret is stored for the checks, never logged, and shown only by its first characters; the minimum\n' +
         'score applies where the answer has one; --captcha-when throttled asks for a token only of a create a throttle would refuse: 403 CAPTCHA_REQUIRED),\n' +
         'and its budgets: what its sends may cost in a UTC day and month, in COST_CURRENCY (past one, its creates and resends are 429 RATE_LIMITED,\n' +
-        'rule budget, until the period ends; a send of unknown price counts as the highest imported price of its channel).\n' +
+        'rule budget, until the period ends; a send of unknown price counts as the highest imported price of its channel),\n' +
+        'and its decision webhook: before each send the rules allow, a POST signed as its webhooks are asks its backend, which answers\n' +
+        '{ "decision": "allow" | "deny" } within --decision-timeout-ms (800); deny is 403 NUMBER_NOT_ALLOWED, factor customer_denied; a time-out,\n' +
+        'an error or another answer applies --decision-default (allow).\n' +
         '`none` clears a setting. Every instance sees the change within 2 s on PostgreSQL.',
     },
     templates: {

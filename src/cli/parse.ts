@@ -64,6 +64,9 @@ const optionSpec = {
   'captcha-secret': { type: 'string' },
   'captcha-min-score': { type: 'string' },
   'captcha-when': { type: 'string' },
+  'decision-url': { type: 'string' },
+  'decision-timeout-ms': { type: 'string' },
+  'decision-default': { type: 'string' },
   enable: { type: 'boolean', default: false },
   disable: { type: 'boolean', default: false },
   follow: { type: 'boolean', default: false },
@@ -366,6 +369,17 @@ function settingsChange(values: Values): SettingsChange {
       ...(secret !== undefined && { secret }),
       ...(minScore !== undefined && { minScore }),
       ...(when !== undefined && { when }),
+    };
+  }
+  const decisionUrl = cleared(values['decision-url']);
+  const decisionTimeout = values['decision-timeout-ms'];
+  const decisionDefault = values['decision-default'];
+  if (decisionUrl !== undefined || decisionTimeout !== undefined || decisionDefault !== undefined) {
+    if (decisionTimeout !== undefined && !/^\d+$/.test(decisionTimeout)) throw new UsageError('--decision-timeout-ms takes whole milliseconds (800)');
+    change.decision = {
+      ...(decisionUrl !== undefined && { url: decisionUrl }),
+      ...(decisionTimeout !== undefined && { timeoutMs: Number(decisionTimeout) }),
+      ...(decisionDefault !== undefined && { fallback: decisionDefault }),
     };
   }
   if (Object.keys(change).length === 0) throw new UsageError('clients update needs at least one option; see otp-service clients update --help');

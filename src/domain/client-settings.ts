@@ -2,6 +2,7 @@ import { captchaProviders, captchaWhens, defaultMinScore, type CaptchaProvider, 
 import { smsParts } from './gsm7.js';
 import { webhookUrlProblem } from './webhook-url.js';
 import type { Budget } from './budgets.js';
+import { decisionTimeoutProblem, defaultDecisionTimeoutMs, type DecisionSetting } from './decision.js';
 import { parseAmount } from './money.js';
 import { forbiddenCharacter } from './text-characters.js';
 
@@ -38,6 +39,8 @@ export interface ClientSettings {
   readonly captcha: CaptchaSetting | null;
   /** What its sends may cost in a UTC day and month (contract 17, COST_CURRENCY); each null: no limit. */
   readonly budget: Budget;
+  /** Its backend's say before each send (contract 18); null: not asked. */
+  readonly decision: DecisionSetting | null;
 }
 
 /** Settings as an operator reads them (`clients show`, the console): the CAPTCHA secret only by its first characters. */
@@ -60,6 +63,7 @@ export const defaultClientSettings: ClientSettings = {
   fallbackAfterSeconds: null,
   captcha: null,
   budget: { daily: null, monthly: null },
+  decision: null,
 };
 
 /** What a template may hold: `{code}` (required), `{minutes}`, `{app}`. */
@@ -242,6 +246,11 @@ export interface SettingsChange {
   readonly dailySpendLimit?: string | null;
   /** `--monthly-spend-limit 500.00|none`. */
   readonly monthlySpendLimit?: string | null;
+  /**
+   * `--decision-url URL|none`, `--decision-timeout-ms N`, `--decision-default allow|deny`: the URL turns the decision
+   * webhook on (null: off); the others change the one in force.
+   */
+  readonly decision?: { readonly url?: string | null; readonly timeoutMs?: number; readonly fallback?: string };
 }
 
 /**
@@ -305,12 +314,14 @@ export function applySettingsChange(current: ClientSettings, change: SettingsCha
     if (amount === null) problems.push(`${option} must be an amount in COST_CURRENCY such as 25.00 (or none)`);
     return amount;
   };
+  const decision = change.decision === undefined ? undefined : decisionChange(current.decision, change.decision, policy, problems);
   const daily = limit('--daily-spend-limit', change.dailySpendLimit);
   const monthly = limit('--monthly-spend-limit', change.monthlySpendLimit);
   if (problems.length > 0) return problems.join('; ');
   const next: ClientSettings = {
     ...current,
     ...(captcha !== undefined && { captcha }),
+    ...(decision !== undefined && { decision }),
     ...(change.revealCode !== undefined && { revealCode: change.revealCode }),
     ...(change.defaultWebhookUrl !== undefined && { defaultWebhookUrl: change.defaultWebhookUrl }),
     ...(allowedCountries !== undefined && { allowedCountries }),
@@ -329,6 +340,29 @@ export function applySettingsChange(current: ClientSettings, change: SettingsCha
     if (!checked.ok) return `with this change the ${locale} template would no longer pass: ${checked.problem}`;
   }
   return next;
+}
+
+/** The decision webhook a change makes; each problem is added to `problems`. */
+function decisionChange(
+  current: DecisionSetting | null,
+  change: NonNullable<SettingsChange['decision']>,
+  policy: TextPolicy,
+  problems: string[],
+): DecisionSetting | null {
+  if (change.url === null) return null;
+  const url = change.url ?? current?.url;
+  if (url === undefined) {
+    problems.push('--decision-timeout-ms and --decision-default need a decision webhook: set --decision-url');
+    return null;
+  }
+  const urlProblem = url.length > 2048 ? 'must be at most 2048 characters' : (policy.webhookUrlProblem ?? webhookUrlProblem)(url);
+  if (urlProblem) problems.push(`--decision-url ${urlProblem}`);
+  const timeoutMs = change.timeoutMs ?? current?.timeoutMs ?? defaultDecisionTimeoutMs;
+  const timeoutProblem = decisionTimeoutProblem(timeoutMs);
+  if (timeoutProblem) problems.push(`--decision-timeout-ms ${timeoutProblem}`);
+  const fallback = change.fallback ?? current?.fallback ?? 'allow';
+  if (fallback !== 'allow' && fallback !== 'deny') problems.push('--decision-default takes allow or deny');
+  return { url, timeoutMs, fallback: fallback === 'deny' ? 'deny' : 'allow' };
 }
 
 /** The CAPTCHA setting a change makes; each problem is added to `problems`. */

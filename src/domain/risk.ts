@@ -16,7 +16,8 @@ export type RiskFactor =
   | 'device_reuse'
   | 'repeated_attempts'
   | 'quota_exceeded'
-  | 'captcha_failed';
+  | 'captcha_failed'
+  | 'customer_denied';
 
 /** A rule enforces (refuses), runs in shadow (records its factor, refuses nothing) or is off. */
 export type RuleMode = 'enforce' | 'shadow' | 'off';
@@ -51,6 +52,8 @@ export const riskRules = {
   'daily-quota': 'quota_exceeded',
   /** The client's daily and monthly budget (contract 17). */
   budget: 'quota_exceeded',
+  /** The client's decision webhook answered deny, or its default is deny (contract 18). */
+  decision: 'customer_denied',
 } as const satisfies Record<string, RiskFactor>;
 
 export type RiskRule = keyof typeof riskRules;

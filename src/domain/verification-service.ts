@@ -48,6 +48,7 @@ import {
 } from './verification.js';
 import type { Committed, VerificationStore, VerificationTx } from './verification-store.js';
 import type { RefusalRecorder } from './verdicts.js';
+import { decisionOf, type CustomerDecisions, type DecisionAnswer } from './decision.js';
 
 /** The rules a verification lives by, from the settings. */
 export interface VerificationPolicy {
@@ -161,7 +162,7 @@ export type CreateOutcome =
   /** The number's route (contract 17) names only providers not configured here for its channel. */
   | { readonly kind: 'route-not-served'; readonly channel: Channel; readonly route: Pick<ProviderRoute, 'destination' | 'providers'> }
   /** The destination is refused (contract 10): `detail` says which rule and what it refused. */
-  | { readonly kind: 'not-allowed'; readonly rule: 'destination' | 'prefix'; readonly detail: string; readonly factors: readonly FactorEntry[] }
+  | { readonly kind: 'not-allowed'; readonly rule: 'destination' | 'prefix' | 'decision'; readonly detail: string; readonly factors: readonly FactorEntry[] }
   /** The number is on a block list (contract 14): `value` is the listed number or prefix it falls under. */
   | { readonly kind: 'blocked'; readonly value: string; readonly factors: readonly FactorEntry[] }
   /**
@@ -199,7 +200,7 @@ function captchaRefusal(outcome: CaptchaRefusal['outcome']): CaptchaRefusal {
  * Which limit refused a create: `destination` a country or line type, `prefix` a blocked prefix, `ip` the end
  * user's address or its network, `device` their device, `blocked` a block list (contract 14).
  */
-export type CreateRefusal = 'captcha' | 'destination' | 'prefix' | 'blocked' | 'phone' | 'daily-quota' | 'budget' | 'conversion' | 'new-country' | 'ip' | 'device';
+export type CreateRefusal = 'captcha' | 'destination' | 'prefix' | 'decision' | 'blocked' | 'phone' | 'daily-quota' | 'budget' | 'conversion' | 'new-country' | 'ip' | 'device';
 
 export type VerifyOutcome =
   | { readonly kind: 'success'; readonly verification: Verification }
@@ -247,6 +248,8 @@ export interface VerificationObserver {
   resendRefused?(reason: ResendRefusal): void;
   /** The risk factors a create or resend was refused for (contract 18). */
   riskFactors?(factors: readonly FactorEntry[]): void;
+  /** What a client's decision webhook answered (contract 18). */
+  decisionAnswered?(answer: DecisionAnswer): void;
 }
 
 export interface VerificationServiceDeps {
@@ -287,6 +290,8 @@ export interface VerificationServiceDeps {
   readonly newCountrySends?: WindowQuota;
   /** Checks CAPTCHA tokens with their providers and remembers those accepted (contract 14). */
   readonly captcha?: { readonly verifier: CaptchaVerifier; readonly tokens: CaptchaTokenStore; readonly failOpen: boolean };
+  /** Asks a client's backend before a send, for a client with a decision webhook (contract 18); absent: none asked. */
+  readonly decisions?: CustomerDecisions;
   /** Where creates refused by a rule are recorded, for the verdicts (contract 18); absent: not recorded. */
   readonly refusals?: Pick<RefusalRecorder, 'refused'>;
   /** The risk rules' modes in force (contract 18), as this process last read them; absent: every rule enforces. */
@@ -418,6 +423,25 @@ export class VerificationService {
       failoverAt: null,
       steps: 0,
     };
+    // The client's own say (contract 18), before anything is taken, counted or written: a deny leaves nothing behind.
+    if (settings.decision && this.deps.decisions && testCode === null && modeOf('decision') !== 'off') {
+      const signals = request.signals ?? null;
+      const answer = await this.deps.decisions.ask(request.clientId, settings.decision, {
+        id: verification.id,
+        phoneNumber: phone.e164,
+        countryCode: phone.countryCode,
+        channel,
+        reference: request.reference,
+        signals: { ip: signals?.ip?.address ?? null, deviceId: signals?.deviceId ?? null, platform: signals?.platform ?? null },
+        risk: riskOfSent(shadowed, captchaPassed),
+      });
+      this.deps.observer?.decisionAnswered?.(answer);
+      if (decisionOf(answer, settings.decision) === 'deny' && hear('decision') === 'enforce') {
+        this.deps.observer?.createRefused('decision');
+        const detail = answer === 'deny' ? "the client's decision webhook denied this send" : `the client's decision webhook gave no answer (${answer}) and its default is deny`;
+        return this.judged({ kind: 'not-allowed', rule: 'decision', detail, factors: [...shadowed, enforced('decision')] }, refusedNumber);
+      }
+    }
     const { idempotency } = request;
     // A send of the day's quota is taken before the transaction (one short statement now and then, never a lock)
     // and given back if the create is refused after all.

@@ -5,6 +5,7 @@ import type { Throttle } from '../domain/conversion.js';
 import type { ConversionObserver } from '../domain/conversion-watch.js';
 import type { CreateRefusal, ResendRefusal, VerificationObserver } from '../domain/verification-service.js';
 import type { FactorEntry } from '../domain/risk.js';
+import type { DecisionAnswer } from '../domain/decision.js';
 import type { SendResult } from '../domain/send-result.js';
 import type { HttpObserver } from '../http/app.js';
 import type { SendObserver } from '../jobs/send-worker.js';
@@ -44,7 +45,7 @@ export class ServiceMetrics implements HttpObserver, VerificationObserver, SendO
   });
   private readonly refused = new Counter({
     name: 'otp_creates_refused_total',
-    help: 'Creates refused by a limit: destination (country or line type), prefix (blocked prefix), blocked (a block list), phone, daily-quota, budget (the client spend limit), conversion (country throttled), ip (the end user address or its network), device, captcha',
+    help: 'Creates refused by a limit: destination (country or line type), prefix (blocked prefix), blocked (a block list), phone, daily-quota, budget (the client spend limit), conversion (country throttled), ip (the end user address or its network), device, captcha, decision (the client decision webhook denied it)',
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });
@@ -52,6 +53,12 @@ export class ServiceMetrics implements HttpObserver, VerificationObserver, SendO
     name: 'otp_resends_refused_total',
     help: 'Resends refused by a limit: cooldown, max-sends (OTP_MAX_SENDS), daily-quota, budget (the client spend limit), new-country, unknown-user (resends throttled for their conversion, MIN_RESEND_SAMPLE)',
     labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  private readonly decisions = new Counter({
+    name: 'otp_decisions_total',
+    help: "Answers of clients' decision webhooks: allow, deny, timeout, error (no 2xx answer), invalid (another body)",
+    labelNames: ['answer'] as const,
     registers: [this.registry],
   });
   private readonly factors = new Counter({
@@ -153,6 +160,10 @@ export class ServiceMetrics implements HttpObserver, VerificationObserver, SendO
 
   resendRefused(reason: ResendRefusal): void {
     this.resendsRefused.inc({ reason });
+  }
+
+  decisionAnswered(answer: DecisionAnswer): void {
+    this.decisions.inc({ answer });
   }
 
   riskFactors(factors: readonly FactorEntry[]): void {

@@ -1,4 +1,5 @@
 import type { Budget } from '../domain/budgets.js';
+import { defaultDecisionTimeoutMs, type DecisionSetting } from '../domain/decision.js';
 import { parseAmount } from '../domain/money.js';
 import { captchaProviders, defaultMinScore, type CaptchaProvider, type CaptchaSetting } from '../domain/captcha.js';
 import { sql, type Kysely, type Selectable } from 'kysely';
@@ -134,7 +135,16 @@ export function parseClientSettings(raw: unknown): ClientSettings {
     fallbackAfterSeconds: typeof obj.fallbackAfterSeconds === 'number' ? obj.fallbackAfterSeconds : d.fallbackAfterSeconds,
     captcha: captchaOf(obj.captcha),
     budget: budgetOf(obj.budget),
+    decision: decisionOf(obj.decision),
   };
+}
+
+/** A stored decision webhook; anything not of its shape reads as none. */
+function decisionOf(raw: unknown): DecisionSetting | null {
+  if (typeof raw !== 'object' || raw === null) return null;
+  const { url, timeoutMs, fallback } = raw as Record<string, unknown>;
+  if (typeof url !== 'string') return null;
+  return { url, timeoutMs: typeof timeoutMs === 'number' ? timeoutMs : defaultDecisionTimeoutMs, fallback: fallback === 'deny' ? 'deny' : 'allow' };
 }
 
 /** A stored budget; an amount not of its shape reads as no limit. */

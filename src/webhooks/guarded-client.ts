@@ -13,13 +13,26 @@ export interface DeliveryRequest {
 
 /** What came of it. A response of any status is a response; everything else (refused, timeout...) is an error. */
 export type DeliveryResponse =
-  | { readonly kind: 'response'; readonly status: number; readonly retryAfter: string | null; readonly durationMs: number }
+  | {
+      readonly kind: 'response';
+      readonly status: number;
+      readonly retryAfter: string | null;
+      readonly durationMs: number;
+      /** The body as text, when asked for (`keepBody`), cut at the client's cap. */
+      readonly body?: string;
+    }
   | { readonly kind: 'error'; readonly error: string; readonly durationMs: number };
 
 /** Sends webhooks (port of the delivery worker). */
 export interface WebhookHttpClient {
-  post(request: DeliveryRequest): Promise<DeliveryResponse>;
+  post(request: DeliveryRequest, options?: PostOptions): Promise<DeliveryResponse>;
   close(): Promise<void>;
+}
+
+/** One POST's own bounds: a shorter time than the client's, and whether its answer's body is read. */
+export interface PostOptions {
+  readonly timeoutMs?: number;
+  readonly keepBody?: boolean;
 }
 
 export interface GuardedClientOptions {
@@ -74,13 +87,14 @@ export class GuardedHttpClient implements WebhookHttpClient {
     });
   }
 
-  async post(delivery: DeliveryRequest): Promise<DeliveryResponse> {
+  async post(delivery: DeliveryRequest, options: PostOptions = {}): Promise<DeliveryResponse> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     const problem = urlProblem(delivery.url);
     if (problem) return { kind: 'error', error: problem, durationMs: 0 };
+    const timeoutMs = Math.min(options.timeoutMs ?? this.options.timeoutMs, this.options.timeoutMs);
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), this.options.timeoutMs);
+    const timer = setTimeout(() => controller.abort(), timeoutMs);
     try {
       const response = await request(delivery.url, {
         method: 'POST',
@@ -94,16 +108,17 @@ export class GuardedHttpClient implements WebhookHttpClient {
         dispatcher: this.agent,
       });
       const durationMs = elapsed();
-      await this.discardBody(response.body);
+      const body = await this.readBody(response.body, options.keepBody === true);
       const retryAfter = response.headers['retry-after'];
       return {
         kind: 'response',
         status: response.statusCode,
         retryAfter: typeof retryAfter === 'string' ? retryAfter : null,
         durationMs,
+        ...(options.keepBody && { body }),
       };
     } catch (err) {
-      const error = controller.signal.aborted ? `timeout: no answer within ${this.options.timeoutMs} ms` : describe(err);
+      const error = controller.signal.aborted ? `timeout: no answer within ${timeoutMs} ms` : describe(err);
       return { kind: 'error', error, durationMs: elapsed() };
     } finally {
       clearTimeout(timer);
@@ -116,19 +131,23 @@ export class GuardedHttpClient implements WebhookHttpClient {
     await this.closing;
   }
 
-  /** Reads the body up to the cap, within the attempt's time, and drops it. */
-  private async discardBody(body: AsyncIterable<Buffer> & { destroy(): unknown }): Promise<void> {
+  /** Reads the body up to the cap, within the attempt's time; keeps it as text only when asked to. */
+  private async readBody(body: AsyncIterable<Buffer> & { destroy(): unknown }, keep: boolean): Promise<string> {
     let read = 0;
+    const kept: Buffer[] = [];
     try {
       for await (const chunk of body) {
         read += chunk.length;
+        if (keep) kept.push(chunk);
         if (read >= this.maxResponseBytes) break;
       }
     } catch {
-      // The answer's status is what counts; a body cut short (timeout, reset) changes nothing.
+      // A webhook's status is what counts, and a body cut short (timeout, reset) changes nothing; a decision
+      // reads what came, which then does not parse.
     } finally {
       body.destroy();
     }
+    return keep ? Buffer.concat(kept).toString('utf8') : '';
   }
 }
 

@@ -278,6 +278,7 @@ forEachDatabase('client settings', (kind) => {
             fallbackAfterSeconds: 45,
             captcha: null,
             budget: { daily: null, monthly: null },
+            decision: null,
           },
         );
         // Budgets: set in COST_CURRENCY, shown with what is spent today and this month; a malformed amount is refused.
@@ -285,8 +286,17 @@ forEachDatabase('client settings', (kind) => {
         const today = new Date().toISOString().slice(0, 10);
         assert.match(
           await cli('clients', 'show', id),
-          new RegExp(`\\n  budget:\\n    daily: 25\\n    monthly: 500\\nspend \\(COST_CURRENCY\\):\\n  today \\(from ${today}\\): 0 spent of 25\\n  this month \\(from ${today.slice(0, 8)}01\\): 0 spent of 500\\n$`),
+          new RegExp(`\\n  budget:\\n    daily: 25\\n    monthly: 500\\n  decision: none\\nspend \\(COST_CURRENCY\\):\\n  today \\(from ${today}\\): 0 spent of 25\\n  this month \\(from ${today.slice(0, 8)}01\\): 0 spent of 500\\n$`),
         );
+        // The decision webhook: on with its URL, its time-out and default changed alone, off with none.
+        await cli('clients', 'update', id, '--decision-url', 'https://app.example.com/otp/decide', '--decision-default', 'deny');
+        await cli('clients', 'update', id, '--decision-timeout-ms', '500');
+        assert.match(await cli('clients', 'show', id), /\n  decision:\n    url: https:\/\/app\.example\.com\/otp\/decide\n    timeoutMs: 500\n    fallback: deny\n/);
+        const slow = await runCommand(['clients', 'update', id, '--decision-timeout-ms', '9000'], env);
+        assert.equal(slow.code, 1);
+        assert.match(slow.stderr, /--decision-timeout-ms must be whole milliseconds from 50 to 5000/);
+        assert.equal((await runCommand(['clients', 'update', id, '--decision-timeout-ms', 'soon'], env)).code, 2);
+        await cli('clients', 'update', id, '--decision-url', 'none');
         const comma = await runCommand(['clients', 'update', id, '--daily-spend-limit', '25,00'], env);
         assert.equal(comma.code, 1, comma.stderr);
         assert.match(comma.stderr, /--daily-spend-limit must be an amount in COST_CURRENCY such as 25\.00 \(or none\)/);
