@@ -15,7 +15,7 @@ export const defaultDecisionTimeoutMs = 800;
 /** A send waits on the client's answer: never longer than this. */
 export const maxDecisionTimeoutMs = 5_000;
 
-/** What the client's backend is told of the send it decides on. */
+/** What the client's backend is told of the send it decides on: the question's `data`, as it is sent. */
 export interface DecisionQuestion {
   /** The verification's id, as it will be created. */
   readonly id: string;

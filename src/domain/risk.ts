@@ -20,7 +20,8 @@ export type RiskFactor =
   | 'customer_denied';
 
 /** A rule enforces (refuses), runs in shadow (records its factor, refuses nothing) or is off. */
-export type RuleMode = 'enforce' | 'shadow' | 'off';
+export const ruleModes = ['enforce', 'shadow', 'off'] as const;
+export type RuleMode = (typeof ruleModes)[number];
 
 /** The guards, by name, and the factor each one names when it objects. */
 export const riskRules = {
@@ -58,6 +59,9 @@ export const riskRules = {
 
 export type RiskRule = keyof typeof riskRules;
 
+/** Every factor a rule may name, once each, in the rules' order. */
+export const riskFactors: readonly RiskFactor[] = [...new Set(Object.values(riskRules))];
+
 /** One rule's objection to a send, as a refusal's details and the record name it. */
 export interface FactorEntry {
   readonly factor: RiskFactor;
@@ -68,6 +72,16 @@ export interface FactorEntry {
 /** The factor of an enforced rule that refused a send. */
 export function enforced(rule: RiskRule): FactorEntry {
   return { factor: riskRules[rule], rule, mode: 'enforce' };
+}
+
+/**
+ * A rule that objects to a send, heard in its mode: off it is not heard; otherwise its factor joins `heard`, and it
+ * refuses (true) when it enforces, nothing in shadow.
+ */
+export function hear(rule: RiskRule, mode: RuleMode, heard: FactorEntry[]): boolean {
+  if (mode === 'off') return false;
+  heard.push({ factor: riskRules[rule], rule, mode });
+  return mode === 'enforce';
 }
 
 /** The rule behind each limit a create or resend is refused by (`rate-limited`'s reason). */
@@ -87,9 +101,9 @@ const limitRules = {
 
 export type LimitReason = keyof typeof limitRules;
 
-/** The factors of a send refused by a limit. */
-export function limitFactors(reason: LimitReason): readonly FactorEntry[] {
-  return [enforced(limitRules[reason])];
+/** The rule behind a limit. */
+export function limitRule(reason: LimitReason): RiskRule {
+  return limitRules[reason];
 }
 
 /**
@@ -117,7 +131,7 @@ export function isRiskRule(name: string): name is RiskRule {
 }
 
 export function isRuleMode(mode: string): mode is RuleMode {
-  return mode === 'enforce' || mode === 'shadow' || mode === 'off';
+  return (ruleModes as readonly string[]).includes(mode);
 }
 
 /** A rule's mode, service-wide (`clientId` null) or for one client. */
@@ -149,17 +163,13 @@ export interface Objection<T> {
 }
 
 /**
- * The rules' objections judged in order: a rule that is off is not heard, one in shadow names its factor and
- * refuses nothing, and the first one enforced refuses. `factors` names every rule heard.
+ * The rules' objections judged in order, each heard in its mode (`hear`, its factor joining `heard`): the first one
+ * enforced refuses; null when none does.
  */
-export function judge<T>(objections: readonly Objection<T>[], modeOf: (rule: RiskRule) => RuleMode): { readonly refusal: T | null; readonly factors: FactorEntry[] } {
+export function judge<T>(objections: readonly Objection<T>[], modeOf: (rule: RiskRule) => RuleMode, heard: FactorEntry[]): T | null {
   let refusal: T | null = null;
-  const factors: FactorEntry[] = [];
   for (const o of objections) {
-    const mode = modeOf(o.rule);
-    if (mode === 'off') continue;
-    factors.push({ factor: riskRules[o.rule], rule: o.rule, mode });
-    if (mode === 'enforce' && refusal === null) refusal = o.refusal;
+    if (hear(o.rule, modeOf(o.rule), heard) && refusal === null) refusal = o.refusal;
   }
-  return { refusal, factors };
+  return refusal;
 }

@@ -10,10 +10,10 @@ import {
   allEnforced,
   allowedRisk,
   enforced,
+  hear,
   judge,
-  limitFactors,
+  limitRule,
   riskOfSent,
-  riskRules,
   type FactorEntry,
   type Objection,
   type RiskRule,
@@ -103,8 +103,8 @@ interface CreatePlan {
   readonly challenge: 'passed' | 'ask' | null;
   /** A CAPTCHA was asked and passed (the verdict `challenge`). */
   readonly captchaPassed: boolean;
-  /** The factors of rules in shadow mode that objected before the transaction. */
-  readonly shadowed: readonly FactorEntry[];
+  /** The factors of the rules heard before the transaction (each in shadow: an enforced one refused the create). */
+  readonly heard: readonly FactorEntry[];
   /** Each rule's mode for the create's client. */
   readonly modeOf: (rule: RiskRule) => RuleMode;
 }
@@ -216,12 +216,15 @@ export type VerifyOutcome =
  */
 export type ResendRefusal = 'cooldown' | 'max-sends' | 'daily-quota' | 'budget' | 'new-country' | 'unknown-user' | 'captcha';
 
+/** The limits a resend is refused by (429). */
+type ResendLimit = Exclude<ResendRefusal, 'captcha'>;
+
 export type ResendOutcome =
   | { readonly kind: 'resent'; readonly verification: Verification }
   | { readonly kind: 'not-pending'; readonly verification: Verification }
   | {
       readonly kind: 'rate-limited';
-      readonly reason: Exclude<ResendRefusal, 'captcha'>;
+      readonly reason: ResendLimit;
       readonly retryAfterSeconds: number;
       readonly budget?: BudgetRefusal;
       readonly factors: readonly FactorEntry[];
@@ -342,12 +345,8 @@ export class VerificationService {
     const refusedNumber = { clientId: request.clientId, phoneNumber: phone.e164 };
     const modes = this.deps.ruleModes?.() ?? allEnforced;
     const modeOf = (rule: RiskRule) => modes.modeOf(rule, request.clientId);
-    const shadowed: FactorEntry[] = [];
-    const hear = (rule: RiskRule): 'enforce' | 'heard' => {
-      const mode = modeOf(rule);
-      if (mode === 'shadow') shadowed.push({ factor: riskRules[rule], rule, mode });
-      return mode === 'enforce' ? 'enforce' : 'heard';
-    };
+    const heard: FactorEntry[] = [];
+    const refuses = (rule: RiskRule) => hear(rule, modeOf(rule), heard);
     let challenge: CreatePlan['challenge'] = null;
     let captchaPassed = false;
     if (settings.captcha && !request.relayedCode && modeOf('captcha') !== 'off') {
@@ -355,7 +354,7 @@ export class VerificationService {
       if (settings.captcha.when === 'always' || token !== null) {
         const captcha = await this.checkCaptcha(settings.captcha, token, request.signals?.ip?.address ?? null);
         captchaPassed = captcha === 'passed';
-        if (captcha !== 'passed' && (captcha === 'unavailable' || hear('captcha') === 'enforce')) {
+        if (captcha !== 'passed' && (captcha === 'unavailable' || refuses('captcha'))) {
           if (captcha !== 'unavailable') this.deps.observer?.createRefused('captcha');
           return this.judged(captchaRefusal(captcha), refusedNumber);
         }
@@ -364,15 +363,15 @@ export class VerificationService {
       if (settings.captcha.when === 'throttled') challenge = token === null ? 'ask' : captchaPassed ? 'passed' : null;
     }
     const refused = destinationRefused(phone, policy.destinations, settings.allowedCountries);
-    if (refused && hear(refused.rule) === 'enforce') {
+    if (refused && refuses(refused.rule)) {
       this.deps.observer?.createRefused('destination');
-      return this.judged({ kind: 'not-allowed', rule: 'destination', detail: refused.detail, factors: [...shadowed, enforced(refused.rule)] }, refusedNumber);
+      return this.judged({ kind: 'not-allowed', rule: 'destination', detail: refused.detail, factors: heard }, refusedNumber);
     }
     const lists = this.deps.lists?.();
     const blocked = lists?.blockedBy(phone.e164, request.clientId) ?? null;
-    if (blocked !== null && hear('lists') === 'enforce') {
+    if (blocked !== null && refuses('lists')) {
       this.deps.observer?.createRefused('blocked');
-      return this.judged({ kind: 'blocked', value: blocked, factors: [...shadowed, enforced('lists')] }, refusedNumber);
+      return this.judged({ kind: 'blocked', value: blocked, factors: heard }, refusedNumber);
     }
     // An allowed number skips the per-number, prefix, signal and conversion limits; not the daily quota.
     const allowed = lists?.allows(phone.e164, request.clientId) ?? false;
@@ -433,13 +432,13 @@ export class VerificationService {
         channel,
         reference: request.reference,
         signals: { ip: signals?.ip?.address ?? null, deviceId: signals?.deviceId ?? null, platform: signals?.platform ?? null },
-        risk: riskOfSent(shadowed, captchaPassed),
+        risk: riskOfSent(heard, captchaPassed),
       });
       this.deps.observer?.decisionAnswered?.(answer);
-      if (decisionOf(answer, settings.decision) === 'deny' && hear('decision') === 'enforce') {
+      if (decisionOf(answer, settings.decision) === 'deny' && refuses('decision')) {
         this.deps.observer?.createRefused('decision');
         const detail = answer === 'deny' ? "the client's decision webhook denied this send" : `the client's decision webhook gave no answer (${answer}) and its default is deny`;
-        return this.judged({ kind: 'not-allowed', rule: 'decision', detail, factors: [...shadowed, enforced('decision')] }, refusedNumber);
+        return this.judged({ kind: 'not-allowed', rule: 'decision', detail, factors: heard }, refusedNumber);
       }
     }
     const { idempotency } = request;
@@ -494,7 +493,7 @@ export class VerificationService {
         overBudget: budget.over,
         challenge,
         captchaPassed,
-        shadowed,
+        heard,
         modeOf,
       });
     } catch (err) {
@@ -566,12 +565,11 @@ export class VerificationService {
               }
             : null,
       });
-      const shadowed = [...plan.shadowed];
+      const heard = [...plan.heard];
       if (prefix !== null && history.prefix !== null && modeOf('prefix') !== 'off') {
         const decision = decidePrefix(history.prefix, now, policy.prefix);
         // In shadow mode the prefix is not blocked: the factor is heard and the create goes on.
-        if (decision.kind === 'blocked' && modeOf('prefix') === 'shadow') shadowed.push({ factor: riskRules.prefix, rule: 'prefix', mode: 'shadow' });
-        else if (decision.kind === 'blocked') {
+        if (decision.kind === 'blocked' && hear('prefix', modeOf('prefix'), heard)) {
           // The block commits with the refusal; the refused create itself leaves nothing else behind.
           if (decision.newBlock) tx.blockPrefix(prefix, now, decision.until);
           if (idempotency) await tx.releaseIdempotencyKey(request.clientId, idempotency.key);
@@ -579,7 +577,7 @@ export class VerificationService {
             kind: 'not-allowed',
             rule: 'prefix',
             detail: `the prefix ${prefix} (numbers ${prefix}000 to ${prefix}999) is blocked until ${decision.until.toISOString()}: too many verifications towards it (PREFIX_LIMIT_COUNT)`,
-            factors: [...shadowed, enforced('prefix')],
+            factors: heard,
           };
         }
       }
@@ -608,27 +606,26 @@ export class VerificationService {
       const phoneLimit = allowed || verification.relayed ? { allowed: true as const } : decidePhoneLimit(history.phone, now, policy.phoneLimit);
       const signalled = decideSignals(counted, history.signals, now, policy.signals.windowSeconds);
       type Refusal = { readonly reason: CreateLimit; readonly retryAfterSeconds: number; readonly budget?: BudgetRefusal };
-      const objections: Objection<Refusal>[] = [
-        ...(!signalled.allowed ? [{ rule: signalled.kind, refusal: { reason: signalled.kind, retryAfterSeconds: signalled.retryAfterSeconds } }] : []),
-        ...(!throttled.allowed ? [{ rule: 'conversion' as const, refusal: { reason: 'conversion' as const, retryAfterSeconds: throttled.retryAfterSeconds } }] : []),
-        ...(newCountryTaken === false && !known ? [{ rule: 'new-country' as const, refusal: { reason: 'new-country' as const, retryAfterSeconds: untilNextHour(now) } }] : []),
-        ...(!phoneLimit.allowed ? [{ rule: 'phone' as const, refusal: { reason: 'phone' as const, retryAfterSeconds: phoneLimit.retryAfterSeconds } }] : []),
-        ...(!sendTaken ? [{ rule: 'daily-quota' as const, refusal: { reason: 'daily-quota' as const, retryAfterSeconds: untilNextUtcDay(now) } }] : []),
-        ...(overBudget !== null
-          ? [{ rule: 'budget' as const, refusal: { reason: 'budget' as const, retryAfterSeconds: untilPeriodEnds(overBudget.period, now), budget: overBudget } }]
-          : []),
+      const limit = (reason: CreateLimit, retryAfterSeconds: number, budget?: BudgetRefusal): Objection<Refusal>[] => [
+        { rule: limitRule(reason), refusal: { reason, retryAfterSeconds, ...(budget && { budget }) } },
       ];
-      const judgement = judge(objections, modeOf);
-      const factors = [...shadowed, ...judgement.factors];
-      const refusal = judgement.refusal;
+      const objections = [
+        ...(!signalled.allowed ? limit(signalled.kind, signalled.retryAfterSeconds) : []),
+        ...(!throttled.allowed ? limit('conversion', throttled.retryAfterSeconds) : []),
+        ...(newCountryTaken === false && !known ? limit('new-country', untilNextHour(now)) : []),
+        ...(!phoneLimit.allowed ? limit('phone', phoneLimit.retryAfterSeconds) : []),
+        ...(!sendTaken ? limit('daily-quota', untilNextUtcDay(now)) : []),
+        ...(overBudget !== null ? limit('budget', untilPeriodEnds(overBudget.period, now), overBudget) : []),
+      ];
+      const refusal = judge(objections, modeOf, heard);
       if (refusal) {
         // A refused create leaves nothing behind, its key included.
         if (idempotency) await tx.releaseIdempotencyKey(request.clientId, idempotency.key);
         // A person can pass a throttle where a script cannot: the client's CAPTCHA is asked for before refusing.
-        if (challenge === 'ask' && (refusal.reason === 'conversion' || refusal.reason === 'new-country')) return { kind: 'captcha', outcome: 'required', factors };
-        return { kind: 'rate-limited', ...refusal, factors };
+        if (challenge === 'ask' && (refusal.reason === 'conversion' || refusal.reason === 'new-country')) return { kind: 'captcha', outcome: 'required', factors: heard };
+        return { kind: 'rate-limited', ...refusal, factors: heard };
       }
-      const risk = riskOfSent(factors, plan.captchaPassed);
+      const risk = riskOfSent(heard, plan.captchaPassed);
       if (risk !== allowedRisk) verification = { ...verification, risk };
       tx.insert(verification, signals, localRoom);
       const claimedUntil = this.deps.afterCommit.claimUntil('send', now);
@@ -801,11 +798,11 @@ export class VerificationService {
     }
     // Read from the conversion watch (no statement): a client whose resends convert badly keeps unknown users' low.
     const throttled = this.deps.conversion?.resendThrottleOn?.(clientId, this.deps.clock.now()) ?? null;
-    // The factors of rules in shadow that would have refused this resend (contract 18), for the metrics.
-    const shadowed: FactorEntry[] = [];
+    // The factors of the rules heard on this resend (contract 18); those of a resend that went are the metrics'.
+    const heard: FactorEntry[] = [];
     let committed;
     try {
-      committed = await this.resendIn(clientId, id, sendTaken, newCountryTaken, budget.over, throttled !== null, challenge, shadowed);
+      committed = await this.resendIn(clientId, id, sendTaken, newCountryTaken, budget.over, throttled !== null, challenge, heard);
     } catch (err) {
       await giveBack();
       throw err;
@@ -815,7 +812,7 @@ export class VerificationService {
     if (outcome.kind === 'rate-limited') this.deps.observer?.resendRefused?.(outcome.reason);
     if (outcome.kind === 'captcha') this.deps.observer?.resendRefused?.('captcha');
     if (outcome.kind === 'resent' && outcome.verification.testNumber) await this.deps.testSends?.(outcome.verification);
-    if (outcome.kind === 'resent' && shadowed.length > 0) this.deps.observer?.riskFactors?.(shadowed);
+    if (outcome.kind === 'resent' && heard.length > 0) this.deps.observer?.riskFactors?.(heard);
     return this.judged(outcome);
   }
 
@@ -832,18 +829,17 @@ export class VerificationService {
     overBudget: BudgetRefusal | null,
     throttled: boolean,
     challenge: 'ask' | 'passed' | null,
-    shadowed: FactorEntry[],
+    heard: FactorEntry[],
   ): Promise<Committed<ResendOutcome>> {
     const { store, policy, clock } = this.deps;
     const modes = this.deps.ruleModes?.() ?? allEnforced;
     // A rule off is not asked; one in shadow names its factor (metrics) and lets the resend go.
-    const refuses = (rule: RiskRule): boolean => {
-      const mode = modes.modeOf(rule, clientId);
-      if (mode === 'shadow') shadowed.push({ factor: riskRules[rule], rule, mode });
-      return mode === 'enforce';
-    };
+    const refuses = (rule: RiskRule) => hear(rule, modes.modeOf(rule, clientId), heard);
+    // A refusal's factors, as heard so far (the script may run again: the list is begun afresh each time).
+    const refused = (reason: ResendLimit, retryAfterSeconds: number, budget?: BudgetRefusal) =>
+      ({ kind: 'rate-limited', reason, retryAfterSeconds, ...(budget && { budget }), factors: [...heard] }) as const;
     return store.transaction(async (tx): Promise<ResendOutcome> => {
-      shadowed.length = 0;
+      heard.length = 0;
       const current = await tx.findForUpdate(id, clientId);
       if (!current) return { kind: 'not-found' };
       const now = clock.now();
@@ -852,7 +848,8 @@ export class VerificationService {
         case 'not-pending':
           return this.notPending(tx, current, decision.current, now);
         case 'limited':
-          return { kind: 'rate-limited', reason: decision.reason, retryAfterSeconds: decision.retryAfterSeconds, factors: limitFactors(decision.reason) };
+          // A code's own limits have no mode: they always enforce.
+          return { kind: 'rate-limited', reason: decision.reason, retryAfterSeconds: decision.retryAfterSeconds, factors: [enforced(limitRule(decision.reason))] };
         case 'resend': {
           if (current.testNumber) {
             // A test number has no send job: its code reaches no provider, and counts toward no quota (contract 9).
@@ -864,9 +861,7 @@ export class VerificationService {
             tx.update(next);
             return { kind: 'resent', verification: next };
           }
-          if (newCountryTaken === false && refuses('new-country')) {
-            return { kind: 'rate-limited', reason: 'new-country', retryAfterSeconds: untilNextHour(now), factors: [...shadowed, ...limitFactors('new-country')] };
-          }
+          if (newCountryTaken === false && refuses('new-country')) return refused('new-country', untilNextHour(now));
           // An attack resends codes it never types; a real user resends a late code, and is mostly known already (the
           // number, address, network or device verified before). Asked only past the unknown user's resends, or,
           // for the free ones, when the code's address may be abroad: those are a local user's (an attack's proxies
@@ -877,20 +872,13 @@ export class VerificationService {
           const held = throttled && challenge !== 'passed' && (pastFree || this.deps.addressCountry !== undefined);
           if (held && !(this.deps.lists?.().allows(current.phoneNumber, clientId) ?? false)) {
             const user = await tx.resendUser(clientId, id, secondsBefore(now, verifiedHistoryDays * 86_400));
-            const refused = !user.known && (pastFree || this.whereFrom(user.address, current.regionCode) === 'elsewhere') && refuses('resend-throttle');
-            const factors = [...shadowed, ...limitFactors('unknown-user')];
-            if (refused && challenge === 'ask') return { kind: 'captcha', outcome: 'required', factors };
-            if (refused) {
-              return { kind: 'rate-limited', reason: 'unknown-user', retryAfterSeconds: Math.max(1, Math.ceil((current.expiresAt.getTime() - now.getTime()) / 1000)), factors };
+            if (!user.known && (pastFree || this.whereFrom(user.address, current.regionCode) === 'elsewhere') && refuses('resend-throttle')) {
+              if (challenge === 'ask') return { kind: 'captcha', outcome: 'required', factors: [...heard] };
+              return refused('unknown-user', Math.max(1, Math.ceil((current.expiresAt.getTime() - now.getTime()) / 1000)));
             }
           }
-          if (!sendTaken && refuses('daily-quota')) {
-            return { kind: 'rate-limited', reason: 'daily-quota', retryAfterSeconds: untilNextUtcDay(now), factors: [...shadowed, ...limitFactors('daily-quota')] };
-          }
-          if (overBudget !== null && refuses('budget')) {
-            const factors = [...shadowed, ...limitFactors('budget')];
-            return { kind: 'rate-limited', reason: 'budget', retryAfterSeconds: untilPeriodEnds(overBudget.period, now), budget: overBudget, factors };
-          }
+          if (!sendTaken && refuses('daily-quota')) return refused('daily-quota', untilNextUtcDay(now));
+          if (overBudget !== null && refuses('budget')) return refused('budget', untilPeriodEnds(overBudget.period, now), overBudget);
           const job = await tx.findSendJob(id);
           if (!job) throw new Error(`verification ${id} has no send job`);
           tx.update(decision.next);

@@ -1,5 +1,5 @@
 import { errorCatalogue, type ErrorCode } from '../domain/error-catalogue.js';
-import { riskRules } from '../domain/risk.js';
+import { riskFactors, ruleModes } from '../domain/risk.js';
 import { examples } from './api-examples.js';
 import { errorBody, type ErrorOptions } from './envelope.js';
 import { recordRef } from './record-schema.js';
@@ -28,10 +28,10 @@ export const errorSchema = {
               rule: { type: 'string', description: 'The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names.' },
               factor: {
                 type: 'string',
-                enum: [...new Set(Object.values(riskRules))],
+                enum: riskFactors,
                 description: 'Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.',
               },
-              mode: { type: 'string', enum: ['enforce', 'shadow', 'off'], description: 'The rule\'s mode: `enforce` refused the send.' },
+              mode: { type: 'string', enum: ruleModes, description: 'The rule\'s mode: `enforce` refused the send.' },
               value: { type: 'string', description: 'What the rule refused, e.g. the listed number or prefix.' },
               limit: { type: 'string', description: 'The `budget` rule: the spend limit of the period, a decimal amount in the service\'s currency.' },
               spent: { type: 'string', description: 'The `budget` rule: what the client\'s sends have cost in the period so far.' },

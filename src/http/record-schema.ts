@@ -1,5 +1,5 @@
 /** The verification record and the success envelope, as response schemas (they decide what may leave). */
-import { riskRules } from '../domain/risk.js';
+import { riskFactors, riskRules, ruleModes } from '../domain/risk.js';
 
 const nullableString = { type: ['string', 'null'] } as const;
 const timestamp = 'ISO 8601 UTC with milliseconds.';
@@ -132,9 +132,9 @@ export const recordSchema = {
             type: 'object',
             required: ['factor', 'rule', 'mode'],
             properties: {
-              factor: { type: 'string', enum: [...new Set(Object.values(riskRules))] },
+              factor: { type: 'string', enum: riskFactors },
               rule: { type: 'string', enum: Object.keys(riskRules) },
-              mode: { type: 'string', enum: ['enforce', 'shadow', 'off'] },
+              mode: { type: 'string', enum: ruleModes },
             },
           },
         },

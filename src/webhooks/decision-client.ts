@@ -21,23 +21,11 @@ export class DecisionWebhookClient implements CustomerDecisions {
     const secrets = await this.secretsOf(clientId);
     if (!secrets) return 'error';
     const at = this.clock.now();
-    const body = JSON.stringify({
-      type: 'otp.decision',
-      timestamp: at.toISOString(),
-      data: {
-        id: question.id,
-        phoneNumber: question.phoneNumber,
-        countryCode: question.countryCode,
-        channel: question.channel,
-        reference: question.reference,
-        signals: question.signals,
-        risk: question.risk,
-      },
-    });
+    const body = JSON.stringify({ type: 'otp.decision', timestamp: at.toISOString(), data: question });
     // One id a question: a receiver that keeps ids to refuse replays never sees two alike.
     const headers = signedHeaders(activeSecrets(secrets, at), `decision_${question.id}`, at, body);
     const answered = await this.http.post({ url: setting.url, headers, body }, { timeoutMs: setting.timeoutMs, keepBody: true });
-    if (answered.kind === 'error') return answered.error.startsWith('timeout') ? 'timeout' : 'error';
+    if (answered.kind === 'error') return answered.timedOut ? 'timeout' : 'error';
     if (answered.status < 200 || answered.status > 299) return 'error';
     try {
       const decision = (JSON.parse(answered.body ?? '') as { decision?: unknown }).decision;

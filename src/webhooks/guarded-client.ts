@@ -21,7 +21,7 @@ export type DeliveryResponse =
       /** The body as text, when asked for (`keepBody`), cut at the client's cap. */
       readonly body?: string;
     }
-  | { readonly kind: 'error'; readonly error: string; readonly durationMs: number };
+  | { readonly kind: 'error'; readonly error: string; readonly durationMs: number; readonly timedOut?: true };
 
 /** Sends webhooks (port of the delivery worker). */
 export interface WebhookHttpClient {
@@ -118,8 +118,8 @@ export class GuardedHttpClient implements WebhookHttpClient {
         ...(options.keepBody && { body }),
       };
     } catch (err) {
-      const error = controller.signal.aborted ? `timeout: no answer within ${timeoutMs} ms` : describe(err);
-      return { kind: 'error', error, durationMs: elapsed() };
+      if (controller.signal.aborted) return { kind: 'error', error: `timeout: no answer within ${timeoutMs} ms`, durationMs: elapsed(), timedOut: true };
+      return { kind: 'error', error: describe(err), durationMs: elapsed() };
     } finally {
       clearTimeout(timer);
     }
