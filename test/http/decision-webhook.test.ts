@@ -3,7 +3,7 @@ import { after, before, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { runAdminCommand, type AdminCommand } from '../../src/admin/commands.js';
 import { adminDeps } from '../../src/admin/deps.js';
-import { e164Of, expectV1Error, nextLocalNumber, sendCounts, type RecordBody } from '../support/api.js';
+import { e164Of, expectV1Error, nextLocalNumber, operatorCommand, type RecordBody, sendCounts } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { TestClock } from '../support/clock.js';
 import { createHarness, type Harness } from '../support/harness.js';
@@ -33,11 +33,7 @@ forEachDatabase('the decision webhook', (kind) => {
     await h.close();
   });
 
-  const admin = async (command: AdminCommand) => {
-    const ran = await runAdminCommand(adminDeps(h.services), command);
-    assert.ok(ran.ok, JSON.stringify(ran));
-    return ran.value;
-  };
+  const admin = (command: AdminCommand) => operatorCommand(h.services, command);
 
   it('asks the backend before each send, signed with the webhook secret; deny is 403 customer_denied with nothing sent, allow sends', async () => {
     const client = await h.client();

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { e164Of, nextLocalNumber } from '../support/api.js';
+import { e164Of, nextLocalNumber, operatorCommand } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { TestClock } from '../support/clock.js';
@@ -25,11 +25,7 @@ forEachDatabase('relays for auth servers', (kind) => {
   });
   after(() => h.close());
 
-  const admin = async (command: AdminCommand): Promise<ClientHooks> => {
-    const result = await runAdminCommand(adminDeps(h.services), command);
-    assert.ok(result.ok, JSON.stringify(result));
-    return result.value as ClientHooks;
-  };
+  const admin = async (command: AdminCommand) => (await operatorCommand(h.services, command)) as ClientHooks;
   /** The client's relays, turned on. */
   const hooksOf = async (clientId: string): Promise<ClientHooks & { hookSecret: string }> => {
     const hooks = await admin({ name: 'clients.hooks', id: clientId, enable: true });

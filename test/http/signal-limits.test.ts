@@ -4,7 +4,7 @@ import { after, before, it } from 'node:test';
 import { runAdminCommand, type AdminCommand } from '../../src/admin/commands.js';
 import { adminDeps } from '../../src/admin/deps.js';
 import { pruneHistory } from '../../src/store/retention.js';
-import { detailFields, e164Of, expectV1Error, nextLocalNumber, type RecordBody } from '../support/api.js';
+import { detailFields, e164Of, expectV1Error, nextLocalNumber, operatorCommand, type RecordBody } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { withSecondInstance } from '../support/second-instance.js';
@@ -40,11 +40,7 @@ forEachDatabase('signal limits', (kind) => {
       payload: { countryCode: '+234', phoneNumber: nextLocalNumber(), signals },
     });
 
-  const admin = async (command: AdminCommand) => {
-    const ran = await runAdminCommand(adminDeps(h.services), command);
-    assert.ok(ran.ok, JSON.stringify(ran));
-    return ran.value;
-  };
+  const admin = (command: AdminCommand) => operatorCommand(h.services, command);
 
   it('puts a rule in shadow for one client: its sends the rule would refuse go out as shadow_block naming the factor, other clients are still refused', async () => {
     const shadowed = await h.client();

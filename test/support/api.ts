@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { runAdminCommand, type AdminCommand } from '../../src/admin/commands.js';
+import { adminDeps } from '../../src/admin/deps.js';
+import type { Services } from '../../src/services.js';
 import type { Harness } from './harness.js';
 
 /** A /v1 verification record as the API returns it. */
@@ -176,4 +179,11 @@ export async function sentBy(h: Harness, token: string, id: string): Promise<voi
     await sleep(10);
   }
   assert.fail(`verification ${id} was never sent`);
+}
+
+/** Runs an operator command (as the CLI and the console do) on these services and gives what it answered; a refusal fails the test. */
+export async function operatorCommand(services: Services, command: AdminCommand): Promise<unknown> {
+  const ran = await runAdminCommand(adminDeps(services), command);
+  assert.ok(ran.ok, JSON.stringify(ran));
+  return ran.value;
 }
