@@ -306,7 +306,7 @@ export async function createServices(
     newCountries: config.NEW_COUNTRY_LIMIT_COUNT > 0,
     onThrottle: (t) =>
       conversionLog.warn(
-        { regionCode: t.regionCode, countryCode: t.countryCode, provider: t.provider, sends: t.sends, verified: t.verified, until: t.throttledUntil },
+        { regionCode: t.regionCode, countryCode: t.countryCode, network: t.network, provider: t.provider, sends: t.sends, verified: t.verified, until: t.throttledUntil },
         'country throttled to the prefix limit: few of its codes are verified (MIN_CONVERSION)',
       ),
     onClientThrottle: (t) =>
@@ -321,6 +321,7 @@ export async function createServices(
       ),
   });
   const addressCountries = addressCountriesOf(config.IP_COUNTRY_DATABASE);
+  const numberMetadata = new GoogleNumberMetadata();
   const verifications = new VerificationService({
     store: verificationStore,
     policy: {
@@ -349,6 +350,7 @@ export async function createServices(
     observer: metrics,
     clientSettings: settingsOf,
     conversion,
+    networkOf: (phone) => numberMetadata.networkOf(phone),
     ...(dailySends && { dailySends }),
     ...(newCountrySends && { newCountrySends }),
     spend,
@@ -413,7 +415,7 @@ export async function createServices(
     },
     countSends: config.CLIENT_DAILY_SEND_LIMIT > 0,
   });
-  const lookups = new LookupService({ store: new SqlLookupStore(db.db), metadata: new GoogleNumberMetadata(), clock, random });
+  const lookups = new LookupService({ store: new SqlLookupStore(db.db), metadata: numberMetadata, clock, random });
   const providerLog = logger.child({ component: 'provider' });
   const providers = new Providers(config.providers, (name) => ({
     messageLog,

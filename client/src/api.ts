@@ -238,6 +238,10 @@ export interface paths {
                                      * @enum {string}
                                      */
                                     period?: "day" | "month";
+                                    /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                    regionCode?: string;
+                                    /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                    carrier?: string;
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -285,6 +289,10 @@ export interface paths {
                                      * @enum {string}
                                      */
                                     period?: "day" | "month";
+                                    /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                    regionCode?: string;
+                                    /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                    carrier?: string;
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -332,6 +340,10 @@ export interface paths {
                                      * @enum {string}
                                      */
                                     period?: "day" | "month";
+                                    /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                    regionCode?: string;
+                                    /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                    carrier?: string;
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -379,6 +391,10 @@ export interface paths {
                                      * @enum {string}
                                      */
                                     period?: "day" | "month";
+                                    /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                    regionCode?: string;
+                                    /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                    carrier?: string;
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -426,6 +442,10 @@ export interface paths {
                                      * @enum {string}
                                      */
                                     period?: "day" | "month";
+                                    /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                    regionCode?: string;
+                                    /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                    carrier?: string;
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -475,6 +495,10 @@ export interface paths {
                                      * @enum {string}
                                      */
                                     period?: "day" | "month";
+                                    /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                    regionCode?: string;
+                                    /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                    carrier?: string;
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -554,6 +578,10 @@ export interface paths {
                                      * @enum {string}
                                      */
                                     period?: "day" | "month";
+                                    /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                    regionCode?: string;
+                                    /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                    carrier?: string;
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -601,6 +629,10 @@ export interface paths {
                                      * @enum {string}
                                      */
                                     period?: "day" | "month";
+                                    /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                    regionCode?: string;
+                                    /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                    carrier?: string;
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -648,6 +680,10 @@ export interface paths {
                                      * @enum {string}
                                      */
                                     period?: "day" | "month";
+                                    /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                    regionCode?: string;
+                                    /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                    carrier?: string;
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -695,6 +731,10 @@ export interface paths {
                                      * @enum {string}
                                      */
                                     period?: "day" | "month";
+                                    /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                    regionCode?: string;
+                                    /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                    carrier?: string;
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -742,6 +782,10 @@ export interface paths {
                                      * @enum {string}
                                      */
                                     period?: "day" | "month";
+                                    /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                    regionCode?: string;
+                                    /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                    carrier?: string;
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -791,6 +835,10 @@ export interface paths {
                                      * @enum {string}
                                      */
                                     period?: "day" | "month";
+                                    /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                    regionCode?: string;
+                                    /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                    carrier?: string;
                                 }[];
                             };
                             data?: components["schemas"]["VerificationRecord"];
@@ -2010,6 +2058,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3654,6 +3706,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3703,6 +3759,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3760,6 +3820,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3807,6 +3871,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3854,6 +3922,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3901,6 +3973,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -3948,13 +4024,17 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. The client's budget refuses with `details: [{ rule: "budget", limit, spent, period }]` and `Retry-After` to the next UTC day or month. */
+            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. The client's budget refuses with `details: [{ rule: "budget", limit, spent, period }]` and `Retry-After` to the next UTC day or month; a throttled country with `details: [{ rule: "conversion", regionCode, carrier }]` (`carrier` when the throttle is one mobile network's). */
             429: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -3997,6 +4077,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4044,6 +4128,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4091,6 +4179,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4140,6 +4232,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4187,6 +4283,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4234,6 +4334,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4310,6 +4414,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4359,6 +4467,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4408,6 +4520,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4455,6 +4571,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4502,13 +4622,17 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. The client's budget refuses with `details: [{ rule: "budget", limit, spent, period }]` and `Retry-After` to the next UTC day or month. */
+            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. The client's budget refuses with `details: [{ rule: "budget", limit, spent, period }]` and `Retry-After` to the next UTC day or month; a throttled country with `details: [{ rule: "conversion", regionCode, carrier }]` (`carrier` when the throttle is one mobile network's). */
             429: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -4551,6 +4675,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4598,6 +4726,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4645,6 +4777,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4694,6 +4830,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4741,6 +4881,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4788,6 +4932,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4856,6 +5004,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4905,6 +5057,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -4954,6 +5110,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5001,6 +5161,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5048,13 +5212,17 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. The client's budget refuses with `details: [{ rule: "budget", limit, spent, period }]` and `Retry-After` to the next UTC day or month. */
+            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. The client's budget refuses with `details: [{ rule: "budget", limit, spent, period }]` and `Retry-After` to the next UTC day or month; a throttled country with `details: [{ rule: "conversion", regionCode, carrier }]` (`carrier` when the throttle is one mobile network's). */
             429: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -5097,6 +5265,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5144,6 +5316,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5191,6 +5367,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5240,6 +5420,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5287,6 +5471,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5334,6 +5522,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5422,6 +5614,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5471,6 +5667,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5520,6 +5720,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5567,6 +5771,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5614,6 +5822,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5661,6 +5873,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5708,6 +5924,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5755,6 +5975,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5802,13 +6026,17 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. The client's budget refuses with `details: [{ rule: "budget", limit, spent, period }]` and `Retry-After` to the next UTC day or month. */
+            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. The client's budget refuses with `details: [{ rule: "budget", limit, spent, period }]` and `Retry-After` to the next UTC day or month; a throttled country with `details: [{ rule: "conversion", regionCode, carrier }]` (`carrier` when the throttle is one mobile network's). */
             429: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -5851,6 +6079,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5898,6 +6130,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5945,6 +6181,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -5994,6 +6234,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6041,6 +6285,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6088,6 +6336,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6164,6 +6416,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6213,6 +6469,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6268,6 +6528,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6315,6 +6579,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6362,6 +6630,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6409,13 +6681,17 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. The client's budget refuses with `details: [{ rule: "budget", limit, spent, period }]` and `Retry-After` to the next UTC day or month. */
+            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. The client's budget refuses with `details: [{ rule: "budget", limit, spent, period }]` and `Retry-After` to the next UTC day or month; a throttled country with `details: [{ rule: "conversion", regionCode, carrier }]` (`carrier` when the throttle is one mobile network's). */
             429: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -6458,6 +6734,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6505,6 +6785,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6552,6 +6836,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6601,6 +6889,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6648,6 +6940,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6695,6 +6991,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6771,6 +7071,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6820,6 +7124,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6869,6 +7177,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6916,6 +7228,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -6963,6 +7279,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -7010,13 +7330,17 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. The client's budget refuses with `details: [{ rule: "budget", limit, spent, period }]` and `Retry-After` to the next UTC day or month. */
+            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. The client's budget refuses with `details: [{ rule: "budget", limit, spent, period }]` and `Retry-After` to the next UTC day or month; a throttled country with `details: [{ rule: "conversion", regionCode, carrier }]` (`carrier` when the throttle is one mobile network's). */
             429: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -7059,6 +7383,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -7106,6 +7434,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -7153,6 +7485,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -7202,6 +7538,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -7249,6 +7589,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -7296,6 +7640,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -7409,6 +7757,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -7458,6 +7810,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -7507,6 +7863,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -7554,6 +7914,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -7601,6 +7965,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -7648,13 +8016,17 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. The client's budget refuses with `details: [{ rule: "budget", limit, spent, period }]` and `Retry-After` to the next UTC day or month. */
+            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. The client's budget refuses with `details: [{ rule: "budget", limit, spent, period }]` and `Retry-After` to the next UTC day or month; a throttled country with `details: [{ rule: "conversion", regionCode, carrier }]` (`carrier` when the throttle is one mobile network's). */
             429: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -7697,6 +8069,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -7744,6 +8120,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -7791,6 +8171,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -7840,6 +8224,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -7887,6 +8275,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -7934,6 +8326,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -8037,6 +8433,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -8086,6 +8486,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -8135,6 +8539,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -8182,6 +8590,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -8229,13 +8641,17 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. The client's budget refuses with `details: [{ rule: "budget", limit, spent, period }]` and `Retry-After` to the next UTC day or month. */
+            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. The client's budget refuses with `details: [{ rule: "budget", limit, spent, period }]` and `Retry-After` to the next UTC day or month; a throttled country with `details: [{ rule: "conversion", regionCode, carrier }]` (`carrier` when the throttle is one mobile network's). */
             429: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -8278,6 +8694,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -8325,6 +8745,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -8372,6 +8796,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -8421,6 +8849,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -8468,6 +8900,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -8515,6 +8951,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -8632,6 +9072,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -8681,6 +9125,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -8730,6 +9178,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -8777,13 +9229,17 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. The client's budget refuses with `details: [{ rule: "budget", limit, spent, period }]` and `Retry-After` to the next UTC day or month. */
+            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. The client's budget refuses with `details: [{ rule: "budget", limit, spent, period }]` and `Retry-After` to the next UTC day or month; a throttled country with `details: [{ rule: "conversion", regionCode, carrier }]` (`carrier` when the throttle is one mobile network's). */
             429: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -8826,6 +9282,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -8873,6 +9333,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -8920,6 +9384,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -8969,6 +9437,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -9016,6 +9488,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -9063,6 +9539,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -9168,6 +9648,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -9217,6 +9701,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -9266,6 +9754,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -9313,6 +9805,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -9360,13 +9856,17 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. The client's budget refuses with `details: [{ rule: "budget", limit, spent, period }]` and `Retry-After` to the next UTC day or month. */
+            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. The client's budget refuses with `details: [{ rule: "budget", limit, spent, period }]` and `Retry-After` to the next UTC day or month; a throttled country with `details: [{ rule: "conversion", regionCode, carrier }]` (`carrier` when the throttle is one mobile network's). */
             429: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -9409,6 +9909,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -9456,6 +9960,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -9503,6 +10011,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -9552,6 +10064,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -9599,6 +10115,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];
@@ -9646,6 +10166,10 @@ export interface operations {
                                  * @enum {string}
                                  */
                                 period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
                             }[];
                         };
                         data?: components["schemas"]["VerificationRecord"];

@@ -25,6 +25,7 @@ export function adminDeps(services: Services): AdminDeps {
         (await services.conversionStore.active(now)).map((t) => ({
           country: t.regionCode,
           countryCode: t.countryCode,
+          ...(t.network !== '' && { network: t.network }),
           provider: t.provider,
           blockedAt: t.throttledAt.toISOString(),
           blockedUntil: t.throttledUntil.toISOString(),

@@ -17,6 +17,8 @@ export interface PrefixBlocks {
 export interface CountryThrottle {
   readonly country: string;
   readonly countryCode: string;
+  /** The mobile network throttled, as number lookup names it (its carrier); absent: the country's numbers of no known network. */
+  readonly network?: string;
   readonly provider: string;
   readonly blockedAt: string;
   readonly blockedUntil: string;

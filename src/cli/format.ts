@@ -68,7 +68,7 @@ export function formatResult(command: AdminCommand, value: unknown): string {
             ? `client ${b.clientId}\t${b.blockedAt}\t${b.blockedUntil}\tresends: ${b.verified} codes verified of ${b.sends} resends (MIN_CONVERSION on MIN_RESEND_SAMPLE), unknown users' resends capped (UNKNOWN_USER_RESENDS)`
           : 'clientId' in b
             ? `client ${b.clientId}\t${b.blockedAt}\t${b.blockedUntil}\tconversion across all countries ${b.verified}/${b.sends} verified (MIN_CONVERSION), throttled to the prefix limit`
-            : `${b.country} (${b.countryCode}) via ${b.provider}\t${b.blockedAt}\t${b.blockedUntil}\tconversion ${b.verified}/${b.sends} verified (MIN_CONVERSION), throttled to the prefix limit`,
+            : `${b.country} (${b.countryCode})${b.network === undefined ? '' : ` ${b.network}`} via ${b.provider}\t${b.blockedAt}\t${b.blockedUntil}\tconversion ${b.verified}/${b.sends} verified (MIN_CONVERSION), throttled to the prefix limit`,
       );
       return `BLOCKED\tSINCE\tUNTIL\tWHY\n${rows.join('\n')}\n`;
     }

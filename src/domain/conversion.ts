@@ -49,10 +49,15 @@ export interface RecentTraffic {
 /** The hour the contract speaks of. */
 export const conversionWindowSeconds = 3600;
 
-/** Where a code went: the number's country (ISO 3166 alpha-2, 001 for none) and calling code, and the provider. */
+/**
+ * Where a code went: the number's country (ISO 3166 alpha-2, 001 for none) and calling code, its mobile network
+ * where the number metadata names one ('' where it does not: those numbers of the country are judged together), and
+ * the provider. Pumping through one network throttles that network, not its country's others (contract 18).
+ */
 export interface Route {
   readonly regionCode: string;
   readonly countryCode: string;
+  readonly network: string;
   readonly provider: string;
 }
 
@@ -98,7 +103,20 @@ export function underConverting(traffic: readonly RouteTraffic[], policy: Conver
 }
 
 export function routeKey(r: Route): string {
-  return `${r.regionCode}|${r.countryCode}|${r.provider}`;
+  return `${r.regionCode}|${r.countryCode}|${r.network}|${r.provider}`;
+}
+
+/**
+ * A throttled country as a refusal names it: the country and, where the throttle is one mobile network's, that
+ * network as number lookup names it (its `carrier`). Not the provider: that is the operator's business.
+ */
+export interface ThrottledRoute {
+  readonly regionCode: string;
+  readonly carrier?: string;
+}
+
+export function throttledRoute(t: Route): ThrottledRoute {
+  return { regionCode: t.regionCode, ...(t.network !== '' && { carrier: t.network }) };
 }
 
 /** The throttles in force at one time, as one process last read them. */

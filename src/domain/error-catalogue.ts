@@ -62,6 +62,13 @@ export interface RuleProblem {
   readonly value: string;
 }
 
+/** A country throttle that refused a send (contracts 10, 18): its country, and its mobile network where it is one network's. */
+export interface ThrottleProblem {
+  readonly rule: 'conversion';
+  readonly regionCode: string;
+  readonly carrier?: string;
+}
+
 /** A budget that refused a send (contract 17): its period's limit and what is spent in it. */
 export interface BudgetProblem {
   readonly rule: 'budget';

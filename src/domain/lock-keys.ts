@@ -8,8 +8,9 @@ export const lockKeys = {
   phone: (clientId: string, e164: string): string => `${clientId}|${e164}`,
   /** Creates towards a prefix, whoever asks (prefix velocity). */
   prefix: (prefix: string): string => `prefix|${prefix}`,
-  /** Creates towards a throttled country, whatever the provider: its creates are counted together (conversion). */
-  country: (c: { readonly regionCode: string; readonly countryCode: string }): string => `country|${c.regionCode}|${c.countryCode}`,
+  /** Creates towards a throttled country's network, whatever the provider: its creates are counted together (conversion). */
+  country: (c: { readonly regionCode: string; readonly countryCode: string; readonly network: string }): string =>
+    `country|${c.regionCode}|${c.countryCode}|${c.network}`,
   /** A client throttled for its conversion across all countries: its creates are counted together. */
   clientThrottle: (clientId: string): string => `client-throttle|${clientId}`,
   /** A client's creates from one address, network or device (the signal limits, contract 14). */

@@ -4,7 +4,7 @@ import { hasBudget, untilPeriodEnds, type BudgetRefusal, type Spend } from './bu
 import type { Amount } from './money.js';
 import { newCountryKey, untilNextHour, type WindowQuota } from './new-country.js';
 import { channelOfDelivery, deliveryChannelOf, type Channel, type ChannelDriver } from './channel-driver.js';
-import { decideThrottled, hasLocalRoom, type ClientThrottle, type ResendThrottle, type Route, type Throttle } from './conversion.js';
+import { decideThrottled, hasLocalRoom, throttledRoute, type ClientThrottle, type ResendThrottle, type Route, type Throttle, type ThrottledRoute } from './conversion.js';
 import { destinationRefused, type DestinationPolicy } from './destination-rules.js';
 import {
   allEnforced,
@@ -175,6 +175,8 @@ export type CreateOutcome =
       readonly retryAfterSeconds: number;
       /** `budget`: the period whose limit the send would have passed, and what is spent in it (contract 17). */
       readonly budget?: BudgetRefusal;
+      /** `conversion` of a throttled country: its country and, where the throttle is one network's, that network. */
+      readonly throttled?: ThrottledRoute;
       /** Why the send was judged risky (contract 18): the rule that refused it and its factor. */
       readonly factors: readonly FactorEntry[];
     }
@@ -295,6 +297,11 @@ export interface VerificationServiceDeps {
   readonly captcha?: { readonly verifier: CaptchaVerifier; readonly tokens: CaptchaTokenStore; readonly failOpen: boolean };
   /** Asks a client's backend before a send, for a client with a decision webhook (contract 18); absent: none asked. */
   readonly decisions?: CustomerDecisions;
+  /**
+   * The mobile network a number's range was given to, from the number metadata on the machine (its carrier; null:
+   * the data names none); absent: not known, and conversion is judged per country alone.
+   */
+  readonly networkOf?: (phone: { readonly e164: string; readonly countryCode: string }) => Promise<string | null>;
   /** Where creates refused by a rule are recorded, for the verdicts (contract 18); absent: not recorded. */
   readonly refusals?: Pick<RefusalRecorder, 'refused'>;
   /** The risk rules' modes in force (contract 18), as this process last read them; absent: every rule enforces. */
@@ -382,6 +389,8 @@ export class VerificationService {
     const now = clock.now();
     const relayedCode = request.relayedCode ?? null;
     const { otp, from } = driver.newCode(random, testCode ?? relayedCode);
+    // A test number's code reaches no network: conversion never reads it.
+    const network = testCode === null ? ((await this.deps.networkOf?.(phone)) ?? null) : null;
     const channel = deliveryChannelOf(driver.channel);
     // A client's default is copied onto the verification: a later change of it does not move this one.
     const workflow = (request.fallback as readonly RequestType[] | null) ?? defaultFallback(request.type, settings.fallback, policy.fallbackTypes);
@@ -408,6 +417,7 @@ export class VerificationService {
       codeWithheld: !settings.revealCode,
       testNumber: testCode !== null,
       regionCode: phone.region ?? nonGeographicRegion,
+      ...(network !== null && { network }),
       ...(request.messageText && { messageText: request.messageText }),
       ...(relayedCode !== null && testCode === null && { relayed: true }),
       delivery:
@@ -550,6 +560,7 @@ export class VerificationService {
         throttled: throttle && {
           regionCode: throttle.regionCode,
           countryCode: throttle.countryCode,
+          network: throttle.network,
           since: latest(secondsBefore(now, policy.prefix.windowSeconds), throttle.throttledAt),
         },
         clientThrottled: clientThrottle && { since: latest(secondsBefore(now, policy.prefix.windowSeconds), clientThrottle.throttledAt) },
@@ -605,17 +616,19 @@ export class VerificationService {
       // A relayed code is sent when its auth server says: the number's own limits are that server's to keep.
       const phoneLimit = allowed || verification.relayed ? { allowed: true as const } : decidePhoneLimit(history.phone, now, policy.phoneLimit);
       const signalled = decideSignals(counted, history.signals, now, policy.signals.windowSeconds);
-      type Refusal = { readonly reason: CreateLimit; readonly retryAfterSeconds: number; readonly budget?: BudgetRefusal };
-      const limit = (reason: CreateLimit, retryAfterSeconds: number, budget?: BudgetRefusal): Objection<Refusal>[] => [
-        { rule: limitRule(reason), refusal: { reason, retryAfterSeconds, ...(budget && { budget }) } },
+      type Refusal = { readonly reason: CreateLimit; readonly retryAfterSeconds: number; readonly budget?: BudgetRefusal; readonly throttled?: ThrottledRoute };
+      const limit = (reason: CreateLimit, retryAfterSeconds: number, more: Pick<Refusal, 'budget' | 'throttled'> = {}): Objection<Refusal>[] => [
+        { rule: limitRule(reason), refusal: { reason, retryAfterSeconds, ...more } },
       ];
       const objections = [
         ...(!signalled.allowed ? limit(signalled.kind, signalled.retryAfterSeconds) : []),
-        ...(!throttled.allowed ? limit('conversion', throttled.retryAfterSeconds) : []),
+        ...(!throttled.allowed
+          ? limit('conversion', throttled.retryAfterSeconds, throttle !== null && !countryThrottled.allowed ? { throttled: throttledRoute(throttle) } : {})
+          : []),
         ...(newCountryTaken === false && !known ? limit('new-country', untilNextHour(now)) : []),
         ...(!phoneLimit.allowed ? limit('phone', phoneLimit.retryAfterSeconds) : []),
         ...(!sendTaken ? limit('daily-quota', untilNextUtcDay(now)) : []),
-        ...(overBudget !== null ? limit('budget', untilPeriodEnds(overBudget.period, now), overBudget) : []),
+        ...(overBudget !== null ? limit('budget', untilPeriodEnds(overBudget.period, now), { budget: overBudget }) : []),
       ];
       const refusal = judge(objections, modeOf, heard);
       if (refusal) {
@@ -707,7 +720,7 @@ export class VerificationService {
   private throttleOn(v: Verification, channel: Channel, now: Date): Throttle | null {
     const { conversion } = this.deps;
     if (!conversion || v.regionCode === null) return null;
-    return conversion.throttleOn({ regionCode: v.regionCode, countryCode: v.countryCode, provider: conversion.firstProvider(channel, v) }, now);
+    return conversion.throttleOn({ regionCode: v.regionCode, countryCode: v.countryCode, network: v.network ?? '', provider: conversion.firstProvider(channel, v) }, now);
   }
 
   /**

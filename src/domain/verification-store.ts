@@ -39,10 +39,11 @@ export interface CreateHistoryQuery {
   /** The prefix whose creates since `since` (and block in force at `now`) are read too; null: none. */
   readonly prefix: { readonly prefix: string; readonly since: Date; readonly now: Date } | null;
   /**
-   * A throttled country (conversion, contract 10) whose creates since `since` are read too, with those of its local
-   * room among them: how many were verified, and the sends of the others; null: none.
+   * A throttled country and network (conversion, contracts 10 and 18; network '' for the country's numbers of no
+   * known network) whose creates since `since` are read too, with those of its local room among them: how many were
+   * verified, and the sends of the others; null: none.
    */
-  readonly throttled: { readonly regionCode: string; readonly countryCode: string; readonly since: Date } | null;
+  readonly throttled: { readonly regionCode: string; readonly countryCode: string; readonly network: string; readonly since: Date } | null;
   /** The client is throttled for its conversion across all countries: its sends since `since` are read too. */
   readonly clientThrottled: { readonly since: Date } | null;
   /**

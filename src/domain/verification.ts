@@ -97,6 +97,11 @@ export interface Verification {
    * conversion; null on a verification made before the service stored it (reading it back is not worth a parse).
    */
   readonly regionCode: string | null;
+  /**
+   * The mobile network the number's range was given to (the number metadata's carrier), where the data names
+   * one: conversion is judged per country and network (contract 18). Absent: not known.
+   */
+  readonly network?: string | null;
   readonly delivery: Delivery;
   /** A caller's own SMS text with `{{code}}` (contract 15, CAMARA send-code), used instead of the client's templates. */
   readonly messageText?: string | null;

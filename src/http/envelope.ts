@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import { errorCatalogue, type ErrorCode, type BudgetProblem, type FieldProblem, type RuleProblem } from '../domain/error-catalogue.js';
+import { errorCatalogue, type ErrorCode, type BudgetProblem, type FieldProblem, type RuleProblem, type ThrottleProblem } from '../domain/error-catalogue.js';
 import { allowedRisk, type FactorEntry, type Risk } from '../domain/risk.js';
 import { attemptRecord, fallbackLeft, latestTurn, verificationCost, type AttemptRecord, type Verification } from '../domain/verification.js';
 
@@ -70,7 +70,7 @@ export function publicRecord(v: Verification, currency: string): PublicRecord {
 }
 
 export interface ErrorOptions {
-  readonly details?: readonly (FieldProblem | RuleProblem | BudgetProblem | FactorEntry)[];
+  readonly details?: readonly (FieldProblem | RuleProblem | BudgetProblem | ThrottleProblem | FactorEntry)[];
   /** The record to send with the error, as publicRecord made it. */
   readonly data?: PublicRecord;
   readonly message?: string;

@@ -36,6 +36,11 @@ export const errorSchema = {
               limit: { type: 'string', description: 'The `budget` rule: the spend limit of the period, a decimal amount in the service\'s currency.' },
               spent: { type: 'string', description: 'The `budget` rule: what the client\'s sends have cost in the period so far.' },
               period: { type: 'string', enum: ['day', 'month'], description: 'The `budget` rule: the UTC day or month the limit is for.' },
+              regionCode: { type: 'string', description: 'The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2).' },
+              carrier: {
+                type: 'string',
+                description: 'The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network\'s rather than the whole country\'s.',
+              },
             },
           },
         },
@@ -70,7 +75,7 @@ const whenAnswered: Record<ErrorCode, string> = {
   CAPTCHA_REQUIRED: 'The client has a CAPTCHA (`clients update --captcha`) and the create carried no `captchaToken`: show the widget and send its token.',
   CAPTCHA_FAILED: 'The CAPTCHA provider refused the token, its score was under the client\'s minimum, or the token was used before: show the widget again.',
   RATE_LIMITED:
-    'A limit was hit; `Retry-After` says when to come back, in seconds. The client\'s budget refuses with `details: [{ rule: "budget", limit, spent, period }]` and `Retry-After` to the next UTC day or month.',
+    'A limit was hit; `Retry-After` says when to come back, in seconds. The client\'s budget refuses with `details: [{ rule: "budget", limit, spent, period }]` and `Retry-After` to the next UTC day or month; a throttled country with `details: [{ rule: "conversion", regionCode, carrier }]` (`carrier` when the throttle is one mobile network\'s).',
   INTERNAL_ERROR: 'Anything unexpected (logged with the request id, `x-request-id`).',
   UNAVAILABLE: 'The database, or the client\'s CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back.',
 };

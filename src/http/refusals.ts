@@ -10,7 +10,11 @@ export function sendLimited(reply: FastifyReply, outcome: Limited): FastifyReply
   return sendError(reply, 'RATE_LIMITED', {
     message: rateLimitMessages[outcome.reason],
     retryAfterSeconds: outcome.retryAfterSeconds,
-    details: [...(outcome.budget ? [{ rule: 'budget' as const, ...outcome.budget }] : []), ...outcome.factors],
+    details: [
+      ...(outcome.budget ? [{ rule: 'budget' as const, ...outcome.budget }] : []),
+      ...('throttled' in outcome && outcome.throttled ? [{ rule: 'conversion' as const, ...outcome.throttled }] : []),
+      ...outcome.factors,
+    ],
   });
 }
 

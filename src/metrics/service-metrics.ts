@@ -69,8 +69,8 @@ export class ServiceMetrics implements HttpObserver, VerificationObserver, SendO
   });
   private readonly throttles = new Gauge({
     name: 'otp_country_throttles',
-    help: 'Countries throttled for their conversion through a provider, as this instance last read them (1 while in force)',
-    labelNames: ['region', 'provider'] as const,
+    help: "Countries throttled for their conversion through a provider, by mobile network where it is known ('' for the country's numbers of no known network), as this instance last read them (1 while in force)",
+    labelNames: ['region', 'network', 'provider'] as const,
     registers: [this.registry],
   });
   private readonly ended = new Counter({
@@ -172,7 +172,7 @@ export class ServiceMetrics implements HttpObserver, VerificationObserver, SendO
 
   throttlesRead(throttles: readonly Throttle[]): void {
     this.throttles.reset();
-    for (const t of throttles) this.throttles.set({ region: t.regionCode, provider: t.provider }, 1);
+    for (const t of throttles) this.throttles.set({ region: t.regionCode, network: t.network, provider: t.provider }, 1);
   }
 
   /** Everything a transaction committed passes here: its events are the verifications that ended. */

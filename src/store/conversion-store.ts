@@ -15,6 +15,7 @@ export class SqlConversionStore implements ConversionStore {
     const { rows } = await sql<{
       region_code: string;
       country_code: string;
+      network: string;
       provider: string;
       sends: number;
       delivered: number;
@@ -22,21 +23,23 @@ export class SqlConversionStore implements ConversionStore {
       recent_sends: number;
       recent_verified: number;
     }>`
-      SELECT v.region_code, v.country_code, v.delivery_provider AS provider, sum(greatest(v.delivery_sends, 1))::int AS sends,
+      SELECT v.region_code, v.country_code, coalesce(v.network, '') AS network, v.delivery_provider AS provider, sum(greatest(v.delivery_sends, 1))::int AS sends,
           (count(*) FILTER (WHERE v.delivery_status = 'DELIVERED'))::int AS delivered,
           (count(*) FILTER (WHERE v.status = 'SUCCESS' OR (v.relayed AND v.delivery_status = 'DELIVERED')))::int AS verified,
           coalesce(sum(greatest(v.delivery_sends, 1)) FILTER (WHERE ${inRecent}), 0)::int AS recent_sends,
           (count(*) FILTER (WHERE (${inRecent}) AND (v.status = 'SUCCESS' OR (v.relayed AND v.delivery_status = 'DELIVERED'))))::int AS recent_verified
         FROM verifications v
           LEFT JOIN country_throttles t
-            ON t.region_code = v.region_code AND t.country_code = v.country_code AND t.provider = v.delivery_provider
+            ON t.region_code = v.region_code AND t.country_code = v.country_code AND t.network = coalesce(v.network, '')
+              AND t.provider = v.delivery_provider
         WHERE v.client_id = ANY(ARRAY(SELECT id FROM clients)) AND v.created_at > ${since} AND NOT v.test_number
           AND v.region_code IS NOT NULL AND v.delivery_provider IS NOT NULL
           AND (t.throttled_until IS NULL OR v.created_at > t.throttled_until)
-        GROUP BY v.region_code, v.country_code, v.delivery_provider`.execute(this.db);
+        GROUP BY v.region_code, v.country_code, coalesce(v.network, ''), v.delivery_provider`.execute(this.db);
     return rows.map((r) => ({
       regionCode: r.region_code,
       countryCode: r.country_code,
+      network: r.network,
       provider: r.provider,
       sends: Number(r.sends),
       delivered: Number(r.delivered),
@@ -53,6 +56,7 @@ export class SqlConversionStore implements ConversionStore {
         routes.map((r) => ({
           region_code: r.regionCode,
           country_code: r.countryCode,
+          network: r.network,
           provider: r.provider,
           throttled_at: at,
           throttled_until: until,
@@ -62,7 +66,7 @@ export class SqlConversionStore implements ConversionStore {
       )
       .onConflict((oc) =>
         oc
-          .columns(['region_code', 'country_code', 'provider'])
+          .columns(['region_code', 'country_code', 'provider', 'network'])
           .doUpdateSet({
             throttled_at: sql`excluded.throttled_at`,
             throttled_until: sql`excluded.throttled_until`,
@@ -206,6 +210,7 @@ function toThrottle(r: Selectable<CountryThrottlesTable>): Throttle {
   return {
     regionCode: r.region_code,
     countryCode: r.country_code,
+    network: r.network,
     provider: r.provider,
     throttledAt: new Date(r.throttled_at),
     throttledUntil: new Date(r.throttled_until),

@@ -739,6 +739,20 @@ const migrations: Record<string, Migration> = {
       `);
     },
   },
+  '0041_network_throttles': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- The mobile network a number's range was given to (number metadata's carrier), where the data names one:
+        -- conversion is judged per country and network (contract 18), so that pumping through one network
+        -- throttles that network, not its country's others.
+        ALTER TABLE verifications ADD COLUMN network text;
+        -- '' throttles the numbers of the country whose network is not known (every number, where the data names none).
+        ALTER TABLE country_throttles ADD COLUMN network text NOT NULL DEFAULT '';
+        ALTER TABLE country_throttles DROP CONSTRAINT country_throttles_pkey;
+        ALTER TABLE country_throttles ADD PRIMARY KEY (region_code, country_code, provider, network)
+      `);
+    },
+  },
 };
 
 /** Runs DDL one statement at a time: PGlite's extended protocol takes one statement per query. */

@@ -89,6 +89,8 @@ export interface VerificationsTable {
   local_room: Generated<boolean>;
   /** 0032: when its person's data was erased (it then reads as missing); null while kept. */
   erased_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** 0041: the mobile network the number's range was given to, where the number metadata names one. */
+  network: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface SendJobsTable {
@@ -413,6 +415,8 @@ export interface CountryThrottlesTable {
   region_code: string;
   country_code: string;
   provider: string;
+  /** 0041: the mobile network throttled; '' for the country's numbers whose network is not known. */
+  network: Generated<string>;
   throttled_at: Date;
   throttled_until: Date;
   sends: number;

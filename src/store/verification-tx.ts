@@ -255,10 +255,10 @@ export class GroupTransaction {
    */
   private async createStates(asked: readonly CreateHistoryQuery[]): Promise<CreateStates> {
     const prefixes = asked.flatMap((h) => (h.prefix ? [h.prefix] : []));
-    const countries = new Map<string, { regionCode: string; countryCode: string; since: Date }>();
+    const countries = new Map<string, { regionCode: string; countryCode: string; network: string; since: Date }>();
     for (const h of asked) {
       if (!h.throttled) continue;
-      const key = `${h.throttled.regionCode}|${h.throttled.countryCode}`;
+      const key = throttledKey(h.throttled);
       const seen = countries.get(key);
       if (!seen || h.throttled.since < seen.since) countries.set(key, h.throttled);
     }
@@ -326,14 +326,14 @@ export class GroupTransaction {
         FROM unnest(${[...new Set(prefixes.map((p) => p.prefix))]}::text[]) AS p (prefix) LEFT JOIN prefix_blocks b ON b.prefix = p.prefix`,
       throttled.length > 0 &&
         sql`
-      SELECT 'country', c.region || '|' || c.cc, coalesce(sum(v.send_requests), 0)::int, NULL, min(v.created_at),
+      SELECT 'country', c.region || '|' || c.cc || '|' || c.network, coalesce(sum(v.send_requests), 0)::int, NULL, min(v.created_at),
           (count(v.id) FILTER (WHERE v.status = 'SUCCESS'))::int,
           coalesce(sum(v.send_requests) FILTER (WHERE v.local_room AND v.status <> 'SUCCESS'), 0)::int
         FROM unnest(${throttled.map((c) => c.regionCode)}::text[], ${throttled.map((c) => c.countryCode)}::text[],
-            ${throttled.map((c) => c.since.toISOString())}::timestamptz[]) AS c (region, cc, since)
+            ${throttled.map((c) => c.network)}::text[], ${throttled.map((c) => c.since.toISOString())}::timestamptz[]) AS c (region, cc, network, since)
           LEFT JOIN verifications v ON v.client_id = ANY(ARRAY(SELECT id FROM clients)) AND v.created_at > c.since
-            AND v.region_code = c.region AND v.country_code = c.cc AND NOT v.test_number
-        GROUP BY c.region, c.cc`,
+            AND v.region_code = c.region AND v.country_code = c.cc AND coalesce(v.network, '') = c.network AND NOT v.test_number
+        GROUP BY c.region, c.cc, c.network`,
       throttledClients.size > 0 &&
         sql`
       SELECT 'client', c.client::text, coalesce(sum(v.send_requests), 0)::int, NULL, min(v.created_at), 0, 0
@@ -462,7 +462,7 @@ export class GroupTransaction {
         return histories.map(({ item }, i) => ({
           verifiedBefore: states.verified.has(i),
           prefix: item.prefix && (states.prefixes.get(item.prefix.prefix) ?? { recentCreates: 0, blockedUntil: null }),
-          throttled: item.throttled && (states.countries.get(`${item.throttled.regionCode}|${item.throttled.countryCode}`) ?? { recentCreates: 0, oldest: null }),
+          throttled: item.throttled && (states.countries.get(throttledKey(item.throttled)) ?? { recentCreates: 0, oldest: null }),
           phone: historyOf(states.phones.get(`${item.clientId}|${item.phoneNumber}`) ?? [], item.lookBackFrom, item.windowFrom),
           clientThrottled: item.clientThrottled && (states.clients.get(item.clientId) ?? { recentCreates: 0, oldest: null }),
           signals: item.signals.keys.map((k) => states.signals.get(`${k.kind}|${item.clientId}|${k.value}`) ?? { recentCreates: 0, oldest: null, verified: 0 }),
@@ -470,6 +470,11 @@ export class GroupTransaction {
       });
     }
   }
+}
+
+/** A throttled country's network as the group's read keys it. */
+function throttledKey(t: { readonly regionCode: string; readonly countryCode: string; readonly network: string }): string {
+  return `${t.regionCode}|${t.countryCode}|${t.network}`;
 }
 
 /** Runs one batched statement and settles every waiting call with its result, or with its error. */

@@ -28,7 +28,7 @@ const suite = (kind: 'pglite' | 'postgres') => {
     const now = new Date();
     const until = new Date(now.getTime() + 3_600_000);
     await t.server.services.conversionStore.throttle(
-      [{ regionCode: 'GH', countryCode: String(first.body.data.countryCode), provider: 'log', sends: 250, delivered: 0, verified: 3 }],
+      [{ regionCode: 'GH', countryCode: String(first.body.data.countryCode), network: 'MTN', provider: 'log', sends: 250, delivered: 0, verified: 3 }],
       now,
       until,
     );
@@ -53,7 +53,7 @@ const suite = (kind: 'pglite' | 'postgres') => {
     const client = t.page.locator(`tr[data-block="${throttled.clientId}"]`);
     await country.waitFor();
     await client.waitFor();
-    assert.match((await country.textContent()) ?? '', /GH \(\+?233\) via log: 3\/250 verified, throttled/);
+    assert.match((await country.textContent()) ?? '', /GH \(\+?233\) MTN via log: 3\/250 verified, throttled/);
     assert.match((await client.textContent()) ?? '', /0\/300 verified across all countries, throttled/);
     await check(t.page, 'fraud-throttles');
     await country.getByRole('button', { name: 'Lift GH' }).click();

@@ -6,6 +6,7 @@ const policy = { minConversion: 0.2, minSample: 200, windowSeconds: 3600, thrott
 const route = (regionCode: string, provider: string, sends: number, verified: number): RouteTraffic => ({
   regionCode,
   countryCode: '+234',
+  network: '',
   provider,
   sends,
   delivered: sends,
@@ -73,10 +74,13 @@ describe('conversion (contract 10)', () => {
   it('answers a throttle only on its own route and only while in force', () => {
     const at = new Date('2026-11-23T12:00:00Z');
     const until = new Date(at.getTime() + 60_000);
-    const throttles = new Throttles([{ regionCode: 'NG', countryCode: '+234', provider: 'twilio', throttledAt: at, throttledUntil: until, sends: 300, verified: 3 }]);
-    assert.ok(throttles.on({ regionCode: 'NG', countryCode: '+234', provider: 'twilio' }, at));
-    assert.equal(throttles.on({ regionCode: 'NG', countryCode: '+234', provider: 'smpp' }, at), null);
-    assert.equal(throttles.on({ regionCode: 'GH', countryCode: '+233', provider: 'twilio' }, at), null);
-    assert.equal(throttles.on({ regionCode: 'NG', countryCode: '+234', provider: 'twilio' }, until), null);
+    const throttles = new Throttles([{ regionCode: 'NG', countryCode: '+234', network: 'MTN', provider: 'twilio', throttledAt: at, throttledUntil: until, sends: 300, verified: 3 }]);
+    assert.ok(throttles.on({ regionCode: 'NG', countryCode: '+234', network: 'MTN', provider: 'twilio' }, at));
+    assert.equal(throttles.on({ regionCode: 'NG', countryCode: '+234', network: 'MTN', provider: 'smpp' }, at), null);
+    // Another network of the country, or its numbers of no known network, are not throttled with it.
+    assert.equal(throttles.on({ regionCode: 'NG', countryCode: '+234', network: 'Glo', provider: 'twilio' }, at), null);
+    assert.equal(throttles.on({ regionCode: 'NG', countryCode: '+234', network: '', provider: 'twilio' }, at), null);
+    assert.equal(throttles.on({ regionCode: 'GH', countryCode: '+233', network: 'MTN', provider: 'twilio' }, at), null);
+    assert.equal(throttles.on({ regionCode: 'NG', countryCode: '+234', network: 'MTN', provider: 'twilio' }, until), null);
   });
 });

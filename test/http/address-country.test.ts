@@ -68,7 +68,7 @@ async function throttleZA(h: Harness, { create, made, verify }: ReturnType<typeo
   await h.services.conversion.refresh();
   // Creates under the throttle are those after it began.
   h.clock.advance(1);
-  assert.ok(h.services.conversion.throttleOn({ regionCode: 'ZA', countryCode: '+27', provider: 'log' }, h.clock.now()), 'ZA should be throttled');
+  assert.ok(h.services.conversion.throttleOn({ regionCode: 'ZA', countryCode: '+27', network: 'Vodacom', provider: 'log' }, h.clock.now()), 'ZA should be throttled');
   return { token, devices };
 }
 

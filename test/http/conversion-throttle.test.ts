@@ -25,9 +25,13 @@ const env = {
 /** Numbers of one country, each in a range of its own (so that prefix velocity never trips). */
 const countries = {
   NG: { countryCode: '+234', number: (i: number) => `0803${String(1000 + i).padStart(4, '0')}123` },
+  /** MTN's range (+233 24). */
   GH: { countryCode: '+233', number: (i: number) => `024${String(1000 + i).padStart(4, '0')}123` },
+  /** Telecel's range of the same country (+233 20). */
+  'GH-Telecel': { countryCode: '+233', number: (i: number) => `020${String(1000 + i).padStart(4, '0')}123` },
   ZA: { countryCode: '+27', number: (i: number) => `082${String(1000 + i).padStart(4, '0')}123` },
-  KE: { countryCode: '+254', number: (i: number) => `07${String(10 + (i % 90)).padStart(2, '0')}${String(10 + i).padStart(3, '0')}123` },
+  /** Safaricom's ranges (+254 710-719). */
+  KE: { countryCode: '+254', number: (i: number) => `07${10 + (i % 10)}${String(10 + i).padStart(3, '0')}123` },
 } as const;
 type Country = keyof typeof countries;
 let next = 0;
@@ -83,8 +87,8 @@ forEachDatabase('conversion throttling', (kind) => {
     await refresh();
     const listed = await throttles();
     assert.deepEqual(
-      listed.map((t) => ({ country: t.country, countryCode: t.countryCode, provider: t.provider, sends: t.sends, verified: t.verified })),
-      [{ country: 'NG', countryCode: '+234', provider: 'log', sends: sample, verified: 0 }],
+      listed.map((t) => ({ country: t.country, countryCode: t.countryCode, network: t.network, provider: t.provider, sends: t.sends, verified: t.verified })),
+      [{ country: 'NG', countryCode: '+234', network: 'MTN', provider: 'log', sends: sample, verified: 0 }],
     );
     const ng = listed[0];
     assert.equal(ng && Date.parse(ng.blockedUntil) - Date.parse(ng.blockedAt), 3600_000, 'for PREFIX_BLOCK_SECONDS');
@@ -98,7 +102,7 @@ forEachDatabase('conversion throttling', (kind) => {
     assert.equal(refused.headers['retry-after'], '600');
     assert.equal((await create(h.app, other, 'GH')).statusCode, 200, 'another country is not throttled');
     const metrics = (await h.app.inject({ method: 'GET', url: '/metrics' })).body;
-    assert.match(metrics, /^otp_country_throttles\{region="NG",provider="log"\} 1$/m);
+    assert.match(metrics, /^otp_country_throttles\{region="NG",network="MTN",provider="log"\} 1$/m);
     assert.match(metrics, /^otp_creates_refused_total\{reason="conversion"\} 1$/m);
 
     // The window moves on: those creates leave it, and as many fit again.
@@ -127,6 +131,28 @@ forEachDatabase('conversion throttling', (kind) => {
     // The unverified sends that started it are still within the hour, but count no more.
     await refresh();
     assert.deepEqual(await throttles(), []);
+  });
+
+  it('throttles only the network the codes went unverified on: the country\'s other networks are not held, and the refusal names it', async () => {
+    // MTN's numbers of Ghana verified well in the first test: these bring them under MIN_CONVERSION (5 of 30).
+    await traffic('GH', sample * 5, 0);
+    await traffic('GH-Telecel', sample, sample);
+    await refresh();
+    assert.deepEqual(
+      (await throttles()).map((t) => `${t.country} ${t.network ?? '(no network)'}`),
+      ['GH MTN'],
+    );
+    const other = await h.token();
+    for (let i = 0; i < prefixLimit; i += 1) assert.equal((await create(h.app, other, 'GH')).statusCode, 200);
+    const refused = await create(h.app, other, 'GH');
+    expectV1Error(refused, 429, 'RATE_LIMITED');
+    assert.deepEqual((refused.json() as { error: { details: unknown[] } }).error.details, [
+      { rule: 'conversion', regionCode: 'GH', carrier: 'MTN' },
+      { factor: 'poor_conversion_history', rule: 'conversion', mode: 'enforce' },
+    ]);
+    // Telecel's numbers are the same country's, past the prefix limit: not throttled.
+    for (let i = 0; i < prefixLimit * 2; i += 1) assert.equal((await create(h.app, other, 'GH-Telecel')).statusCode, 200);
+    assert.deepEqual(await admin({ name: 'blocks.lift', prefix: 'GH' }), { ok: true, value: { lifted: 'GH' } });
   });
 
   it('judges no country on fewer than MIN_CONVERSION_SAMPLE sends, nor one at MIN_CONVERSION exactly', async () => {

@@ -3,7 +3,7 @@ import { data, messageOf } from '../api.js';
 
 type Block =
   | { prefix: string; blockedAt: string; blockedUntil: string }
-  | { country: string; countryCode: string; provider: string; blockedAt: string; blockedUntil: string; sends: number; verified: number }
+  | { country: string; countryCode: string; network?: string; provider: string; blockedAt: string; blockedUntil: string; sends: number; verified: number }
   | { clientId: string; blockedAt: string; blockedUntil: string; sends: number; verified: number; of?: 'resends' };
 interface Rule {
   readonly rule: string;
@@ -31,7 +31,7 @@ function liftKey(b: Block): string {
 
 function what(b: Block): string {
   if ('prefix' in b) return `prefix ${b.prefix}: too many creates (prefix velocity)`;
-  if ('country' in b) return `${b.country} (${b.countryCode}) via ${b.provider}: ${b.verified}/${b.sends} verified, throttled`;
+  if ('country' in b) return `${b.country} (${b.countryCode})${b.network === undefined ? '' : ` ${b.network}`} via ${b.provider}: ${b.verified}/${b.sends} verified, throttled`;
   if (b.of === 'resends') return `client ${b.clientId}: ${b.verified} codes verified of ${b.sends} resends, unknown users' resends capped`;
   return `client ${b.clientId}: ${b.verified}/${b.sends} verified across all countries, throttled`;
 }
