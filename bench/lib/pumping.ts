@@ -85,6 +85,11 @@ export interface PumpingRun {
   readonly attackSends: number;
   readonly attackSendsPerHour: number;
   readonly attackRefusedByStatus: Record<string, number>;
+  /** The risk factors (and their rules) of the attack's refused creates and resends, and of ordinary users' (issue 32). */
+  readonly attackFactors?: Record<string, number>;
+  readonly ordinaryFactors?: Record<string, number>;
+  /** The attack's codes it verified itself (attack 7). */
+  readonly attackVerified?: number;
   /** Throttles and blocks in force at the end. */
   readonly prefixBlocks: number;
   readonly countryThrottles: string[];
@@ -112,11 +117,19 @@ export interface Attack {
   next(n: number): Ask;
   /** Resends of each code let through, each after the cool-down. */
   readonly resends: number;
+  /** The share of the codes it gets that it verifies itself (its numbers are its own, or its carrier's); absent: none. */
+  readonly verifies?: number;
   /** Creates per simulated second; absent: the settings'. */
   readonly perSecond?: (config: Config, settings: PumpingSettings) => number;
   /** Reported as sends per hour rather than against the targets. */
   readonly slow?: boolean;
 }
+
+/**
+ * South Africa's mobile ranges, about as its users are spread over its networks: Vodacom three in eight, MTN two,
+ * Cell C two, Telkom one (Google's number data names each range's network).
+ */
+const zaRanges = ['82', '72', '76', '83', '73', '84', '61', '81'] as const;
 
 /**
  * Where ordinary users live, with how a random mobile number of each reads locally, and where their addresses are:
@@ -127,7 +140,8 @@ const ordinaryCountries = [
   { countryCode: '+234', region: 'NG', weight: 4, local: (r: Rng) => `080${3 + (r() % 4)}${digits(r, 7)}`, home: ['105.112', '105.113'], nat: '102.89' },
   { countryCode: '+233', region: 'GH', weight: 2, local: (r: Rng) => `024${digits(r, 7)}`, home: ['154.160', '154.161'], nat: '154.162' },
   { countryCode: '+254', region: 'KE', weight: 2, local: (r: Rng) => `07${10 + (r() % 30)}${digits(r, 6)}`, home: ['41.89', '41.90'], nat: '41.80' },
-  { countryCode: '+27', region: 'ZA', weight: 2, local: (r: Rng) => `082${digits(r, 7)}`, home: ['41.0', '41.1'], nat: '41.2' },
+  // South Africa's users on its four networks (Vodacom 082/072/076, MTN 083/073, Cell C 084/061, Telkom 081).
+  { countryCode: '+27', region: 'ZA', weight: 2, local: (r: Rng) => `0${zaRanges[r() % zaRanges.length]}${digits(r, 7)}`, home: ['41.0', '41.1'], nat: '41.2' },
 ] as const;
 const totalWeight = ordinaryCountries.reduce((sum, c) => sum + c.weight, 0);
 
@@ -279,8 +293,28 @@ function newCountryHourly(config: Config): number {
   return config.NEW_COUNTRY_LIMIT_COUNT > 0 ? config.NEW_COUNTRY_LIMIT_COUNT : config.MIN_CONVERSION_SAMPLE;
 }
 
-/** The contract's four attacks, the slow one, and the third from addresses in the country (6). */
-export const attacks = (): Attack[] => [sequentialWalk(), fewAddresses(), freshAddresses(), spreadWithResends(), slowSpread(), localProxies()];
+/**
+ * The seventh: random numbers over all of one country's networks and many of their ranges, each create from a new
+ * address abroad and a new device, and a fifth of the codes it gets verified by itself (it receives them: the numbers
+ * are its own or its carrier's), to hold its conversion at MIN_CONVERSION, the middle of the 10-30 % issue 32 names.
+ */
+export function conversionHolder(seed = 23): Attack {
+  const r = seeded(seed);
+  return {
+    name: "random numbers over one country's networks (+27, 8 ranges), each from a new address and device, 20 % of its codes verified by itself",
+    short: 'verifies 20 %',
+    resends: 0,
+    verifies: 0.2,
+    next: (n) => ({
+      countryCode: '+27',
+      phoneNumber: `0${zaRanges[r() % zaRanges.length]}${digits(r, 7)}`,
+      signals: { ip: anyAddress(r), deviceId: `holder-${seed}-${n}`, platform: 'android' },
+    }),
+  };
+}
+
+/** The contract's four attacks, the slow one, the third from addresses in the country (6), and one that verifies a share of its codes (7). */
+export const attacks = (): Attack[] => [sequentialWalk(), fewAddresses(), freshAddresses(), spreadWithResends(), slowSpread(), localProxies(), conversionHolder()];
 
 /** A local Turnstile siteverify: a token a person solved (`solved-...`) passes, any other fails. */
 async function startSiteverify(): Promise<{ readonly url: string; readonly server: http.Server }> {
@@ -402,7 +436,7 @@ export async function simulatePumping(databaseUrl: string, settings: PumpingSett
     };
 
     /** Codes ordinary users will type, by the simulated second they type them. */
-    const toVerify = new Map<number, { id: string; otp: string; user: User }[]>();
+    const toVerify = new Map<number, { id: string; otp: string; user: User | null }[]>();
     /** Ordinary users' resends, by the simulated second they are asked for: those left, and whether they then type the code. */
     const toResendOrdinary = new Map<number, { id: string; otp: string; user: User; left: number; verifies: boolean }[]>();
     // A generator of its own, so that the users, their numbers and who verifies are those of a run without resends.
@@ -418,6 +452,19 @@ export async function simulatePumping(databaseUrl: string, settings: PumpingSett
     const attackAfterBy = { ownCreates: 0, ownResends: 0, otherCreates: 0, otherResends: 0 };
     const ownCountry = (countryCode: string) => ordinaryCountries.some((c) => c.countryCode === countryCode);
     const attackRefusedByStatus: Record<string, number> = {};
+    const attackFactors: Record<string, number> = {};
+    const ordinaryFactors: Record<string, number> = {};
+    let attackVerified = 0;
+    const ra7 = seeded(45);
+    /** Counts the enforced risk factors of a refusal by factor and rule, as its error's details name them. */
+    const countFactors = (into: Record<string, number>, res: { json: () => unknown }) => {
+      const details = (res.json() as { error?: { details?: { factor?: string; rule?: string; mode?: string }[] } }).error?.details ?? [];
+      for (const d of details) {
+        if (d.factor === undefined || d.mode !== 'enforce') continue;
+        const key = `${d.factor} (${d.rule ?? ''})`;
+        into[key] = (into[key] ?? 0) + 1;
+      }
+    };
     /** The status, code and the limit's setting named in the message (IP_LIMIT_COUNT, MIN_CONVERSION...). */
     const statusOf = (res: { statusCode: number; json: () => unknown }) => {
       const body = res.json() as { message?: string; error?: { code?: string } };
@@ -472,6 +519,7 @@ export async function simulatePumping(databaseUrl: string, settings: PumpingSett
             ordinary.resendsRefused += 1;
             const key = `resend ${statusOf(res)}${abroad(x.user.ask) ? ' (abroad)' : ''}`;
             ordinary.refusedByStatus[key] = (ordinary.refusedByStatus[key] ?? 0) + 1;
+            countFactors(ordinaryFactors, res);
           }
           return;
         }
@@ -487,7 +535,10 @@ export async function simulatePumping(databaseUrl: string, settings: PumpingSett
           bucket.through += 1;
           if (bucket === attackAfter) attackAfterBy[x.own ? 'ownResends' : 'otherResends'] += 1;
           if (x.left > 1) toResend.set(t + config.PHONE_COOLDOWN_SECONDS, [...(toResend.get(t + config.PHONE_COOLDOWN_SECONDS) ?? []), { ...x, left: x.left - 1 }]);
-        } else attackRefusedByStatus[`resend ${statusOf(res)}`] = (attackRefusedByStatus[`resend ${statusOf(res)}`] ?? 0) + 1;
+        } else {
+          attackRefusedByStatus[`resend ${statusOf(res)}`] = (attackRefusedByStatus[`resend ${statusOf(res)}`] ?? 0) + 1;
+          countFactors(attackFactors, res);
+        }
       });
       answers.forEach((res, i) => {
         const a = asks[i];
@@ -504,7 +555,15 @@ export async function simulatePumping(databaseUrl: string, settings: PumpingSett
               const id = (res.json() as { data: { id: string } }).data.id;
               toResend.set(at, [...(toResend.get(at) ?? []), { id, left: attack.resends, firstMinute: t - attackStart < 60, own: ownCountry(a.ask.countryCode) }]);
             }
-          } else attackRefusedByStatus[statusOf(res)] = (attackRefusedByStatus[statusOf(res)] ?? 0) + 1;
+            // It types its own codes as a person would, 5 to 60 s after asking.
+            if (attack.verifies !== undefined && ra7() % 1000 < attack.verifies * 1000) {
+              const data = (res.json() as { data: { id: string; otp: string } }).data;
+              later(toVerify, t + 5 + (ra7() % 56), { id: data.id, otp: data.otp, user: null });
+            }
+          } else {
+            attackRefusedByStatus[statusOf(res)] = (attackRefusedByStatus[statusOf(res)] ?? 0) + 1;
+            countFactors(attackFactors, res);
+          }
           return;
         }
         if (measure) ordinary.asked += 1;
@@ -514,6 +573,7 @@ export async function simulatePumping(databaseUrl: string, settings: PumpingSett
             // A user abroad is told apart: the rules on where an address is fall on them first.
             const key = `${statusOf(res)}${abroad(a.ask) ? ' (abroad)' : ''}`;
             ordinary.refusedByStatus[key] = (ordinary.refusedByStatus[key] ?? 0) + 1;
+            countFactors(ordinaryFactors, res);
           }
           return;
         }
@@ -534,8 +594,12 @@ export async function simulatePumping(databaseUrl: string, settings: PumpingSett
       const verified = await Promise.all(typing.map((v) => verify({ id: v.id, otp: v.otp })));
       verified.forEach((res, i) => {
         const v = typing[i];
+        if (v?.user === null) {
+          if (res.statusCode === 200) attackVerified += 1;
+          return;
+        }
         // A new user who verified is a user who may come back; a returning one is already known.
-        if (v && res.statusCode === 200 && !returning.some((u) => u.ask === v.user.ask)) returning.push(v.user);
+        if (v && res.statusCode === 200 && !returning.some((u) => u.ask === v.user?.ask)) returning.push(v.user);
       });
     };
 
@@ -594,8 +658,13 @@ export async function simulatePumping(databaseUrl: string, settings: PumpingSett
       attackSends,
       attackSendsPerHour: Math.round((attackSends * 60) / settings.minutes),
       attackRefusedByStatus,
+      attackFactors,
+      ordinaryFactors,
+      ...(attack.verifies !== undefined && { attackVerified }),
       prefixBlocks: (await services.prefixBlocks.list(now)).length,
-      countryThrottles: (await services.conversionStore.active(now)).map((x) => `${x.regionCode} via ${x.provider} (${x.verified}/${x.sends} verified)`),
+      countryThrottles: (await services.conversionStore.active(now)).map(
+        (x) => `${x.regionCode}${x.network === '' ? '' : ` ${x.network}`} via ${x.provider} (${x.verified}/${x.sends} verified)`,
+      ),
       clientThrottled: (await services.conversionStore.activeClients(now)).some((x) => x.clientId === client.clientId),
       wallSeconds: Math.round((performance.now() - started) / 100) / 10,
     };

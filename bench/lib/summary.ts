@@ -289,7 +289,18 @@ function pumpingRows(p: PumpingResults | null): Row[] {
     const usersRefused = run.ordinary.refused + (run.ordinary.resendsRefused ?? 0);
     const refused = run.ordinary.asked === 0 ? null : usersRefused / run.ordinary.asked;
     const resends = run.ordinary.resendsAsked === undefined ? '' : `; of them resends: ${run.ordinary.resendsRefused ?? 0} of ${run.ordinary.resendsAsked} refused`;
-    const context = `attack: ${run.attack}${resends}; beside ${p.settings.ordinaryPerSecond}/s ordinary users, ${p.settings.minutes} simulated min; cost ${run.attackSends} sends`;
+    // Which risk factors refused them (issue 32): the most frequent first.
+    const factors = (counts: Record<string, number> | undefined) =>
+      counts === undefined
+        ? ''
+        : `; refused for: ${
+            Object.entries(counts)
+              .sort((a, b) => b[1] - a[1])
+              .map(([k, n]) => `${k} ${n}`)
+              .join(', ') || 'nothing'
+          }`;
+    const verifiedOwn = run.attackVerified === undefined ? '' : `; it verified ${run.attackVerified} of its codes`;
+    const context = `attack: ${run.attack}${resends}; beside ${p.settings.ordinaryPerSecond}/s ordinary users, ${p.settings.minutes} simulated min; cost ${run.attackSends} sends${factors(run.ordinaryFactors)}`;
     return [
       slow
         ? boundRow(`Pumping, sends an hour the slow attack gets (${run.attack})`, `${run.attackSendsPerHour}`, '', null, `first minute: ${share(run.attackFirstMinute.through, run.attackFirstMinute.asked)}`)
@@ -298,7 +309,7 @@ function pumpingRows(p: PumpingResults | null): Row[] {
             share(run.attackAfter.through, run.attackAfter.asked),
             '≤ 5 %',
             through !== null ? through <= 0.05 : null,
-            `first minute: ${share(run.attackFirstMinute.through, run.attackFirstMinute.asked)}`,
+            `first minute: ${share(run.attackFirstMinute.through, run.attackFirstMinute.asked)}${verifiedOwn}${factors(run.attackFactors)}`,
           ),
       boundRow(
         `Pumping, ordinary users refused (creates, and resends) in the same run (${run.attack})`,
