@@ -221,7 +221,7 @@ export interface paths {
                                      * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                      * @enum {string}
                                      */
-                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                     /**
                                      * @description The rule's mode: `enforce` refused the send.
                                      * @enum {string}
@@ -268,7 +268,7 @@ export interface paths {
                                      * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                      * @enum {string}
                                      */
-                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                     /**
                                      * @description The rule's mode: `enforce` refused the send.
                                      * @enum {string}
@@ -315,7 +315,7 @@ export interface paths {
                                      * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                      * @enum {string}
                                      */
-                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                     /**
                                      * @description The rule's mode: `enforce` refused the send.
                                      * @enum {string}
@@ -362,7 +362,7 @@ export interface paths {
                                      * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                      * @enum {string}
                                      */
-                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                     /**
                                      * @description The rule's mode: `enforce` refused the send.
                                      * @enum {string}
@@ -409,7 +409,7 @@ export interface paths {
                                      * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                      * @enum {string}
                                      */
-                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                     /**
                                      * @description The rule's mode: `enforce` refused the send.
                                      * @enum {string}
@@ -458,7 +458,7 @@ export interface paths {
                                      * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                      * @enum {string}
                                      */
-                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                     /**
                                      * @description The rule's mode: `enforce` refused the send.
                                      * @enum {string}
@@ -537,7 +537,7 @@ export interface paths {
                                      * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                      * @enum {string}
                                      */
-                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                     /**
                                      * @description The rule's mode: `enforce` refused the send.
                                      * @enum {string}
@@ -584,7 +584,7 @@ export interface paths {
                                      * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                      * @enum {string}
                                      */
-                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                     /**
                                      * @description The rule's mode: `enforce` refused the send.
                                      * @enum {string}
@@ -631,7 +631,7 @@ export interface paths {
                                      * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                      * @enum {string}
                                      */
-                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                     /**
                                      * @description The rule's mode: `enforce` refused the send.
                                      * @enum {string}
@@ -678,7 +678,7 @@ export interface paths {
                                      * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                      * @enum {string}
                                      */
-                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                     /**
                                      * @description The rule's mode: `enforce` refused the send.
                                      * @enum {string}
@@ -725,7 +725,7 @@ export interface paths {
                                      * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                      * @enum {string}
                                      */
-                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                     /**
                                      * @description The rule's mode: `enforce` refused the send.
                                      * @enum {string}
@@ -774,7 +774,7 @@ export interface paths {
                                      * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                      * @enum {string}
                                      */
-                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                     /**
                                      * @description The rule's mode: `enforce` refused the send.
                                      * @enum {string}
@@ -1459,9 +1459,9 @@ export interface components {
                 /** @description One entry per rule that objected: its risk factor, its name and its mode. */
                 factors: {
                     /** @enum {string} */
-                    factor: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                    factor: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                     /** @enum {string} */
-                    rule: "captcha" | "countries" | "line-types" | "lists" | "prefix" | "conversion" | "resend-throttle" | "new-country" | "ip" | "network" | "device" | "phone" | "daily-quota" | "budget" | "decision";
+                    rule: "captcha" | "countries" | "line-types" | "lists" | "prefix" | "conversion" | "resend-throttle" | "new-country" | "ip" | "network" | "device" | "phone" | "daily-quota" | "budget" | "sim-swap" | "call-forwarding" | "decision";
                     /** @enum {string} */
                     mode: "enforce" | "shadow" | "off";
                 }[];
@@ -1993,7 +1993,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -3637,7 +3637,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -3686,7 +3686,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -3743,7 +3743,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -3790,7 +3790,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -3837,7 +3837,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -3884,7 +3884,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -3931,7 +3931,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -3980,7 +3980,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -4027,7 +4027,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -4074,7 +4074,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -4123,7 +4123,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -4170,7 +4170,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -4217,7 +4217,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -4293,7 +4293,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -4342,7 +4342,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -4391,7 +4391,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -4438,7 +4438,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -4485,7 +4485,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -4534,7 +4534,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -4581,7 +4581,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -4628,7 +4628,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -4677,7 +4677,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -4724,7 +4724,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -4771,7 +4771,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -4839,7 +4839,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -4888,7 +4888,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -4937,7 +4937,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -4984,7 +4984,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -5031,7 +5031,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -5080,7 +5080,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -5127,7 +5127,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -5174,7 +5174,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -5223,7 +5223,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -5270,7 +5270,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -5317,7 +5317,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -5405,7 +5405,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -5454,7 +5454,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -5503,7 +5503,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -5550,7 +5550,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -5597,7 +5597,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -5644,7 +5644,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -5691,7 +5691,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -5738,7 +5738,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -5785,7 +5785,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -5834,7 +5834,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -5881,7 +5881,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -5928,7 +5928,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -5977,7 +5977,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -6024,7 +6024,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -6071,7 +6071,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -6147,7 +6147,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -6196,7 +6196,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -6251,7 +6251,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -6298,7 +6298,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -6345,7 +6345,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -6392,7 +6392,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -6441,7 +6441,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -6488,7 +6488,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -6535,7 +6535,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -6584,7 +6584,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -6631,7 +6631,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -6678,7 +6678,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -6754,7 +6754,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -6803,7 +6803,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -6852,7 +6852,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -6899,7 +6899,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -6946,7 +6946,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -6993,7 +6993,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -7042,7 +7042,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -7089,7 +7089,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -7136,7 +7136,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -7185,7 +7185,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -7232,7 +7232,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -7279,7 +7279,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -7392,7 +7392,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -7441,7 +7441,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -7490,7 +7490,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -7537,7 +7537,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -7584,7 +7584,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -7631,7 +7631,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -7680,7 +7680,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -7727,7 +7727,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -7774,7 +7774,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -7823,7 +7823,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -7870,7 +7870,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -7917,7 +7917,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -8020,7 +8020,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -8069,7 +8069,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -8118,7 +8118,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -8165,7 +8165,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -8212,7 +8212,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -8261,7 +8261,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -8308,7 +8308,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -8355,7 +8355,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -8404,7 +8404,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -8451,7 +8451,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -8498,7 +8498,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -8615,7 +8615,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -8664,7 +8664,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -8713,7 +8713,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -8760,7 +8760,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -8809,7 +8809,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -8856,7 +8856,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -8903,7 +8903,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -8952,7 +8952,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -8999,7 +8999,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -9046,7 +9046,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -9151,7 +9151,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -9200,7 +9200,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -9249,7 +9249,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -9296,7 +9296,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -9343,7 +9343,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -9392,7 +9392,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -9439,7 +9439,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -9486,7 +9486,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -9535,7 +9535,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -9582,7 +9582,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -9629,7 +9629,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
