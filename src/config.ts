@@ -7,10 +7,11 @@ import { isLineType, lineTypes, type LineType } from './domain/line-type.js';
 import { isCurrency } from './domain/money.js';
 import { parseE164 } from './domain/phone.js';
 import { parseCallerIdRanges, type CallerIdRange } from './providers/caller-id.js';
-import { parseHttpUrl } from './providers/http-provider.js';
+import { parseBaseUrl, parseHttpUrl, parseSecret } from './providers/http-provider.js';
 import { providerModule, providerModules, type ConfiguredProvider } from './providers/registry.js';
 import { parseDatabaseUrl } from './store/database-url.js';
 import { parseAllowedNetworks } from './webhooks/allowed-networks.js';
+import { carrierSettingsOf, type CarrierSettings } from './carrier/carrier-settings.js';
 
 /** A setting the operator can give through the environment. */
 interface Setting<T> {
@@ -310,6 +311,44 @@ export const settings = {
     default: 'false',
     parse: bool,
   },
+  SIM_SWAP_PROVIDER: {
+    doc: "Who is asked, before each send, whether the number's SIM changed lately (factor sim_swap_recent, rule sim-swap): camara (CAMARA SIM Swap at CAMARA_BASE_URL, within SIM_SWAP_MAX_AGE_HOURS) or twilio (Twilio Lookup v2's sim_swap, with TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN, within the period Twilio holds for the account). Unset: not asked",
+    default: undefined,
+    parse: oneOf('camara', 'twilio'),
+  },
+  CALL_FORWARDING_PROVIDER: {
+    doc: "Who is asked, before each VOICE_CALL and DROPPED_CALL send, whether the number's calls are forwarded unconditionally (factor call_forwarding_active, rule call-forwarding): camara (CAMARA Call Forwarding Signal at CAMARA_BASE_URL). Unset: not asked",
+    default: undefined,
+    parse: oneOf('camara'),
+  },
+  SIM_SWAP_MAX_AGE_HOURS: { doc: 'How recent a SIM change flags a number, in hours (the maxAge of CAMARA SIM Swap, 1 to 2400)', default: '72', parse: integer(1, 2400) },
+  CARRIER_CHECK_CACHE_SECONDS: {
+    doc: "How long a number's carrier check answer is kept and reused, per check (each question costs); a failed or timed-out check is not kept. 0: asked for every send",
+    default: '3600',
+    parse: integer(0, 7 * 86_400),
+  },
+  CARRIER_CHECK_TIMEOUT_MS: {
+    doc: 'The longest a send waits for a carrier check; one that takes longer, or fails, lets the send through (counted in otp_carrier_checks_total)',
+    default: '1000',
+    parse: integer(10, 10_000),
+  },
+  CAMARA_BASE_URL: {
+    doc: "The CAMARA API root of the network operator or aggregator (its descriptions' {apiRoot}): SIM Swap at /sim-swap/v2, Call Forwarding Signal at /call-forwarding-signal/v0.4. Required when SIM_SWAP_PROVIDER or CALL_FORWARDING_PROVIDER is camara",
+    default: undefined,
+    parse: parseBaseUrl('https://api.example-operator.com/camara'),
+  },
+  CAMARA_TOKEN_URL: {
+    doc: 'Where the CAMARA client-credentials access token is asked for (OAuth 2.0 token endpoint; the client authenticates with HTTP Basic). Required with CAMARA_BASE_URL',
+    default: undefined,
+    parse: (raw: string): string => parseHttpUrl(raw, 'https://auth.example-operator.com/oauth2/token').toString(),
+  },
+  CAMARA_CLIENT_ID: { doc: 'The client id of the CAMARA token endpoint. Required with CAMARA_BASE_URL', default: undefined, parse: parseSecret('client id') },
+  CAMARA_CLIENT_SECRET: { doc: 'The client secret of the CAMARA token endpoint; never logged. Required with CAMARA_BASE_URL', default: undefined, parse: parseSecret('client secret') },
+  TWILIO_LOOKUPS_BASE_URL: {
+    doc: "Twilio Lookup v2's API (SIM_SWAP_PROVIDER=twilio); set it to a proxy or a local stand-in",
+    default: 'https://lookups.twilio.com',
+    parse: parseBaseUrl('https://lookups.twilio.com'),
+  },
   MIN_CONVERSION: {
     doc: 'Share of codes verified, per country and provider over the last hour, under which the country is throttled to the prefix limit (PREFIX_LIMIT_COUNT creates per PREFIX_LIMIT_WINDOW_SECONDS towards the whole country, across clients; past it 429 RATE_LIMITED) for PREFIX_BLOCK_SECONDS (`otp-service blocks lift NG` ends it sooner). Test numbers never count. 0 turns it off, as does PREFIX_LIMIT_COUNT=0',
     default: '0.2',
@@ -530,6 +569,8 @@ export type Config = Readonly<{
   readonly revealCodesDefault: boolean;
   /** The console's configured origin (CONSOLE_ORIGIN, else PUBLIC_BASE_URL's); null: each request's own (development). */
   readonly consoleOrigin: string | null;
+  /** The carrier checks configured, with their peers' settings (contract 18). */
+  readonly carrier: CarrierSettings;
 };
 
 export class ConfigError extends Error {
@@ -564,6 +605,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     problems.push(`HEADERS_TIMEOUT_MS: must not be longer than REQUEST_TIMEOUT_MS (${String(out.REQUEST_TIMEOUT_MS)})`);
   }
   const providers = problems.length === 0 ? configuredProviders(out, env, problems) : null;
+  const carrier = problems.length === 0 ? carrierSettingsOf(out, env, problems) : null;
   // A call rings before its provider answers; `log` answers at once, so only a real call provider needs the room.
   const placesRealCalls = [...(providers?.call ?? []), ...(providers?.voice ?? [])].some((p) => p.module.name !== 'log');
   if (placesRealCalls && Number(out.SEND_LEASE_MS) <= callTimeoutMs(Number(out.CALL_RING_SECONDS))) {
@@ -580,8 +622,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (out.CONSOLE === true && out.NODE_ENV === 'production' && !consoleOrigin?.startsWith('https://')) {
     problems.push('CONSOLE: true with NODE_ENV=production needs the console\'s https origin: set CONSOLE_ORIGIN (or an https PUBLIC_BASE_URL)');
   }
-  if (problems.length > 0 || !providers) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
+  if (problems.length > 0 || !providers || !carrier) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
   out.providers = providers;
+  out.carrier = carrier;
   out.consoleOrigin = consoleOrigin;
   out.listenHost = out.HOST ?? (out.DATABASE_URL === undefined ? '127.0.0.1' : '0.0.0.0');
   // The inbox shows codes: never beside a real provider, nor to other machines, unless the operator asked for it.

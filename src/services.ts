@@ -42,6 +42,7 @@ import { SqlRiskStore } from './store/risk-store.js';
 import { RefusalRecorder } from './domain/verdicts.js';
 import { maxDecisionTimeoutMs } from './domain/decision.js';
 import { DecisionWebhookClient } from './webhooks/decision-client.js';
+import { configuredCarrierChecks } from './carrier/carrier-settings.js';
 import { InForce } from './domain/in-force.js';
 import { costOf, PriceTable, type Price } from './domain/prices.js';
 import { SpendStore } from './store/spend-store.js';
@@ -363,6 +364,7 @@ export async function createServices(
     lists: () => listsInForce.current(),
     ruleModes: () => ruleModesInForce.current(),
     refusals,
+    carrierChecks: configuredCarrierChecks(config.carrier, clock, metrics),
     decisions: new DecisionWebhookClient(
       new GuardedHttpClient({
         timeoutMs: maxDecisionTimeoutMs,

@@ -17,6 +17,8 @@ export type RiskFactor =
   | 'repeated_attempts'
   | 'quota_exceeded'
   | 'captcha_failed'
+  | 'sim_swap_recent'
+  | 'call_forwarding_active'
   | 'customer_denied';
 
 /** A rule enforces (refuses), runs in shadow (records its factor, refuses nothing) or is off. */
@@ -53,6 +55,13 @@ export const riskRules = {
   'daily-quota': 'quota_exceeded',
   /** The client's daily and monthly budget (contract 17). */
   budget: 'quota_exceeded',
+  /**
+   * The number's SIM changed within SIM_SWAP_MAX_AGE_HOURS (SIM_SWAP_PROVIDER): enforced as a challenge, the
+   * client's CAPTCHA; a client without one hears it as in shadow (contract 18).
+   */
+  'sim-swap': 'sim_swap_recent',
+  /** The number's calls are forwarded unconditionally (CALL_FORWARDING_PROVIDER): a call's code would ring elsewhere. */
+  'call-forwarding': 'call_forwarding_active',
   /** The client's decision webhook answered deny, or its default is deny (contract 18). */
   decision: 'customer_denied',
 } as const satisfies Record<string, RiskFactor>;

@@ -49,6 +49,7 @@ import {
 import type { Committed, VerificationStore, VerificationTx } from './verification-store.js';
 import type { RefusalRecorder } from './verdicts.js';
 import { decisionOf, type CustomerDecisions, type DecisionAnswer } from './decision.js';
+import { ringsTheNumber, stepPastForward, type CarrierChecks } from './carrier-checks.js';
 
 /** The rules a verification lives by, from the settings. */
 export interface VerificationPolicy {
@@ -162,7 +163,13 @@ export type CreateOutcome =
   /** The number's route (contract 17) names only providers not configured here for its channel. */
   | { readonly kind: 'route-not-served'; readonly channel: Channel; readonly route: Pick<ProviderRoute, 'destination' | 'providers'> }
   /** The destination is refused (contract 10): `detail` says which rule and what it refused. */
-  | { readonly kind: 'not-allowed'; readonly rule: 'destination' | 'prefix' | 'decision'; readonly detail: string; readonly factors: readonly FactorEntry[] }
+  | {
+      readonly kind: 'not-allowed';
+      /** `call-forwarding`: a call's code to a forwarded line, with no workflow step that does not ring (contract 18). */
+      readonly rule: 'destination' | 'prefix' | 'decision' | 'call-forwarding';
+      readonly detail: string;
+      readonly factors: readonly FactorEntry[];
+    }
   /** The number is on a block list (contract 14): `value` is the listed number or prefix it falls under. */
   | { readonly kind: 'blocked'; readonly value: string; readonly factors: readonly FactorEntry[] }
   /**
@@ -202,7 +209,7 @@ function captchaRefusal(outcome: CaptchaRefusal['outcome']): CaptchaRefusal {
  * Which limit refused a create: `destination` a country or line type, `prefix` a blocked prefix, `ip` the end
  * user's address or its network, `device` their device, `blocked` a block list (contract 14).
  */
-export type CreateRefusal = 'captcha' | 'destination' | 'prefix' | 'decision' | 'blocked' | 'phone' | 'daily-quota' | 'budget' | 'conversion' | 'new-country' | 'ip' | 'device';
+export type CreateRefusal = 'captcha' | 'destination' | 'prefix' | 'decision' | 'call-forwarding' | 'blocked' | 'phone' | 'daily-quota' | 'budget' | 'conversion' | 'new-country' | 'ip' | 'device';
 
 export type VerifyOutcome =
   | { readonly kind: 'success'; readonly verification: Verification }
@@ -297,6 +304,8 @@ export interface VerificationServiceDeps {
   readonly captcha?: { readonly verifier: CaptchaVerifier; readonly tokens: CaptchaTokenStore; readonly failOpen: boolean };
   /** Asks a client's backend before a send, for a client with a decision webhook (contract 18); absent: none asked. */
   readonly decisions?: CustomerDecisions;
+  /** The carrier checks configured here (contract 18); absent: none is asked. */
+  readonly carrierChecks?: CarrierChecks;
   /**
    * The mobile network a number's range was given to, from the number metadata on the machine (its carrier; null:
    * the data names none); absent: not known, and conversion is judged per country alone.
@@ -383,17 +392,31 @@ export class VerificationService {
     // An allowed number skips the per-number, prefix, signal and conversion limits; not the daily quota.
     const allowed = lists?.allows(phone.e164, request.clientId) ?? false;
     const testCode = settings.testNumbers[phone.e164] ?? null;
+    // A client's default is copied onto the verification: a later change of it does not move this one.
+    const workflow = (request.fallback as readonly RequestType[] | null) ?? defaultFallback(request.type, settings.fallback, policy.fallbackTypes);
+    // The number's network is asked before anything is taken or written; a test number's or an allowed one's never.
+    let steps = 0;
+    if (testCode === null && !allowed) {
+      const challengeable = settings.captcha !== null && !request.relayedCode && modeOf('captcha') === 'enforce';
+      const carrier = await this.askCarrier(request.type, phone.e164, workflow, { challengeable, passed: captchaPassed }, modeOf, heard);
+      if (carrier.kind === 'refused') {
+        this.deps.observer?.createRefused(carrier.outcome.kind === 'captcha' ? 'captcha' : 'call-forwarding');
+        return this.judged(carrier.outcome, refusedNumber);
+      }
+      steps = carrier.steps;
+    }
+    // A call's code to a forwarded line goes out through the workflow's step instead, as a later step would go.
+    const stepType = steps > 0 ? workflow[steps - 1] : undefined;
+    const sendDriver = stepType === undefined ? driver : this.deps.channels(stepType);
     // A test number's code reaches no provider, whatever its route.
-    const unserved = testCode === null ? (this.deps.unservedRoute?.(driver.channel, { id: '', phoneNumber: phone.e164, regionCode: phone.region }) ?? null) : null;
-    if (unserved !== null) return { kind: 'route-not-served', channel: driver.channel, route: unserved };
+    const unserved = testCode === null ? (this.deps.unservedRoute?.(sendDriver.channel, { id: '', phoneNumber: phone.e164, regionCode: phone.region }) ?? null) : null;
+    if (unserved !== null) return { kind: 'route-not-served', channel: sendDriver.channel, route: unserved };
     const now = clock.now();
     const relayedCode = request.relayedCode ?? null;
     const { otp, from } = driver.newCode(random, testCode ?? relayedCode);
     // A test number's code reaches no network: conversion never reads it.
     const network = testCode === null ? ((await this.deps.networkOf?.(phone)) ?? null) : null;
-    const channel = deliveryChannelOf(driver.channel);
-    // A client's default is copied onto the verification: a later change of it does not move this one.
-    const workflow = (request.fallback as readonly RequestType[] | null) ?? defaultFallback(request.type, settings.fallback, policy.fallbackTypes);
+    const channel = deliveryChannelOf(sendDriver.channel);
     const verification: Verification = {
       id: random.uuid(),
       clientId: request.clientId,
@@ -430,7 +453,7 @@ export class VerificationService {
       fallbackAfterSeconds: settings.fallbackAfterSeconds ?? policy.fallbackAfterSeconds,
       nextStepAt: null,
       failoverAt: null,
-      steps: 0,
+      steps,
     };
     // The client's own say (contract 18), before anything is taken, counted or written: a deny leaves nothing behind.
     if (settings.decision && this.deps.decisions && testCode === null && modeOf('decision') !== 'off') {
@@ -457,7 +480,7 @@ export class VerificationService {
     const dailySends = policy.clientDailySends > 0 && !verification.testNumber ? (this.deps.dailySends ?? null) : null;
     const prefix = policy.prefix.count > 0 && !verification.testNumber && !allowed ? prefixOf(phone.e164) : null;
     // Throttled to the prefix limit: with prefix velocity off there is none to throttle to.
-    const throttle = prefix !== null ? this.throttleOn(verification, driver.channel, now) : null;
+    const throttle = prefix !== null ? this.throttleOn(verification, sendDriver.channel, now) : null;
     // Capped at the prefix limit too, as a throttled country is: with prefix velocity off there is none.
     const clientThrottle = prefix !== null ? (this.deps.conversion?.clientThrottleOn?.(request.clientId, now) ?? null) : null;
     const signals = request.signals ?? null;
@@ -481,7 +504,7 @@ export class VerificationService {
       if (budget.held !== null) await this.releaseHold(verification.id, budget.held);
     };
     try {
-      if (!verification.testNumber) budget = await this.holdBudget(request.clientId, verification.id, settings, driver.channel, verification, now);
+      if (!verification.testNumber) budget = await this.holdBudget(request.clientId, verification.id, settings, sendDriver.channel, verification, now);
     } catch (err) {
       await giveBack();
       throw err;
@@ -489,8 +512,9 @@ export class VerificationService {
     let committed;
     try {
       committed = await this.createIn(request, verification, {
-        channel: driver.channel,
-        sender: from.e164,
+        channel: sendDriver.channel,
+        // A step's sender for the create's own code, as a later step's is made.
+        sender: sendDriver === driver ? from.e164 : sendDriver.newCode(random, otp).from.e164,
         locks,
         serializeOn,
         allowed,
@@ -659,6 +683,37 @@ export class VerificationService {
       tx.enqueueSend(job, verification);
       return { kind: 'created', verification };
     }, serializeOn);
+  }
+
+  /**
+   * The carrier checks of a create (contract 18), asked together. A recent SIM swap is a challenge: a client whose
+   * CAPTCHA enforces has the create pass it (a `throttled` one without a token is asked for it), and one without
+   * hears the rule as in shadow. A forwarded line takes a call's code to the workflow's first step that does not
+   * ring (`steps`), else refuses it. A check that failed or timed out lets the send through.
+   */
+  private async askCarrier(
+    type: RequestType,
+    e164: string,
+    workflow: readonly RequestType[],
+    captcha: { readonly challengeable: boolean; readonly passed: boolean },
+    modeOf: (rule: RiskRule) => RuleMode,
+    heard: FactorEntry[],
+  ): Promise<{ readonly kind: 'refused'; readonly outcome: CaptchaRefusal | Extract<CreateOutcome, { kind: 'not-allowed' }> } | { readonly kind: 'go'; readonly steps: number }> {
+    const { simSwap, callForwarding } = this.deps.carrierChecks ?? {};
+    const simSwapMode = modeOf('sim-swap');
+    const forwardMode = modeOf('call-forwarding');
+    const [swapped, forwarded] = await Promise.all([
+      simSwap && simSwapMode !== 'off' ? simSwap.outcome(e164) : null,
+      callForwarding && forwardMode !== 'off' && ringsTheNumber(type) ? callForwarding.outcome(e164) : null,
+    ]);
+    if (swapped === 'flagged' && hear('sim-swap', simSwapMode === 'enforce' && !captcha.challengeable ? 'shadow' : simSwapMode, heard) && !captcha.passed) {
+      return { kind: 'refused', outcome: { kind: 'captcha', outcome: 'required', factors: [...heard] } };
+    }
+    if (forwarded !== 'flagged' || !hear('call-forwarding', forwardMode, heard)) return { kind: 'go', steps: 0 };
+    const steps = stepPastForward(workflow);
+    if (steps !== null) return { kind: 'go', steps };
+    const detail = "the number's calls are forwarded (unconditional call forwarding is active): the code would ring elsewhere";
+    return { kind: 'refused', outcome: { kind: 'not-allowed', rule: 'call-forwarding', detail, factors: [...heard] } };
   }
 
   /**

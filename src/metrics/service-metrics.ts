@@ -6,6 +6,7 @@ import type { ConversionObserver } from '../domain/conversion-watch.js';
 import type { CreateRefusal, ResendRefusal, VerificationObserver } from '../domain/verification-service.js';
 import type { FactorEntry } from '../domain/risk.js';
 import type { DecisionAnswer } from '../domain/decision.js';
+import type { CarrierCheckName, CarrierCheckObserver, CarrierOutcome } from '../domain/carrier-checks.js';
 import type { SendResult } from '../domain/send-result.js';
 import type { HttpObserver } from '../http/app.js';
 import type { SendObserver } from '../jobs/send-worker.js';
@@ -22,7 +23,9 @@ const slowBuckets = [0.05, 0.25, 1, 5, 15, 60, 300, 1800, 3600, 21_600, 86_400];
  * by outcome and lag. Labels are bounded: routes are Fastify's templates, countries calling codes, providers the
  * configured names; no id, number, code or secret is ever a label.
  */
-export class ServiceMetrics implements HttpObserver, VerificationObserver, SendObserver, ReceiptObserver, WebhookObserver, ConversionObserver {
+export class ServiceMetrics
+  implements HttpObserver, VerificationObserver, SendObserver, ReceiptObserver, WebhookObserver, ConversionObserver, CarrierCheckObserver
+{
   readonly registry = new Registry();
   private readonly requests = new Counter({
     name: 'otp_http_requests_total',
@@ -45,7 +48,7 @@ export class ServiceMetrics implements HttpObserver, VerificationObserver, SendO
   });
   private readonly refused = new Counter({
     name: 'otp_creates_refused_total',
-    help: 'Creates refused by a limit: destination (country or line type), prefix (blocked prefix), blocked (a block list), phone, daily-quota, budget (the client spend limit), conversion (country throttled), ip (the end user address or its network), device, captcha, decision (the client decision webhook denied it)',
+    help: 'Creates refused by a limit: destination (country or line type), prefix (blocked prefix), blocked (a block list), phone, daily-quota, budget (the client spend limit), conversion (country throttled), ip (the end user address or its network), device, captcha, decision (the client decision webhook denied it), call-forwarding (a call to a forwarded line)',
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });
@@ -59,6 +62,12 @@ export class ServiceMetrics implements HttpObserver, VerificationObserver, SendO
     name: 'otp_decisions_total',
     help: "Answers of clients' decision webhooks: allow, deny, timeout, error (no 2xx answer), invalid (another body)",
     labelNames: ['answer'] as const,
+    registers: [this.registry],
+  });
+  private readonly carrierChecks = new Counter({
+    name: 'otp_carrier_checks_total',
+    help: "Carrier checks asked of the number's network before a send (a cached answer asks none), by check (sim_swap, call_forwarding) and outcome (flagged, clear, failed, timeout: the send went ahead)",
+    labelNames: ['check', 'outcome'] as const,
     registers: [this.registry],
   });
   private readonly factors = new Counter({
@@ -164,6 +173,10 @@ export class ServiceMetrics implements HttpObserver, VerificationObserver, SendO
 
   decisionAnswered(answer: DecisionAnswer): void {
     this.decisions.inc({ answer });
+  }
+
+  carrierChecked(check: CarrierCheckName, outcome: CarrierOutcome): void {
+    this.carrierChecks.inc({ check, outcome });
   }
 
   riskFactors(factors: readonly FactorEntry[]): void {

@@ -5,6 +5,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { parse } from 'yaml';
 import { repoRoot } from './processes.js';
+import { startPrismOn, type PrismMock } from './prism.js';
 
 /** CAMARA's one-time-password-sms description, version 1.1.1 (release r3.2), kept unchanged in test/peers/camara. */
 export const camaraOtpSpec = path.join(repoRoot, 'test/peers/camara/one-time-password-sms.yaml');
@@ -55,4 +56,23 @@ export class CamaraSpec {
     const validate = this.compile(pointer);
     assert.ok(validate(JSON.parse(body)), `${operation} ${status}: ${this.ajv.errorsText(validate.errors)} in ${body}`);
   }
+}
+
+/** CAMARA's SIM Swap description, version 2.1.0 (release r3.3), kept unchanged in test/peers/camara. */
+export const camaraSimSwapSpec = path.join(repoRoot, 'test/peers/camara/sim-swap.yaml');
+/** CAMARA's Call Forwarding Signal description, version 0.4.0 (release r3.3), kept unchanged in test/peers/camara. */
+export const camaraCallForwardingSpec = path.join(repoRoot, 'test/peers/camara/call-forwarding-signal.yaml');
+
+/**
+ * Prism serving a CAMARA description whose `operation` (a path of it, POST) gains named examples of its 200 answer,
+ * which the published description leaves without any (Prism would always answer the one it makes up). The schemas
+ * are left as published: Prism still checks every request against them, and a test picks an example per request
+ * with `Prefer: example=NAME`.
+ */
+export async function startCamaraPrism(spec: string, operation: string, examples: Record<string, unknown>): Promise<PrismMock> {
+  const doc = parse(fs.readFileSync(spec, 'utf8')) as { paths: Record<string, { post: { responses: Record<string, { content: Record<string, Record<string, unknown>> }> } }> };
+  const answer = doc.paths[operation]?.post.responses['200']?.content['application/json'];
+  assert.ok(answer, `${spec} has no JSON 200 answer at ${operation}`);
+  answer.examples = Object.fromEntries(Object.entries(examples).map(([name, value]) => [name, { value }]));
+  return startPrismOn(path.basename(spec).replace(/\.yaml$/, '.json'), JSON.stringify(doc));
 }

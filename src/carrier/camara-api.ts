@@ -1,0 +1,34 @@
+import { Pool } from 'undici';
+import { jsonObject, readBounded, type HttpBaseUrl } from '../providers/http-provider.js';
+import type { CamaraToken } from './camara-token.js';
+
+/**
+ * CAMARA network APIs at CAMARA_BASE_URL (the API root of their descriptions' servers), each call a JSON POST with
+ * the client-credentials token. One keep-alive pool for all of them.
+ */
+export class CamaraApi {
+  private readonly pool: Pool;
+
+  constructor(
+    private readonly base: HttpBaseUrl,
+    private readonly token: CamaraToken,
+  ) {
+    this.pool = new Pool(base.origin, { connections: 8 });
+  }
+
+  /** The 200 answer's JSON object; throws on any other answer (a 401 forgets the token first). */
+  async post(path: string, body: unknown, signal: AbortSignal): Promise<Readonly<Record<string, unknown>>> {
+    const token = await this.token.get();
+    const answer = await this.pool.request({
+      method: 'POST',
+      path: `${this.base.pathPrefix}${path}`,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json', 'user-agent': 'otp-service' },
+      body: JSON.stringify(body),
+      signal,
+    });
+    const json = jsonObject(await readBounded(answer.body));
+    if (answer.statusCode === 401) this.token.forget();
+    if (answer.statusCode !== 200 || json === null) throw new Error(`CAMARA ${path} answered ${answer.statusCode}`);
+    return json;
+  }
+}
