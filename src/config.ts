@@ -264,6 +264,16 @@ export const settings = {
     default: '3',
     parse: integer(0),
   },
+  ABROAD_LIMIT_SHARE: {
+    doc: "Creates per UTC hour towards a country, across clients, by users with no verified history (number, address, network or device, the last 30 days) whose address is in another country than their number's (IP_COUNTRY_DATABASE): at most this share of the codes verified in that country over the last hour, and at least ABROAD_LIMIT_MIN; past it 429 RATE_LIMITED until the next hour (or the client's CAPTCHA with --captcha-when throttled). Allowed numbers and test numbers never count. 0 turns it off",
+    default: '0.05',
+    parse: fraction,
+  },
+  ABROAD_LIMIT_MIN: {
+    doc: 'The least ABROAD_LIMIT_SHARE lets through per country per hour, however few codes were verified there',
+    default: '20',
+    parse: integer(0),
+  },
   PREFIX_LIMIT_COUNT: {
     doc: 'Creates towards one prefix (the E.164 number less its last 3 digits: a range of 1000 numbers), across all clients, within PREFIX_LIMIT_WINDOW_SECONDS; the create past it blocks the prefix for PREFIX_BLOCK_SECONDS (403 NUMBER_NOT_ALLOWED). Test numbers never count. 0 turns it off',
     default: '10',
@@ -350,7 +360,7 @@ export const settings = {
     parse: parseBaseUrl('https://lookups.twilio.com'),
   },
   MIN_CONVERSION: {
-    doc: 'Share of codes verified, per country and provider over the last hour, under which the country is throttled to the prefix limit (PREFIX_LIMIT_COUNT creates per PREFIX_LIMIT_WINDOW_SECONDS towards the whole country, across clients; past it 429 RATE_LIMITED) for PREFIX_BLOCK_SECONDS (`otp-service blocks lift NG` ends it sooner). Test numbers never count. 0 turns it off, as does PREFIX_LIMIT_COUNT=0',
+    doc: 'Share of codes verified, per country (and its mobile network, where the number data names it) and provider over the last hour, under which the country (that network) is throttled to the prefix limit (PREFIX_LIMIT_COUNT creates per PREFIX_LIMIT_WINDOW_SECONDS towards the whole country, across clients; past it 429 RATE_LIMITED) for PREFIX_BLOCK_SECONDS (`otp-service blocks lift NG` ends it sooner). Test numbers never count. 0 turns it off, as does PREFIX_LIMIT_COUNT=0',
     default: '0.2',
     parse: fraction,
   },

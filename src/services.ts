@@ -211,6 +211,8 @@ export async function createServices(
   // NEW_COUNTRY_LIMIT_COUNT in shares of one: exact across instances, and claimed only towards new countries.
   const newCountrySends =
     config.NEW_COUNTRY_LIMIT_COUNT > 0 ? new QuotaLimiter(counters, hourMs, now, config.NEW_COUNTRY_LIMIT_COUNT, config.NEW_COUNTRY_LIMIT_COUNT) : null;
+  // The room moves with the country's verified codes: each create names it (at least ABROAD_LIMIT_MIN).
+  const abroadSends = config.ABROAD_LIMIT_SHARE > 0 ? new QuotaLimiter(counters, hourMs, now, config.ABROAD_LIMIT_MIN) : null;
   const tokenEndpoint = new TokenEndpoint(clientDirectory, tokens, authFailures, config.AUTH_FAILURE_LIMIT);
 
   const channels = new ChannelRegistry({
@@ -337,6 +339,7 @@ export async function createServices(
       destinations: { allowedCountries: config.ALLOWED_COUNTRIES, blockedLineTypes: config.BLOCKED_LINE_TYPES },
       clientDailySends: config.CLIENT_DAILY_SEND_LIMIT,
       newCountrySends: config.NEW_COUNTRY_LIMIT_COUNT,
+      abroad: { share: config.ABROAD_LIMIT_SHARE, min: config.ABROAD_LIMIT_MIN },
       unknownUserResends: config.UNKNOWN_USER_RESENDS,
       prefix: { count: config.PREFIX_LIMIT_COUNT, windowSeconds: config.PREFIX_LIMIT_WINDOW_SECONDS, blockSeconds: config.PREFIX_BLOCK_SECONDS },
       offered,
@@ -354,6 +357,7 @@ export async function createServices(
     networkOf: (phone) => numberMetadata.networkOf(phone),
     ...(dailySends && { dailySends }),
     ...(newCountrySends && { newCountrySends }),
+    ...(abroadSends && { abroadSends }),
     spend,
     sendPrice: (channel, to) => {
       const prices = pricesInForce.current();

@@ -221,7 +221,7 @@ export interface paths {
                                      * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                      * @enum {string}
                                      */
-                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                     /**
                                      * @description The rule's mode: `enforce` refused the send.
                                      * @enum {string}
@@ -272,7 +272,7 @@ export interface paths {
                                      * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                      * @enum {string}
                                      */
-                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                     /**
                                      * @description The rule's mode: `enforce` refused the send.
                                      * @enum {string}
@@ -323,7 +323,7 @@ export interface paths {
                                      * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                      * @enum {string}
                                      */
-                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                     /**
                                      * @description The rule's mode: `enforce` refused the send.
                                      * @enum {string}
@@ -374,7 +374,7 @@ export interface paths {
                                      * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                      * @enum {string}
                                      */
-                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                     /**
                                      * @description The rule's mode: `enforce` refused the send.
                                      * @enum {string}
@@ -425,7 +425,7 @@ export interface paths {
                                      * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                      * @enum {string}
                                      */
-                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                     /**
                                      * @description The rule's mode: `enforce` refused the send.
                                      * @enum {string}
@@ -478,7 +478,7 @@ export interface paths {
                                      * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                      * @enum {string}
                                      */
-                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                     /**
                                      * @description The rule's mode: `enforce` refused the send.
                                      * @enum {string}
@@ -561,7 +561,7 @@ export interface paths {
                                      * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                      * @enum {string}
                                      */
-                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                     /**
                                      * @description The rule's mode: `enforce` refused the send.
                                      * @enum {string}
@@ -612,7 +612,7 @@ export interface paths {
                                      * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                      * @enum {string}
                                      */
-                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                     /**
                                      * @description The rule's mode: `enforce` refused the send.
                                      * @enum {string}
@@ -663,7 +663,7 @@ export interface paths {
                                      * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                      * @enum {string}
                                      */
-                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                     /**
                                      * @description The rule's mode: `enforce` refused the send.
                                      * @enum {string}
@@ -714,7 +714,7 @@ export interface paths {
                                      * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                      * @enum {string}
                                      */
-                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                     /**
                                      * @description The rule's mode: `enforce` refused the send.
                                      * @enum {string}
@@ -765,7 +765,7 @@ export interface paths {
                                      * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                      * @enum {string}
                                      */
-                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                     /**
                                      * @description The rule's mode: `enforce` refused the send.
                                      * @enum {string}
@@ -818,7 +818,7 @@ export interface paths {
                                      * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                      * @enum {string}
                                      */
-                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                    factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                     /**
                                      * @description The rule's mode: `enforce` refused the send.
                                      * @enum {string}
@@ -1507,9 +1507,9 @@ export interface components {
                 /** @description One entry per rule that objected: its risk factor, its name and its mode. */
                 factors: {
                     /** @enum {string} */
-                    factor: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                    factor: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                     /** @enum {string} */
-                    rule: "captcha" | "countries" | "line-types" | "lists" | "prefix" | "conversion" | "resend-throttle" | "new-country" | "ip" | "network" | "device" | "phone" | "daily-quota" | "budget" | "sim-swap" | "call-forwarding" | "decision";
+                    rule: "captcha" | "countries" | "line-types" | "lists" | "prefix" | "conversion" | "resend-throttle" | "new-country" | "abroad" | "ip" | "network" | "device" | "phone" | "daily-quota" | "budget" | "sim-swap" | "call-forwarding" | "decision";
                     /** @enum {string} */
                     mode: "enforce" | "shadow" | "off";
                 }[];
@@ -2041,7 +2041,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -3689,7 +3689,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -3742,7 +3742,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -3803,7 +3803,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -3854,7 +3854,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -3905,7 +3905,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -3956,7 +3956,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -4007,7 +4007,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -4060,7 +4060,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -4111,7 +4111,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -4162,7 +4162,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -4215,7 +4215,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -4266,7 +4266,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -4317,7 +4317,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -4397,7 +4397,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -4450,7 +4450,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -4503,7 +4503,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -4554,7 +4554,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -4605,7 +4605,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -4658,7 +4658,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -4709,7 +4709,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -4760,7 +4760,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -4813,7 +4813,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -4864,7 +4864,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -4915,7 +4915,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -4987,7 +4987,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -5040,7 +5040,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -5093,7 +5093,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -5144,7 +5144,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -5195,7 +5195,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -5248,7 +5248,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -5299,7 +5299,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -5350,7 +5350,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -5403,7 +5403,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -5454,7 +5454,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -5505,7 +5505,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -5597,7 +5597,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -5650,7 +5650,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -5703,7 +5703,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -5754,7 +5754,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -5805,7 +5805,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -5856,7 +5856,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -5907,7 +5907,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -5958,7 +5958,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -6009,7 +6009,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -6062,7 +6062,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -6113,7 +6113,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -6164,7 +6164,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -6217,7 +6217,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -6268,7 +6268,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -6319,7 +6319,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -6399,7 +6399,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -6452,7 +6452,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -6511,7 +6511,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -6562,7 +6562,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -6613,7 +6613,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -6664,7 +6664,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -6717,7 +6717,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -6768,7 +6768,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -6819,7 +6819,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -6872,7 +6872,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -6923,7 +6923,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -6974,7 +6974,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -7054,7 +7054,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -7107,7 +7107,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -7160,7 +7160,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -7211,7 +7211,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -7262,7 +7262,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -7313,7 +7313,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -7366,7 +7366,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -7417,7 +7417,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -7468,7 +7468,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -7521,7 +7521,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -7572,7 +7572,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -7623,7 +7623,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -7740,7 +7740,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -7793,7 +7793,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -7846,7 +7846,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -7897,7 +7897,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -7948,7 +7948,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -7999,7 +7999,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -8052,7 +8052,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -8103,7 +8103,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -8154,7 +8154,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -8207,7 +8207,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -8258,7 +8258,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -8309,7 +8309,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -8416,7 +8416,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -8469,7 +8469,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -8522,7 +8522,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -8573,7 +8573,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -8624,7 +8624,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -8677,7 +8677,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -8728,7 +8728,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -8779,7 +8779,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -8832,7 +8832,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -8883,7 +8883,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -8934,7 +8934,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -9055,7 +9055,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -9108,7 +9108,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -9161,7 +9161,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -9212,7 +9212,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -9265,7 +9265,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -9316,7 +9316,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -9367,7 +9367,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -9420,7 +9420,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -9471,7 +9471,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -9522,7 +9522,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -9631,7 +9631,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -9684,7 +9684,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -9737,7 +9737,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -9788,7 +9788,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -9839,7 +9839,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -9892,7 +9892,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -9943,7 +9943,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -9994,7 +9994,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -10047,7 +10047,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -10098,7 +10098,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}
@@ -10149,7 +10149,7 @@ export interface operations {
                                  * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
                                  * @enum {string}
                                  */
-                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
                                 /**
                                  * @description The rule's mode: `enforce` refused the send.
                                  * @enum {string}

@@ -94,6 +94,8 @@ export class ConversionWatch {
   private known: ReadonlySet<string> | null = null;
   /** The clients with a known country at all. */
   private knowing: ReadonlySet<string> = new Set();
+  /** Codes verified per country over the last hour, as last read. */
+  private verified: ReadonlyMap<string, number> = new Map();
 
   constructor(private readonly deps: ConversionWatchDeps) {}
 
@@ -111,7 +113,11 @@ export class ConversionWatch {
     if (policy.minConversion === 0) return;
     // The short window's sends were created within the hour: read with it, in the same statement.
     const recent = shortWindowAt(now, policy);
-    const under = underConverting(await store.traffic(new Date(now.getTime() - policy.windowSeconds * 1000), recent), policy);
+    const traffic = await store.traffic(new Date(now.getTime() - policy.windowSeconds * 1000), recent);
+    const verified = new Map<string, number>();
+    for (const t of traffic) verified.set(t.regionCode, (verified.get(t.regionCode) ?? 0) + t.verified);
+    this.verified = verified;
+    const under = underConverting(traffic, policy);
     if (under.length > 0) {
       const started = await store.throttle(under, now, new Date(now.getTime() + policy.throttleSeconds * 1000));
       for (const t of started) this.deps.onThrottle?.(t);
@@ -137,6 +143,11 @@ export class ConversionWatch {
     const active = await store.active(now);
     this.current = new Throttles(active);
     this.deps.observer?.throttlesRead(active);
+  }
+
+  /** Codes verified in a country over the last hour, across clients, as last read (0 with MIN_CONVERSION=0). */
+  verifiedIn(regionCode: string): number {
+    return this.verified.get(regionCode) ?? 0;
   }
 
   throttleOn(route: Route, now: Date): Throttle | null {

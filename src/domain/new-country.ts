@@ -23,8 +23,8 @@ export function untilNextHour(now: Date): number {
 
 /** A window's quota shared by every instance, admitted one hit at a time (port; a QuotaLimiter implements it). */
 export interface WindowQuota {
-  /** True when one more hit of `key` fits in the window (and it is counted). */
-  tryAcquire(key: string): Promise<boolean>;
+  /** True when one more hit of `key` fits in the window (and it is counted); `limit`: the window's, when it moves. */
+  tryAcquire(key: string, limit?: number): Promise<boolean>;
   /** Gives back a hit `tryAcquire` admitted that was not used (the send was refused after all). */
   release(key: string): void;
 }

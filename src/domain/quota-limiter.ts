@@ -6,6 +6,8 @@ export interface QuotaStore {
 
 interface Slot {
   readonly windowStart: number;
+  /** The limit the last claim was made under: a larger one may grant more after the window was spent. */
+  limit: number;
   /** Admissions this instance has claimed and not used yet. */
   held: number;
   /** The store granted less than asked: the window's quota is spent. */
@@ -22,7 +24,6 @@ interface Slot {
  */
 export class QuotaLimiter {
   private readonly slots = new Map<string, Slot>();
-  private readonly share: number;
 
   constructor(
     private readonly store: QuotaStore,
@@ -33,20 +34,26 @@ export class QuotaLimiter {
      * Into how many shares the window's quota is cut. Small enough shares that an idle instance strands little
      * of the quota (at most 1.5 shares per instance), large enough that claims stay rare.
      */
-    shares = 20,
-  ) {
-    this.share = Math.max(1, Math.ceil(limit / shares));
-  }
+    private readonly shares = 20,
+  ) {}
 
-  /** True when one more hit of `key` is admitted in this window (and counted). */
-  async tryAcquire(key: string): Promise<boolean> {
+  /**
+   * True when one more hit of `key` is admitted in this window (and counted). `limit` is the window's own when it
+   * moves with what is measured (ABROAD_LIMIT_SHARE); a larger one than the last lets a spent window claim again.
+   */
+  async tryAcquire(key: string, limit = this.limit): Promise<boolean> {
     const slot = this.slot(key);
-    while (slot.held === 0 && !slot.spent) await this.claim(key, slot);
+    if (limit > slot.limit) {
+      slot.limit = limit;
+      slot.spent = false;
+    }
+    const share = Math.max(1, Math.ceil(slot.limit / this.shares));
+    while (slot.held === 0 && !slot.spent) await this.claim(key, slot, share);
     if (slot.held === 0) return false;
     slot.held -= 1;
     // A share of one is not claimed ahead: it would sit unused here while another instance is refused, and a
     // quota that small is exact only so.
-    if (this.share > 1 && slot.held < this.share / 2 && !slot.spent) this.claim(key, slot).catch(() => undefined);
+    if (share > 1 && slot.held < share / 2 && !slot.spent) this.claim(key, slot, share).catch(() => undefined);
     return true;
   }
 
@@ -65,12 +72,12 @@ export class QuotaLimiter {
     return this.windowStartOf(t) + this.windowMs - t;
   }
 
-  private claim(key: string, slot: Slot): Promise<void> {
+  private claim(key: string, slot: Slot, share: number): Promise<void> {
     slot.claiming ??= this.store
-      .claim(key, slot.windowStart, this.share, this.limit)
+      .claim(key, slot.windowStart, share, slot.limit)
       .then((granted) => {
         slot.held += granted;
-        if (granted < this.share) slot.spent = true;
+        if (granted < share) slot.spent = true;
       })
       .finally(() => {
         slot.claiming = null;
@@ -82,7 +89,7 @@ export class QuotaLimiter {
     const windowStart = this.windowStartOf(this.now());
     let slot = this.slots.get(key);
     if (!slot || slot.windowStart !== windowStart) {
-      slot = { windowStart, held: 0, spent: false, claiming: null };
+      slot = { windowStart, limit: this.limit, held: 0, spent: false, claiming: null };
       this.slots.set(key, slot);
       // Slots of past windows are of no use: keep the map to the keys seen this window.
       for (const [k, s] of this.slots) if (s.windowStart < windowStart) this.slots.delete(k);

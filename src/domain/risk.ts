@@ -16,6 +16,7 @@ export type RiskFactor =
   | 'device_reuse'
   | 'repeated_attempts'
   | 'quota_exceeded'
+  | 'ip_country_mismatch'
   | 'captcha_failed'
   | 'sim_swap_recent'
   | 'call_forwarding_active'
@@ -43,6 +44,8 @@ export const riskRules = {
   'resend-throttle': 'poor_conversion_history',
   /** NEW_COUNTRY_LIMIT_COUNT: sends towards a country new to the client. */
   'new-country': 'new_destination',
+  /** ABROAD_LIMIT_SHARE: creates towards a country by unknown users whose address is in another country. */
+  abroad: 'ip_country_mismatch',
   /** IP_LIMIT_COUNT: creates per end user's address (contract 14). */
   ip: 'ip_concentration',
   /** IP_PREFIX_LIMIT_COUNT: creates per end user's network (contract 14). */
@@ -103,6 +106,7 @@ const limitRules = {
   conversion: 'conversion',
   'unknown-user': 'resend-throttle',
   'new-country': 'new-country',
+  abroad: 'abroad',
   ip: 'ip',
   network: 'network',
   device: 'device',

@@ -3,6 +3,7 @@ import { untilNextUtcDay, type DailySends } from './daily-quota.js';
 import { hasBudget, untilPeriodEnds, type BudgetRefusal, type Spend } from './budgets.js';
 import type { Amount } from './money.js';
 import { newCountryKey, untilNextHour, type WindowQuota } from './new-country.js';
+import { abroadKey, abroadRoom, type AbroadPolicy } from './abroad.js';
 import { channelOfDelivery, deliveryChannelOf, type Channel, type ChannelDriver } from './channel-driver.js';
 import { decideThrottled, hasLocalRoom, throttledRoute, type ClientThrottle, type ResendThrottle, type Route, type Throttle, type ThrottledRoute } from './conversion.js';
 import { destinationRefused, type DestinationPolicy } from './destination-rules.js';
@@ -69,6 +70,8 @@ export interface VerificationPolicy {
   readonly newCountrySends: number;
   /** UNKNOWN_USER_RESENDS: resends of a code of a user with no verified history while the client's resends are throttled. */
   readonly unknownUserResends?: number;
+  /** ABROAD_LIMIT_SHARE and ABROAD_LIMIT_MIN: unknown users from abroad towards a country, per hour; absent: no cap. */
+  readonly abroad?: AbroadPolicy;
   /** The channels with a provider configured: a create of another channel's type is refused, never "sent". */
   readonly offered: ReadonlySet<Channel>;
   /** The request types a workflow's later steps may take here: the registry's, whose channel is offered (contract 13). */
@@ -94,6 +97,8 @@ interface CreatePlan {
   readonly sendTaken: boolean;
   /** Towards a country new to the client: whether NEW_COUNTRY_LIMIT_COUNT had room; null: not a new country. */
   readonly newCountryTaken: boolean | null;
+  /** From an address abroad: whether ABROAD_LIMIT_SHARE had room; null: not from abroad, or no cap. */
+  readonly abroadTaken: boolean | null;
   /** The client's budget has no room for this send (contract 17): the period it would pass; null: it has. */
   readonly overBudget: BudgetRefusal | null;
   /**
@@ -149,7 +154,7 @@ export interface CreateRequest {
 }
 
 /** The limits a create is refused by (429). */
-export type CreateLimit = 'phone' | 'daily-quota' | 'budget' | 'conversion' | 'new-country' | SignalKind;
+export type CreateLimit = 'phone' | 'daily-quota' | 'budget' | 'conversion' | 'new-country' | 'abroad' | SignalKind;
 
 export type CreateOutcome =
   | { readonly kind: 'created'; readonly verification: Verification }
@@ -209,7 +214,7 @@ function captchaRefusal(outcome: CaptchaRefusal['outcome']): CaptchaRefusal {
  * Which limit refused a create: `destination` a country or line type, `prefix` a blocked prefix, `ip` the end
  * user's address or its network, `device` their device, `blocked` a block list (contract 14).
  */
-export type CreateRefusal = 'captcha' | 'destination' | 'prefix' | 'decision' | 'call-forwarding' | 'blocked' | 'phone' | 'daily-quota' | 'budget' | 'conversion' | 'new-country' | 'ip' | 'device';
+export type CreateRefusal = 'captcha' | 'destination' | 'prefix' | 'decision' | 'call-forwarding' | 'blocked' | 'phone' | 'daily-quota' | 'budget' | 'conversion' | 'new-country' | 'abroad' | 'ip' | 'device';
 
 export type VerifyOutcome =
   | { readonly kind: 'success'; readonly verification: Verification }
@@ -284,6 +289,8 @@ export interface VerificationServiceDeps {
     resendThrottleOn?(clientId: string, now: Date): ResendThrottle | null;
     /** Whether the client had a code verified in the country lately (NEW_COUNTRY_LIMIT_COUNT). */
     knowsCountry?(clientId: string, regionCode: string): boolean;
+    /** Codes verified in the country over the last hour, across clients, as last read (ABROAD_LIMIT_SHARE's room). */
+    verifiedIn?(regionCode: string): number;
     firstProvider(channel: Channel, to: Destination): string;
   };
   /**
@@ -300,6 +307,8 @@ export interface VerificationServiceDeps {
   readonly sendPrice?: (channel: Channel, to: Destination) => Amount;
   /** NEW_COUNTRY_LIMIT_COUNT's hourly quotas, shared by every instance (a QuotaLimiter of one send a share). */
   readonly newCountrySends?: WindowQuota;
+  /** ABROAD_LIMIT_SHARE's hourly quotas per country, shared by every instance; their room is the caller's. */
+  readonly abroadSends?: WindowQuota;
   /** Checks CAPTCHA tokens with their providers and remembers those accepted (contract 14). */
   readonly captcha?: { readonly verifier: CaptchaVerifier; readonly tokens: CaptchaTokenStore; readonly failOpen: boolean };
   /** Asks a client's backend before a send, for a client with a decision webhook (contract 18); absent: none asked. */
@@ -496,11 +505,14 @@ export class VerificationService {
     const sendTaken = dailySends === null ? true : await dailySends.tryAcquire(request.clientId);
     const newCountry = allowed ? null : this.newCountryOf(verification);
     const newCountryTaken = newCountry === null ? null : await newCountry.quota.tryAcquire(newCountry.key);
+    const abroad = allowed || verification.testNumber || modeOf('abroad') === 'off' ? null : this.abroadOf(verification, signals?.ip?.address ?? null);
+    const abroadTaken = abroad === null ? null : await abroad.quota.tryAcquire(abroad.key, abroad.room);
     // Held as the day's quota is taken, before the transaction, and given back the same way.
     let budget: BudgetHold = { held: null, over: null };
     const giveBack = async () => {
       if (dailySends !== null && sendTaken) dailySends.release(request.clientId);
       if (newCountry !== null && newCountryTaken) newCountry.quota.release(newCountry.key);
+      if (abroad !== null && abroadTaken) abroad.quota.release(abroad.key);
       if (budget.held !== null) await this.releaseHold(verification.id, budget.held);
     };
     try {
@@ -524,6 +536,7 @@ export class VerificationService {
         counted,
         sendTaken,
         newCountryTaken,
+        abroadTaken,
         overBudget: budget.over,
         challenge,
         captchaPassed,
@@ -550,7 +563,7 @@ export class VerificationService {
   /** A create's one transaction script: lock, read, decide, write. */
   private createIn(request: CreateRequest, verification: Verification, plan: CreatePlan): Promise<Committed<CreateOutcome>> {
     const { store, policy } = this.deps;
-    const { locks, serializeOn, allowed, prefix, throttle, clientThrottle, counted, sendTaken, newCountryTaken, overBudget, challenge, modeOf } = plan;
+    const { locks, serializeOn, allowed, prefix, throttle, clientThrottle, counted, sendTaken, newCountryTaken, abroadTaken, overBudget, challenge, modeOf } = plan;
     const now = verification.createdAt;
     const phone = { e164: verification.phoneNumber };
     const { idempotency } = request;
@@ -591,7 +604,7 @@ export class VerificationService {
         signals: { keys: counted, since: secondsBefore(now, policy.signals.windowSeconds), historySince: secondsBefore(now, signalHistorySeconds) },
         // Only a create a throttle or the new-country cap may refuse asks whether it is a known user's.
         verifiedSince:
-          throttle !== null || clientThrottle !== null || newCountryTaken === false
+          throttle !== null || clientThrottle !== null || newCountryTaken === false || abroadTaken === false
             ? {
                 ip: signals?.ip?.address ?? null,
                 network: signals?.ip?.network ?? null,
@@ -650,6 +663,7 @@ export class VerificationService {
           ? limit('conversion', throttled.retryAfterSeconds, throttle !== null && !countryThrottled.allowed ? { throttled: throttledRoute(throttle) } : {})
           : []),
         ...(newCountryTaken === false && !known ? limit('new-country', untilNextHour(now)) : []),
+        ...(abroadTaken === false && !known ? limit('abroad', untilNextHour(now)) : []),
         ...(!phoneLimit.allowed ? limit('phone', phoneLimit.retryAfterSeconds) : []),
         ...(!sendTaken ? limit('daily-quota', untilNextUtcDay(now)) : []),
         ...(overBudget !== null ? limit('budget', untilPeriodEnds(overBudget.period, now), { budget: overBudget }) : []),
@@ -659,7 +673,7 @@ export class VerificationService {
         // A refused create leaves nothing behind, its key included.
         if (idempotency) await tx.releaseIdempotencyKey(request.clientId, idempotency.key);
         // A person can pass a throttle where a script cannot: the client's CAPTCHA is asked for before refusing.
-        if (challenge === 'ask' && (refusal.reason === 'conversion' || refusal.reason === 'new-country')) return { kind: 'captcha', outcome: 'required', factors: heard };
+        if (challenge === 'ask' && (refusal.reason === 'conversion' || refusal.reason === 'new-country' || refusal.reason === 'abroad')) return { kind: 'captcha', outcome: 'required', factors: heard };
         return { kind: 'rate-limited', ...refusal, factors: heard };
       }
       const risk = riskOfSent(heard, plan.captchaPassed);
@@ -760,6 +774,18 @@ export class VerificationService {
     const known = this.deps.conversion?.knowsCountry;
     if (!quota || !known || this.deps.policy.newCountrySends === 0 || v.testNumber || v.regionCode === null) return null;
     return known.call(this.deps.conversion, v.clientId, v.regionCode) ? null : { quota, key: newCountryKey(v.clientId, v.regionCode) };
+  }
+
+  /**
+   * ABROAD_LIMIT_SHARE's quota, key and room for a create from an address in another country than its number's;
+   * null when the address is local or cannot be placed, or the cap is off.
+   */
+  private abroadOf(v: Verification, address: string | null): { quota: WindowQuota; key: string; room: number } | null {
+    const { abroadSends: quota, policy } = this.deps;
+    if (!quota || !policy.abroad || policy.abroad.share === 0 || v.regionCode === null) return null;
+    if (this.whereFrom(address, v.regionCode) !== 'elsewhere') return null;
+    const verified = this.deps.conversion?.verifiedIn?.(v.regionCode) ?? 0;
+    return { quota, key: abroadKey(v.regionCode), room: abroadRoom(verified, policy.abroad) };
   }
 
   /**

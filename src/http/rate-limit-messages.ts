@@ -8,6 +8,8 @@ export const rateLimitMessages = {
     "Too many verifications towards this number's country, or from this client: few of their codes are verified lately, so they are throttled (MIN_CONVERSION); retry later",
   'new-country':
     "Too many verifications this hour towards a country where none of this client's codes was verified lately (NEW_COUNTRY_LIMIT_COUNT); retry after the hour, or once a code there is verified",
+  abroad:
+    "Too many verifications this hour towards this number's country from addresses in other countries, by users with no verified history (ABROAD_LIMIT_SHARE); retry after the hour",
   ip: "Too many verifications from this end user's address (IP_LIMIT_COUNT); retry later",
   network: "Too many verifications from this end user's network, the /24 or /48 of its address (IP_PREFIX_LIMIT_COUNT); retry later",
   device: "Too many verifications from this end user's device (DEVICE_LIMIT_COUNT); retry later",

@@ -6,6 +6,7 @@ import { expectV1Error, sentBy } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { startLog } from '../support/start-log.js';
+import { TestClock } from '../support/clock.js';
 import { harnessCalls, type Made } from '../support/throttle-calls.js';
 
 /**
@@ -77,7 +78,8 @@ forEachDatabase('a country throttle keeps room for local users', (kind) => {
   let h: Harness;
   before(async () => {
     h = await createHarness(kind, {
-      env: { MIN_CONVERSION: '0.2', MIN_CONVERSION_SAMPLE: '5', PREFIX_LIMIT_COUNT: String(prefixLimit), PREFIX_LIMIT_WINDOW_SECONDS: '3600', NEW_COUNTRY_LIMIT_COUNT: '0' },
+      // The cap on unknown users from abroad is off: the pumping from abroad is what throttles the country here.
+      env: { MIN_CONVERSION: '0.2', MIN_CONVERSION_SAMPLE: '5', PREFIX_LIMIT_COUNT: String(prefixLimit), PREFIX_LIMIT_WINDOW_SECONDS: '3600', NEW_COUNTRY_LIMIT_COUNT: '0', ABROAD_LIMIT_SHARE: '0' },
     });
   });
   after(() => h.close());
@@ -169,5 +171,50 @@ forEachDatabase('a resend throttle gives free resends to local users only', (kin
     expectV1Error(await resend(token, local), 429, 'RATE_LIMITED');
     expectV1Error(await resend(token, noAddress), 429, 'RATE_LIMITED');
     await resent(token, knownAbroad);
+  });
+});
+
+forEachDatabase('unknown users from abroad are capped per country and hour (ABROAD_LIMIT_SHARE)', (kind) => {
+  let h: Harness;
+  before(async () => {
+    h = await createHarness(kind, {
+      // An hour of its own: the room is counted per UTC hour.
+      clock: new TestClock(Date.parse('2026-11-23T09:00:00Z')),
+      // Room: half the country's codes verified over the hour, at least 3. No conversion throttle gets in the way.
+      env: { ABROAD_LIMIT_SHARE: '0.5', ABROAD_LIMIT_MIN: '3', MIN_CONVERSION_SAMPLE: '100000', MIN_CONVERSION_SHORT_SAMPLE: '100000', NEW_COUNTRY_LIMIT_COUNT: '0' },
+    });
+  });
+  after(() => h.close());
+  const { create, made, verify, refresh } = harnessCalls(() => h);
+
+  it('refuses past the room across clients, names the factor, spares local users, users of no known address and known users, and grows the room with verified codes', async () => {
+    const token = await h.token();
+    const other = await h.token();
+    const known = device();
+    await verify(token, made(await create(token, { ...za(), signals: { ip: inZA(), deviceId: known } })));
+    for (let i = 0; i < 3; i += 1) made(await create(i % 2 === 0 ? token : other, { ...za(), signals: { ip: inUS(), deviceId: device() } }));
+    const refused = await create(other, { ...za(), signals: { ip: inUS(), deviceId: device() } });
+    const body = expectV1Error(refused, 429, 'RATE_LIMITED');
+    assert.match(body.message, /ABROAD_LIMIT_SHARE/);
+    assert.deepEqual(body.error.details, [{ factor: 'ip_country_mismatch', rule: 'abroad', mode: 'enforce' }]);
+    assert.equal(refused.headers['retry-after'], String(3600));
+    // A Nigerian address is abroad for a South African number; the cap is the country's: a Nigerian number from the
+    // same address is not held by it.
+    expectV1Error(await create(token, { ...za(), signals: { ip: inNG(), deviceId: device() } }), 429, 'RATE_LIMITED');
+    made(await create(token, { ...ng(), signals: { ip: inNG(), deviceId: device() } }));
+    made(await create(token, { ...za(), signals: { ip: inZA(), deviceId: device() } }));
+    made(await create(token, za()));
+    // A device with a verified code is a known user's, wherever it is.
+    made(await create(token, { ...za(), signals: { ip: inUS(), deviceId: known } }));
+    // Nine more codes verified in the country, ten in all, as the conversion watch reads them: room for 5.
+    for (let i = 0; i < 9; i += 1) await verify(token, made(await create(token, { ...za(), signals: { ip: inZA(), deviceId: device() } })));
+    await refresh();
+    // 3 of the 5 are taken.
+    made(await create(other, { ...za(), signals: { ip: inUS(), deviceId: device() } }));
+    made(await create(other, { ...za(), signals: { ip: inUS(), deviceId: device() } }));
+    expectV1Error(await create(other, { ...za(), signals: { ip: inUS(), deviceId: device() } }), 429, 'RATE_LIMITED');
+    // The next hour starts afresh.
+    h.clock.advance(3600_000);
+    made(await create(await h.token(), { ...za(), signals: { ip: inUS(), deviceId: device() } }));
   });
 });

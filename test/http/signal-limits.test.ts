@@ -12,7 +12,8 @@ import { runCommand } from '../support/command-line.js';
 import { embeddedDataDir } from '../support/databases.js';
 
 // Prefix velocity off: the numbers below share ranges, and only the signal limits are under test here.
-const env = { IP_LIMIT_COUNT: '3', IP_PREFIX_LIMIT_COUNT: '5', DEVICE_LIMIT_COUNT: '2', SIGNAL_WINDOW_SECONDS: '600', PREFIX_LIMIT_COUNT: '0' };
+// The addresses are real ones abroad for the numbers: the cap on unknown users from abroad is off, to test the signals alone.
+const env = { IP_LIMIT_COUNT: '3', IP_PREFIX_LIMIT_COUNT: '5', DEVICE_LIMIT_COUNT: '2', SIGNAL_WINDOW_SECONDS: '600', PREFIX_LIMIT_COUNT: '0', ABROAD_LIMIT_SHARE: '0' };
 
 let seq = 0;
 /** A /24 (and a /48) no other test of this run uses: `n` is the host part. */
@@ -78,7 +79,7 @@ forEachDatabase('signal limits', (kind) => {
     await admin({ name: 'rules.set', rule: 'device', mode: 'enforce', clientId: null });
     expectV1Error(await create(await h.token(undefined, other), { deviceId: device }), 429, 'RATE_LIMITED');
     const refusedSet = await runAdminCommand(adminDeps(h.services), { name: 'rules.set', rule: 'devices', mode: 'shadow', clientId: null });
-    assert.deepEqual(refusedSet, { ok: false, error: `no rule devices: the rules are captcha, countries, line-types, lists, prefix, conversion, resend-throttle, new-country, ip, network, device, phone, daily-quota, budget, sim-swap, call-forwarding, decision` });
+    assert.deepEqual(refusedSet, { ok: false, error: `no rule devices: the rules are captcha, countries, line-types, lists, prefix, conversion, resend-throttle, new-country, abroad, ip, network, device, phone, daily-quota, budget, sim-swap, call-forwarding, decision` });
     await admin({ name: 'rules.set', rule: 'device', mode: 'enforce', clientId: shadowed.clientId });
   });
 
@@ -112,11 +113,11 @@ forEachDatabase('signal limits', (kind) => {
     const own = await h.call('GET', `/v1/stats?by=factor&from=${today}&to=${today}`, e);
     assert.equal(own.statusCode, 200, own.body);
     const rows = own.json<{ data: { rule: string }[] }>().data;
-    assert.equal(rows.length, 17);
+    assert.equal(rows.length, 18);
     assert.deepEqual(rows.find((v) => v.rule === 'device'), { rule: 'device', factor: 'device_reuse', refused: 2, shadowed: 0, verifiedLater: 1 });
     expectV1Error(await h.call('GET', '/v1/stats?by=rule', e), 400, 'VALIDATION_ERROR');
     const all = (await admin({ name: 'verdicts', from: today, to: today, clientId: null })) as { rule: string; refused: number }[];
-    assert.equal(all.length, 17);
+    assert.equal(all.length, 18);
     assert.ok((all.find((v) => v.rule === 'device')?.refused ?? 0) >= 2);
     // Erasing the number takes its refusals with it.
     await admin({ name: 'erase', phoneNumber: e164Of(real), clientId: enforced.clientId });
@@ -136,7 +137,7 @@ forEachDatabase('signal limits', (kind) => {
       assert.match(table.stdout, /^RULE\tFACTOR\tMODE\tCLIENTS\ncaptcha\tcaptcha_failed\tenforce\t\n/);
       assert.match(table.stdout, new RegExp(`\nnetwork\tip_concentration\tenforce\t${client}=shadow\n`));
       const json = JSON.parse((await runCommand(['rules', 'list', '--json'], cliEnv)).stdout) as { rule: string }[];
-      assert.equal(json.length, 17);
+      assert.equal(json.length, 18);
       const wrong = await runCommand(['rules', 'set', 'network', 'watch'], cliEnv);
       assert.equal(wrong.code, 1);
       assert.match(wrong.stderr, /a rule's mode is enforce, shadow or off, not "watch"/);
