@@ -54,7 +54,7 @@ export class ServiceMetrics
   });
   private readonly resendsRefused = new Counter({
     name: 'otp_resends_refused_total',
-    help: 'Resends refused by a limit: cooldown, max-sends (OTP_MAX_SENDS), daily-quota, budget (the client spend limit), new-country, unknown-user (resends throttled for their conversion, MIN_RESEND_SAMPLE)',
+    help: 'Resends refused by a limit: cooldown, max-sends (OTP_MAX_SENDS), daily-quota, budget (the client spend limit), new-country, unknown-user (resends throttled for their conversion, MIN_RESEND_SAMPLE), captcha, call-forwarding (a call to a forwarded line)',
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });
