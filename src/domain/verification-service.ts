@@ -880,7 +880,8 @@ export class VerificationService {
     // price of a budget, and is asked of the number's network: the verification is read first for its number,
     // country and channel, only when one of them is on.
     const budgeted = this.deps.spend && hasBudget(settings.budget);
-    const carrierChecked = this.deps.carrierChecks !== undefined;
+    const { simSwap, callForwarding } = this.deps.carrierChecks ?? {};
+    const carrierChecked = simSwap !== undefined || callForwarding !== undefined;
     const known = (this.deps.newCountrySends && policy.newCountrySends > 0) || budgeted || carrierChecked ? await store.find(clientId, id) : null;
     // The factors of the rules heard on this resend (contract 18); those of a resend that went are the metrics'.
     const heard: FactorEntry[] = [];
