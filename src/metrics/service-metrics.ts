@@ -72,7 +72,7 @@ export class ServiceMetrics
   });
   private readonly factors = new Counter({
     name: 'otp_risk_factors_total',
-    help: 'Risk factors of the creates and resends refused, by factor, the rule that named it and its mode (enforce: refused)',
+    help: 'Risk factors of the sends judged (creates, resends, workflow steps), by factor, the rule that named it and its mode (enforce: refused or moved on, shadow: sent)',
     labelNames: ['factor', 'rule', 'mode'] as const,
     registers: [this.registry],
   });
