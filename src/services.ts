@@ -325,6 +325,7 @@ export async function createServices(
   });
   const addressCountries = addressCountriesOf(config.IP_COUNTRY_DATABASE);
   const numberMetadata = new GoogleNumberMetadata();
+  const carrierChecks = configuredCarrierChecks(config.carrier, clock, metrics);
   const verifications = new VerificationService({
     store: verificationStore,
     policy: {
@@ -368,7 +369,7 @@ export async function createServices(
     lists: () => listsInForce.current(),
     ruleModes: () => ruleModesInForce.current(),
     refusals,
-    carrierChecks: configuredCarrierChecks(config.carrier, clock, metrics),
+    carrierChecks,
     decisions: new DecisionWebhookClient(
       new GuardedHttpClient({
         timeoutMs: maxDecisionTimeoutMs,
@@ -420,6 +421,8 @@ export async function createServices(
       return { channel: driver.channel, sender: (v) => driver.newCode(random, v.otp).from.e164 };
     },
     countSends: config.CLIENT_DAILY_SEND_LIMIT > 0,
+    ...(carrierChecks.callForwarding && { callForwarding: carrierChecks.callForwarding }),
+    ruleModes: () => ruleModesInForce.current(),
   });
   const lookups = new LookupService({ store: new SqlLookupStore(db.db), metadata: numberMetadata, clock, random });
   const providerLog = logger.child({ component: 'provider' });

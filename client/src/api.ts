@@ -1160,7 +1160,7 @@ export interface paths {
         put?: never;
         /**
          * Send the code again
-         * @description Sends the same code again through the channel that carries it (a dropped call comes from the same caller id), from the channel's first provider. At most `OTP_MAX_SENDS` sends per verification (default 3, the first included), and no sooner than `PHONE_COOLDOWN_SECONDS` after the last: otherwise a 429 whose `Retry-After` says when (for no send left: when the verification ends). While the client's resends are seldom verified (`MIN_RESEND_SAMPLE`), a code of a user with no verified history is resent at most `UNKNOWN_USER_RESENDS` times (none when it was asked for from an address in another country than its number's: `IP_COUNTRY_DATABASE`), then 429 until it ends. A client with `--captcha-when throttled` is answered 403 CAPTCHA_REQUIRED instead, from the first such resend, and the resend sent again with an optional JSON body `{ "captchaToken": "..." }` goes past it. A verification no longer `PENDING` is a 409 with the record. No body otherwise.
+         * @description Sends the same code again through the channel that carries it (a dropped call comes from the same caller id), from the channel's first provider. At most `OTP_MAX_SENDS` sends per verification (default 3, the first included), and no sooner than `PHONE_COOLDOWN_SECONDS` after the last: otherwise a 429 whose `Retry-After` says when (for no send left: when the verification ends). While the client's resends are seldom verified (`MIN_RESEND_SAMPLE`), a code of a user with no verified history is resent at most `UNKNOWN_USER_RESENDS` times (none when it was asked for from an address in another country than its number's: `IP_COUNTRY_DATABASE`), then 429 until it ends. A client with `--captcha-when throttled` is answered 403 CAPTCHA_REQUIRED instead, from the first such resend, and the resend sent again with an optional JSON body `{ "captchaToken": "..." }` goes past it. Carrier checks are heard as on a create: a recent SIM swap asks the client's CAPTCHA (403 CAPTCHA_REQUIRED with the factor `sim_swap_recent`, passed with the same body), and a call's code to a line whose calls are forwarded is 403 NUMBER_NOT_ALLOWED with the factor `call_forwarding_active` (a resend keeps its channel). A verification no longer `PENDING` is a 409 with the record. No body otherwise.
          *
          *     Scope: `otp:send`.
          */
@@ -6485,6 +6485,8 @@ export interface operations {
              *     `CAPTCHA_REQUIRED`: The client has a CAPTCHA (`clients update --captcha`) and the create carried no `captchaToken`: show the widget and send its token.
              *
              *     `CAPTCHA_FAILED`: The CAPTCHA provider refused the token, its score was under the client's minimum, or the token was used before: show the widget again.
+             *
+             *     `NUMBER_NOT_ALLOWED`: The destination is refused: its country is not among the allowed ones (ALLOWED_COUNTRIES, or the client's own list), or its line type is blocked (BLOCKED_LINE_TYPES), or its prefix is blocked for too many verifications towards it (PREFIX_LIMIT_COUNT, until PREFIX_BLOCK_SECONDS pass or the operator lifts it), or it is on a block list (`details: [{ rule: "blocked", value }]`); `details` name the rule and the value refused.
              */
             403: {
                 headers: {
@@ -6500,7 +6502,7 @@ export interface operations {
                         message: string;
                         error: {
                             /** @enum {string} */
-                            code: "INSUFFICIENT_SCOPE" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED";
+                            code: "INSUFFICIENT_SCOPE" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "NUMBER_NOT_ALLOWED";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;

@@ -1,4 +1,5 @@
 import { dispatched, type AfterCommit } from './after-commit.js';
+import { ringsTheNumber, stepPastForward, type CarrierChecker } from './carrier-checks.js';
 import { channelOfDelivery, deliveryChannelOf, type Channel } from './channel-driver.js';
 import { utcDay } from './daily-quota.js';
 import { nextStep, stepDue } from './fallback.js';
@@ -13,6 +14,7 @@ import type { DeliveryReceipt, SendResult } from './send-result.js';
 import { dueAgain, turnAttempts, type SendJob } from './send-job.js';
 import { effectiveStatus, fallbackLeft, sendError, withAttemptOf, withLatestAttempt, withTurn, type RequestType, type Verification } from './verification.js';
 import type { ParkedReceipt, SentWritten, VerificationStore, VerificationTx } from './verification-store.js';
+import { allEnforced, hear, type FactorEntry, type RuleMode, type RuleModes } from './risk.js';
 
 /** Told of every receipt that moved a send, with the time since the provider took it (metrics). */
 export interface ReceiptObserver {
@@ -23,6 +25,8 @@ export interface ReceiptObserver {
   deliveryFailover?(channel: Channel, from: string, to: string): void;
   /** A send a provider took, with its cost in COST_CURRENCY (contract 17); told only when the cost is known. */
   sendCost?(channel: Channel, provider: string, regionCode: string | null, cost: Amount): void;
+  /** The risk factors a workflow step was judged by (contract 18: a call step to a forwarded line). */
+  riskFactors?(factors: readonly FactorEntry[]): void;
 }
 
 /** What a send costs (contract 17). */
@@ -63,7 +67,20 @@ export interface DeliveryServiceDeps {
   readonly steps: (type: RequestType) => { readonly channel: Channel; readonly sender: (v: Verification) => string };
   /** CLIENT_DAILY_SEND_LIMIT is on: a step counts as a send of its client that day. */
   readonly countSends: boolean;
+  /**
+   * CALL_FORWARDING_PROVIDER (contract 18): asked before a time-driven step that rings the number; absent: off, and
+   * a step asks nothing.
+   */
+  readonly callForwarding?: CarrierChecker;
+  /** Each rule's mode per client (contract 18); absent: every rule enforces. */
+  readonly ruleModes?: () => RuleModes;
 }
+
+/**
+ * What the network said of the numbers of due steps that ring them, by verification id: `clear` (not forwarded, or
+ * no answer: the step goes), or the call-forwarding rule's mode for the client when forwarded.
+ */
+type ForwardingOfDue = ReadonlyMap<string, RuleMode | 'clear'>;
 
 /** A receipt that moved a send: its status, and the seconds since the provider took the code (when it was SENT). */
 interface ReceiptMove {
@@ -274,24 +291,63 @@ export class DeliveryService {
    * Returns how many were looked at.
    */
   async takeDueSteps(limit = 500): Promise<number> {
-    const { store, clock } = this.deps;
+    const { store, clock, callForwarding } = this.deps;
+    // Asked before the transaction, as a create asks; with no check configured the poll is as it was.
+    const forwarding = callForwarding === undefined ? null : await this.forwardingOfDue(callForwarding, limit);
     // Polled five times a second: most polls find nothing, and a plain read finds that for a third of a transaction.
-    if (!(await store.anyDue('step', clock.now()))) return 0;
+    if (forwarding === null ? !(await store.anyDue('step', clock.now())) : forwarding.looked === 0) return 0;
     const committed = await store.transaction(async (tx) => {
       const now = clock.now();
       const due = await tx.lockDueSends('step', now, limit);
       const stepped: Channel[] = [];
+      const heard: FactorEntry[] | null = forwarding && [];
       for (const { verification: v, job } of due) {
-        const channel = job && stepDue(v, now) ? this.step(tx, { ...job, lastError: null }, v, now) : null;
+        const skip = forwarding !== null && heard !== null && job && stepDue(v, now) ? this.pastForward(v, forwarding.answers, heard) : 0;
+        // Due since the network was asked: left due, asked on the next poll.
+        if (skip === 'unasked') continue;
+        const channel = job && stepDue(v, now) && skip !== null ? this.step(tx, { ...job, lastError: null }, skip === 0 ? v : { ...v, steps: v.steps + skip - 1 }, now) : null;
         if (channel) stepped.push(channel);
-        // Nothing to send it with (no job) or nothing left: its clock stops.
+        // Nothing to send it with (no job), nothing left, or only calls to a forwarded line: its clock stops, and
+        // the verification waits for its code.
         else tx.update({ ...v, nextStepAt: null });
       }
-      return { looked: due.length, stepped };
+      return { looked: due.length, stepped, heard };
     });
-    const { looked, stepped } = dispatched(this.deps.afterCommit, committed);
+    const { looked, stepped, heard } = dispatched(this.deps.afterCommit, committed);
     for (const channel of stepped) this.deps.observer?.step?.(channel, 'time');
+    if (heard !== null && heard.length > 0) this.deps.observer?.riskFactors?.(heard);
     return looked;
+  }
+
+  /**
+   * Call forwarding asked of the numbers whose due step rings them (a rule off for the client is not asked), read
+   * without a lock before the transaction; answers are kept per number, so a number asked lately is not asked again.
+   */
+  private async forwardingOfDue(check: CarrierChecker, limit: number): Promise<{ readonly looked: number; readonly answers: ForwardingOfDue }> {
+    const now = this.deps.clock.now();
+    const due = await this.deps.store.readDue('step', now, limit);
+    const modes = this.deps.ruleModes?.() ?? allEnforced;
+    const ringing = due.flatMap((v) => {
+      const [type] = fallbackLeft(v);
+      const mode = modes.modeOf('call-forwarding', v.clientId);
+      return stepDue(v, now) && type !== undefined && ringsTheNumber(type) && mode !== 'off' ? [{ v, mode }] : [];
+    });
+    const outcomes = await Promise.all(ringing.map(({ v }) => check.outcome(v.phoneNumber)));
+    return { looked: due.length, answers: new Map(ringing.map(({ v, mode }, i) => [v.id, outcomes[i] === 'flagged' ? mode : 'clear'])) };
+  }
+
+  /**
+   * How many steps a step due now moves past a forwarded line (contract 18): 0 to send the next step as it is, the count
+   * to the first step that does not ring, null when none is left (nothing is sent), `unasked` when the step rings and
+   * its number was not asked (it fell due after the read). Heard factors join `heard`.
+   */
+  private pastForward(v: Verification, answers: ForwardingOfDue, heard: FactorEntry[]): number | null | 'unasked' {
+    const [type] = fallbackLeft(v);
+    if (type === undefined || !ringsTheNumber(type)) return 0;
+    const answer = answers.get(v.id);
+    if (answer === undefined) return this.deps.ruleModes?.().modeOf('call-forwarding', v.clientId) === 'off' ? 0 : 'unasked';
+    if (answer === 'clear' || !hear('call-forwarding', answer, heard)) return 0;
+    return stepPastForward(fallbackLeft(v));
   }
 
   /**

@@ -228,10 +228,10 @@ export type VerifyOutcome =
  * verified history; `captcha`: the same for a client with `--captcha-when throttled`, asked for a CAPTCHA
  * instead, or one whose token failed.
  */
-export type ResendRefusal = 'cooldown' | 'max-sends' | 'daily-quota' | 'budget' | 'new-country' | 'unknown-user' | 'captcha';
+export type ResendRefusal = 'cooldown' | 'max-sends' | 'daily-quota' | 'budget' | 'new-country' | 'unknown-user' | 'captcha' | 'call-forwarding';
 
 /** The limits a resend is refused by (429). */
-type ResendLimit = Exclude<ResendRefusal, 'captcha'>;
+type ResendLimit = Exclude<ResendRefusal, 'captcha' | 'call-forwarding'>;
 
 export type ResendOutcome =
   | { readonly kind: 'resent'; readonly verification: Verification }
@@ -244,7 +244,16 @@ export type ResendOutcome =
       readonly factors: readonly FactorEntry[];
     }
   | CaptchaRefusal
+  | CarrierRefusal
   | { readonly kind: 'not-found' };
+
+/** A send refused by a carrier check (contract 18): a call's code to a forwarded line, with no step that does not ring. */
+export interface CarrierRefusal {
+  readonly kind: 'not-allowed';
+  readonly rule: 'call-forwarding';
+  readonly detail: string;
+  readonly factors: readonly FactorEntry[];
+}
 
 export type ApproveOutcome =
   | { readonly kind: 'approved'; readonly verification: Verification }
@@ -407,7 +416,7 @@ export class VerificationService {
     let steps = 0;
     if (testCode === null && !allowed) {
       const challengeable = settings.captcha !== null && !request.relayedCode && modeOf('captcha') === 'enforce';
-      const carrier = await this.askCarrier(request.type, phone.e164, workflow, { challengeable, passed: captchaPassed }, modeOf, heard);
+      const carrier = await this.askCarrier(ringsTheNumber(request.type), phone.e164, workflow, { challengeable, passed: captchaPassed }, modeOf, heard);
       if (carrier.kind === 'refused') {
         this.deps.observer?.createRefused(carrier.outcome.kind === 'captcha' ? 'captcha' : 'call-forwarding');
         return this.judged(carrier.outcome, refusedNumber);
@@ -700,25 +709,25 @@ export class VerificationService {
   }
 
   /**
-   * The carrier checks of a create (contract 18), asked together. A recent SIM swap is a challenge: a client whose
-   * CAPTCHA enforces has the create pass it (a `throttled` one without a token is asked for it), and one without
-   * hears the rule as in shadow. A forwarded line takes a call's code to the workflow's first step that does not
-   * ring (`steps`), else refuses it. A check that failed or timed out lets the send through.
+   * The carrier checks of a create or resend (contract 18), asked together. A recent SIM swap is a challenge: a
+   * client whose CAPTCHA enforces has the send pass it (a `throttled` one without a token is asked for it), and one
+   * without hears the rule as in shadow. A forwarded line takes a call's code (`rings`) to the workflow's first step
+   * that does not ring (`steps`), else refuses it. A check that failed or timed out lets the send through.
    */
   private async askCarrier(
-    type: RequestType,
+    rings: boolean,
     e164: string,
     workflow: readonly RequestType[],
     captcha: { readonly challengeable: boolean; readonly passed: boolean },
     modeOf: (rule: RiskRule) => RuleMode,
     heard: FactorEntry[],
-  ): Promise<{ readonly kind: 'refused'; readonly outcome: CaptchaRefusal | Extract<CreateOutcome, { kind: 'not-allowed' }> } | { readonly kind: 'go'; readonly steps: number }> {
+  ): Promise<{ readonly kind: 'refused'; readonly outcome: CaptchaRefusal | CarrierRefusal } | { readonly kind: 'go'; readonly steps: number }> {
     const { simSwap, callForwarding } = this.deps.carrierChecks ?? {};
     const simSwapMode = modeOf('sim-swap');
     const forwardMode = modeOf('call-forwarding');
     const [swapped, forwarded] = await Promise.all([
       simSwap && simSwapMode !== 'off' ? simSwap.outcome(e164) : null,
-      callForwarding && forwardMode !== 'off' && ringsTheNumber(type) ? callForwarding.outcome(e164) : null,
+      callForwarding && forwardMode !== 'off' && rings ? callForwarding.outcome(e164) : null,
     ]);
     if (swapped === 'flagged' && hear('sim-swap', simSwapMode === 'enforce' && !captcha.challengeable ? 'shadow' : simSwapMode, heard) && !captcha.passed) {
       return { kind: 'refused', outcome: { kind: 'captcha', outcome: 'required', factors: [...heard] } };
@@ -728,6 +737,32 @@ export class VerificationService {
     if (steps !== null) return { kind: 'go', steps };
     const detail = "the number's calls are forwarded (unconditional call forwarding is active): the code would ring elsewhere";
     return { kind: 'refused', outcome: { kind: 'not-allowed', rule: 'call-forwarding', detail, factors: [...heard] } };
+  }
+
+  /**
+   * The carrier checks of a resend (contract 18), before its transaction: as a create's, on the channel the code
+   * goes through now (a resend cannot switch channel, so a call to a forwarded line is refused). A test number's
+   * and an allowed number's are not asked. A SIM swap asks the client's CAPTCHA: a token the resend carried that
+   * was not checked yet is checked now, and the checks heard again (their answers are kept: nothing more is asked).
+   */
+  private async askCarrierOnResend(
+    v: Verification,
+    settings: ClientSettings,
+    captcha: { readonly token: string | null; readonly passed: boolean },
+    modeOf: (rule: RiskRule) => RuleMode,
+    heard: FactorEntry[],
+  ): Promise<CaptchaRefusal | CarrierRefusal | null> {
+    if (v.status !== 'PENDING' || v.testNumber || (this.deps.lists?.().allows(v.phoneNumber, v.clientId) ?? false)) return null;
+    const rings = v.delivery.channel === 'CALL' || v.delivery.channel === 'VOICE';
+    const challengeable = settings.captcha !== null && !v.relayed && modeOf('captcha') === 'enforce';
+    const asked = await this.askCarrier(rings, v.phoneNumber, [], { challengeable, passed: captcha.passed }, modeOf, heard);
+    if (asked.kind === 'go') return null;
+    if (asked.outcome.kind !== 'captcha' || captcha.passed || captcha.token === null || settings.captcha === null) return asked.outcome;
+    const checked = await this.checkCaptcha(settings.captcha, captcha.token, null);
+    if (checked !== 'passed') return captchaRefusal(checked);
+    heard.length = 0;
+    const again = await this.askCarrier(rings, v.phoneNumber, [], { challengeable, passed: true }, modeOf, heard);
+    return again.kind === 'go' ? null : again.outcome;
   }
 
   /**
@@ -867,13 +902,26 @@ export class VerificationService {
         challenge = 'passed';
       } else challenge = 'ask';
     }
+    // A resend towards a country new to the client counts as its create did (NEW_COUNTRY_LIMIT_COUNT), holds its
+    // price of a budget, and is asked of the number's network: the verification is read first for its number,
+    // country and channel, only when one of them is on.
+    const budgeted = this.deps.spend && hasBudget(settings.budget);
+    const { simSwap, callForwarding } = this.deps.carrierChecks ?? {};
+    const carrierChecked = simSwap !== undefined || callForwarding !== undefined;
+    const known = (this.deps.newCountrySends && policy.newCountrySends > 0) || budgeted || carrierChecked ? await store.find(clientId, id) : null;
+    // The factors of the rules heard on this resend (contract 18); those of a resend that went are the metrics'.
+    const heard: FactorEntry[] = [];
+    if (carrierChecked && known) {
+      const modes = this.deps.ruleModes?.() ?? allEnforced;
+      const refused = await this.askCarrierOnResend(known, settings, { token: captchaToken, passed: challenge === 'passed' }, (rule) => modes.modeOf(rule, clientId), heard);
+      if (refused !== null) {
+        if (refused.kind === 'not-allowed' || refused.outcome !== 'unavailable') this.deps.observer?.resendRefused?.(refused.kind === 'captcha' ? 'captcha' : 'call-forwarding');
+        return this.judged(refused);
+      }
+    }
     // A resend is a send (CLIENT_DAILY_SEND_LIMIT): its share is taken first, and given back unless it resends.
     const dailySends = policy.clientDailySends > 0 ? (this.deps.dailySends ?? null) : null;
     const sendTaken = dailySends === null ? true : await dailySends.tryAcquire(clientId);
-    // A resend towards a country new to the client counts as its create did (NEW_COUNTRY_LIMIT_COUNT), and holds
-    // its price of a budget: the verification is read first for its country and channel, only when either is on.
-    const budgeted = this.deps.spend && hasBudget(settings.budget);
-    const known = (this.deps.newCountrySends && policy.newCountrySends > 0) || budgeted ? await store.find(clientId, id) : null;
     const newCountry = known ? this.newCountryOf(known) : null;
     const newCountryTaken = newCountry === null ? null : await newCountry.quota.tryAcquire(newCountry.key);
     let budget: BudgetHold = { held: null, over: null };
@@ -892,8 +940,6 @@ export class VerificationService {
     }
     // Read from the conversion watch (no statement): a client whose resends convert badly keeps unknown users' low.
     const throttled = this.deps.conversion?.resendThrottleOn?.(clientId, this.deps.clock.now()) ?? null;
-    // The factors of the rules heard on this resend (contract 18); those of a resend that went are the metrics'.
-    const heard: FactorEntry[] = [];
     let committed;
     try {
       committed = await this.resendIn(clientId, id, sendTaken, newCountryTaken, budget.over, throttled !== null, challenge, heard);
@@ -929,11 +975,13 @@ export class VerificationService {
     const modes = this.deps.ruleModes?.() ?? allEnforced;
     // A rule off is not asked; one in shadow names its factor (metrics) and lets the resend go.
     const refuses = (rule: RiskRule) => hear(rule, modes.modeOf(rule, clientId), heard);
-    // A refusal's factors, as heard so far (the script may run again: the list is begun afresh each time).
+    // A refusal's factors, as heard so far (the script may run again: its own are begun afresh each time).
     const refused = (reason: ResendLimit, retryAfterSeconds: number, budget?: BudgetRefusal) =>
       ({ kind: 'rate-limited', reason, retryAfterSeconds, ...(budget && { budget }), factors: [...heard] }) as const;
+    // The carrier checks' factors, heard before the transaction, stay; the script's own are begun afresh each run.
+    const carried = heard.length;
     return store.transaction(async (tx): Promise<ResendOutcome> => {
-      heard.length = 0;
+      heard.length = carried;
       const current = await tx.findForUpdate(id, clientId);
       if (!current) return { kind: 'not-found' };
       const now = clock.now();

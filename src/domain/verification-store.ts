@@ -243,6 +243,11 @@ export interface VerificationStore {
    */
   anyDue(kind: 'expiry' | DueSend, now: Date): Promise<boolean>;
   /**
+   * The PENDING verifications whose step or failover (`kind`) fell due at `now`, oldest due first, as lockDueSends
+   * would lock them: a plain read, no lock, for what is asked before the transaction (a carrier check).
+   */
+  readDue(kind: DueSend, now: Date, limit: number): Promise<Verification[]>;
+  /**
    * A client's newest verification of a number (E.164), else null: a check by number (the Twilio-shaped surface,
    * contract 15) names no id, and uses only the newest (contract 20), whatever became of it.
    */

@@ -1,4 +1,5 @@
 import type { FastifyReply } from 'fastify';
+import type { FactorEntry } from '../domain/risk.js';
 import type { CaptchaRefusal, CreateOutcome, ResendOutcome } from '../domain/verification-service.js';
 import { sendError } from './envelope.js';
 import { rateLimitMessages } from './rate-limit-messages.js';
@@ -24,4 +25,9 @@ export function sendCaptchaRefusal(reply: FastifyReply, outcome: CaptchaRefusal)
     return sendError(reply, 'UNAVAILABLE', { message: "The client's CAPTCHA provider did not answer in time; try again later", retryAfterSeconds: 5 });
   }
   return sendError(reply, outcome.outcome === 'required' ? 'CAPTCHA_REQUIRED' : 'CAPTCHA_FAILED', { details: outcome.factors });
+}
+
+/** 403 NUMBER_NOT_ALLOWED of a create or resend refused by a rule: why, for the number, and the factors. */
+export function sendNotAllowed(reply: FastifyReply, outcome: { readonly detail: string; readonly factors: readonly FactorEntry[] }): FastifyReply {
+  return sendError(reply, 'NUMBER_NOT_ALLOWED', { details: [{ field: 'phoneNumber', issue: outcome.detail }, ...outcome.factors] });
 }

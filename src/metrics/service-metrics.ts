@@ -54,7 +54,7 @@ export class ServiceMetrics
   });
   private readonly resendsRefused = new Counter({
     name: 'otp_resends_refused_total',
-    help: 'Resends refused by a limit: cooldown, max-sends (OTP_MAX_SENDS), daily-quota, budget (the client spend limit), new-country, unknown-user (resends throttled for their conversion, MIN_RESEND_SAMPLE)',
+    help: 'Resends refused by a limit: cooldown, max-sends (OTP_MAX_SENDS), daily-quota, budget (the client spend limit), new-country, unknown-user (resends throttled for their conversion, MIN_RESEND_SAMPLE), captcha, call-forwarding (a call to a forwarded line)',
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });
@@ -72,7 +72,7 @@ export class ServiceMetrics
   });
   private readonly factors = new Counter({
     name: 'otp_risk_factors_total',
-    help: 'Risk factors of the creates and resends refused, by factor, the rule that named it and its mode (enforce: refused)',
+    help: 'Risk factors of the sends judged (creates, resends, workflow steps), by factor, the rule that named it and its mode (enforce: refused or moved on, shadow: sent)',
     labelNames: ['factor', 'rule', 'mode'] as const,
     registers: [this.registry],
   });

@@ -9,7 +9,7 @@ import { GroupCommit } from './group-commit.js';
 import { dueForWorkers, eventRow, webhookChannel } from './outbox-rows.js';
 import type { Database } from './schema.js';
 import { isUuid } from './uuid.js';
-import { dueSends, toVerification } from './verification-rows.js';
+import { dueColumn, dueSends, toVerification } from './verification-rows.js';
 import { GroupTransaction, SqlVerificationTx } from './verification-tx.js';
 
 /** Saved jobs the dispatcher starts or wakes a worker for: pending, and claimed for this process or due now. */
@@ -67,6 +67,14 @@ export class SqlVerificationStore implements VerificationStore {
     const due = kind === 'expiry' ? pending.where('expires_at', '<=', now) : dueSends(pending, kind, now);
     const row = await due.limit(1).executeTakeFirst();
     return row !== undefined;
+  }
+
+  async readDue(kind: DueSend, now: Date, limit: number): Promise<Verification[]> {
+    const rows = await dueSends(this.db.selectFrom('verifications').selectAll().where('status', '=', 'PENDING'), kind, now)
+      .orderBy(dueColumn[kind])
+      .limit(limit)
+      .execute();
+    return rows.map(toVerification);
   }
 
   transaction<T>(script: (tx: VerificationTx) => Promise<T>, serializeOn: readonly string[] = []): Promise<Committed<T>> {

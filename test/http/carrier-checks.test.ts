@@ -237,6 +237,75 @@ forEachDatabase('carrier checks', (kind) => {
     assert.match(text, /otp_carrier_checks_total\{check="sim_swap",outcome="failed"\} [1-9]/);
   });
 
+  const resend = (h: Harness, token: string, id: string, body?: Record<string, unknown>) => h.call('POST', `/v1/otp/${id}/resend`, token, body);
+  /** How many times the metrics counted a factor (0 when never). */
+  const factorCount = async (h: Harness, factor: string, mode: string) =>
+    Number(new RegExp(`otp_risk_factors_total\\{factor="${factor}",rule="[a-z-]+",mode="${mode}"\\} (\\d+)`).exec(await metrics(h))?.[1] ?? 0);
+
+  it("a resend after a recent SIM swap: CAPTCHA_REQUIRED with the factor where the client's CAPTCHA enforces, heard in shadow without one; the kept answer asks the network no more", async () => {
+    const plain = await camara.token();
+    const swapped = numberAnswering('flagged');
+    const v = created(await create(camara, plain, swapped.local));
+    camara.clock.advance(60_000); // past the number's cool-down
+    const shadowed = await factorCount(camara, 'sim_swap_recent', 'shadow');
+    assert.equal((await resend(camara, plain, v.id)).statusCode, 200);
+    assert.equal(await factorCount(camara, 'sim_swap_recent', 'shadow'), shadowed + 1, "the resend's factor is counted");
+    assert.equal(askedOf('sim_swap', swapped.e164).length, 1, 'the create asked; the resend read the kept answer');
+
+    const guarded = await camara.client();
+    await admin(camara, { name: 'clients.update', id: guarded.clientId, change: { captcha: { provider: 'turnstile', secret: 'turnstile-secret' } } });
+    const token = await camara.token(undefined, guarded);
+    const other = numberAnswering('flagged');
+    const challenged = created(await create(camara, token, other.local, { captchaToken: 'resend-passed-1' }));
+    camara.clock.advance(60_000);
+    const before = await sendCounts(camara);
+    const asks = expectV1Error(await resend(camara, token, challenged.id), 403, 'CAPTCHA_REQUIRED');
+    assert.deepEqual(asks.error.details?.at(-1), { factor: 'sim_swap_recent', rule: 'sim-swap', mode: 'enforce' });
+    assert.deepEqual(await sendCounts(camara), before, 'nothing sent');
+    assert.equal((await resend(camara, token, challenged.id, { captchaToken: 'resend-passed-2' })).statusCode, 200);
+    assert.equal(askedOf('sim_swap', other.e164).length, 1);
+  });
+
+  it('a resend of a voice call to a forwarded line: 403 NUMBER_NOT_ALLOWED with its factor, nothing sent, the kept answer used', async () => {
+    const client = await camara.client();
+    const token = await camara.token(undefined, client);
+    // Heard in shadow at the create, so that a call goes out to a forwarded line; then enforced.
+    await admin(camara, { name: 'rules.set', rule: 'call-forwarding', mode: 'shadow', clientId: client.clientId });
+    const forwarded = numberAnswering('flagged');
+    const v = created(await create(camara, token, forwarded.local, { type: 'VOICE_CALL' }));
+    assert.equal(v.delivery.channel, 'VOICE');
+    await admin(camara, { name: 'rules.set', rule: 'call-forwarding', mode: 'enforce', clientId: client.clientId });
+    camara.clock.advance(60_000);
+    const before = await sendCounts(camara);
+    const refused = expectV1Error(await resend(camara, token, v.id), 403, 'NUMBER_NOT_ALLOWED');
+    assert.deepEqual(refused.error.details?.at(-1), { factor: 'call_forwarding_active', rule: 'call-forwarding', mode: 'enforce' });
+    assert.deepEqual(await sendCounts(camara), before, 'nothing sent');
+    assert.equal(askedOf('call_forwarding', forwarded.e164).length, 1, 'the resend asked the network nothing more');
+    assert.match(await metrics(camara), /otp_resends_refused_total\{reason="call-forwarding"\} [1-9]/);
+  });
+
+  it('a workflow SMS then VOICE_CALL whose call step meets a forwarded line: the call is not placed, the verification waits for its code', async () => {
+    const token = await camara.token();
+    const forwarded = numberAnswering('flagged');
+    const v = created(await create(camara, token, forwarded.local, { fallback: ['VOICE_CALL'] }));
+    assert.equal(v.delivery.channel, 'SMS');
+    assert.equal(askedOf('call_forwarding', forwarded.e164).length, 0, 'an SMS is not asked about');
+    const before = await sendCounts(camara);
+    const counted = await factorCount(camara, 'call_forwarding_active', 'enforce');
+    camara.clock.advance(61_000); // FALLBACK_AFTER_SECONDS
+    await camara.services.deliveries.takeDueSteps();
+    assert.deepEqual(await sendCounts(camara), before, 'no call placed');
+    assert.equal(askedOf('call_forwarding', forwarded.e164).length, 1);
+    const now = (await camara.call('GET', `/v1/otp/${v.id}`, token)).json<{ data: RecordBody & { delivery: { channel: string } } }>().data;
+    assert.equal(now.status, 'PENDING');
+    assert.equal(now.delivery.channel, 'SMS');
+    assert.equal(await factorCount(camara, 'call_forwarding_active', 'enforce'), counted + 1);
+    // Its clock stopped: a later poll asks and sends nothing.
+    camara.clock.advance(61_000);
+    await camara.services.deliveries.takeDueSteps();
+    assert.deepEqual(await sendCounts(camara), before);
+  });
+
   it("a recent SIM swap through Twilio Lookup v2's sim_swap field", async () => {
     const token = await twilio.token();
     const swapped = numberAnswering('flagged');

@@ -311,6 +311,7 @@ forEachDatabase('fetch and verify', (kind) => {
         find: (clientId, id) => inner.find(clientId, id),
         findById: (id) => inner.findById(id),
         anyDue: (kind, now) => inner.anyDue(kind, now),
+        readDue: (kind, now, limit) => inner.readDue(kind, now, limit),
         latestOfNumber: (clientId, phoneNumber) => inner.latestOfNumber(clientId, phoneNumber),
         parkedReceipts: (limit, message) => inner.parkedReceipts(limit, message),
       };

@@ -6,7 +6,7 @@ import { examples } from '../api-examples.js';
 import { publicRecord, sendError, sendNotPending, sendVerificationNotFound } from '../envelope.js';
 import { envelopeOf } from '../record-schema.js';
 import { idParamsSchema, v1Answers } from '../schemas.js';
-import { sendCaptchaRefusal, sendLimited } from '../refusals.js';
+import { sendCaptchaRefusal, sendLimited, sendNotAllowed } from '../refusals.js';
 
 const tags = ['Verifications'];
 
@@ -18,12 +18,13 @@ const resendSchema = {
     'At most `OTP_MAX_SENDS` sends per verification (default 3, the first included), and no sooner than `PHONE_COOLDOWN_SECONDS` after the last: ' +
     'otherwise a 429 whose `Retry-After` says when (for no send left: when the verification ends). While the client\'s resends are seldom verified (`MIN_RESEND_SAMPLE`), a code of a user with no verified history is resent at most `UNKNOWN_USER_RESENDS` times (none when it was asked for from an address in another country than its number\'s: `IP_COUNTRY_DATABASE`), then 429 until it ends. ' +
     'A client with `--captcha-when throttled` is answered 403 CAPTCHA_REQUIRED instead, from the first such resend, and the resend sent again with an optional JSON body `{ "captchaToken": "..." }` goes past it. ' +
+    'Carrier checks are heard as on a create: a recent SIM swap asks the client\'s CAPTCHA (403 CAPTCHA_REQUIRED with the factor `sim_swap_recent`, passed with the same body), and a call\'s code to a line whose calls are forwarded is 403 NUMBER_NOT_ALLOWED with the factor `call_forwarding_active` (a resend keeps its channel). ' +
     'A verification no longer `PENDING` is a 409 with the record. No body otherwise.',
   tags,
   params: idParamsSchema,
   response: v1Answers(
     envelopeOf('OTP resent', examples.pending),
-    ['NOT_FOUND', 'VERIFICATION_NOT_PENDING', 'RATE_LIMITED', 'CAPTCHA_REQUIRED', 'CAPTCHA_FAILED', 'UNAVAILABLE'],
+    ['NOT_FOUND', 'VERIFICATION_NOT_PENDING', 'RATE_LIMITED', 'CAPTCHA_REQUIRED', 'CAPTCHA_FAILED', 'NUMBER_NOT_ALLOWED', 'UNAVAILABLE'],
     { jsonBody: false },
   ),
 } as const;
@@ -70,6 +71,8 @@ export function otpLifecycleRoutes(app: FastifyInstance, verifications: Verifica
           return sendLimited(reply, outcome);
         case 'captcha':
           return sendCaptchaRefusal(reply, outcome);
+        case 'not-allowed':
+          return sendNotAllowed(reply, outcome);
         case 'not-pending':
           return sendNotPending(reply, outcome.verification, currency);
         case 'not-found':

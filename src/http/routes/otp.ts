@@ -14,7 +14,7 @@ import { examples } from '../api-examples.js';
 import { envelopeOf } from '../record-schema.js';
 import { numberOf } from '../number-input.js';
 import { createBodySchema, idempotencyHeaderSchema, idParamsSchema, v1Answers, verifyBodySchema } from '../schemas.js';
-import { sendCaptchaRefusal, sendLimited } from '../refusals.js';
+import { sendCaptchaRefusal, sendLimited, sendNotAllowed } from '../refusals.js';
 
 const tags = ['Verifications'];
 
@@ -160,7 +160,7 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
         case 'route-not-served':
           return sendError(reply, 'VALIDATION_ERROR', { details: [{ field: 'type', issue: routeNotServed(outcome) }] });
         case 'not-allowed':
-          return sendError(reply, 'NUMBER_NOT_ALLOWED', { details: [{ field: 'phoneNumber', issue: outcome.detail }, ...outcome.factors] });
+          return sendNotAllowed(reply, outcome);
         case 'captcha':
           return sendCaptchaRefusal(reply, outcome);
         case 'blocked':
