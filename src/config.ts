@@ -266,7 +266,7 @@ export const settings = {
   },
   ABROAD_LIMIT_SHARE: {
     doc: "Creates per UTC hour towards a country, across clients, by users with no verified history (number, address, network or device, the last 30 days) whose address is in another country than their number's (IP_COUNTRY_DATABASE): at most this share of the codes verified in that country over the last hour, and at least ABROAD_LIMIT_MIN; past it 429 RATE_LIMITED until the next hour (or the client's CAPTCHA with --captcha-when throttled). Allowed numbers and test numbers never count. 0 turns it off",
-    default: '0.05',
+    default: '0.1',
     parse: fraction,
   },
   ABROAD_LIMIT_MIN: {
