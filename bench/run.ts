@@ -34,6 +34,7 @@ import { benchFailover, emptyFailoverResults, type FailoverSettings } from './li
 import { benchFallback, emptyFallbackResults, type FallbackBenchSettings } from './lib/fallback-scenario.js';
 import { benchProviders, emptyProviderResults, type ProviderBenchSettings } from './lib/provider-scenarios.js';
 import { checkPhoneSequence, PhoneSequence } from './lib/phones.js';
+import { benchCarrierCache } from './lib/carrier-cache.js';
 import { attacks, simulatePumping, type PumpingResults, type PumpingSettings } from './lib/pumping.js';
 import { fmt, machineInfo, mib, renderReport } from './lib/report.js';
 import { seededId, seedOtp, seedVerifications } from './lib/seed.js';
@@ -127,7 +128,7 @@ const costsSettings: CostsSettings = {
   days: 30,
   runs: envInt('BENCH_COSTS_RUNS', 5),
 };
-const allSections = ['ceiling', 'token', 'create', 'fetch', 'verify', 'drop-in', 'routes', 'webhooks', 'pglite', 'memory', 'backup', 'costs', 'providers', 'calls', 'fallback', 'delivery-failover', 'pumping', 'failover'];
+const allSections = ['ceiling', 'token', 'create', 'fetch', 'verify', 'drop-in', 'routes', 'webhooks', 'pglite', 'memory', 'backup', 'costs', 'carrier-cache', 'providers', 'calls', 'fallback', 'delivery-failover', 'pumping', 'failover'];
 const sections = new Set((process.env.BENCH_SECTIONS ?? 'all').split(',').map((x) => x.trim()));
 const on = (name: string) => sections.has('all') || sections.has(name);
 
@@ -243,6 +244,7 @@ function newResults(): Results {
     backup: null,
     failover: null,
     costs: null,
+    carrierCache: null,
     rows: [],
     sectionSeconds: {},
     sectionLoadAverage: {},
@@ -588,6 +590,11 @@ async function main(): Promise<void> {
     const out = emptyCostsResults(costsSettings);
     results.costs = out;
     await benchCosts({ databaseUrl: costsUrl, settings: costsSettings, log, out });
+  });
+
+  await section('carrier-cache', async () => {
+    results.carrierCache = await benchCarrierCache();
+    log(`carrier check cache hit: ${results.carrierCache.hitMicros.toFixed(2)} µs (an awaited answer already there: ${results.carrierCache.baselineMicros.toFixed(2)} µs)`);
   });
 
   await section('providers', async () => {

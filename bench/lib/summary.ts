@@ -9,6 +9,7 @@ import type { LateProviderResults } from './late-provider.js';
 import { boundRow, mib, ratioRow, type MachineInfo, type Row } from './report.js';
 import { costsBoundMs, type CostsResults } from './costs-scenario.js';
 import { failoverTimes, type FailoverResults } from './failover-scenario.js';
+import type { CarrierCacheResults } from './carrier-cache.js';
 import type { PumpingResults, PumpingRun } from './pumping.js';
 import type { WebhookResult } from './webhook-scenario.js';
 import type { BackupResult } from './backup-scenario.js';
@@ -41,6 +42,8 @@ export interface Results {
   failover: FailoverResults | null;
   /** The costs section (bench/lib/costs-scenario.ts). */
   costs?: CostsResults | null;
+  /** A carrier check's kept answer (bench/lib/carrier-cache.ts). */
+  carrierCache?: CarrierCacheResults | null;
   rows: Row[];
   sectionSeconds: Record<string, number>;
   /** 1-minute load average when each section started: other work on the machine shows up here. */
@@ -179,6 +182,18 @@ export function summaryRows(r: Results): Row[] {
   }
   rows.push(...backupRows(r.backup));
   rows.push(...costsRows(r.costs ?? null));
+  const cache = r.carrierCache ?? null;
+  rows.push(
+    cache
+      ? boundRow(
+          'Carrier check, a kept answer (SIM swap, 50,000 numbers kept; in process)',
+          `${cache.hitMicros.toFixed(2)} µs a send`,
+          '< 100 µs',
+          cache.hitMicros < 100,
+          `an awaited answer already there: ${cache.baselineMicros.toFixed(2)} µs; median of 7 rounds of ${cache.hits.toLocaleString('en-US')}`,
+        )
+      : boundRow('Carrier check, a kept answer', 'not measured', '< 100 µs', null),
+  );
   return rows;
 }
 
