@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Pool } from 'undici';
 import { jsonObject, readBounded, type HttpBaseUrl } from '../providers/http-provider.js';
 import type { CamaraToken } from './camara-token.js';
@@ -22,7 +23,15 @@ export class CamaraApi {
     const answer = await this.pool.request({
       method: 'POST',
       path: `${this.base.pathPrefix}${path}`,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json', 'user-agent': 'otp-service' },
+      // x-correlator: the descriptions' correlation id, echoed by the API, so that an operator's logs and a
+      // support request can name one check.
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        accept: 'application/json',
+        'user-agent': 'otp-service',
+        'x-correlator': randomUUID(),
+      },
       body: JSON.stringify(body),
       signal,
     });

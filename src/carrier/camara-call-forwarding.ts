@@ -7,6 +7,9 @@ import type { CamaraApi } from './camara-api.js';
  * phone that answers a call still rings first.
  */
 export class CamaraCallForwarding implements CarrierCheck {
+  /** The scope the description's `/unconditional-call-forwardings` asks of a token (its openId security). */
+  static readonly scope = 'call-forwarding-signal:unconditional-call-forwardings:read';
+
   constructor(private readonly api: CamaraApi) {}
 
   async flagged(e164: string, signal: AbortSignal): Promise<boolean> {

@@ -31,6 +31,8 @@ export class CamaraToken {
   constructor(
     private readonly credentials: CamaraCredentials,
     private readonly clock: Clock,
+    /** The scopes the configured checks' operations name: an operator's token endpoint grants what is asked for. */
+    private readonly scopes: readonly string[] = [],
   ) {}
 
   get(): Promise<string> {
@@ -52,7 +54,7 @@ export class CamaraToken {
     const answer = await request(tokenUrl, {
       method: 'POST',
       headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', 'user-agent': 'otp-service' },
-      body: new URLSearchParams({ grant_type: 'client_credentials' }).toString(),
+      body: new URLSearchParams({ grant_type: 'client_credentials', ...(this.scopes.length > 0 && { scope: this.scopes.join(' ') }) }).toString(),
       signal: AbortSignal.timeout(tokenTimeoutMs),
     });
     const body = jsonObject(await readBounded(answer.body));

@@ -83,7 +83,8 @@ export function configuredCarrierChecks(settings: CarrierSettings, clock: Clock,
     observer,
   };
   // One token and one pool for both CAMARA checks.
-  const camara = settings.camara && new CamaraApi(settings.camara.base, new CamaraToken(settings.camara, clock));
+  const scopes = [...(settings.simSwap === 'camara' ? [CamaraSimSwap.scope] : []), ...(settings.callForwarding === 'camara' ? [CamaraCallForwarding.scope] : [])];
+  const camara = settings.camara && new CamaraApi(settings.camara.base, new CamaraToken(settings.camara, clock, scopes));
   const simSwap =
     settings.simSwap === 'camara' && camara
       ? new CamaraSimSwap(camara, settings.maxAgeHours)

@@ -55,7 +55,11 @@ before(async () => {
   tokenEndpoint = await startReceiver((req, res) => {
     tokenRequests += 1;
     const basic = `Basic ${Buffer.from(`${camaraClient.id}:${camaraClient.secret}`).toString('base64')}`;
-    if (req.method !== 'POST' || req.headers.authorization !== basic || new URLSearchParams(req.body).get('grant_type') !== 'client_credentials') {
+    const form = new URLSearchParams(req.body);
+    // The scopes of both checks' operations, as their descriptions name them.
+    const scopes = (form.get('scope') ?? '').split(' ').sort().join(' ');
+    if (scopes !== 'call-forwarding-signal:unconditional-call-forwardings:read sim-swap:check') problems.push(`token request scopes: ${scopes}`);
+    if (req.method !== 'POST' || req.headers.authorization !== basic || form.get('grant_type') !== 'client_credentials') {
       problems.push(`token request: ${req.method} ${String(req.headers['content-type'])} ${req.body}`);
       return void res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"invalid_client"}');
     }
