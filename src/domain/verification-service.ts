@@ -49,7 +49,7 @@ import {
 } from './verification.js';
 import type { Committed, VerificationStore, VerificationTx } from './verification-store.js';
 import type { RefusalRecorder } from './verdicts.js';
-import { decisionOf, type CustomerDecisions, type DecisionAnswer } from './decision.js';
+import { decisionOf, type CustomerDecisions, type DecisionAnswer, type DecisionQuestion, type DecisionSetting } from './decision.js';
 import { ringsTheNumber, stepPastForward, type CarrierChecks } from './carrier-checks.js';
 
 /** The rules a verification lives by, from the settings. */
@@ -228,10 +228,10 @@ export type VerifyOutcome =
  * verified history; `captcha`: the same for a client with `--captcha-when throttled`, asked for a CAPTCHA
  * instead, or one whose token failed.
  */
-export type ResendRefusal = 'cooldown' | 'max-sends' | 'daily-quota' | 'budget' | 'new-country' | 'unknown-user' | 'captcha' | 'call-forwarding';
+export type ResendRefusal = 'cooldown' | 'max-sends' | 'daily-quota' | 'budget' | 'new-country' | 'unknown-user' | 'captcha' | 'call-forwarding' | 'decision';
 
 /** The limits a resend is refused by (429). */
-type ResendLimit = Exclude<ResendRefusal, 'captcha' | 'call-forwarding'>;
+type ResendLimit = Exclude<ResendRefusal, 'captcha' | 'call-forwarding' | 'decision'>;
 
 export type ResendOutcome =
   | { readonly kind: 'resent'; readonly verification: Verification }
@@ -244,13 +244,16 @@ export type ResendOutcome =
       readonly factors: readonly FactorEntry[];
     }
   | CaptchaRefusal
-  | CarrierRefusal
+  | SendNotAllowed
   | { readonly kind: 'not-found' };
 
-/** A send refused by a carrier check (contract 18): a call's code to a forwarded line, with no step that does not ring. */
-export interface CarrierRefusal {
+/**
+ * A send refused by the number's network or the client's own say (contract 18): a call's code to a forwarded line
+ * with no step that does not ring (`call-forwarding`), or the client's decision webhook (`decision`).
+ */
+export interface SendNotAllowed {
   readonly kind: 'not-allowed';
-  readonly rule: 'call-forwarding';
+  readonly rule: 'call-forwarding' | 'decision';
   readonly detail: string;
   readonly factors: readonly FactorEntry[];
 }
@@ -474,9 +477,9 @@ export class VerificationService {
       steps,
     };
     // The client's own say (contract 18), before anything is taken, counted or written: a deny leaves nothing behind.
-    if (settings.decision && this.deps.decisions && testCode === null && modeOf('decision') !== 'off') {
+    if (settings.decision && testCode === null) {
       const signals = request.signals ?? null;
-      const answer = await this.deps.decisions.ask(request.clientId, settings.decision, {
+      const denied = await this.decided(request.clientId, settings.decision, modeOf, heard, {
         id: verification.id,
         phoneNumber: phone.e164,
         countryCode: phone.countryCode,
@@ -485,11 +488,9 @@ export class VerificationService {
         signals: { ip: signals?.ip?.address ?? null, deviceId: signals?.deviceId ?? null, platform: signals?.platform ?? null },
         risk: riskOfSent(heard, captchaPassed),
       });
-      this.deps.observer?.decisionAnswered?.(answer);
-      if (decisionOf(answer, settings.decision) === 'deny' && refuses('decision')) {
+      if (denied !== null) {
         this.deps.observer?.createRefused('decision');
-        const detail = answer === 'deny' ? "the client's decision webhook denied this send" : `the client's decision webhook gave no answer (${answer}) and its default is deny`;
-        return this.judged({ kind: 'not-allowed', rule: 'decision', detail, factors: heard }, refusedNumber);
+        return this.judged(denied, refusedNumber);
       }
     }
     const { idempotency } = request;
@@ -721,7 +722,7 @@ export class VerificationService {
     captcha: { readonly challengeable: boolean; readonly passed: boolean },
     modeOf: (rule: RiskRule) => RuleMode,
     heard: FactorEntry[],
-  ): Promise<{ readonly kind: 'refused'; readonly outcome: CaptchaRefusal | CarrierRefusal } | { readonly kind: 'go'; readonly steps: number }> {
+  ): Promise<{ readonly kind: 'refused'; readonly outcome: CaptchaRefusal | SendNotAllowed } | { readonly kind: 'go'; readonly steps: number }> {
     const { simSwap, callForwarding } = this.deps.carrierChecks ?? {};
     const simSwapMode = modeOf('sim-swap');
     const forwardMode = modeOf('call-forwarding');
@@ -751,7 +752,7 @@ export class VerificationService {
     captcha: { readonly token: string | null; readonly passed: boolean },
     modeOf: (rule: RiskRule) => RuleMode,
     heard: FactorEntry[],
-  ): Promise<CaptchaRefusal | CarrierRefusal | null> {
+  ): Promise<CaptchaRefusal | SendNotAllowed | null> {
     if (v.status !== 'PENDING' || v.testNumber || (this.deps.lists?.().allows(v.phoneNumber, v.clientId) ?? false)) return null;
     const rings = v.delivery.channel === 'CALL' || v.delivery.channel === 'VOICE';
     const challengeable = settings.captcha !== null && !v.relayed && modeOf('captcha') === 'enforce';
@@ -763,6 +764,25 @@ export class VerificationService {
     heard.length = 0;
     const again = await this.askCarrier(rings, v.phoneNumber, [], { challengeable, passed: true }, modeOf, heard);
     return again.kind === 'go' ? null : again.outcome;
+  }
+
+  /**
+   * The client's own say on a send (contract 18): its decision webhook asked, unless the rule is off; a refusal when
+   * it denies (or gave no answer and its default is deny) and the rule enforces; null: the send goes.
+   */
+  private async decided(
+    clientId: string,
+    setting: DecisionSetting,
+    modeOf: (rule: RiskRule) => RuleMode,
+    heard: FactorEntry[],
+    question: DecisionQuestion,
+  ): Promise<SendNotAllowed | null> {
+    if (!this.deps.decisions || modeOf('decision') === 'off') return null;
+    const answer = await this.deps.decisions.ask(clientId, setting, question);
+    this.deps.observer?.decisionAnswered?.(answer);
+    if (decisionOf(answer, setting) !== 'deny' || !hear('decision', modeOf('decision'), heard)) return null;
+    const detail = answer === 'deny' ? "the client's decision webhook denied this send" : `the client's decision webhook gave no answer (${answer}) and its default is deny`;
+    return { kind: 'not-allowed', rule: 'decision', detail, factors: [...heard] };
   }
 
   /**
@@ -903,20 +923,39 @@ export class VerificationService {
       } else challenge = 'ask';
     }
     // A resend towards a country new to the client counts as its create did (NEW_COUNTRY_LIMIT_COUNT), holds its
-    // price of a budget, and is asked of the number's network: the verification is read first for its number,
-    // country and channel, only when one of them is on.
+    // price of a budget, and is asked of the number's network and of the client's decision webhook: the
+    // verification is read first for its number, country and channel, only when one of them is on.
     const budgeted = this.deps.spend && hasBudget(settings.budget);
     const { simSwap, callForwarding } = this.deps.carrierChecks ?? {};
     const carrierChecked = simSwap !== undefined || callForwarding !== undefined;
-    const known = (this.deps.newCountrySends && policy.newCountrySends > 0) || budgeted || carrierChecked ? await store.find(clientId, id) : null;
+    const decision = this.deps.decisions ? settings.decision : null;
+    const known =
+      (this.deps.newCountrySends && policy.newCountrySends > 0) || budgeted || carrierChecked || decision !== null ? await store.find(clientId, id) : null;
     // The factors of the rules heard on this resend (contract 18); those of a resend that went are the metrics'.
     const heard: FactorEntry[] = [];
+    const modes = this.deps.ruleModes?.() ?? allEnforced;
+    const modeOf = (rule: RiskRule) => modes.modeOf(rule, clientId);
     if (carrierChecked && known) {
-      const modes = this.deps.ruleModes?.() ?? allEnforced;
-      const refused = await this.askCarrierOnResend(known, settings, { token: captchaToken, passed: challenge === 'passed' }, (rule) => modes.modeOf(rule, clientId), heard);
+      const refused = await this.askCarrierOnResend(known, settings, { token: captchaToken, passed: challenge === 'passed' }, modeOf, heard);
       if (refused !== null) {
         if (refused.kind === 'not-allowed' || refused.outcome !== 'unavailable') this.deps.observer?.resendRefused?.(refused.kind === 'captcha' ? 'captcha' : 'call-forwarding');
         return this.judged(refused);
+      }
+    }
+    // The client's own say, as on a create; a resend that could not go anyway (ended, a test number) asks nothing.
+    if (decision !== null && known && known.status === 'PENDING' && known.expiresAt > this.deps.clock.now() && !known.testNumber && !known.relayed) {
+      const denied = await this.decided(clientId, decision, modeOf, heard, {
+        id: known.id,
+        phoneNumber: known.phoneNumber,
+        countryCode: known.countryCode,
+        channel: known.delivery.channel,
+        reference: known.reference,
+        signals: { ip: null, deviceId: null, platform: null },
+        risk: riskOfSent(heard, challenge === 'passed'),
+      });
+      if (denied !== null) {
+        this.deps.observer?.resendRefused?.('decision');
+        return this.judged(denied);
       }
     }
     // A resend is a send (CLIENT_DAILY_SEND_LIMIT): its share is taken first, and given back unless it resends.

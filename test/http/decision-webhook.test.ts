@@ -75,6 +75,38 @@ forEachDatabase('the decision webhook', (kind) => {
     assert.deepEqual(record.risk, { verdict: 'allow', factors: [] });
   });
 
+  it('asks before a resend too, naming the verification: deny is 403 customer_denied with nothing sent, allow resends', async () => {
+    const client = await h.client();
+    await admin({ name: 'clients.update', id: client.clientId, change: { decision: { url: backend.url, timeoutMs: 1000 } } });
+    const token = await h.token(undefined, client);
+    answer = 'allow';
+    const created = await h.call('POST', '/v1/otp/request', token, { countryCode: '+234', phoneNumber: nextLocalNumber(), reference: 'order-8' });
+    assert.equal(created.statusCode, 200, created.body);
+    const record = created.json<{ data: RecordBody }>().data;
+    h.clock.advance(h.config.PHONE_COOLDOWN_SECONDS * 1000);
+    const resend = () => h.app.inject({ method: 'POST', url: `/v1/otp/${record.id}/resend`, headers: { authorization: `Bearer ${token}` } });
+
+    answer = 'deny';
+    const asked = backend.requests.length;
+    const before = await sendCounts(h);
+    const denied = expectV1Error(await resend(), 403, 'NUMBER_NOT_ALLOWED');
+    assert.deepEqual(denied.error.details?.at(-1), { factor: 'customer_denied', rule: 'decision', mode: 'enforce' });
+    assert.deepEqual(await sendCounts(h), before, 'nothing sent nor queued');
+    assert.equal(backend.requests.length, asked + 1);
+    const question = new Webhook(client.webhookSecret).verify((backend.requests.at(-1) as Received).body, (backend.requests.at(-1) as Received).headers as Record<string, string>) as {
+      data: Record<string, unknown>;
+    };
+    assert.deepEqual(
+      { id: question.data.id, phoneNumber: question.data.phoneNumber, channel: question.data.channel, reference: question.data.reference },
+      { id: record.id, phoneNumber: record.phoneNumber, channel: 'SMS', reference: 'order-8' },
+    );
+
+    answer = 'allow';
+    const resent = await resend();
+    assert.equal(resent.statusCode, 200, resent.body);
+    assert.equal(resent.json<{ data: RecordBody }>().data.id, record.id);
+  });
+
   it('applies the default when the backend is slow, fails or answers something else; deny as the default refuses', async () => {
     const client = await h.client();
     await admin({ name: 'clients.update', id: client.clientId, change: { decision: { url: backend.url, timeoutMs: 200 } } });
