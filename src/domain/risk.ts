@@ -139,6 +139,16 @@ export function riskOfSent(factors: readonly FactorEntry[], captchaPassed: boole
   return factors.length === 0 ? allowedRisk : { verdict: 'allow', factors };
 }
 
+/**
+ * A verification's risk once a later send of it was judged too (a resend): its factors joined by those newly heard
+ * (each rule and mode once), and the verdict of them all; `challenge` stays once a CAPTCHA was passed.
+ */
+export function withLaterSend(risk: Risk | undefined, heard: readonly FactorEntry[], captchaPassed: boolean): Risk {
+  const kept = risk?.factors ?? [];
+  const added = heard.filter((f) => !kept.some((k) => k.rule === f.rule && k.mode === f.mode));
+  return riskOfSent([...kept, ...added], captchaPassed || risk?.verdict === 'challenge');
+}
+
 export function isRiskRule(name: string): name is RiskRule {
   return Object.hasOwn(riskRules, name);
 }

@@ -15,6 +15,7 @@ import {
   judge,
   limitRule,
   riskOfSent,
+  withLaterSend,
   type FactorEntry,
   type Objection,
   type RiskRule,
@@ -1062,10 +1063,13 @@ export class VerificationService {
           if (overBudget !== null && refuses('budget')) return refused('budget', untilPeriodEnds(overBudget.period, now), overBudget);
           const job = await tx.findSendJob(id);
           if (!job) throw new Error(`verification ${id} has no send job`);
-          tx.update(decision.next);
+          // The rules heard on this resend (in shadow, or a CAPTCHA passed) join the record's risk.
+          const next = heard.length === 0 && challenge !== 'passed' ? decision.next : { ...decision.next, risk: withLaterSend(current.risk, heard, challenge === 'passed') };
+          tx.update(next);
+          if (next.risk !== current.risk && next.risk !== undefined) tx.updateRisk(id, next.risk);
           const provider = this.deps.firstProvider?.(job.channel, current) ?? null;
-          tx.saveSendJob({ ...dueAgain(job, provider, now, this.deps.afterCommit.claimUntil('send', now)), lastError: null }, decision.next, now);
-          return { kind: 'resent', verification: decision.next };
+          tx.saveSendJob({ ...dueAgain(job, provider, now, this.deps.afterCommit.claimUntil('send', now)), lastError: null }, next, now);
+          return { kind: 'resent', verification: next };
         }
       }
     }, [`verification|${id}`]);

@@ -1,3 +1,4 @@
+import type { Risk } from './risk.js';
 import type { CommitEffects } from './after-commit.js';
 import type { Amount, Money } from './money.js';
 import type { OutboxEvent } from './events.js';
@@ -127,6 +128,11 @@ export interface VerificationTx {
   insert(v: Verification, signals?: Signals | null, localRoom?: boolean): void;
   /** Writes a verification's new state (one read or locked by this transaction). */
   update(v: Verification): void;
+  /**
+   * Writes a verification's `risk` (contract 18: a resend's factors join its create's), beside `update`, which
+   * leaves it alone: a statement of its own, made only when some script of the group asks for one.
+   */
+  updateRisk(id: string, risk: Risk): void;
   record(events: readonly OutboxEvent[]): void;
   /** Writes a new verification's send job. */
   enqueueSend(job: SendJob, verification: Verification): void;

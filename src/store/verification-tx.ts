@@ -1,6 +1,7 @@
 import { sql, type Selectable, type Transaction } from 'kysely';
 import type { CommittedSend } from '../domain/after-commit.js';
 import type { OutboxEvent } from '../domain/events.js';
+import type { Risk } from '../domain/risk.js';
 import type { ThrottledState } from '../domain/conversion.js';
 import type { PrefixState } from '../domain/prefix-velocity.js';
 import type { SendJob } from '../domain/send-job.js';
@@ -124,6 +125,7 @@ export class GroupTransaction {
     await this.flushing;
     const inserts = members.flatMap((m) => m.inserts);
     const updates = members.flatMap((m) => m.updates);
+    const risks = members.flatMap((m) => m.risks);
     const events = members.flatMap((m) => m.events);
     const sends = members.flatMap((m) => m.sends);
     const savedJobs = members.flatMap((m) => m.savedJobs);
@@ -195,6 +197,10 @@ export class GroupTransaction {
         FROM (VALUES ${sql.join(rows)}) AS r (id, status, counter, updated_at, failure_reason, send_requests, last_send_at, channel, provider, message_id,
           delivery_status, sends, delivery_updated_at, steps, next_step_at, failover_at, deliveries)
         WHERE v.id = r.id`.execute(this.trx);
+    }
+    if (risks.length > 0) {
+      const rows = risks.map((r) => sql`(${r.id}::uuid, ${JSON.stringify(r.risk)}::jsonb)`);
+      await sql`UPDATE verifications v SET risk = r.risk FROM (VALUES ${sql.join(rows)}) AS r (id, risk) WHERE v.id = r.id`.execute(this.trx);
     }
     if (savedJobs.length > 0) {
       const rows = savedJobs.map(({ job, at: now }) => {
@@ -491,6 +497,7 @@ async function settle<I, R>(waiting: readonly Waiting<I, R>[], run: () => Promis
 export class SqlVerificationTx implements VerificationTx {
   readonly inserts: { readonly verification: Verification; readonly signals: Signals | null; readonly localRoom: boolean }[] = [];
   readonly updates: Verification[] = [];
+  readonly risks: { readonly id: string; readonly risk: Risk }[] = [];
   readonly events: OutboxEvent[] = [];
   readonly sends: CommittedSend[] = [];
   readonly savedJobs: { readonly job: SendJob; readonly verification: Verification | null; readonly at: Date }[] = [];
@@ -642,6 +649,10 @@ export class SqlVerificationTx implements VerificationTx {
 
   update(v: Verification): void {
     this.updates.push(v);
+  }
+
+  updateRisk(id: string, risk: Risk): void {
+    this.risks.push({ id, risk });
   }
 
   record(events: readonly OutboxEvent[]): void {

@@ -130,10 +130,22 @@ forEachDatabase('the decision webhook', (kind) => {
     const client = await h.client();
     await admin({ name: 'clients.update', id: client.clientId, change: { decision: { url: backend.url } } });
     await admin({ name: 'rules.set', rule: 'decision', mode: 'shadow', clientId: client.clientId });
+    const shadowed = { verdict: 'shadow_block', factors: [{ factor: 'customer_denied', rule: 'decision', mode: 'shadow' }] };
+    // Allowed at create, denied (in shadow) at its resend: the resend's factor joins the record's risk.
+    answer = 'allow';
+    const token = await h.token(undefined, client);
+    const first = await h.call('POST', '/v1/otp/request', token, { countryCode: '+234', phoneNumber: nextLocalNumber() });
+    const id = first.json<{ data: RecordBody }>().data.id;
+    assert.deepEqual(first.json<{ data: RecordBody }>().data.risk, { verdict: 'allow', factors: [] });
+    h.clock.advance(h.config.PHONE_COOLDOWN_SECONDS * 1000);
     answer = 'deny';
+    const resent = await h.app.inject({ method: 'POST', url: `/v1/otp/${id}/resend`, headers: { authorization: `Bearer ${token}` } });
+    assert.equal(resent.statusCode, 200, resent.body);
+    assert.deepEqual(resent.json<{ data: RecordBody }>().data.risk, shadowed);
+    assert.deepEqual((await h.call('GET', `/v1/otp/${id}`, token)).json<{ data: RecordBody }>().data.risk, shadowed, 'kept on the record');
     const res = await h.call('POST', '/v1/otp/request', await h.token(undefined, client), { countryCode: '+234', phoneNumber: nextLocalNumber() });
     assert.equal(res.statusCode, 200, res.body);
-    assert.deepEqual(res.json<{ data: RecordBody }>().data.risk, { verdict: 'shadow_block', factors: [{ factor: 'customer_denied', rule: 'decision', mode: 'shadow' }] });
+    assert.deepEqual(res.json<{ data: RecordBody }>().data.risk, shadowed);
     const bad = await runAdminCommand(adminDeps(h.services), { name: 'clients.update', id: client.clientId, change: { decision: { url: 'ftp://example.com/decide' } } });
     assert.equal(bad.ok, false);
     assert.match(JSON.stringify(bad), /--decision-url/);
