@@ -72,7 +72,22 @@ export interface OutgoingVoice {
   readonly repeat: number;
 }
 
-export type Outgoing = OutgoingSms | OutgoingCall | OutgoingWhatsApp | OutgoingVoice;
+/** A code for Telegram's Verification Codes account to deliver (contract 19, TELEGRAM). */
+export interface OutgoingTelegram {
+  readonly channel: 'telegram';
+  readonly sendId: string;
+  readonly verificationId: string;
+  /** E.164. */
+  readonly to: string;
+  /** The service's own code, digits. */
+  readonly code: string;
+  /** When the code expires: the message's time to live is what is left of it when it goes. */
+  readonly expiresAt: Date;
+  /** What the development inbox shows; Telegram writes the real message itself. */
+  readonly text: string;
+}
+
+export type Outgoing = OutgoingSms | OutgoingCall | OutgoingWhatsApp | OutgoingVoice | OutgoingTelegram;
 
 export type { DeliveryReceipt, SendResult } from '../domain/send-result.js';
 

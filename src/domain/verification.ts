@@ -7,9 +7,9 @@ import { sendErrorRecord, type AttemptRecord, type SendError } from './send-erro
 export { sendError, sendErrorRecord, type AttemptRecord, type SendError, type SendErrorCode } from './send-error.js';
 
 /** Channel asked for in a create request (seed 4.2). */
-export type RequestType = 'SEND_SMS' | 'DROPPED_CALL' | 'WHATSAPP' | 'VOICE_CALL';
+export type RequestType = 'SEND_SMS' | 'DROPPED_CALL' | 'WHATSAPP' | 'VOICE_CALL' | 'TELEGRAM';
 /** Type shown on a record (contract 3.4). */
-export type VerificationType = 'SMS' | 'DROPPED_CALL' | 'WHATSAPP' | 'VOICE_CALL';
+export type VerificationType = 'SMS' | 'DROPPED_CALL' | 'WHATSAPP' | 'VOICE_CALL' | 'TELEGRAM';
 export type VerificationStatus = 'PENDING' | 'SUCCESS' | 'FAILED' | 'EXPIRED';
 /** Why a verification is FAILED (contract 3.4). */
 export type FailureReason = 'MAX_ATTEMPTS' | 'UNDELIVERABLE' | 'CANCELED';
