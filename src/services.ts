@@ -428,6 +428,7 @@ export async function createServices(
   const providerLog = logger.child({ component: 'provider' });
   const providers = new Providers(config.providers, (name) => ({
     messageLog,
+    clock,
     callRingSeconds: config.CALL_RING_SECONDS,
     voicePromptsDir: config.VOICE_PROMPTS_DIR ?? null,
     providerTimeoutMs: config.PROVIDER_TIMEOUT_MS,

@@ -4,6 +4,7 @@
  */
 
 import type { Channel } from '../domain/channel-driver.js';
+import type { Clock } from '../domain/ports.js';
 import type { DeliveryReceipt, SendResult } from '../domain/send-result.js';
 import type { SpokenWords } from '../domain/spoken-code.js';
 
@@ -151,6 +152,8 @@ export interface ProviderContext {
   readonly callbackUrl: string | null;
   /** PROVIDER_TIMEOUT_MS: how long a request to the provider is expected to take (SMPP: bind, enquire_link, unbind). */
   readonly providerTimeoutMs?: number;
+  /** The service's clock (a message's time to live, a report's freshness); absent: the system's. */
+  readonly clock?: Clock;
   /** CALL_RING_SECONDS: the longest a dropped call rings before it is hung up. */
   readonly callRingSeconds: number;
   /** VOICE_PROMPTS_DIR: the operator's recordings of the digits per locale, for providers that play audio (sip). */
