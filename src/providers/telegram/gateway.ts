@@ -109,7 +109,7 @@ class TelegramGatewayProvider implements Provider {
    */
   async send(message: Outgoing, signal: AbortSignal): Promise<SendResult> {
     if (message.channel !== 'telegram') return { kind: 'permanent', reason: 'the telegram provider sends Telegram verification messages only' };
-    if (!/^\d{4,8}$/.test(message.code)) return { kind: 'permanent', reason: 'the Telegram Gateway takes codes of 4 to 8 digits (CODE_LENGTH)' };
+    if (!/^\d{4,8}$/.test(message.code)) return { kind: 'permanent', reason: 'the Telegram Gateway takes codes of 4 to 8 digits (OTP_LENGTH)' };
     const check = await this.call('checkSendAbility', { phone_number: message.to }, signal);
     if (check.kind !== 'ok') return check;
     const checked = check.result.request_id;
