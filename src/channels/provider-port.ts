@@ -131,6 +131,13 @@ export interface Provider {
    */
   send(message: Outgoing, signal: AbortSignal): Promise<SendResult>;
 
+  /**
+   * Withdraws a message whose code is no longer needed (the verification succeeded or was cancelled), if it has
+   * not arrived yet (Telegram's revokeVerificationMessage). Best effort: resolves whatever the provider answers,
+   * and promptly once `signal` aborts. Absent: the provider has no such thing.
+   */
+  revoke?(messageId: string, signal: AbortSignal): Promise<void>;
+
   /** Checks and reads an inbound callback by the provider's own signature scheme; absent when it sends none. */
   verifyCallback?(request: CallbackRequest): CallbackResult;
   /**

@@ -85,6 +85,22 @@ forEachDatabase('TELEGRAM through the Telegram Gateway', (kind) => {
     assert.equal((await report(requestIdOf(v.phoneNumber), v.phoneNumber, 'read')).statusCode, 200);
     const verified = await h.call('POST', '/v1/otp/verify', bearer, { id: v.id, otp: v.otp });
     assert.equal(verified.statusCode, 200, verified.body);
+    // Verified: the message is revoked after the commit, the verify answer not waiting for it.
+    await h.services.revoker.idle();
+    const revoked = gateway.requests.filter((r) => r.path === '/revokeVerificationMessage');
+    assert.deepEqual(revoked.map((r) => r.params), [{ request_id: requestIdOf(v.phoneNumber) }]);
+    assert.deepEqual(gateway.problems, []);
+  });
+
+  it('a cancelled verification revokes its message', async () => {
+    const bearer = await h.token();
+    const v = await createVerification(h, bearer, { type: 'TELEGRAM' });
+    await h.services.sendWorker.idle();
+    const cancelled = await h.call('POST', `/v1/otp/${v.id}/cancel`, bearer);
+    assert.equal(cancelled.statusCode, 200, cancelled.body);
+    await h.services.revoker.idle();
+    const id = requestIdOf(v.phoneNumber);
+    assert.equal(gateway.requests.filter((r) => r.path === '/revokeVerificationMessage' && r.params.request_id === id).length, 1);
     assert.deepEqual(gateway.problems, []);
   });
 

@@ -64,8 +64,8 @@ type GatewayAnswer = { readonly kind: 'ok'; readonly result: Readonly<Record<str
 function readAnswer(answer: HttpAnswer, token: string): GatewayAnswer {
   const body = jsonObject(answer.body);
   if (answer.status === 429 || answer.status >= 500) return transient(`Telegram Gateway: HTTP ${answer.status}`, answer.retryAfter);
-  const result = body?.ok === true ? asObject(body.result) : null;
-  if (result !== null) return { kind: 'ok', result };
+  // revokeVerificationMessage's result is a Boolean, the other methods' a RequestStatus.
+  if (body?.ok === true) return { kind: 'ok', result: asObject(body.result) ?? {} };
   const error = typeof body?.error === 'string' ? sanitized(body.error, [token], 100) : null;
   if (error === null) return { kind: 'transient', reason: `Telegram Gateway: HTTP ${answer.status} without a Gateway answer` };
   if (/^FLOOD_WAIT/i.test(error)) return transient(`Telegram Gateway: ${error}`, answer.retryAfter);
@@ -121,6 +121,15 @@ class TelegramGatewayProvider implements Provider {
     // The ability check is the charge; the send made with its request_id reports the same request's cost.
     const price = costOf(sent.result) ?? costOf(check.result);
     return { kind: 'accepted', messageId: id, ...(price && { price }) };
+  }
+
+  /**
+   * revokeVerificationMessage: once its code is verified or cancelled, a message not delivered yet is withdrawn
+   * (Telegram leaves one already delivered or read as it is). Best effort: a refusal is logged only.
+   */
+  async revoke(messageId: string, signal: AbortSignal): Promise<void> {
+    const answer = await this.call('revokeVerificationMessage', { request_id: messageId }, signal);
+    if (answer.kind !== 'ok' && answer.kind !== 'accepted') this.context.logger.warn({ provider: 'telegram', reason: answer.reason }, 'revokeVerificationMessage failed');
   }
 
   verifyCallback(request: CallbackRequest): CallbackResult {
