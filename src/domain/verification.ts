@@ -165,6 +165,13 @@ export function withAttemptOf(
   return attempts.map((a, i) => (i === at ? { ...a, status, ...(error && { lastError: error }) } : a));
 }
 
+/** The attempts with the latest one through `provider` costing nothing: the provider refunded it. */
+export function withRefund(attempts: readonly DeliveryAttempt[], provider: string): readonly DeliveryAttempt[] {
+  let at = attempts.length - 1;
+  while (at >= 0 && attempts[at]?.provider !== provider) at--;
+  return attempts.map((a, i) => (i === at ? { ...a, cost: zero } : a));
+}
+
 /**
  * The attempts with `turn` written in: in place of the latest one when it is the same turn (a retry of the same
  * send through the same provider), else after it.

@@ -135,14 +135,18 @@ forEachDatabase('TELEGRAM through the Telegram Gateway', (kind) => {
     assert.equal((await record(bearer, v.id)).delivery.status, 'SENT');
   });
 
-  it('an expired message is UNDELIVERED', async () => {
+  it('an expired message is UNDELIVERED and, refunded, costs 0 on its attempt and in the cost ledger', async () => {
     const bearer = await h.token();
     const v = await createVerification(h, bearer, { type: 'TELEGRAM' });
     await h.services.sendWorker.idle();
+    const ledger = () => h.services.db.db.selectFrom('send_costs').select('cost').where('verification_id', '=', v.id).execute();
+    assert.deepEqual((await ledger()).map((c) => Number(c.cost)), [0.01]);
     const answered = await report(requestIdOf(v.phoneNumber), v.phoneNumber, 'expired', { refunded: true });
     assert.equal(answered.statusCode, 200, answered.body);
     const r = await record(bearer, v.id);
-    assert.deepEqual(r.deliveries.map((d) => [d.status]), [['UNDELIVERED']]);
+    assert.deepEqual(r.deliveries.map((d) => [d.status, d.cost]), [['UNDELIVERED', '0']]);
+    assert.deepEqual((r as unknown as { cost: unknown }).cost, { amount: '0', currency: 'USD', unknownSends: 0 });
+    assert.deepEqual((await ledger()).map((c) => Number(c.cost)), [0]);
   });
 });
 

@@ -55,5 +55,7 @@ export function gatewayReportReceipts(request: CallbackRequest, token: string, n
   if (status === undefined) return { kind: 'receipts', receipts: [] };
   const updatedAt = delivery?.updated_at;
   const at = typeof updatedAt === 'number' && Number.isInteger(updatedAt) && updatedAt > 0 ? new Date(updatedAt * 1000) : null;
-  return { kind: 'receipts', receipts: [{ messageId: id, status, detail: word, at }] };
+  // The Gateway refunds a message not delivered within its ttl (`expired`), and says so in `is_refunded`.
+  const refunded = body.is_refunded === true || word === 'expired';
+  return { kind: 'receipts', receipts: [{ messageId: id, status, detail: word, at, ...(refunded && { refunded }) }] };
 }
