@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { formatMessage } from '../../src/cli/messages.js';
 import { loadConfig } from '../../src/config.js';
 import { gatewaySignature } from '../../src/providers/telegram/gateway-report.js';
 import { createVerification, e164Of, eventually, expectV1Error, nextLocalNumber, type RecordBody } from '../support/api.js';
@@ -151,6 +152,25 @@ forEachDatabase('TELEGRAM through the Telegram Gateway', (kind) => {
 });
 
 describe('TELEGRAM_PROVIDER', () => {
+  it('in development a TELEGRAM code goes through log to the inbox, marked TELEGRAM', async () => {
+    const dev = await createHarness('pglite');
+    try {
+      const bearer = await dev.token();
+      const local = nextLocalNumber();
+      const v = await createVerification(dev, bearer, { phoneNumber: local, type: 'TELEGRAM' });
+      await eventually(async () => (await dev.services.inbox.latest(10, e164Of(local)))[0]?.state?.deliveryStatus === 'SENT');
+      const [message] = await dev.services.inbox.latest(10, e164Of(local));
+      assert.ok(message);
+      assert.equal(message.channel, 'telegram');
+      assert.match(formatMessage(message, false), new RegExp(`TELEGRAM to \\+234\\d+ from Telegram: ${String(v.otp)} is your verification code\\.`));
+      const fetched = (await dev.call('GET', `/v1/otp/${v.id}`, bearer)).json() as { data: Delivered };
+      assert.deepEqual([fetched.data.delivery.channel, fetched.data.delivery.provider], ['TELEGRAM', 'log']);
+    } finally {
+      await dev.close();
+    }
+  });
+
+
   it('is log when developing with no provider named; telegram needs its token, a base URL and PUBLIC_BASE_URL at start', () => {
     assert.deepEqual(loadConfig({}).providers.telegram.map((p) => p.module.name), ['log']);
     assert.throws(() => loadConfig({ TELEGRAM_PROVIDER: 'telegram', PUBLIC_BASE_URL: publicBase }), /TELEGRAM_GATEWAY_TOKEN: required by the telegram provider/);
