@@ -123,6 +123,25 @@ forEachDatabase('TELEGRAM through the Telegram Gateway', (kind) => {
     assert.deepEqual(gateway.problems, []);
   });
 
+  it('a send that failed for a while is retried with the ability check it had, not a second one', async () => {
+    const bearer = await h.token();
+    const local = nextLocalNumber();
+    gateway.failNextSend.add(e164Of(local));
+    const v = await createVerification(h, bearer, { phoneNumber: local, type: 'TELEGRAM' });
+    await h.services.sendWorker.idle();
+    assert.equal((await record(bearer, v.id)).delivery.status, 'QUEUED', 'waiting for its retry');
+    h.clock.advance(2_000);
+    await h.services.sendWorker.runOnce();
+    await h.services.sendWorker.idle();
+    const r = await record(bearer, v.id);
+    assert.deepEqual([r.delivery.provider, r.delivery.status], ['telegram', 'SENT']);
+    const calls = gateway.requests.filter((q) => q.params.phone_number === v.phoneNumber);
+    assert.deepEqual(calls.map((q) => q.path), ['/checkSendAbility', '/sendVerificationMessage', '/sendVerificationMessage']);
+    assert.equal(calls[1]?.params.request_id, calls[2]?.params.request_id);
+    assert.deepEqual(r.deliveries.map((d) => d.cost), ['0.01']);
+    assert.deepEqual(gateway.problems, []);
+  });
+
   it('a report with a bad, missing or stale signature is 403 and changes nothing', async () => {
     const bearer = await h.token();
     const v = await createVerification(h, bearer, { type: 'TELEGRAM' });

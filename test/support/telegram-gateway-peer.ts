@@ -21,6 +21,8 @@ export interface GatewayPeer {
   readonly problems: string[];
   /** Numbers the check says cannot receive a Telegram message. */
   readonly withoutTelegram: Set<string>;
+  /** Numbers whose next sendVerificationMessage is answered 500 (once). */
+  readonly failNextSend: Set<string>;
   stop(): Promise<void>;
 }
 
@@ -37,6 +39,7 @@ export async function startGatewayPeer(options: GatewayPeerOptions): Promise<Gat
   const requests: GatewayRequest[] = [];
   const problems: string[] = [];
   const withoutTelegram = new Set<string>();
+  const failNextSend = new Set<string>();
   /** request_id of each check, by number: the send must name it. */
   const checked = new Map<string, string>();
   let seq = 0;
@@ -82,6 +85,10 @@ export async function startGatewayPeer(options: GatewayPeerOptions): Promise<Gat
           if (typeof phone !== 'string' || params.request_id !== checked.get(phone)) problem('request_id is not the ability check\'s');
           const known = new Set(['phone_number', 'request_id', 'code', 'ttl', 'callback_url']);
           if (Object.keys(params).some((k) => !known.has(k))) problem(`unexpected fields ${Object.keys(params).join(', ')}`);
+          if (typeof phone === 'string' && failNextSend.delete(phone)) {
+            res.writeHead(500, { 'content-type': 'application/json' });
+            return res.end(JSON.stringify({ ok: false, error: 'INTERNAL_ERROR' }));
+          }
           return answer({
             ok: true,
             result: {
@@ -111,6 +118,7 @@ export async function startGatewayPeer(options: GatewayPeerOptions): Promise<Gat
     requests,
     problems,
     withoutTelegram,
+    failNextSend,
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

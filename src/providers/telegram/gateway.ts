@@ -45,6 +45,9 @@ export const telegramGateway: ProviderModule<typeof telegramSettings> = {
 /** The Gateway's prices and `request_cost` are in US dollars. */
 const gatewayCurrency = 'USD';
 
+/** Ability checks kept for retries at most: far more sends than are ever retrying at once. */
+const maxRememberedChecks = 10_000;
+
 /** The `ttl` range sendVerificationMessage takes, in seconds. */
 export const ttlRange = { min: 30, max: 3600 } as const;
 
@@ -86,6 +89,11 @@ class TelegramGatewayProvider implements Provider {
   private readonly api: HttpApi;
   private readonly headers: Readonly<Record<string, string>>;
   private readonly clock: Clock;
+  /**
+   * The ability check of each send whose message has not gone yet (our sendId -> its request_id), so that a retry
+   * after a transient failure sends with it rather than paying for a second check. Bounded: the oldest goes first.
+   */
+  private readonly checks = new Map<string, string>();
 
   constructor(
     private readonly values: TelegramSettings,
@@ -110,17 +118,28 @@ class TelegramGatewayProvider implements Provider {
   async send(message: Outgoing, signal: AbortSignal): Promise<SendResult> {
     if (message.channel !== 'telegram') return { kind: 'permanent', reason: 'the telegram provider sends Telegram verification messages only' };
     if (!/^\d{4,8}$/.test(message.code)) return { kind: 'permanent', reason: 'the Telegram Gateway takes codes of 4 to 8 digits (OTP_LENGTH)' };
-    const check = await this.call('checkSendAbility', { phone_number: message.to }, signal);
-    if (check.kind !== 'ok') return check;
-    const checked = check.result.request_id;
+    const earlier = this.checks.get(message.sendId);
+    const check = earlier === undefined ? await this.call('checkSendAbility', { phone_number: message.to }, signal) : null;
+    if (check !== null && check.kind !== 'ok') return check;
+    const checked = earlier ?? check?.result.request_id;
     if (typeof checked !== 'string' || checked === '') return { kind: 'transient', reason: 'Telegram Gateway: checkSendAbility answered without a request_id' };
+    this.remember(message.sendId, checked);
     const sent = await this.call('sendVerificationMessage', this.sendParams(message, checked), signal);
+    // Kept for a retry only while retrying may help.
+    if (sent.kind !== 'transient') this.checks.delete(message.sendId);
     if (sent.kind !== 'ok') return sent;
     const id = sent.result.request_id;
     if (typeof id !== 'string' || id === '') return { kind: 'transient', reason: 'Telegram Gateway: sendVerificationMessage answered without a request_id' };
     // The ability check is the charge; the send made with its request_id reports the same request's cost.
-    const price = costOf(sent.result) ?? costOf(check.result);
+    const price = costOf(sent.result) ?? (check?.kind === 'ok' ? costOf(check.result) : null);
     return { kind: 'accepted', messageId: id, ...(price && { price }) };
+  }
+
+  private remember(sendId: string, requestId: string): void {
+    this.checks.delete(sendId);
+    this.checks.set(sendId, requestId);
+    const oldest = this.checks.keys().next();
+    if (this.checks.size > maxRememberedChecks && !oldest.done) this.checks.delete(oldest.value);
   }
 
   /**
