@@ -124,6 +124,7 @@ const providerSettingOf: Readonly<Record<Channel, string>> = {
   call: 'CALL_PROVIDER',
   whatsapp: 'WHATSAPP_PROVIDER',
   voice: 'VOICE_PROVIDER',
+  telegram: 'TELEGRAM_PROVIDER',
 };
 
 /** A comma-separated failover list of provider names, each known for the channel, none twice. */
@@ -424,6 +425,11 @@ export const settings = {
     default: undefined,
     parse: providerList('voice'),
   },
+  TELEGRAM_PROVIDER: {
+    doc: `Telegram providers (the code in a Telegram message, through the Telegram Gateway), comma-separated in failover order: ${namesFor('telegram')}. When unset: log in development if no channel names a provider; otherwise TELEGRAM is not offered`,
+    default: undefined,
+    parse: providerList('telegram'),
+  },
   SEND_LEASE_MS: {
     doc: "How long a send job is held by the process sending it; a crashed process's sends are made again after it. Must exceed PROVIDER_TIMEOUT_MS",
     default: '60000',
@@ -718,6 +724,7 @@ function configuredProviders(
     call: names(out.CALL_PROVIDER),
     whatsapp: names(out.WHATSAPP_PROVIDER),
     voice: names(out.VOICE_PROVIDER),
+    telegram: names(out.TELEGRAM_PROVIDER),
   };
   const production = out.NODE_ENV === 'production';
   const anyNamed = Object.values(named).some((list) => list !== null);

@@ -15,6 +15,7 @@ import { channelOfDelivery, channels as allChannels, perChannel, type Channel } 
 import type { AfterCommit } from './domain/after-commit.js';
 import { defaultClientSettings, type ClientSettings } from './domain/client-settings.js';
 import { CommitDispatcher } from './jobs/after-commit.js';
+import { MessageRevoker } from './jobs/message-revoker.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
 import { CircuitBreaker } from './jobs/circuit-breaker.js';
 import { SendWorker } from './jobs/send-worker.js';
@@ -143,6 +144,8 @@ export interface Services {
   /** Starts what this process commits; the workers connect to it while they run. */
   readonly dispatcher: CommitDispatcher;
   readonly providers: Providers;
+  /** Revokes the messages of verified and cancelled verifications, after their commit. */
+  readonly revoker: MessageRevoker;
   readonly sendWorker: SendWorker;
   /** Providers skipped after failing (in this process): the console's providers page reads it. */
   readonly breaker: CircuitBreaker;
@@ -250,12 +253,21 @@ export async function createServices(
     },
   };
   const dispatcher = new CommitDispatcher({ sendMs: config.SEND_LEASE_MS, eventMs: config.WEBHOOK_LEASE_MS });
-  // Every state change's commit passes here: the metrics count the verifications that ended from its events.
+  // The providers are made further down (they need the delivery service); a commit before then ends nothing to revoke.
+  const providersMade: { current: Providers | null } = { current: null };
+  const revoker = new MessageRevoker({
+    provider: (name) => providersMade.current?.named(name),
+    timeoutMs: config.PROVIDER_TIMEOUT_MS,
+    logger: logger.child({ component: 'provider' }),
+  });
+  // Every state change's commit passes here: the metrics count the verifications that ended from its events, and
+  // the messages of those verified or cancelled are revoked where their provider can.
   const afterCommit: AfterCommit = {
     claimUntil: (kind, at) => dispatcher.claimUntil(kind, at),
     dispatch: (effects) => {
       metrics.committed(effects);
       dispatcher.dispatch(effects);
+      revoker.ended(effects.events);
     },
   };
   const conversionStore = new SqlConversionStore(db.db);
@@ -428,6 +440,7 @@ export async function createServices(
   const providerLog = logger.child({ component: 'provider' });
   const providers = new Providers(config.providers, (name) => ({
     messageLog,
+    clock,
     callRingSeconds: config.CALL_RING_SECONDS,
     voicePromptsDir: config.VOICE_PROMPTS_DIR ?? null,
     providerTimeoutMs: config.PROVIDER_TIMEOUT_MS,
@@ -441,6 +454,7 @@ export async function createServices(
       await deliveries.recordReceipt(provider, receipt, account);
     },
   }));
+  providersMade.current = providers;
   const sendWorker = new SendWorker({
     jobs: new SqlSendJobStore(db.db),
     findVerification: (id) => verificationStore.findById(id),
@@ -518,6 +532,7 @@ export async function createServices(
     dispatcher,
     providers,
     sendWorker,
+    revoker,
     breaker,
     webhookWorker,
     operators: new OperatorService(new SqlOperatorStore(db.db), clock, random, consoleSessionPolicy),

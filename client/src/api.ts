@@ -1365,7 +1365,7 @@ export interface components {
                 id: string;
                 otp: string | null;
                 /** @enum {string} */
-                type: "SMS" | "DROPPED_CALL" | "WHATSAPP" | "VOICE_CALL";
+                type: "SMS" | "DROPPED_CALL" | "WHATSAPP" | "VOICE_CALL" | "TELEGRAM";
                 /** @enum {string} */
                 status: "SUCCESS" | "FAILED" | "EXPIRED";
                 /** @description ISO 8601 UTC with milliseconds. */
@@ -1405,10 +1405,10 @@ export interface components {
             /** @description The number the user is contacted from: the SMS sender (for WHATSAPP the WhatsApp business number), for DROPPED_CALL the caller id whose last digits are the code, for VOICE_CALL the number the call comes from (VOICE_CALLER_NUMBER). In the local format of its country when the user's number has the same country calling code, else in E.164 (`+2349010001234`): a national format means nothing to a phone in another country. */
             pairedNumber: string;
             /**
-             * @description `SMS` for a `SEND_SMS` request, otherwise the request's own word (`DROPPED_CALL`, `WHATSAPP`, `VOICE_CALL`).
+             * @description `SMS` for a `SEND_SMS` request, otherwise the request's own word (`DROPPED_CALL`, `WHATSAPP`, `VOICE_CALL`, `TELEGRAM`).
              * @enum {string}
              */
-            type: "SMS" | "DROPPED_CALL" | "WHATSAPP" | "VOICE_CALL";
+            type: "SMS" | "DROPPED_CALL" | "WHATSAPP" | "VOICE_CALL" | "TELEGRAM";
             /**
              * @description A verification whose time is up reads `EXPIRED` at once.
              * @enum {string}
@@ -1429,7 +1429,7 @@ export interface components {
                  * @description `CALL` for a dropped call, `VOICE` for a call that reads the code; a dropped call that fell back to SMS reads `SMS`.
                  * @enum {string}
                  */
-                channel: "SMS" | "CALL" | "WHATSAPP" | "VOICE";
+                channel: "SMS" | "CALL" | "WHATSAPP" | "VOICE" | "TELEGRAM";
                 /** @description The provider that took it; null before the first attempt. */
                 provider: string | null;
                 /**
@@ -3617,11 +3617,11 @@ export interface operations {
                     /** @description The number in local format, digits only (a national trunk prefix such as a leading 0 is allowed), or a whole E.164 number (`+` and digits), whose calling code must then agree with `countryCode` if one is given. */
                     phoneNumber: string;
                     /**
-                     * @description How the code goes out: `SEND_SMS` (the default) an SMS, `WHATSAPP` a WhatsApp message, `VOICE_CALL` a call that reads the code aloud, `DROPPED_CALL` a dropped call whose caller id ends with the code.
+                     * @description How the code goes out: `SEND_SMS` (the default) an SMS, `WHATSAPP` a WhatsApp message, `VOICE_CALL` a call that reads the code aloud, `DROPPED_CALL` a dropped call whose caller id ends with the code, `TELEGRAM` a message in Telegram from its Verification Codes account.
                      * @enum {string}
                      */
-                    type?: "SEND_SMS" | "WHATSAPP" | "VOICE_CALL" | "DROPPED_CALL";
-                    /** @description The workflow's later steps: up to 2 more request types, in order, from `SEND_SMS`, `WHATSAPP` and `VOICE_CALL` where this service has their channel (never `DROPPED_CALL`, none equal to `type`, none twice). The next step sends the same code through its channel at once when the current step fails with no provider left, or when `FALLBACK_AFTER_SECONDS` (default 60; the client may set its own) pass after its code was sent without a successful verify. The client's default when absent. */
+                    type?: "SEND_SMS" | "WHATSAPP" | "VOICE_CALL" | "DROPPED_CALL" | "TELEGRAM";
+                    /** @description The workflow's later steps: up to 2 more request types, in order, from `SEND_SMS`, `WHATSAPP`, `VOICE_CALL` and `TELEGRAM` where this service has their channel (never `DROPPED_CALL`, none equal to `type`, none twice). The next step sends the same code through its channel at once when the current step fails with no provider left, or when `FALLBACK_AFTER_SECONDS` (default 60; the client may set its own) pass after its code was sent without a successful verify. The client's default when absent. */
                     fallback?: string[];
                     /** @description Absolute http(s) URL without credentials that receives the state changes; the client's default when absent. */
                     webhookUrl?: string | null;

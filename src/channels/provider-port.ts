@@ -4,6 +4,7 @@
  */
 
 import type { Channel } from '../domain/channel-driver.js';
+import type { Clock } from '../domain/ports.js';
 import type { DeliveryReceipt, SendResult } from '../domain/send-result.js';
 import type { SpokenWords } from '../domain/spoken-code.js';
 
@@ -72,7 +73,22 @@ export interface OutgoingVoice {
   readonly repeat: number;
 }
 
-export type Outgoing = OutgoingSms | OutgoingCall | OutgoingWhatsApp | OutgoingVoice;
+/** A code for Telegram's Verification Codes account to deliver (contract 19, TELEGRAM). */
+export interface OutgoingTelegram {
+  readonly channel: 'telegram';
+  readonly sendId: string;
+  readonly verificationId: string;
+  /** E.164. */
+  readonly to: string;
+  /** The service's own code, digits. */
+  readonly code: string;
+  /** When the code expires: the message's time to live is what is left of it when it goes. */
+  readonly expiresAt: Date;
+  /** What the development inbox shows; Telegram writes the real message itself. */
+  readonly text: string;
+}
+
+export type Outgoing = OutgoingSms | OutgoingCall | OutgoingWhatsApp | OutgoingVoice | OutgoingTelegram;
 
 export type { DeliveryReceipt, SendResult } from '../domain/send-result.js';
 
@@ -115,6 +131,13 @@ export interface Provider {
    */
   send(message: Outgoing, signal: AbortSignal): Promise<SendResult>;
 
+  /**
+   * Withdraws a message whose code is no longer needed (the verification succeeded or was cancelled), if it has
+   * not arrived yet (Telegram's revokeVerificationMessage). Best effort: resolves whatever the provider answers,
+   * and promptly once `signal` aborts. Absent: the provider has no such thing.
+   */
+  revoke?(messageId: string, signal: AbortSignal): Promise<void>;
+
   /** Checks and reads an inbound callback by the provider's own signature scheme; absent when it sends none. */
   verifyCallback?(request: CallbackRequest): CallbackResult;
   /**
@@ -136,6 +159,8 @@ export interface ProviderContext {
   readonly callbackUrl: string | null;
   /** PROVIDER_TIMEOUT_MS: how long a request to the provider is expected to take (SMPP: bind, enquire_link, unbind). */
   readonly providerTimeoutMs?: number;
+  /** The service's clock (a message's time to live, a report's freshness); absent: the system's. */
+  readonly clock?: Clock;
   /** CALL_RING_SECONDS: the longest a dropped call rings before it is hung up. */
   readonly callRingSeconds: number;
   /** VOICE_PROMPTS_DIR: the operator's recordings of the digits per locale, for providers that play audio (sip). */

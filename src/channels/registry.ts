@@ -6,6 +6,7 @@ import type { CallerIdRange } from '../providers/caller-id.js';
 import { DroppedCallDriver } from './dropped-call.js';
 import type { Outgoing } from './provider-port.js';
 import { SmsDriver } from './sms.js';
+import { TelegramDriver } from './telegram.js';
 import { WhatsAppDriver } from './whatsapp.js';
 import { VoiceDriver } from './voice.js';
 
@@ -38,6 +39,7 @@ export class ChannelRegistry {
       new DroppedCallDriver(settings.callerIdRanges),
       new WhatsAppDriver(settings.whatsappSender ?? settings.smsSender, settings.codeLength),
       new VoiceDriver(settings.voiceCaller ?? settings.smsSender, settings.codeLength, settings.voiceRepeat ?? 3),
+      new TelegramDriver(settings.smsSender, settings.codeLength),
     ];
   }
 

@@ -138,7 +138,7 @@ const commands: Readonly<Record<string, Readonly<Record<string, CommandHelp>>>> 
     set: {
       args: 'CHANNEL DESTINATION PROVIDER[,PROVIDER...] [--weights W[,W...] | --policy best] [--failover-after SECONDS] [--json]',
       about:
-        'Sends CHANNEL (sms, call, whatsapp, voice) to DESTINATION through these providers, in failover order. DESTINATION is a country (NG),\n' +
+        'Sends CHANNEL (sms, call, whatsapp, voice, telegram) to DESTINATION through these providers, in failover order. DESTINATION is a country (NG),\n' +
         '+ and the start of a number (+23480) or default; a number takes its longest matching prefix, then its country, then default, then the\n' +
         "channel's provider setting (SMS_PROVIDER...). Each provider must be in that setting here (exit 2 otherwise). Running servers follow within 2 s.\n" +
         '--weights 80,20: each verification goes first through a provider drawn by these weights (about four in five through the first), then the others in order.\n' +

@@ -129,6 +129,6 @@ export function formatMessage(m: InboxMessage, json: boolean): string {
       ? `CALL  to ${m.to} from ${m.callerId ?? m.from} (code ${m.code ?? '?'}: the last digits)`
       : m.channel === 'voice'
         ? `VOICE to ${m.to} from ${m.from}: "${m.text ?? ''}"`
-        : `${m.channel === 'whatsapp' ? 'WHATSAPP' : 'SMS  '} to ${m.to} from ${m.from}: ${(m.text ?? '').replace(/\n/g, ' ')}`;
+        : `${m.channel === 'whatsapp' ? 'WHATSAPP' : m.channel === 'telegram' ? 'TELEGRAM' : 'SMS  '} to ${m.to} from ${m.from}: ${(m.text ?? '').replace(/\n/g, ' ')}`;
   return `${m.at}  ${what}  [${state}]  verification ${m.verificationId}\n`;
 }

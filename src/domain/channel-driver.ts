@@ -3,23 +3,24 @@ import type { Random } from './ports.js';
 import type { RequestType, VerificationType } from './verification.js';
 
 /** A channel a code goes out on. */
-export type Channel = 'sms' | 'call' | 'whatsapp' | 'voice';
+export type Channel = 'sms' | 'call' | 'whatsapp' | 'voice' | 'telegram';
 
-export const channels: readonly Channel[] = ['sms', 'call', 'whatsapp', 'voice'];
+export const channels: readonly Channel[] = ['sms', 'call', 'whatsapp', 'voice', 'telegram'];
 
 /** One value per channel, made by `f`: a new channel is a compile error here until it has its line. */
 export function perChannel<T>(f: (channel: Channel) => T): Record<Channel, T> {
-  return { sms: f('sms'), call: f('call'), whatsapp: f('whatsapp'), voice: f('voice') };
+  return { sms: f('sms'), call: f('call'), whatsapp: f('whatsapp'), voice: f('voice'), telegram: f('telegram') };
 }
 
 /** How the record names a channel (contract 3.4 and 13 `delivery.channel`). */
-export type DeliveryChannel = 'SMS' | 'CALL' | 'WHATSAPP' | 'VOICE';
+export type DeliveryChannel = 'SMS' | 'CALL' | 'WHATSAPP' | 'VOICE' | 'TELEGRAM';
 
 const deliveryChannels: Readonly<Record<Channel, DeliveryChannel>> = {
   sms: 'SMS',
   call: 'CALL',
   whatsapp: 'WHATSAPP',
   voice: 'VOICE',
+  telegram: 'TELEGRAM',
 };
 
 /** How the record names a channel (contract 3.4 `delivery.channel`). */

@@ -12,7 +12,7 @@ import type { Amount, Money } from './money.js';
 import { costOf } from './prices.js';
 import type { DeliveryReceipt, SendResult } from './send-result.js';
 import { dueAgain, turnAttempts, type SendJob } from './send-job.js';
-import { effectiveStatus, fallbackLeft, sendError, withAttemptOf, withLatestAttempt, withTurn, type RequestType, type Verification } from './verification.js';
+import { effectiveStatus, fallbackLeft, sendError, withAttemptOf, withLatestAttempt, withRefund, withTurn, type RequestType, type Verification } from './verification.js';
 import type { ParkedReceipt, SentWritten, VerificationStore, VerificationTx } from './verification-store.js';
 import { allEnforced, hear, type FactorEntry, type RuleMode, type RuleModes } from './risk.js';
 
@@ -235,11 +235,17 @@ export class DeliveryService {
       if (!current) return { outcome: 'recorded', moved: null };
       const channel = channelOfDelivery(current.delivery.channel);
       const decision = decideReceipt(current, provider, receipt, this.deps.providerOrder(channel, current), now);
-      if (decision.kind === 'ignore') return { outcome: 'recorded', moved: null };
+      // A refund (Telegram's, of a message not delivered in time) makes that send cost nothing, in the record and the ledger.
+      const refund = (attempts: Verification['deliveries']) => (receipt.refunded === true ? withRefund(attempts, provider) : attempts);
+      if (receipt.refunded === true) tx.refundSend(id, provider);
+      if (decision.kind === 'ignore') {
+        if (receipt.refunded === true) tx.update({ ...current, deliveries: refund(current.deliveries) });
+        return { outcome: 'recorded', moved: null };
+      }
       const error = receipt.status === 'UNDELIVERED' ? sendError('UNDELIVERED', receipt.detail ? `the provider's receipt: ${receipt.detail}` : "the provider's receipt gave no detail", now) : null;
       if (decision.kind === 'earlier') {
         // A send failed over by the clock reports after all: recorded on its own attempt; the latest send moves on as it is.
-        tx.update({ ...current, deliveries: withAttemptOf(current.deliveries, provider, current.delivery.channel, receipt.status, error) });
+        tx.update({ ...current, deliveries: refund(withAttemptOf(current.deliveries, provider, current.delivery.channel, receipt.status, error)) });
         return { outcome: 'recorded', moved: { status: receipt.status, seconds: null, channel } };
       }
       const sentAt = current.delivery.status === 'SENT' ? current.delivery.updatedAt.getTime() : null;
@@ -247,7 +253,7 @@ export class DeliveryService {
       const lastError = `undelivered: ${receipt.detail ?? 'no detail'}`;
       // Its outcome known, the send no longer waits for its delivery-confirmed failover.
       const failoverAt = receipt.status === 'SENT' ? current.failoverAt : null;
-      const next = { ...current, delivery: decision.delivery, deliveries: withLatestAttempt(current.deliveries, provider, receipt.status, error), failoverAt };
+      const next = { ...current, delivery: decision.delivery, deliveries: refund(withLatestAttempt(current.deliveries, provider, receipt.status, error)), failoverAt };
       let stepped: Channel | null = null;
       switch (decision.kind) {
         case 'update':

@@ -66,4 +66,9 @@ export interface OutboxEvent {
    * (see AfterCommit). Null: due at once for any worker (or never, without a webhookUrl).
    */
   readonly claimedUntil: Date | null;
+  /**
+   * The verification's latest send when the event was made (its provider and that provider's message id), for
+   * what its end sets going after the commit (a Telegram message revoked); not stored, so absent on a replay.
+   */
+  readonly lastSend?: { readonly provider: string | null; readonly messageId: string | null };
 }

@@ -17,6 +17,7 @@ export function eventsFor(v: Verification, now: Date, random: Random, afterCommi
       webhookUrl: v.webhookUrl,
       createdAt: v.updatedAt,
       claimedUntil: v.webhookUrl ? afterCommit.claimUntil('event', now) : null,
+      lastSend: { provider: v.delivery.provider, messageId: v.delivery.messageId },
     },
   ];
 }

@@ -29,4 +29,9 @@ export interface DeliveryReceipt {
   readonly detail: string | null;
   /** When the provider says it happened, if it says. */
   readonly at: Date | null;
+  /**
+   * The provider gave back what the send cost (the Telegram Gateway refunds a message not delivered within its
+   * time to live): the send costs 0 from then on. Absent: no refund.
+   */
+  readonly refunded?: boolean;
 }

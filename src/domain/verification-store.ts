@@ -138,6 +138,11 @@ export interface VerificationTx {
   enqueueSend(job: SendJob, verification: Verification): void;
   /** Writes a send job's new state (one read or claimed before); `verification` goes with it to the dispatcher. */
   saveSendJob(job: SendJob, verification: Verification | null, at: Date): void;
+  /**
+   * Sets the cost of the verification's latest send through `provider` to 0 in the cost ledger (the provider
+   * refunded it), written with the transaction.
+   */
+  refundSend(verificationId: string, provider: string): void;
   /** Keeps a receipt whose send is not known yet (its acceptance not committed), written with the transaction. */
   parkReceipt(provider: string, account: string, receipt: DeliveryReceipt, at: Date): void;
   /** Forgets a kept receipt once applied, written with the transaction. */

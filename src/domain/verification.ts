@@ -7,9 +7,9 @@ import { sendErrorRecord, type AttemptRecord, type SendError } from './send-erro
 export { sendError, sendErrorRecord, type AttemptRecord, type SendError, type SendErrorCode } from './send-error.js';
 
 /** Channel asked for in a create request (seed 4.2). */
-export type RequestType = 'SEND_SMS' | 'DROPPED_CALL' | 'WHATSAPP' | 'VOICE_CALL';
+export type RequestType = 'SEND_SMS' | 'DROPPED_CALL' | 'WHATSAPP' | 'VOICE_CALL' | 'TELEGRAM';
 /** Type shown on a record (contract 3.4). */
-export type VerificationType = 'SMS' | 'DROPPED_CALL' | 'WHATSAPP' | 'VOICE_CALL';
+export type VerificationType = 'SMS' | 'DROPPED_CALL' | 'WHATSAPP' | 'VOICE_CALL' | 'TELEGRAM';
 export type VerificationStatus = 'PENDING' | 'SUCCESS' | 'FAILED' | 'EXPIRED';
 /** Why a verification is FAILED (contract 3.4). */
 export type FailureReason = 'MAX_ATTEMPTS' | 'UNDELIVERABLE' | 'CANCELED';
@@ -163,6 +163,13 @@ export function withAttemptOf(
   let at = attempts.length - 1;
   while (at >= 0 && (attempts[at]?.provider !== provider || attempts[at]?.channel !== channel)) at--;
   return attempts.map((a, i) => (i === at ? { ...a, status, ...(error && { lastError: error }) } : a));
+}
+
+/** The attempts with the latest one through `provider` costing nothing: the provider refunded it. */
+export function withRefund(attempts: readonly DeliveryAttempt[], provider: string): readonly DeliveryAttempt[] {
+  let at = attempts.length - 1;
+  while (at >= 0 && attempts[at]?.provider !== provider) at--;
+  return attempts.map((a, i) => (i === at ? { ...a, cost: zero } : a));
 }
 
 /**

@@ -50,15 +50,15 @@ export const createBodySchema = {
     },
     type: {
       type: 'string',
-      enum: ['SEND_SMS', 'WHATSAPP', 'VOICE_CALL', 'DROPPED_CALL'],
-      description: 'How the code goes out: `SEND_SMS` (the default) an SMS, `WHATSAPP` a WhatsApp message, `VOICE_CALL` a call that reads the code aloud, `DROPPED_CALL` a dropped call whose caller id ends with the code.',
+      enum: ['SEND_SMS', 'WHATSAPP', 'VOICE_CALL', 'DROPPED_CALL', 'TELEGRAM'],
+      description: 'How the code goes out: `SEND_SMS` (the default) an SMS, `WHATSAPP` a WhatsApp message, `VOICE_CALL` a call that reads the code aloud, `DROPPED_CALL` a dropped call whose caller id ends with the code, `TELEGRAM` a message in Telegram from its Verification Codes account.',
     },
     fallback: {
       type: 'array',
       maxItems: 2,
       items: { type: 'string', maxLength: 32 },
       description:
-        "The workflow's later steps: up to 2 more request types, in order, from `SEND_SMS`, `WHATSAPP` and `VOICE_CALL` where this service has their channel (never `DROPPED_CALL`, none equal to `type`, none twice). The next step sends the same code through its channel at once when the current step fails with no provider left, or when `FALLBACK_AFTER_SECONDS` (default 60; the client may set its own) pass after its code was sent without a successful verify. The client's default when absent.",
+        "The workflow's later steps: up to 2 more request types, in order, from `SEND_SMS`, `WHATSAPP`, `VOICE_CALL` and `TELEGRAM` where this service has their channel (never `DROPPED_CALL`, none equal to `type`, none twice). The next step sends the same code through its channel at once when the current step fails with no provider left, or when `FALLBACK_AFTER_SECONDS` (default 60; the client may set its own) pass after its code was sent without a successful verify. The client's default when absent.",
     },
     webhookUrl: {
       type: ['string', 'null'],

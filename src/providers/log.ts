@@ -8,6 +8,8 @@ export function loggedMessage(message: Outgoing): LoggedMessage {
     case 'sms':
     case 'whatsapp':
       return { ...base, sender: message.from, body: message.text };
+    case 'telegram':
+      return { ...base, sender: 'Telegram', body: message.text };
     case 'call':
       return { ...base, sender: message.callerId, body: `dropped call from ${message.callerId}` };
     case 'voice':
@@ -25,6 +27,8 @@ function logFields(message: Outgoing): object {
       return { to: message.to, callerId: `${message.callerId.slice(0, -4)}****` };
     case 'voice':
       return { to: message.to, from: message.from, language: message.language, repeat: message.repeat };
+    case 'telegram':
+      return { to: message.to };
   }
 }
 
@@ -35,13 +39,13 @@ function logFields(message: Outgoing): object {
  */
 export const logProvider: ProviderModule = {
   name: 'log',
-  channels: ['sms', 'call', 'whatsapp', 'voice'],
+  channels: ['sms', 'call', 'whatsapp', 'voice', 'telegram'],
   settings: {},
   callbacks: false,
   create(_values, context) {
     return {
       name: 'log',
-      channels: ['sms', 'call', 'whatsapp', 'voice'],
+      channels: ['sms', 'call', 'whatsapp', 'voice', 'telegram'],
       start: async () => undefined,
       stop: async () => undefined,
       async send(message: Outgoing): Promise<SendResult> {

@@ -9,9 +9,10 @@ import { smppProvider } from './smpp.js';
 import { termiiSms } from './termii-sms.js';
 import { twilio } from './twilio.js';
 import { vonage } from './vonage.js';
+import { telegramGateway } from './telegram/gateway.js';
 import { metaWhatsApp } from './whatsapp/meta.js';
 
-/** Every provider the service knows, by the name SMS_PROVIDER, CALL_PROVIDER and WHATSAPP_PROVIDER use: one line each. */
+/** Every provider the service knows, by the name SMS_PROVIDER, CALL_PROVIDER, WHATSAPP_PROVIDER, VOICE_PROVIDER and TELEGRAM_PROVIDER use: one line each. */
 export const providerModules: readonly ProviderModule[] = [
   logProvider,
   twilio,
@@ -23,6 +24,7 @@ export const providerModules: readonly ProviderModule[] = [
   httpGateway,
   sipProvider,
   metaWhatsApp,
+  telegramGateway,
 ];
 
 export function providerModule(name: string): ProviderModule | undefined {

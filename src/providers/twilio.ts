@@ -122,6 +122,8 @@ export class TwilioProvider implements Provider {
         return this.calls.place(message, signal);
       case 'voice':
         return this.spoken.place(message, signal);
+      case 'telegram':
+        return Promise.resolve({ kind: 'permanent', reason: 'twilio does not deliver Telegram messages' });
     }
   }
 

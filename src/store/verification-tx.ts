@@ -149,6 +149,16 @@ export class GroupTransaction {
         .execute();
     }
     if (unparked.length > 0) await this.trx.deleteFrom('parked_receipts').where('id', 'in', unparked).execute();
+    // Rare (a provider's refund): one statement each, on the ledger's verification index.
+    for (const r of members.flatMap((m) => m.refunds)) {
+      await this.trx
+        .updateTable('send_costs')
+        .set({ cost: '0' })
+        .where('id', '=', (eb) =>
+          eb.selectFrom('send_costs').select('id').where('verification_id', '=', r.verificationId).where('provider', '=', r.provider).orderBy('sent_at', 'desc').orderBy('id', 'desc').limit(1),
+        )
+        .execute();
+    }
     if (blocks.size > 0) {
       await this.trx
         .insertInto('prefix_blocks')
@@ -504,6 +514,7 @@ export class SqlVerificationTx implements VerificationTx {
   readonly countedSends: { readonly clientId: string; readonly day: string }[] = [];
   readonly parked: { readonly provider: string; readonly account: string; readonly receipt: DeliveryReceipt; readonly at: Date }[] = [];
   readonly unparked: string[] = [];
+  readonly refunds: { readonly verificationId: string; readonly provider: string }[] = [];
   readonly prefixBlocks: { readonly prefix: string; readonly at: Date; readonly until: Date }[] = [];
 
   constructor(private readonly group: GroupTransaction) {}
@@ -645,6 +656,10 @@ export class SqlVerificationTx implements VerificationTx {
 
   unpark(id: string): void {
     this.unparked.push(id);
+  }
+
+  refundSend(verificationId: string, provider: string): void {
+    this.refunds.push({ verificationId, provider });
   }
 
   update(v: Verification): void {

@@ -243,7 +243,7 @@ forEachDatabase('prices and the cost ledger', (kind) => {
     for (const [csv, pattern] of [
       ['provider,channel,destination,currency,price\nsmpp,sms,GH,USD,0.002\nsmpp,sms,GH,EUR,0.002\n', /line 3: the price is in EUR, and this service counts in USD \(COST_CURRENCY\)/],
       ['provider,channel,destination,currency,price\nsmpp,sms,GH,USD,0.002\n\nsmpp,fax,GH,USD,1\ntwillio,sms,GH,USD,1\nsmpp,sms,Ghana,USD,1\nsmpp,sms,GH,USD,-1\nsmpp,sms,GH,USD\n',
-        /line 4: the channel is sms, call, whatsapp, voice, not "fax"; line 5: no provider is named "twillio"; line 6: the destination is .* not "Ghana"; line 7: the price is a decimal number of USD \(0\.0125\), not "-1"; line 8: 4 columns, not 5/],
+        /line 4: the channel is sms, call, whatsapp, voice, telegram, not "fax"; line 5: no provider is named "twillio"; line 6: the destination is .* not "Ghana"; line 7: the price is a decimal number of USD \(0\.0125\), not "-1"; line 8: 4 columns, not 5/],
       ['provider,channel,destination,currency,price\nsmpp,sms,+233,USD,0.002\nsmpp,sms,+233,USD,0.003\n', /line 3: smpp sms \+233 is priced on line 2 too/],
       ['provider;channel;destination;currency;price\n', /the first line must be the header provider,channel,destination,currency,price/],
       ['provider,channel,destination,currency,price\n', /the file has no price under its header/],

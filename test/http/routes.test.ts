@@ -134,7 +134,7 @@ forEachDatabase('routes', (kind) => {
     const refusals: [AdminCommand, RegExp][] = [
       [{ name: 'routes.set', channel: 'sms', destination: 'NG', providers: ['twilio'] }, /twilio is not configured for sms here \(configured: http, log\)/],
       [{ name: 'routes.set', channel: 'call', destination: 'NG', providers: ['log'] }, /log is not configured for call here \(configured: none\)/],
-      [{ name: 'routes.set', channel: 'fax', destination: 'NG', providers: ['log'] }, /channel is sms, call, whatsapp, voice, not "fax"/],
+      [{ name: 'routes.set', channel: 'fax', destination: 'NG', providers: ['log'] }, /channel is sms, call, whatsapp, voice, telegram, not "fax"/],
       [{ name: 'routes.set', channel: 'sms', destination: 'NGA', providers: ['log'] }, /destination is a country \(NG\).*not "NGA"/],
       [{ name: 'routes.set', channel: 'sms', destination: 'NG', providers: ['log', 'LOG'] }, /log is named twice/],
       [{ name: 'routes.set', channel: 'sms', destination: 'NG', providers: [' '] }, /at least one provider/],

@@ -13,7 +13,7 @@ interface RouteView {
   readonly shares?: readonly { provider: string; perMille: number; why: string; sends: number; delivered: number; verified: number }[];
 }
 
-const channels = ['sms', 'call', 'whatsapp', 'voice'] as const;
+const channels = ['sms', 'call', 'whatsapp', 'voice', 'telegram'] as const;
 
 /** "80, 20" as the CLI's --weights takes it; a part that is not a whole number is sent as typed, for the command to refuse. */
 const weightsOf = (text: string): (number | string)[] | null =>
