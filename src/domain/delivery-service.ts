@@ -14,7 +14,7 @@ import type { DeliveryReceipt, SendResult } from './send-result.js';
 import { dueAgain, turnAttempts, type SendJob } from './send-job.js';
 import { effectiveStatus, fallbackLeft, sendError, withAttemptOf, withLatestAttempt, withRefund, withTurn, type RequestType, type Verification } from './verification.js';
 import type { ParkedReceipt, SentWritten, VerificationStore, VerificationTx } from './verification-store.js';
-import { allEnforced, hear, type FactorEntry, type RuleMode, type RuleModes } from './risk.js';
+import { allEnforced, hear, withLaterSend, type FactorEntry, type RuleMode, type RuleModes } from './risk.js';
 
 /** Told of every receipt that moved a send, with the time since the provider took it (metrics). */
 export interface ReceiptObserver {
@@ -308,9 +308,15 @@ export class DeliveryService {
       const stepped: Channel[] = [];
       const heard: FactorEntry[] | null = forwarding && [];
       for (const { verification: v, job } of due) {
-        const skip = forwarding !== null && heard !== null && job && stepDue(v, now) ? this.pastForward(v, forwarding.answers, heard) : 0;
+        const mine: FactorEntry[] = [];
+        const skip = forwarding !== null && job && stepDue(v, now) ? this.pastForward(v, forwarding.answers, mine) : 0;
         // Due since the network was asked: left due, asked on the next poll.
         if (skip === 'unasked') continue;
+        // A step's factors join the record's risk, as a resend's do (contract 18), and the metrics'.
+        if (mine.length > 0) {
+          tx.updateRisk(v.id, withLaterSend(v.risk, mine, false));
+          heard?.push(...mine);
+        }
         const channel = job && stepDue(v, now) && skip !== null ? this.step(tx, { ...job, lastError: null }, skip === 0 ? v : { ...v, steps: v.steps + skip - 1 }, now) : null;
         if (channel) stepped.push(channel);
         // Nothing to send it with (no job), nothing left, or only calls to a forwarded line: its clock stops, and

@@ -304,6 +304,10 @@ forEachDatabase('carrier checks', (kind) => {
     assert.equal(now.status, 'PENDING');
     assert.equal(now.delivery.channel, 'SMS');
     assert.equal(await factorCount(camara, 'call_forwarding_active', 'enforce'), counted + 1);
+    assert.ok(
+      now.risk.factors.some((f) => f.factor === 'call_forwarding_active' && f.rule === 'call-forwarding' && f.mode === 'enforce'),
+      `the step's factor is on the record: ${JSON.stringify(now.risk)}`,
+    );
     // Its clock stopped: a later poll asks and sends nothing.
     camara.clock.advance(61_000);
     await camara.services.deliveries.takeDueSteps();
