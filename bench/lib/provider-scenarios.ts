@@ -12,6 +12,10 @@
  * 4. Receipt to webhook: signed UNDELIVERED receipts for the verifications of 3 (each created with a webhookUrl
  *    at a receiver in this process) POSTed to /callbacks/http at the same rate; each makes its verification
  *    FAILED and sends action.otp.failed; from posting the receipt to the receiver having the webhook.
+ * 5. Create to Graph API request: WHATSAPP creates, WHATSAPP_PROVIDER=meta, a Graph API receiver in this process.
+ * 6. Create to sendVerificationMessage: TELEGRAM creates, TELEGRAM_PROVIDER=telegram, a Gateway receiver in this
+ *    process; the provider's checkSendAbility comes first on the send path and is inside the figure.
+ * 7. An SMSC answering after the time-out (bench/lib/late-provider.ts).
  *
  * Clocks: this process and the SMSC child both note performance.timeOrigin + performance.now(); the offset
  * between the two is measured over the SMSC's control port (the sample with the shortest round trip) and taken
@@ -35,6 +39,7 @@ import { startChild, stringFields, type Child } from './child.js';
 import { onCleanup } from './cleanup.js';
 import { PhoneSequence } from './phones.js';
 import { startGraphReceiver } from './graph-receiver.js';
+import { startTelegramReceiver } from './telegram-receiver.js';
 import { benchLateProvider, type LateProviderResults } from './late-provider.js';
 import { fetchToken } from './service-scenarios.js';
 
@@ -199,6 +204,11 @@ export interface ProviderResults {
   receiptLatency: (PacedLatency & { readonly failedVerifications: number; readonly otherEvents: number }) | null;
   /** WHATSAPP creates through the meta provider to a local Graph API receiver (bench/lib/graph-receiver.ts). */
   metaLatency: PacedLatency | null;
+  /**
+   * TELEGRAM creates through the telegram provider to a local Gateway receiver (bench/lib/telegram-receiver.ts), up
+   * to its sendVerificationMessage: the ability check the provider makes first is inside the figure.
+   */
+  telegramLatency: PacedLatency | null;
   /** An SMSC answering after PROVIDER_TIMEOUT_MS: copies per verification, ours beside BENCH_BASELINE_REF's. */
   lateProvider: LateProviderResults | null;
   notes: string[];
@@ -219,7 +229,7 @@ export interface ProviderBenchOptions {
 const httpProviderPoolSize = 16;
 
 export function emptyProviderResults(settings: ProviderBenchSettings): ProviderResults {
-  return { settings, clock: null, smppThroughput: null, smppLatency: null, httpLatency: null, receiptLatency: null, metaLatency: null, lateProvider: null, notes: [] };
+  return { settings, clock: null, smppThroughput: null, smppLatency: null, httpLatency: null, receiptLatency: null, metaLatency: null, telegramLatency: null, lateProvider: null, notes: [] };
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -879,7 +889,30 @@ async function run(o: ProviderBenchOptions, db: pg.Pool): Promise<void> {
     }
   }
 
-  // 6. An SMSC that answers after the time-out: copies per verification, ours and the baseline ref's.
+  // 6. Create to sendVerificationMessage: TELEGRAM through telegram (checkSendAbility, then the send), beside 5.
+  {
+    const gateway = await startTelegramReceiver();
+    onCleanup(() => gateway.close());
+    const telegram = await startService({
+      ...o.serviceEnv(),
+      TELEGRAM_PROVIDER: 'telegram',
+      TELEGRAM_GATEWAY_TOKEN: 'AAGbenchgatewaytoken0123456789',
+      TELEGRAM_BASE_URL: gateway.url,
+      PUBLIC_BASE_URL: 'https://otp.bench.invalid',
+    });
+    try {
+      const { measured, cpu, transactions } = await pacedCreates(telegram, s, new PhoneSequence(68_000_000), null, {}, db, 'TELEGRAM');
+      const wanted = measured.filter((m) => m.status === 200).map((m) => m.key);
+      await awaitArrivals(wanted, (k) => gateway.arrivals.has(k), 3_000, 20_000);
+      out.telegramLatency = latencyOf(s.rate, s.seconds, measured, (m) => gateway.arrivals.get(m.key), cpu, transactions);
+      log(`providers: create→sendVerificationMessage ${JSON.stringify(out.telegramLatency)} (${gateway.requests()} Gateway requests)`);
+    } finally {
+      await telegram.child.stop();
+      await gateway.close();
+    }
+  }
+
+  // 7. An SMSC that answers after the time-out: copies per verification, ours and the baseline ref's.
   out.lateProvider = await benchLateProvider({
     rate: Number(process.env.BENCH_LATE_RATE ?? 200),
     seconds: Number(process.env.BENCH_LATE_SECONDS ?? 5),
