@@ -39,6 +39,7 @@ import { startChild, stringFields, type Child } from './child.js';
 import { onCleanup } from './cleanup.js';
 import { PhoneSequence } from './phones.js';
 import { startGraphReceiver } from './graph-receiver.js';
+import type { JsonReceiver } from './json-receiver.js';
 import { startTelegramReceiver } from './telegram-receiver.js';
 import { benchLateProvider, type LateProviderResults } from './late-provider.js';
 import { fetchToken } from './service-scenarios.js';
@@ -729,6 +730,35 @@ const idOf = (body: string): string | null => {
   }
 };
 
+/**
+ * Creates of `type` paced at the provider rate to a service whose provider reaches `receiver` (`env(receiver.url)`
+ * and PUBLIC_BASE_URL on the bench's settings): from each create leaving this process to the receiver having the
+ * request it keys by that create's number. Stops the service and closes the receiver.
+ */
+async function createToReceiver(
+  o: ProviderBenchOptions,
+  db: pg.Pool,
+  receiver: JsonReceiver,
+  type: string,
+  phones: PhoneSequence,
+  env: (url: string) => NodeJS.ProcessEnv,
+): Promise<PacedLatency> {
+  onCleanup(() => receiver.close());
+  try {
+    const service = await startService({ ...o.serviceEnv(), ...env(receiver.url), PUBLIC_BASE_URL: 'https://otp.bench.invalid' });
+    try {
+      const { measured, cpu, transactions } = await pacedCreates(service, o.settings, phones, null, {}, db, type);
+      const wanted = measured.filter((m) => m.status === 200).map((m) => m.key);
+      await awaitArrivals(wanted, (k) => receiver.arrivals.has(k), 3_000, 20_000);
+      return latencyOf(o.settings.rate, o.settings.seconds, measured, (m) => receiver.arrivals.get(m.key), cpu, transactions);
+    } finally {
+      await service.child.stop();
+    }
+  } finally {
+    await receiver.close();
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------------
 
 export async function benchProviders(o: ProviderBenchOptions): Promise<void> {
@@ -863,54 +893,24 @@ async function run(o: ProviderBenchOptions, db: pg.Pool): Promise<void> {
   }
 
   // 5. Create to Graph API request: WHATSAPP through meta, beside the HTTP gateway's figure above.
-  {
-    const graph = await startGraphReceiver();
-    onCleanup(() => graph.close());
-    const meta = await startService({
-      ...o.serviceEnv(),
-      WHATSAPP_PROVIDER: 'meta',
-      META_BASE_URL: graph.url,
-      META_ACCESS_TOKEN: 'EAAbenchaccesstoken0123456789',
-      META_PHONE_NUMBER_ID: '106540352242922',
-      META_APP_SECRET: '0123456789abcdef0123456789abcdef',
-      META_WEBHOOK_VERIFY_TOKEN: 'bench-verify-token-0123456789',
-      WHATSAPP_TEMPLATE: 'otp_code',
-      PUBLIC_BASE_URL: 'https://otp.bench.invalid',
-    });
-    try {
-      const { measured, cpu, transactions } = await pacedCreates(meta, s, new PhoneSequence(67_000_000), null, {}, db, 'WHATSAPP');
-      const wanted = measured.filter((m) => m.status === 200).map((m) => m.key);
-      await awaitArrivals(wanted, (k) => graph.arrivals.has(k), 3_000, 20_000);
-      out.metaLatency = latencyOf(s.rate, s.seconds, measured, (m) => graph.arrivals.get(m.key), cpu, transactions);
-      log(`providers: create→Graph request ${JSON.stringify(out.metaLatency)}`);
-    } finally {
-      await meta.child.stop();
-      await graph.close();
-    }
-  }
+  out.metaLatency = await createToReceiver(o, db, await startGraphReceiver(), 'WHATSAPP', new PhoneSequence(67_000_000), (url) => ({
+    WHATSAPP_PROVIDER: 'meta',
+    META_BASE_URL: url,
+    META_ACCESS_TOKEN: 'EAAbenchaccesstoken0123456789',
+    META_PHONE_NUMBER_ID: '106540352242922',
+    META_APP_SECRET: '0123456789abcdef0123456789abcdef',
+    META_WEBHOOK_VERIFY_TOKEN: 'bench-verify-token-0123456789',
+    WHATSAPP_TEMPLATE: 'otp_code',
+  }));
+  log(`providers: create→Graph request ${JSON.stringify(out.metaLatency)}`);
 
   // 6. Create to sendVerificationMessage: TELEGRAM through telegram (checkSendAbility, then the send), beside 5.
-  {
-    const gateway = await startTelegramReceiver();
-    onCleanup(() => gateway.close());
-    const telegram = await startService({
-      ...o.serviceEnv(),
-      TELEGRAM_PROVIDER: 'telegram',
-      TELEGRAM_GATEWAY_TOKEN: 'AAGbenchgatewaytoken0123456789',
-      TELEGRAM_BASE_URL: gateway.url,
-      PUBLIC_BASE_URL: 'https://otp.bench.invalid',
-    });
-    try {
-      const { measured, cpu, transactions } = await pacedCreates(telegram, s, new PhoneSequence(68_000_000), null, {}, db, 'TELEGRAM');
-      const wanted = measured.filter((m) => m.status === 200).map((m) => m.key);
-      await awaitArrivals(wanted, (k) => gateway.arrivals.has(k), 3_000, 20_000);
-      out.telegramLatency = latencyOf(s.rate, s.seconds, measured, (m) => gateway.arrivals.get(m.key), cpu, transactions);
-      log(`providers: create→sendVerificationMessage ${JSON.stringify(out.telegramLatency)} (${gateway.requests()} Gateway requests)`);
-    } finally {
-      await telegram.child.stop();
-      await gateway.close();
-    }
-  }
+  out.telegramLatency = await createToReceiver(o, db, await startTelegramReceiver(), 'TELEGRAM', new PhoneSequence(68_000_000), (url) => ({
+    TELEGRAM_PROVIDER: 'telegram',
+    TELEGRAM_GATEWAY_TOKEN: 'AAGbenchgatewaytoken0123456789',
+    TELEGRAM_BASE_URL: url,
+  }));
+  log(`providers: create→sendVerificationMessage ${JSON.stringify(out.telegramLatency)}`);
 
   // 7. An SMSC that answers after the time-out: copies per verification, ours and the baseline ref's.
   out.lateProvider = await benchLateProvider({
