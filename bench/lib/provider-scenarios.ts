@@ -12,6 +12,10 @@
  * 4. Receipt to webhook: signed UNDELIVERED receipts for the verifications of 3 (each created with a webhookUrl
  *    at a receiver in this process) POSTed to /callbacks/http at the same rate; each makes its verification
  *    FAILED and sends action.otp.failed; from posting the receipt to the receiver having the webhook.
+ * 5. Create to Graph API request: WHATSAPP creates, WHATSAPP_PROVIDER=meta, a Graph API receiver in this process.
+ * 6. Create to sendVerificationMessage: TELEGRAM creates, TELEGRAM_PROVIDER=telegram, a Gateway receiver in this
+ *    process; the provider's checkSendAbility comes first on the send path and is inside the figure.
+ * 7. An SMSC answering after the time-out (bench/lib/late-provider.ts).
  *
  * Clocks: this process and the SMSC child both note performance.timeOrigin + performance.now(); the offset
  * between the two is measured over the SMSC's control port (the sample with the shortest round trip) and taken
@@ -35,6 +39,8 @@ import { startChild, stringFields, type Child } from './child.js';
 import { onCleanup } from './cleanup.js';
 import { PhoneSequence } from './phones.js';
 import { startGraphReceiver } from './graph-receiver.js';
+import type { JsonReceiver } from './json-receiver.js';
+import { startTelegramReceiver } from './telegram-receiver.js';
 import { benchLateProvider, type LateProviderResults } from './late-provider.js';
 import { fetchToken } from './service-scenarios.js';
 
@@ -199,6 +205,11 @@ export interface ProviderResults {
   receiptLatency: (PacedLatency & { readonly failedVerifications: number; readonly otherEvents: number }) | null;
   /** WHATSAPP creates through the meta provider to a local Graph API receiver (bench/lib/graph-receiver.ts). */
   metaLatency: PacedLatency | null;
+  /**
+   * TELEGRAM creates through the telegram provider to a local Gateway receiver (bench/lib/telegram-receiver.ts), up
+   * to its sendVerificationMessage: the ability check the provider makes first is inside the figure.
+   */
+  telegramLatency: PacedLatency | null;
   /** An SMSC answering after PROVIDER_TIMEOUT_MS: copies per verification, ours beside BENCH_BASELINE_REF's. */
   lateProvider: LateProviderResults | null;
   notes: string[];
@@ -219,7 +230,7 @@ export interface ProviderBenchOptions {
 const httpProviderPoolSize = 16;
 
 export function emptyProviderResults(settings: ProviderBenchSettings): ProviderResults {
-  return { settings, clock: null, smppThroughput: null, smppLatency: null, httpLatency: null, receiptLatency: null, metaLatency: null, lateProvider: null, notes: [] };
+  return { settings, clock: null, smppThroughput: null, smppLatency: null, httpLatency: null, receiptLatency: null, metaLatency: null, telegramLatency: null, lateProvider: null, notes: [] };
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -719,6 +730,35 @@ const idOf = (body: string): string | null => {
   }
 };
 
+/**
+ * Creates of `type` paced at the provider rate to a service whose provider reaches `receiver` (`env(receiver.url)`
+ * and PUBLIC_BASE_URL on the bench's settings): from each create leaving this process to the receiver having the
+ * request it keys by that create's number. Stops the service and closes the receiver.
+ */
+async function createToReceiver(
+  o: ProviderBenchOptions,
+  db: pg.Pool,
+  receiver: JsonReceiver,
+  type: string,
+  phones: PhoneSequence,
+  env: (url: string) => NodeJS.ProcessEnv,
+): Promise<PacedLatency> {
+  onCleanup(() => receiver.close());
+  try {
+    const service = await startService({ ...o.serviceEnv(), ...env(receiver.url), PUBLIC_BASE_URL: 'https://otp.bench.invalid' });
+    try {
+      const { measured, cpu, transactions } = await pacedCreates(service, o.settings, phones, null, {}, db, type);
+      const wanted = measured.filter((m) => m.status === 200).map((m) => m.key);
+      await awaitArrivals(wanted, (k) => receiver.arrivals.has(k), 3_000, 20_000);
+      return latencyOf(o.settings.rate, o.settings.seconds, measured, (m) => receiver.arrivals.get(m.key), cpu, transactions);
+    } finally {
+      await service.child.stop();
+    }
+  } finally {
+    await receiver.close();
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------------
 
 export async function benchProviders(o: ProviderBenchOptions): Promise<void> {
@@ -853,33 +893,26 @@ async function run(o: ProviderBenchOptions, db: pg.Pool): Promise<void> {
   }
 
   // 5. Create to Graph API request: WHATSAPP through meta, beside the HTTP gateway's figure above.
-  {
-    const graph = await startGraphReceiver();
-    onCleanup(() => graph.close());
-    const meta = await startService({
-      ...o.serviceEnv(),
-      WHATSAPP_PROVIDER: 'meta',
-      META_BASE_URL: graph.url,
-      META_ACCESS_TOKEN: 'EAAbenchaccesstoken0123456789',
-      META_PHONE_NUMBER_ID: '106540352242922',
-      META_APP_SECRET: '0123456789abcdef0123456789abcdef',
-      META_WEBHOOK_VERIFY_TOKEN: 'bench-verify-token-0123456789',
-      WHATSAPP_TEMPLATE: 'otp_code',
-      PUBLIC_BASE_URL: 'https://otp.bench.invalid',
-    });
-    try {
-      const { measured, cpu, transactions } = await pacedCreates(meta, s, new PhoneSequence(67_000_000), null, {}, db, 'WHATSAPP');
-      const wanted = measured.filter((m) => m.status === 200).map((m) => m.key);
-      await awaitArrivals(wanted, (k) => graph.arrivals.has(k), 3_000, 20_000);
-      out.metaLatency = latencyOf(s.rate, s.seconds, measured, (m) => graph.arrivals.get(m.key), cpu, transactions);
-      log(`providers: create→Graph request ${JSON.stringify(out.metaLatency)}`);
-    } finally {
-      await meta.child.stop();
-      await graph.close();
-    }
-  }
+  out.metaLatency = await createToReceiver(o, db, await startGraphReceiver(), 'WHATSAPP', new PhoneSequence(67_000_000), (url) => ({
+    WHATSAPP_PROVIDER: 'meta',
+    META_BASE_URL: url,
+    META_ACCESS_TOKEN: 'EAAbenchaccesstoken0123456789',
+    META_PHONE_NUMBER_ID: '106540352242922',
+    META_APP_SECRET: '0123456789abcdef0123456789abcdef',
+    META_WEBHOOK_VERIFY_TOKEN: 'bench-verify-token-0123456789',
+    WHATSAPP_TEMPLATE: 'otp_code',
+  }));
+  log(`providers: create→Graph request ${JSON.stringify(out.metaLatency)}`);
 
-  // 6. An SMSC that answers after the time-out: copies per verification, ours and the baseline ref's.
+  // 6. Create to sendVerificationMessage: TELEGRAM through telegram (checkSendAbility, then the send), beside 5.
+  out.telegramLatency = await createToReceiver(o, db, await startTelegramReceiver(), 'TELEGRAM', new PhoneSequence(68_000_000), (url) => ({
+    TELEGRAM_PROVIDER: 'telegram',
+    TELEGRAM_GATEWAY_TOKEN: 'AAGbenchgatewaytoken0123456789',
+    TELEGRAM_BASE_URL: url,
+  }));
+  log(`providers: create→sendVerificationMessage ${JSON.stringify(out.telegramLatency)}`);
+
+  // 7. An SMSC that answers after the time-out: copies per verification, ours and the baseline ref's.
   out.lateProvider = await benchLateProvider({
     rate: Number(process.env.BENCH_LATE_RATE ?? 200),
     seconds: Number(process.env.BENCH_LATE_SECONDS ?? 5),

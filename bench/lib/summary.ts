@@ -228,7 +228,7 @@ function backupRows(b: BackupResult | null): Row[] {
   ];
 }
 
-/** The providers section's rows: SMPP throughput against the bare package, and three paced latencies. */
+/** The providers section's rows: SMPP throughput against the bare package, and the paced latencies. */
 function providerRows(p: ProviderResults | null): Row[] {
   const t = p?.smppThroughput ?? null;
   const rate = p?.settings.rate ?? 500;
@@ -265,6 +265,7 @@ function providerRows(p: ProviderResults | null): Row[] {
     ),
     latencyRow(`Receipt-to-webhook (UNDELIVERED → action.otp.failed) at ${rate}/s`, p?.receiptLatency ?? null, 'receipt'),
     latencyRow(`WhatsApp (meta) create-to-Graph request at ${rate} creates/s (beside the HTTP gateway's above)`, p?.metaLatency ?? null, 'create'),
+    latencyRow(`Telegram create-to-sendVerificationMessage at ${rate} creates/s (the ability check included)`, p?.telegramLatency ?? null, 'create'),
     ...lateProviderRows(p?.lateProvider ?? null),
   ];
 }
