@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
 import { jwtVerify, errors as joseErrors } from 'jose';
 import { LRUCache } from 'lru-cache';
 import type { Clock, Random } from '../domain/ports.js';
@@ -27,6 +27,9 @@ export interface SigningKeyStore {
 
 const tokenType = 'at+jwt';
 
+/** Bound on the tokens kept for reuse within one second (see `TokenService.issue`). */
+const maxMintedPerSecond = 10_000;
+
 /**
  * Issues and checks access tokens: HS256 JWTs signed with a key kept in the database, so any instance can
  * check any token without a database read. Checked tokens are cached (bounded) to spare the HMAC, and the
@@ -36,6 +39,10 @@ export class TokenService {
   private readonly verified = new LRUCache<string, AccessGrant>({ max: 50_000 });
   /** The encoded JWS header, the same on every token. */
   private readonly encodedHeader: string;
+  /** The signing key as a KeyObject, so that signing does not import the raw key again for every token. */
+  private readonly signingKey: KeyObject;
+  /** Tokens signed in the current second, by client and scope (see `issue`). */
+  private minted: { iat: number; tokens: Map<string, string> } = { iat: -1, tokens: new Map() };
 
   private constructor(
     keyId: string,
@@ -45,6 +52,7 @@ export class TokenService {
     private readonly clock: Clock,
   ) {
     this.encodedHeader = base64url(JSON.stringify({ alg: 'HS256', typ: tokenType, kid: keyId }));
+    this.signingKey = createSecretKey(key);
   }
 
   static async create(
@@ -62,7 +70,19 @@ export class TokenService {
     const now = this.clock.now();
     const iat = Math.floor(now.getTime() / 1000);
     const exp = iat + this.ttlSeconds;
-    const accessToken = this.sign({ scope: scopes.join(' '), sub: clientId, iat, exp });
+    const scope = scopes.join(' ');
+    // A token is a pure function of the key and its claims, and within one second a client asking for the same
+    // scopes gets the same claims: the token signed for the first request of the second is the very string
+    // signing again would make, so it is handed out again (every check of the request has run before this).
+    // Only this second's tokens are kept, at most `maxMintedPerSecond` of them.
+    if (this.minted.iat !== iat) this.minted = { iat, tokens: new Map() };
+    // Length-prefixed, so that no client id and scope pair reads as another.
+    const mintedKey = `${clientId.length}:${clientId}${scope}`;
+    let accessToken = this.minted.tokens.get(mintedKey);
+    if (accessToken === undefined) {
+      accessToken = this.sign({ scope, sub: clientId, iat, exp });
+      if (this.minted.tokens.size < maxMintedPerSecond) this.minted.tokens.set(mintedKey, accessToken);
+    }
     return { accessToken, expiresAt: new Date(exp * 1000), expiresIn: exp - iat, scopes };
   }
 
@@ -72,7 +92,7 @@ export class TokenService {
    */
   private sign(claims: { scope: string; sub: string; iat: number; exp: number }): string {
     const signingInput = `${this.encodedHeader}.${base64url(JSON.stringify(claims))}`;
-    return `${signingInput}.${createHmac('sha256', this.key).update(signingInput).digest('base64url')}`;
+    return `${signingInput}.${createHmac('sha256', this.signingKey).update(signingInput).digest('base64url')}`;
   }
 
   /**

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { defaultClientSettings } from '../../src/domain/client-settings.js';
 import { cryptoRandom } from '../../src/domain/random.js';
 import type { Scope } from '../../src/domain/scopes.js';
 import { hashSecret, secretMatches, type Client, type ClientStore } from '../../src/oauth/client.js';
@@ -210,6 +211,54 @@ describe('token endpoint steps', () => {
     assert.ok(rotated);
     assert.equal((await refusal(auth(c.clientSecret))).code, 'invalid_client');
     assert.ok(await auth(rotated.clientSecret));
+  });
+});
+
+describe('tokens issued within one second (reused, not signed again)', () => {
+  /** The claims a token carries, read back by the same checker /v1 uses. */
+  async function claims(tokens: TokenService, token: string) {
+    const grant = await tokens.authenticate(token);
+    assert.ok(grant, 'the token checks');
+    return { clientId: grant.clientId, scopes: grant.scopes, expiresAt: grant.expiresAt.getTime() };
+  }
+
+  it('hands the same client and scopes the same token, and each other pair its own claims', async () => {
+    const { tokens, clients, clock } = await setup();
+    const a = await clients.create('a', ['otp:send', 'otp:verify']);
+    const b = await clients.create('b', ['otp:send', 'otp:verify']);
+    const first = await tokens.issue(a.clientId, ['otp:send']);
+    assert.equal((await tokens.issue(a.clientId, ['otp:send'])).accessToken, first.accessToken);
+    const otherScopes = await tokens.issue(a.clientId, ['otp:send', 'otp:verify']);
+    const otherClient = await tokens.issue(b.clientId, ['otp:send']);
+    assert.deepEqual(await claims(tokens, otherScopes.accessToken), { clientId: a.clientId, scopes: ['otp:send', 'otp:verify'], expiresAt: first.expiresAt.getTime() });
+    assert.deepEqual(await claims(tokens, otherClient.accessToken), { clientId: b.clientId, scopes: ['otp:send'], expiresAt: first.expiresAt.getTime() });
+    clock.advance(1_000);
+    const later = await tokens.issue(a.clientId, ['otp:send']);
+    assert.notEqual(later.accessToken, first.accessToken);
+    assert.equal((await claims(tokens, later.accessToken)).expiresAt, first.expiresAt.getTime() + 1_000, 'a new second, a new expiry');
+  });
+
+  it('never mistakes one client and scope pair for another whose id and scopes join the same way', async () => {
+    const { tokens, store, clock } = await setup();
+    // Ids are UUIDs in practice; these two would read alike if id and scopes were simply joined with a space.
+    for (const id of ['a', 'a otp:send']) {
+      await store.insert({
+        id,
+        name: id,
+        secretHash: hashSecret('s'),
+        scopes: ['otp:send', 'otp:verify'],
+        webhookSecret: 'whsec_x',
+        previousWebhookSecret: null,
+        previousWebhookSecretExpiresAt: null,
+        disabledAt: null,
+        createdAt: clock.now(),
+        settings: defaultClientSettings,
+      });
+    }
+    const first = await tokens.issue('a', ['otp:send', 'otp:verify']);
+    const second = await tokens.issue('a otp:send', ['otp:verify']);
+    assert.deepEqual(await claims(tokens, first.accessToken), { clientId: 'a', scopes: ['otp:send', 'otp:verify'], expiresAt: first.expiresAt.getTime() });
+    assert.deepEqual(await claims(tokens, second.accessToken), { clientId: 'a otp:send', scopes: ['otp:verify'], expiresAt: first.expiresAt.getTime() });
   });
 });
 
