@@ -34,6 +34,29 @@ export interface Row {
   readonly target: string;
   /** null: no target, or not measured. */
   readonly met: boolean | null;
+  /** The bench section that measured it (`BENCH_SECTIONS`' names). */
+  readonly section?: string;
+  /** The machine's 1-min load average when that section started. */
+  readonly load?: number;
+}
+
+/** The rows, each marked with the section that measured it. */
+export function inSection(section: string, rows: readonly Row[]): Row[] {
+  return rows.map((r) => ({ ...r, section }));
+}
+
+/**
+ * Each row beside the load its section started at; a row whose section started above `maxLoad` (BENCH_MAX_LOAD) is
+ * not written: other work competed for the machine, and its figure says more about that work than about the service.
+ * What was measured stays in results.json.
+ */
+export function gateByLoad(rows: readonly Row[], loads: Readonly<Record<string, number>>, maxLoad: number): Row[] {
+  return rows.map((r) => {
+    const load = r.section === undefined ? undefined : loads[r.section];
+    if (load === undefined) return r;
+    if (load <= maxLoad) return { ...r, load };
+    return { ...r, load, value: `not written: load ${load.toFixed(2)} > ${maxLoad} (BENCH_MAX_LOAD)`, ratio: null, met: null };
+  });
 }
 
 export function ratioRow(
@@ -92,8 +115,8 @@ export function renderReport(machine: MachineInfo, rows: readonly Row[], notes: 
     '',
   ];
   const table = markdownTable(
-    ['Figure', 'Value', 'Baseline', 'Ratio', 'Target', 'Result'],
-    rows.map((r) => [r.figure, r.value, r.baseline, r.ratio === null ? '' : ratioText(r.ratio), r.target, verdict(r.met)]),
+    ['Figure', 'Value', 'Baseline', 'Ratio', 'Target', 'Result', 'Load'],
+    rows.map((r) => [r.figure, r.value, r.baseline, r.ratio === null ? '' : ratioText(r.ratio), r.target, verdict(r.met), r.load === undefined ? '' : r.load.toFixed(2)]),
   );
   return [...head, table, '', ...notes.map((n) => `- ${n}`), ''].join('\n');
 }

@@ -6,7 +6,7 @@ import type { DbLimitResult } from './db-limit.js';
 import type { LoadResult } from './load.js';
 import type { CpuShares, PacedLatency, ProviderResults } from './provider-scenarios.js';
 import type { LateProviderResults } from './late-provider.js';
-import { boundRow, mib, ratioRow, type MachineInfo, type Row } from './report.js';
+import { boundRow, inSection, mib, ratioRow, type MachineInfo, type Row } from './report.js';
 import { costsBoundMs, type CostsResults } from './costs-scenario.js';
 import { failoverTimes, type FailoverResults } from './failover-scenario.js';
 import type { CarrierCacheResults } from './carrier-cache.js';
@@ -57,75 +57,80 @@ export function summaryRows(r: Results): Row[] {
   const ok = (name: string): number | null => r.load[name]?.okRps ?? null;
   const db = (name: string): number | null => r.dbLimit[name]?.opsPerSecond ?? null;
   const ceiling = ok('ceiling');
-  const rows: Row[] = [ratioRow('Ceiling: bare Fastify, constant JSON', ceiling, 'req/s', '', null, null)];
+  const rows: Row[] = inSection('ceiling', [ratioRow('Ceiling: bare Fastify, constant JSON', ceiling, 'req/s', '', null, null)]);
   rows.push(
-    ratioRow('Token POST /oauth/token (PG)', ok('token'), 'req/s', 'ceiling', ceiling, null),
-    ratioRow('Token vs oidc-provider', ok('token'), 'req/s', 'oidc-provider', ok('oidcProviderToken'), 3),
-    ratioRow('Create POST /v1/otp/request (PG)', ok('create'), 'req/s', 'ceiling', ceiling, null),
-    ratioRow('Create vs database limit', ok('create'), 'ops/s', 'pg direct', db('create'), 0.8),
-    ratioRow('Create vs batched database limit', ok('create'), 'ops/s', 'pg batched', db('createBatched'), 0.8),
-    ratioRow('Create vs better-auth send-otp', ok('create'), 'req/s', 'better-auth', ok('betterAuthSend'), 3),
-    ratioRow('Fetch GET /v1/otp/{id} (PG)', ok('fetch'), 'req/s', 'ceiling', ceiling, null),
-    ratioRow('Fetch vs database limit', ok('fetch'), 'ops/s', 'pg direct', db('fetch'), 0.7),
-    ratioRow('Fetch vs batched database limit', ok('fetch'), 'ops/s', 'pg batched', db('fetchBatched'), 0.8),
-    ratioRow('Verify POST /v1/otp/verify (PG)', ok('verify'), 'req/s', 'ceiling', ceiling, null),
-    ratioRow('Verify vs database limit', ok('verify'), 'ops/s', 'pg direct', db('verify'), 0.8),
-    ratioRow('Verify vs batched database limit', ok('verify'), 'ops/s', 'pg batched', db('verifyBatched'), 0.8),
-    ratioRow('Verify vs better-auth verify', ok('verify'), 'req/s', 'better-auth', ok('betterAuthVerify'), 3),
-    ratioRow(
-      'Verify vs better-auth verify, disableCleanup',
-      ok('verify'),
-      'req/s',
-      'better-auth tuned',
-      ok('betterAuthVerifyNoCleanup'),
-      3,
-    ),
-    ratioRow('Create POST /v2 Twilio Verifications vs /v1 create (PG, alternating rounds)', ok('dropInV2Create'), 'req/s', '/v1 create', ok('dropInV1Create'), 0.9),
-    ratioRow('Check POST /v2 VerificationCheck vs /v1 verify (PG, alternating rounds)', ok('dropInV2Check'), 'req/s', '/v1 verify', ok('dropInV1Check'), 0.9),
-    ratioRow('Create POST /v2 vs /v1 side by side (PG, half the connections each)', ok('dropInSideV2Create'), 'req/s', '/v1 create', ok('dropInSideV1Create'), 0.9),
-    ratioRow('Check POST /v2 vs /v1 side by side (PG, half the connections each)', ok('dropInSideV2Check'), 'req/s', '/v1 verify', ok('dropInSideV1Check'), 0.9),
-    ratioRow('Create with 200 routes vs no route (PG, alternating rounds)', ok('routesWith'), 'req/s', 'no route', ok('routesWithout'), 0.95),
-    ratioRow('PGlite token', ok('pgliteToken'), 'req/s', 'ceiling', ceiling, null),
-    ratioRow('PGlite create', ok('pgliteCreate'), 'req/s', 'ceiling', ceiling, null),
-    ratioRow('PGlite create vs PostgreSQL create', ok('pgliteCreate'), 'req/s', 'PG create', ok('create'), 0.5),
-    ratioRow('PGlite fetch', ok('pgliteFetch'), 'req/s', 'ceiling', ceiling, null),
-    ratioRow('PGlite verify', ok('pgliteVerify'), 'req/s', 'ceiling', ceiling, null),
+    ...inSection('token', [
+      ratioRow('Token POST /oauth/token (PG)', ok('token'), 'req/s', 'ceiling', ceiling, null),
+      ratioRow('Token vs oidc-provider', ok('token'), 'req/s', 'oidc-provider', ok('oidcProviderToken'), 3),
+    ]),
+    ...inSection('create', [
+      ratioRow('Create POST /v1/otp/request (PG)', ok('create'), 'req/s', 'ceiling', ceiling, null),
+      ratioRow('Create vs database limit', ok('create'), 'ops/s', 'pg direct', db('create'), 0.8),
+      ratioRow('Create vs batched database limit', ok('create'), 'ops/s', 'pg batched', db('createBatched'), 0.8),
+      ratioRow('Create vs better-auth send-otp', ok('create'), 'req/s', 'better-auth', ok('betterAuthSend'), 3),
+    ]),
+    ...inSection('fetch', [
+      ratioRow('Fetch GET /v1/otp/{id} (PG)', ok('fetch'), 'req/s', 'ceiling', ceiling, null),
+      ratioRow('Fetch vs database limit', ok('fetch'), 'ops/s', 'pg direct', db('fetch'), 0.7),
+      ratioRow('Fetch vs batched database limit', ok('fetch'), 'ops/s', 'pg batched', db('fetchBatched'), 0.8),
+    ]),
+    ...inSection('verify', [
+      ratioRow('Verify POST /v1/otp/verify (PG)', ok('verify'), 'req/s', 'ceiling', ceiling, null),
+      ratioRow('Verify vs database limit', ok('verify'), 'ops/s', 'pg direct', db('verify'), 0.8),
+      ratioRow('Verify vs batched database limit', ok('verify'), 'ops/s', 'pg batched', db('verifyBatched'), 0.8),
+      ratioRow('Verify vs better-auth verify', ok('verify'), 'req/s', 'better-auth', ok('betterAuthVerify'), 3),
+      ratioRow('Verify vs better-auth verify, disableCleanup', ok('verify'), 'req/s', 'better-auth tuned', ok('betterAuthVerifyNoCleanup'), 3),
+    ]),
+    ...inSection('drop-in', [
+      ratioRow('Create POST /v2 Twilio Verifications vs /v1 create (PG, alternating rounds)', ok('dropInV2Create'), 'req/s', '/v1 create', ok('dropInV1Create'), 0.9),
+      ratioRow('Check POST /v2 VerificationCheck vs /v1 verify (PG, alternating rounds)', ok('dropInV2Check'), 'req/s', '/v1 verify', ok('dropInV1Check'), 0.9),
+      ratioRow('Create POST /v2 vs /v1 side by side (PG, half the connections each)', ok('dropInSideV2Create'), 'req/s', '/v1 create', ok('dropInSideV1Create'), 0.9),
+      ratioRow('Check POST /v2 vs /v1 side by side (PG, half the connections each)', ok('dropInSideV2Check'), 'req/s', '/v1 verify', ok('dropInSideV1Check'), 0.9),
+    ]),
+    ...inSection('routes', [ratioRow('Create with 200 routes vs no route (PG, alternating rounds)', ok('routesWith'), 'req/s', 'no route', ok('routesWithout'), 0.95)]),
+    ...inSection('pglite', [
+      ratioRow('PGlite token', ok('pgliteToken'), 'req/s', 'ceiling', ceiling, null),
+      ratioRow('PGlite create', ok('pgliteCreate'), 'req/s', 'ceiling', ceiling, null),
+      ratioRow('PGlite create vs PostgreSQL create', ok('pgliteCreate'), 'req/s', 'PG create', ok('create'), 0.5),
+      ratioRow('PGlite fetch', ok('pgliteFetch'), 'req/s', 'ceiling', ceiling, null),
+      ratioRow('PGlite verify', ok('pgliteVerify'), 'req/s', 'ceiling', ceiling, null),
+    ]),
   );
   // p99 bounds: 25 ms, but an embedded create's is 100 ms (issue 22), its commit being a write to the disk.
-  const latency: [string, string, number][] = [
-    ['token', 'token (PG)', 25],
-    ['create', 'create (PG)', 25],
-    ['fetch', 'fetch (PG)', 25],
-    ['verify', 'verify (PG)', 25],
-    ['pgliteToken', 'token (PGlite)', 25],
-    ['pgliteCreate', 'create (PGlite)', 100],
-    ['pgliteFetch', 'fetch (PGlite)', 25],
-    ['pgliteVerify', 'verify (PGlite)', 25],
-    ['pgliteCreateMixed', 'create (PGlite) beside token and fetch', 100],
-    ['pgliteTokenBesideCreate', 'token (PGlite) beside creates', 25],
-    ['pgliteFetchBesideCreate', 'fetch (PGlite) beside creates', 25],
+  const latency: [string, string, number, string][] = [
+    ['token', 'token (PG)', 25, 'token'],
+    ['create', 'create (PG)', 25, 'create'],
+    ['fetch', 'fetch (PG)', 25, 'fetch'],
+    ['verify', 'verify (PG)', 25, 'verify'],
+    ['pgliteToken', 'token (PGlite)', 25, 'pglite'],
+    ['pgliteCreate', 'create (PGlite)', 100, 'pglite'],
+    ['pgliteFetch', 'fetch (PGlite)', 25, 'pglite'],
+    ['pgliteVerify', 'verify (PGlite)', 25, 'pglite'],
+    ['pgliteCreateMixed', 'create (PGlite) beside token and fetch', 100, 'pglite'],
+    ['pgliteTokenBesideCreate', 'token (PGlite) beside creates', 25, 'pglite'],
+    ['pgliteFetchBesideCreate', 'fetch (PGlite) beside creates', 25, 'pglite'],
   ];
-  for (const [key, label, bound] of latency) {
+  for (const [key, label, bound, section] of latency) {
     const l = r.load[key];
     rows.push(
-      boundRow(
-        `Latency ${label}, ${r.settings.connections} connections`,
-        l ? `p50 ${l.p50} ms, p99 ${l.p99} ms` : 'n/a',
-        `p99 < ${bound} ms`,
-        l ? l.p99 < bound : null,
-      ),
+      ...inSection(section, [
+        boundRow(`Latency ${label}, ${r.settings.connections} connections`, l ? `p50 ${l.p50} ms, p99 ${l.p99} ms` : 'n/a', `p99 < ${bound} ms`, l ? l.p99 < bound : null),
+      ]),
     );
   }
-  for (const [key, label] of [
-    ['ceiling', 'ceiling'],
-    ['oidcProviderToken', 'oidc-provider token'],
-    ['betterAuthSend', 'better-auth send-otp'],
-    ['betterAuthVerify', 'better-auth verify'],
-    ['betterAuthVerifyNoCleanup', 'better-auth verify, disableCleanup'],
+  for (const [key, label, section] of [
+    ['ceiling', 'ceiling', 'ceiling'],
+    ['oidcProviderToken', 'oidc-provider token', 'token'],
+    ['betterAuthSend', 'better-auth send-otp', 'create'],
+    ['betterAuthVerify', 'better-auth verify', 'verify'],
+    ['betterAuthVerifyNoCleanup', 'better-auth verify, disableCleanup', 'verify'],
   ] as const) {
     const l = r.load[key];
-    if (l) rows.push(boundRow(`Latency ${label} (baseline)`, `p50 ${l.p50} ms, p99 ${l.p99} ms`, '', null));
+    if (l) rows.push(...inSection(section, [boundRow(`Latency ${label} (baseline)`, `p50 ${l.p50} ms, p99 ${l.p99} ms`, '', null)]));
   }
+  /** Marks the rows pushed since `from` as the section's. */
+  const tagFrom = (from: number, section: string) => rows.splice(from, rows.length - from, ...inSection(section, rows.slice(from)));
+  const webhooksFrom = rows.length;
   const w = r.webhooks;
   if (w && w.available) {
     rows.push(
@@ -151,22 +156,26 @@ export function summaryRows(r: Results): Row[] {
   } else {
     rows.push(boundRow('Webhooks', w ? w.note : 'not measured', 'p99 < 50 ms at 1000 ev/s', null));
   }
-  rows.push(...providerRows(r.providers));
-  rows.push(...callRows(r.calls));
-  rows.push(...fallbackRows(r.fallback ?? null));
-  rows.push(...deliveryFailoverRows(r.deliveryFailover ?? null));
-  rows.push(...pumpingRows(r.pumping));
-  rows.push(...failoverRows(r.failover));
+  tagFrom(webhooksFrom, 'webhooks');
+  rows.push(...inSection('providers', providerRows(r.providers)));
+  rows.push(...inSection('calls', callRows(r.calls)));
+  rows.push(...inSection('fallback', fallbackRows(r.fallback ?? null)));
+  rows.push(...inSection('delivery-failover', deliveryFailoverRows(r.deliveryFailover ?? null)));
+  rows.push(...inSection('pumping', pumpingRows(r.pumping)));
+  rows.push(...inSection('failover', failoverRows(r.failover)));
   if (r.createRss) {
     rows.push(
-      boundRow(
+      ...inSection('create', [
+        boundRow(
         `Service RSS across the create run (${r.createRss.createdThroughHttp.toLocaleString('en-US')} created through HTTP)`,
         `${mib(r.createRss.before)} → ${mib(r.createRss.after)}`,
         '',
         null,
-      ),
+        ),
+      ]),
     );
   }
+  const memoryFrom = rows.length;
   const m = r.memory;
   if (m && typeof m.rssBefore === 'number' && typeof m.rssAfter === 'number') {
     rows.push(
@@ -180,9 +189,11 @@ export function summaryRows(r: Results): Row[] {
   } else {
     rows.push(boundRow('Service RSS flat', 'not measured', 'flat', null));
   }
-  rows.push(...backupRows(r.backup));
-  rows.push(...costsRows(r.costs ?? null));
+  tagFrom(memoryFrom, 'memory');
+  rows.push(...inSection('backup', backupRows(r.backup)));
+  rows.push(...inSection('costs', costsRows(r.costs ?? null)));
   const cache = r.carrierCache ?? null;
+  const cacheFrom = rows.length;
   rows.push(
     cache
       ? boundRow(
@@ -194,6 +205,7 @@ export function summaryRows(r: Results): Row[] {
         )
       : boundRow('Carrier check, a kept answer', 'not measured', '< 100 µs', null),
   );
+  tagFrom(cacheFrom, 'carrier-cache');
   return rows;
 }
 
@@ -450,8 +462,10 @@ export function standingNotes(r: Results): string[] {
   if (loads.length > 0) {
     const cpus = r.machine?.cpus ?? os.cpus().length;
     notes.push(
-      `1-min load average at section starts: ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)} on ${cpus} CPUs ` +
-        '(the bench itself keeps about 2–3 busy; much more means other work on the machine competed and lowered that section).',
+      `1-min load average at section starts: ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)} on ${cpus} CPUs, ` +
+        'each row\'s in its Load column. A section waits for it to fall under BENCH_MAX_LOAD (the CPU count unless set) ' +
+        'for up to BENCH_LOAD_WAIT_SECONDS; a section that started above it has its rows not written (other work competed ' +
+        'for the machine), its figures kept in results.json.',
     );
   }
   if (r.providers) {
