@@ -354,12 +354,13 @@ export class DeliveryService {
    * its number was not asked (it fell due after the read). Heard factors join `heard`.
    */
   private pastForward(v: Verification, answers: ForwardingOfDue, heard: FactorEntry[]): number | null | 'unasked' {
-    const [type] = fallbackLeft(v);
+    const left = fallbackLeft(v);
+    const [type] = left;
     if (type === undefined || !ringsTheNumber(type)) return 0;
     const answer = answers.get(v.id);
     if (answer === undefined) return this.deps.ruleModes?.().modeOf('call-forwarding', v.clientId) === 'off' ? 0 : 'unasked';
     if (answer === 'clear' || !hear('call-forwarding', answer, heard)) return 0;
-    return stepPastForward(fallbackLeft(v));
+    return stepPastForward(left);
   }
 
   /**

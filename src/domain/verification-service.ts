@@ -982,7 +982,7 @@ export class VerificationService {
     const throttled = this.deps.conversion?.resendThrottleOn?.(clientId, this.deps.clock.now()) ?? null;
     let committed;
     try {
-      committed = await this.resendIn(clientId, id, sendTaken, newCountryTaken, budget.over, throttled !== null, challenge, heard);
+      committed = await this.resendIn(clientId, id, sendTaken, newCountryTaken, budget.over, throttled !== null, challenge, modeOf, heard);
     } catch (err) {
       await giveBack();
       throw err;
@@ -1009,12 +1009,12 @@ export class VerificationService {
     overBudget: BudgetRefusal | null,
     throttled: boolean,
     challenge: 'ask' | 'passed' | null,
+    modeOf: (rule: RiskRule) => RuleMode,
     heard: FactorEntry[],
   ): Promise<Committed<ResendOutcome>> {
     const { store, policy, clock } = this.deps;
-    const modes = this.deps.ruleModes?.() ?? allEnforced;
-    // A rule off is not asked; one in shadow names its factor (metrics) and lets the resend go.
-    const refuses = (rule: RiskRule) => hear(rule, modes.modeOf(rule, clientId), heard);
+    // A rule off is not asked; one in shadow names its factor and lets the resend go.
+    const refuses = (rule: RiskRule) => hear(rule, modeOf(rule), heard);
     // A refusal's factors, as heard so far (the script may run again: its own are begun afresh each time).
     const refused = (reason: ResendLimit, retryAfterSeconds: number, budget?: BudgetRefusal) =>
       ({ kind: 'rate-limited', reason, retryAfterSeconds, ...(budget && { budget }), factors: [...heard] }) as const;
