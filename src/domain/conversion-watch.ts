@@ -1,3 +1,4 @@
+import { readsInTurn } from './reads-in-turn.js';
 import {
   Throttles,
   underConverting,
@@ -100,7 +101,9 @@ export class ConversionWatch {
   constructor(private readonly deps: ConversionWatchDeps) {}
 
   /** Reads the last hour's conversion, throttles the routes under MIN_CONVERSION, and reads the throttles in force. */
-  async refresh(): Promise<void> {
+  readonly refresh = readsInTurn(() => this.read());
+
+  private async read(): Promise<void> {
     const { store, policy, clock } = this.deps;
     const now = clock.now();
     if (this.deps.newCountries) {

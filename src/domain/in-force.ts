@@ -1,3 +1,5 @@
+import { readsInTurn } from './reads-in-turn.js';
+
 /**
  * A table this process holds (number lists, routes, prices), read whole from its store and read again when a
  * change is announced (and now and then in case one was lost): the path of a code asks it without a query.
@@ -16,7 +18,7 @@ export class InForce<Table, Row> {
     return this.table;
   }
 
-  async refresh(): Promise<void> {
+  readonly refresh = readsInTurn(async () => {
     this.table = this.make(await this.store.all());
-  }
+  });
 }

@@ -1,3 +1,4 @@
+import { readsInTurn } from './reads-in-turn.js';
 import type { Channel } from './channel-driver.js';
 import type { Route } from './routes.js';
 
@@ -88,10 +89,10 @@ export class BestShares {
     private readonly now: () => Date,
   ) {}
 
-  async refresh(): Promise<void> {
+  readonly refresh = readsInTurn(async () => {
     const best = this.routes();
     this.figures = best.length === 0 ? new Map() : await this.store.figures(best, new Date(this.now().getTime() - bestWindowSeconds * 1000));
-  }
+  });
 
   shares(route: Pick<Route, 'channel' | 'destination' | 'providers'>): ProviderShare[] {
     return bestShares(route.providers, (p) => this.figures.get(figuresKey(route.channel, route.destination, p)), this.open);

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { conversionOf, decideThrottled, hasLocalRoom, shortWindowAt, Throttles, underConverting, underConvertingClients, type RouteTraffic } from '../../src/domain/conversion.js';
+import { ConversionWatch, type ConversionStore } from '../../src/domain/conversion-watch.js';
+import { TestClock } from '../support/clock.js';
 
 const policy = { minConversion: 0.2, minSample: 200, windowSeconds: 3600, throttleSeconds: 86_400 };
 const route = (regionCode: string, provider: string, sends: number, verified: number): RouteTraffic => ({
@@ -82,5 +84,41 @@ describe('conversion (contract 10)', () => {
     assert.equal(throttles.on({ regionCode: 'NG', countryCode: '+234', network: '', provider: 'twilio' }, at), null);
     assert.equal(throttles.on({ regionCode: 'GH', countryCode: '+233', network: 'MTN', provider: 'twilio' }, at), null);
     assert.equal(throttles.on({ regionCode: 'NG', countryCode: '+234', network: 'MTN', provider: 'twilio' }, until), null);
+  });
+});
+
+describe('ConversionWatch', () => {
+  it('reads one read at a time: a read asked during another lands after it, so an older read never puts back older figures', async () => {
+    let verifiedNow = 9;
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let reads = 0;
+    const none = async () => [];
+    const store: ConversionStore = {
+      // Each read answers the figures of when it started; the first one is held back past the second.
+      traffic: async () => {
+        const figures = [route('ZA', 'log', 10, verifiedNow)];
+        if ((reads += 1) === 1) await held;
+        return figures;
+      },
+      throttle: none,
+      active: none,
+      clientTraffic: none,
+      throttleClients: none,
+      activeClients: none,
+      resendTraffic: none,
+      throttleResends: none,
+      activeResends: none,
+      verifiedCountries: none,
+    };
+    const watch = new ConversionWatch({ store, policy, clock: new TestClock(), firstProvider: () => 'log' });
+    const periodic = watch.refresh();
+    await new Promise((resolve) => setImmediate(resolve));
+    verifiedNow = 10;
+    const asked = watch.refresh();
+    await new Promise((resolve) => setImmediate(resolve));
+    release();
+    await Promise.all([periodic, asked]);
+    assert.equal(watch.verifiedIn('ZA'), 10);
   });
 });
