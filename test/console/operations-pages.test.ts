@@ -4,6 +4,7 @@ import { browserSkip } from '../support/browser.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { waitFor } from '../webhooks/helpers.js';
 import { consoleInBrowser, password } from './in-browser.js';
+import { readConversion } from '../support/throttle-calls.js';
 
 /**
  * Contract 16 in Debian's chromium on both databases: throttles lifted on the fraud page, an open circuit on the
@@ -33,7 +34,7 @@ const suite = (kind: 'pglite' | 'postgres') => {
       until,
     );
     await t.server.services.conversionStore.throttleClients([{ clientId: throttled.clientId, sends: 300, verified: 0 }], now, until);
-    await t.server.services.conversion.refresh();
+    await readConversion(t.server.services);
     /** Creates until one is refused (each throttle caps creates at PREFIX_LIMIT_COUNT=3): its answer. */
     const untilRefused = async (make: () => Promise<{ status: number; body: { error?: { code: string } } }>) => {
       for (let i = 0; i < 6; i += 1) {

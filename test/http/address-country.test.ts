@@ -7,7 +7,7 @@ import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { startLog } from '../support/start-log.js';
 import { TestClock } from '../support/clock.js';
-import { harnessCalls, type Made } from '../support/throttle-calls.js';
+import { harnessCalls, type Made, readConversion } from '../support/throttle-calls.js';
 
 /**
  * Issue 20: where an end user's address is (IP_COUNTRY_DATABASE) against their number's country. Under a country
@@ -66,7 +66,7 @@ async function throttleZA(h: Harness, { create, made, verify }: ReturnType<typeo
   const pumped: Made[] = [];
   for (let i = 0; i < 34; i += 1) pumped.push(made(await create(pumper, { ...za(), signals: { ip: inUS(), deviceId: device() } })));
   for (const v of pumped) await sentBy(h, pumper, v.id);
-  await h.services.conversion.refresh();
+  await readConversion(h.services);
   // Creates under the throttle are those after it began.
   h.clock.advance(1);
   assert.ok(h.services.conversion.throttleOn({ regionCode: 'ZA', countryCode: '+27', network: 'Vodacom', provider: 'log' }, h.clock.now()), 'ZA should be throttled');
@@ -156,7 +156,7 @@ forEachDatabase('a resend throttle gives free resends to local users only', (kin
     cooldown();
     for (const v of codes) await resent(token, v);
     h.clock.advance(31_000);
-    await h.services.conversion.refresh();
+    await readConversion(h.services);
     assert.ok(h.services.conversion.resendThrottleOn(c.clientId, h.clock.now()), 'the client should be throttled');
     const local = made(await create(token, { ...ng(), signals: { ip: inNG(), deviceId: device() } }));
     const unknownAbroad = made(await create(token, { ...ng(), signals: { ip: inUS(), deviceId: device() } }));

@@ -6,6 +6,7 @@ import { relaySend } from '../../src/http/relays/relay-send.js';
 import { expectV1Error, type RecordBody } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
+import { readConversion } from '../support/throttle-calls.js';
 
 /** One number per country, each country below the per-country sample on its own. */
 const spread = (i: number) => [
@@ -48,7 +49,7 @@ forEachDatabase('client conversion across countries', (kind) => {
     assert.equal(sent.length, 6);
     for (const m of sent) await h.services.deliveries.recordReceipt(m.provider, { messageId: m.message_id, status: 'DELIVERED', detail: null, at: null });
     h.clock.advance(121_000);
-    await h.services.conversion.refresh();
+    await readConversion(h.services);
     h.clock.advance(1000);
     const listed = await runAdminCommand(adminDeps(h.services), { name: 'blocks.list' });
     assert.ok(listed.ok && !(listed.value as { clientId?: string }[]).some((b) => b.clientId === relaying.clientId), 'not throttled');
@@ -64,10 +65,10 @@ forEachDatabase('client conversion across countries', (kind) => {
     await h.services.sendWorker.idle();
     // Codes younger than two minutes may still be typed: not judged yet.
     h.clock.advance(60_000);
-    await h.services.conversion.refresh();
+    await readConversion(h.services);
     assert.equal((await create(attacker, spread(5)[0] ?? {})).statusCode, 200, 'not judged within the first two minutes');
     h.clock.advance(61_000);
-    await h.services.conversion.refresh();
+    await readConversion(h.services);
     // The test clock stands still between steps: the creates under the throttle come after it.
     h.clock.advance(1000);
     // No country reached the sample; the client did: it is capped at the prefix limit (3) now.
@@ -92,7 +93,7 @@ forEachDatabase('client conversion across countries', (kind) => {
     }
     await h.services.sendWorker.idle();
     h.clock.advance(121_000);
-    await h.services.conversion.refresh();
+    await readConversion(h.services);
     for (const body of spread(4)) assert.equal((await create(token, body)).statusCode, 200);
   });
 });

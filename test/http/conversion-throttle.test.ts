@@ -8,6 +8,7 @@ import { expectV1Error, sentBy } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { withSecondInstance } from '../support/second-instance.js';
+import { readConversion } from '../support/throttle-calls.js';
 
 /** Throttled to the prefix limit: this many creates per window towards a throttled country. */
 const prefixLimit = 3;
@@ -72,7 +73,7 @@ forEachDatabase('conversion throttling', (kind) => {
   };
   /** Reads conversion as the background task does; the test clock then moves on, as a real one would. */
   const refresh = async (services = h.services): Promise<void> => {
-    await services.conversion.refresh();
+    await readConversion(services);
     h.clock.advance(1);
   };
   const throttles = async (): Promise<CountryThrottle[]> => {
@@ -208,7 +209,7 @@ forEachDatabase('short conversion window', (kind) => {
     );
   };
   const refresh = async () => {
-    await h.services.conversion.refresh();
+    await readConversion(h.services);
     h.clock.advance(1);
   };
   /** `count` creates towards Nigeria by one client, `verified` of them verified, all sent. */
@@ -265,7 +266,7 @@ forEachDatabase('conversion throttling off', (kind) => {
       ids.push((res.json() as { data: { id: string } }).data.id);
     }
     for (const id of ids) await sentBy(h, token, id);
-    await h.services.conversion.refresh();
+    await readConversion(h.services);
     h.clock.advance(1);
     assert.deepEqual(await runAdminCommand(adminDeps(h.services), { name: 'blocks.list' }), { ok: true, value: [] });
     for (let i = 0; i < prefixLimit + 1; i += 1) {

@@ -8,6 +8,7 @@ import { expectV1Error } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { withSecondInstance } from '../support/second-instance.js';
+import { readConversion } from '../support/throttle-calls.js';
 
 /**
  * Issue 20, attack 4: a client whose resends are seldom verified (MIN_RESEND_SAMPLE within the short window, under
@@ -88,7 +89,7 @@ forEachDatabase('resends throttled for their conversion', (kind) => {
   /** Moves the clock past the short window's last half minute, and reads conversion as the background task does. */
   const settleAndRefresh = async (services = h.services) => {
     h.clock.advance(31_000);
-    await services.conversion.refresh();
+    await readConversion(services);
   };
   const newClient = async () => {
     const c = await h.client();
@@ -217,7 +218,7 @@ forEachDatabase('resends throttled for their conversion', (kind) => {
         await resendUnverified(token, sample);
         h.clock.advance(31_000);
         // Both read conversion at once: one throttle row, the same on each.
-        await Promise.all([h.services.conversion.refresh(), other.services.conversion.refresh()]);
+        await Promise.all([readConversion(h.services), readConversion(other.services)]);
         const mine = h.services.conversion.resendThrottleOn(clientId, h.clock.now());
         const theirs = other.services.conversion.resendThrottleOn(clientId, h.clock.now());
         assert.ok(mine && theirs);
