@@ -433,7 +433,9 @@ export async function createServices(
       return { channel: driver.channel, sender: (v) => driver.newCode(random, v.otp).from.e164 };
     },
     countSends: config.CLIENT_DAILY_SEND_LIMIT > 0,
-    ...(carrierChecks.callForwarding && { callForwarding: carrierChecks.callForwarding }),
+    ...(carrierChecks.callForwarding && {
+      callForwarding: { check: carrierChecks.callForwarding, judge: (v, left, f) => verifications.judgeStep(v, left, f) },
+    }),
     ruleModes: () => ruleModesInForce.current(),
   });
   const lookups = new LookupService({ store: new SqlLookupStore(db.db), metadata: numberMetadata, clock, random });

@@ -1,5 +1,5 @@
 import { dispatched, type AfterCommit } from './after-commit.js';
-import { ringsTheNumber, stepPastForward, type CarrierChecker } from './carrier-checks.js';
+import { ringsTheNumber, type CarrierChecker, type CarrierOutcome } from './carrier-checks.js';
 import { channelOfDelivery, deliveryChannelOf, type Channel } from './channel-driver.js';
 import { utcDay } from './daily-quota.js';
 import { nextStep, stepDue } from './fallback.js';
@@ -14,7 +14,7 @@ import type { DeliveryReceipt, SendResult } from './send-result.js';
 import { dueAgain, turnAttempts, type SendJob } from './send-job.js';
 import { effectiveStatus, fallbackLeft, sendError, withAttemptOf, withLatestAttempt, withRefund, withTurn, type RequestType, type Verification } from './verification.js';
 import type { ParkedReceipt, SentWritten, VerificationStore, VerificationTx } from './verification-store.js';
-import { allEnforced, hear, withLaterSend, type FactorEntry, type RuleMode, type RuleModes } from './risk.js';
+import { allEnforced, withLaterSend, type FactorEntry, type RuleModes } from './risk.js';
 
 /** Told of every receipt that moved a send, with the time since the provider took it (metrics). */
 export interface ReceiptObserver {
@@ -68,19 +68,19 @@ export interface DeliveryServiceDeps {
   /** CLIENT_DAILY_SEND_LIMIT is on: a step counts as a send of its client that day. */
   readonly countSends: boolean;
   /**
-   * CALL_FORWARDING_PROVIDER (contract 18): asked before a time-driven step that rings the number; absent: off, and
-   * a step asks nothing.
+   * CALL_FORWARDING_PROVIDER (contract 18): asked before a time-driven step that rings the number, whose send the
+   * risk rules then judge on its answer (`judge`, as every send is judged); absent: off, and a step asks nothing.
    */
-  readonly callForwarding?: CarrierChecker;
+  readonly callForwarding?: {
+    readonly check: CarrierChecker;
+    readonly judge: (v: Verification, left: readonly RequestType[], forwarded: CarrierOutcome) => Promise<{ readonly steps: number | null; readonly heard: readonly FactorEntry[] }>;
+  };
   /** Each rule's mode per client (contract 18); absent: every rule enforces. */
   readonly ruleModes?: () => RuleModes;
 }
 
-/**
- * What the network said of the numbers of due steps that ring them, by verification id: `clear` (not forwarded, or
- * no answer: the step goes), or the call-forwarding rule's mode for the client when forwarded.
- */
-type ForwardingOfDue = ReadonlyMap<string, RuleMode | 'clear'>;
+/** What the network said of the numbers of due steps that ring them, by verification id. */
+type ForwardingOfDue = ReadonlyMap<string, CarrierOutcome>;
 
 /** A receipt that moved a send: its status, and the seconds since the provider took the code (when it was SENT). */
 interface ReceiptMove {
@@ -299,7 +299,7 @@ export class DeliveryService {
   async takeDueSteps(limit = 500): Promise<number> {
     const { store, clock, callForwarding } = this.deps;
     // Asked before the transaction, as a create asks; with no check configured the poll is as it was.
-    const forwarding = callForwarding === undefined ? null : await this.forwardingOfDue(callForwarding, limit);
+    const forwarding = callForwarding === undefined ? null : await this.forwardingOfDue(callForwarding.check, limit);
     // Polled five times a second: most polls find nothing, and a plain read finds that for a third of a transaction.
     if (forwarding === null ? !(await store.anyDue('step', clock.now())) : forwarding.looked === 0) return 0;
     const committed = await store.transaction(async (tx) => {
@@ -309,7 +309,7 @@ export class DeliveryService {
       const heard: FactorEntry[] | null = forwarding && [];
       for (const { verification: v, job } of due) {
         const mine: FactorEntry[] = [];
-        const skip = forwarding !== null && job && stepDue(v, now) ? this.pastForward(v, forwarding.answers, mine) : 0;
+        const skip = forwarding !== null && job && stepDue(v, now) ? await this.pastForward(v, forwarding.answers, mine) : 0;
         // Due since the network was asked: left due, asked on the next poll.
         if (skip === 'unasked') continue;
         // A step's factors join the record's risk, as a resend's do (contract 18), and the metrics'.
@@ -317,7 +317,7 @@ export class DeliveryService {
           tx.updateRisk(v.id, withLaterSend(v.risk, mine, false));
           heard?.push(...mine);
         }
-        const channel = job && stepDue(v, now) && skip !== null ? this.step(tx, { ...job, lastError: null }, skip === 0 ? v : { ...v, steps: v.steps + skip - 1 }, now) : null;
+        const channel = job && stepDue(v, now) && skip !== null ? this.step(tx, { ...job, lastError: null }, { ...v, steps: v.steps + skip }, now) : null;
         if (channel) stepped.push(channel);
         // Nothing to send it with (no job), nothing left, or only calls to a forwarded line: its clock stops, and
         // the verification waits for its code.
@@ -345,22 +345,23 @@ export class DeliveryService {
       return stepDue(v, now) && type !== undefined && ringsTheNumber(type) && mode !== 'off' ? [{ v, mode }] : [];
     });
     const outcomes = await Promise.all(ringing.map(({ v }) => check.outcome(v.phoneNumber)));
-    return { looked: due.length, answers: new Map(ringing.map(({ v, mode }, i) => [v.id, outcomes[i] === 'flagged' ? mode : 'clear'])) };
+    return { looked: due.length, answers: new Map(ringing.map(({ v }, i) => [v.id, outcomes[i] ?? 'failed'])) };
   }
 
   /**
-   * How many steps a step due now moves past a forwarded line (contract 18): 0 to send the next step as it is, the count
-   * to the first step that does not ring, null when none is left (nothing is sent), `unasked` when the step rings and
-   * its number was not asked (it fell due after the read). Heard factors join `heard`.
+   * How many steps more a step due now moves past a forwarded line, as the rules judge it (contract 18): 0 to send
+   * it as it is, the count to the first step after it that does not ring, null when none is left (nothing is sent),
+   * `unasked` when the step rings and its number was not asked (it fell due after the read). Heard factors join `heard`.
    */
-  private pastForward(v: Verification, answers: ForwardingOfDue, heard: FactorEntry[]): number | null | 'unasked' {
+  private async pastForward(v: Verification, answers: ForwardingOfDue, heard: FactorEntry[]): Promise<number | null | 'unasked'> {
     const left = fallbackLeft(v);
     const [type] = left;
-    if (type === undefined || !ringsTheNumber(type)) return 0;
+    if (type === undefined || !ringsTheNumber(type) || !this.deps.callForwarding) return 0;
     const answer = answers.get(v.id);
     if (answer === undefined) return this.deps.ruleModes?.().modeOf('call-forwarding', v.clientId) === 'off' ? 0 : 'unasked';
-    if (answer === 'clear' || !hear('call-forwarding', answer, heard)) return 0;
-    return stepPastForward(left);
+    const judged = await this.deps.callForwarding.judge(v, left, answer);
+    heard.push(...judged.heard);
+    return judged.steps;
   }
 
   /**

@@ -10,26 +10,36 @@ export interface DestinationPolicy {
 }
 
 /**
- * Why this number may not be verified, naming the rule and the value it refused, or null when it may. Pure and
- * synchronous: create asks it before anything is counted or written. The service-wide country list is asked
- * first, then the client's own (which narrows it), then the line type.
+ * Why this number's country may not be verified, or null when it may: the service-wide list first, then the
+ * client's own (which narrows it). Pure and synchronous: a create asks it before anything is counted or written.
  */
-export function destinationRefused(
-  phone: PhoneNumber,
-  policy: DestinationPolicy,
-  clientCountries: readonly string[] | null,
-): { readonly rule: 'countries' | 'line-types'; readonly detail: string } | null {
+export function countryRefused(phone: Pick<PhoneNumber, 'region'>, policy: DestinationPolicy, clientCountries: readonly string[] | null): string | null {
   const region = phone.region ?? 'no country';
   const global = policy.allowedCountries;
   if (global !== null && (phone.region === null || !global.includes(phone.region))) {
-    return { rule: 'countries', detail: `numbers of ${region} are not among the service's allowed countries (ALLOWED_COUNTRIES: ${global.join(', ')})` };
+    return `numbers of ${region} are not among the service's allowed countries (ALLOWED_COUNTRIES: ${global.join(', ')})`;
   }
   if (clientCountries !== null && (phone.region === null || !clientCountries.includes(phone.region))) {
-    return { rule: 'countries', detail: `numbers of ${region} are not among this client's allowed countries (${clientCountries.join(', ') || 'none'})` };
-  }
-  if (policy.blockedLineTypes.length > 0) {
-    const type = lineTypeOf(phone.e164);
-    if (policy.blockedLineTypes.includes(type)) return { rule: 'line-types', detail: `${type} numbers are refused (BLOCKED_LINE_TYPES: ${policy.blockedLineTypes.join(', ')})` };
+    return `numbers of ${region} are not among this client's allowed countries (${clientCountries.join(', ') || 'none'})`;
   }
   return null;
+}
+
+/** Why this number's line type is refused (BLOCKED_LINE_TYPES), or null when it is not. */
+export function lineTypeRefused(phone: Pick<PhoneNumber, 'e164'>, policy: DestinationPolicy): string | null {
+  if (policy.blockedLineTypes.length === 0) return null;
+  const type = lineTypeOf(phone.e164);
+  return policy.blockedLineTypes.includes(type) ? `${type} numbers are refused (BLOCKED_LINE_TYPES: ${policy.blockedLineTypes.join(', ')})` : null;
+}
+
+/** Why this number may not be verified, naming the rule and what it refused, or null when it may: the country first. */
+export function destinationRefused(
+  phone: Pick<PhoneNumber, 'region' | 'e164'>,
+  policy: DestinationPolicy,
+  clientCountries: readonly string[] | null,
+): { readonly rule: 'countries' | 'line-types'; readonly detail: string } | null {
+  const country = countryRefused(phone, policy, clientCountries);
+  if (country !== null) return { rule: 'countries', detail: country };
+  const line = lineTypeRefused(phone, policy);
+  return line === null ? null : { rule: 'line-types', detail: line };
 }

@@ -83,6 +83,21 @@ forEachDatabase('signal limits', (kind) => {
     await admin({ name: 'rules.set', rule: 'device', mode: 'enforce', clientId: shadowed.clientId });
   });
 
+  it('judges each signal on its own: an address in shadow past its limit does not let its network past its own', async () => {
+    const client = await h.client();
+    await admin({ name: 'rules.set', rule: 'ip', mode: 'shadow', clientId: client.clientId });
+    const token = await h.token(undefined, client);
+    const address = freshNetwork().v4(7);
+    // IP_LIMIT_COUNT (3) is passed in shadow by the 4th and 5th; IP_PREFIX_LIMIT_COUNT (5) is the network's.
+    for (let i = 0; i < 5; i += 1) assert.equal((await create(token, { ip: address })).statusCode, 200);
+    const refused = expectV1Error(await create(token, { ip: address }), 429, 'RATE_LIMITED');
+    assert.match(refused.message, /IP_PREFIX_LIMIT_COUNT/);
+    assert.deepEqual(refused.error.details, [
+      { factor: 'ip_concentration', rule: 'ip', mode: 'shadow' },
+      { factor: 'ip_concentration', rule: 'network', mode: 'enforce' },
+    ]);
+  });
+
   it('verdicts: per rule, the creates it refused and the sends it shadowed, and how many of their numbers had a code verified later', async () => {
     const shadowed = await h.client();
     const enforced = await h.client();
