@@ -18,7 +18,7 @@ const send: Send = {
   relayed: false,
   testNumber: false,
   allowed: false,
-  type: 'SMS',
+  type: 'SEND_SMS',
   workflow: [],
   current: null,
 };
