@@ -29,6 +29,7 @@ import {
 import { runLoad, warmUp, type LoadResult } from './lib/load.js';
 import { packageVersion } from './lib/package-version.js';
 import { benchCalls, emptyCallResults, type CallBenchSettings } from './lib/call-scenarios.js';
+import { benchCreateBaseline } from './lib/create-baseline-scenario.js';
 import { benchCosts, emptyCostsResults, type CostsSettings } from './lib/costs-scenario.js';
 import { benchFailover, emptyFailoverResults, type FailoverSettings } from './lib/failover-scenario.js';
 import { benchFallback, emptyFallbackResults, type FallbackBenchSettings } from './lib/fallback-scenario.js';
@@ -128,7 +129,7 @@ const costsSettings: CostsSettings = {
   days: 30,
   runs: envInt('BENCH_COSTS_RUNS', 5),
 };
-const allSections = ['ceiling', 'token', 'create', 'fetch', 'verify', 'drop-in', 'routes', 'webhooks', 'pglite', 'memory', 'backup', 'costs', 'carrier-cache', 'providers', 'calls', 'fallback', 'delivery-failover', 'pumping', 'failover'];
+const allSections = ['ceiling', 'create-baseline', 'token', 'create', 'fetch', 'verify', 'drop-in', 'routes', 'webhooks', 'pglite', 'memory', 'backup', 'costs', 'carrier-cache', 'providers', 'calls', 'fallback', 'delivery-failover', 'pumping', 'failover'];
 const sections = new Set((process.env.BENCH_SECTIONS ?? 'all').split(',').map((x) => x.trim()));
 const on = (name: string) => sections.has('all') || sections.has(name);
 
@@ -348,6 +349,38 @@ async function main(): Promise<void> {
     results.load.ceiling = await runLoad(options);
     log(`ceiling: ${short(results.load.ceiling)}`);
     await child.stop();
+  });
+
+  // A change to the create path against the code before it (BENCH_BASELINE_REF), side by side in this run.
+  await section('create-baseline', async () => {
+    const ref = process.env.BENCH_BASELINE_REF;
+    if (!ref) {
+      results.notes.push('create-baseline: skipped, no BENCH_BASELINE_REF');
+      return;
+    }
+    const pools: pg.Pool[] = [];
+    onCleanup(() => Promise.all(pools.map((p) => p.end())).then(() => undefined));
+    const r = await benchCreateBaseline({
+      ...s,
+      ref,
+      rounds: envInt('BENCH_BASELINE_ROUNDS', 3),
+      serviceEnv: () => serviceEnv(tempDir('baseline'), serviceUrl, ''),
+      admin,
+      pool: (url) => {
+        const pool = new pg.Pool({ connectionString: url, max: 2 });
+        pools.push(pool);
+        return pool;
+      },
+      between: async (db) => {
+        await awaitSendQueue(db);
+        await settle();
+      },
+      log,
+    });
+    results.load.createOurs = r.ours;
+    results.load.createBaseline = r.baseline;
+    results.notes.push(`create-baseline: ${r.rounds} alternating rounds per side against ${r.ref}`);
+    log(`create-baseline (${r.rounds} rounds per side): ours ${short(r.ours)}; ${r.ref} ${short(r.baseline)}`);
   });
 
   const needService = ['token', 'create', 'fetch', 'verify', 'drop-in', 'routes', 'webhooks', 'memory', 'backup'].some(on);

@@ -5,13 +5,9 @@
  * more) and verifications wrongly FAILED. With BENCH_BASELINE_REF the same runs against the service of that git
  * ref (a detached worktree beside this one sharing its node_modules), right after ours.
  */
-import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { onCleanup } from './cleanup.js';
+import { baselineCheckout } from './baseline.js';
 import { PhoneSequence } from './phones.js';
 import { paced, startService, startSmsc } from './provider-scenarios.js';
 
@@ -54,21 +50,6 @@ export interface LateProviderOptions {
 const submitDelayMs = 1_500;
 const providerTimeoutMs = 1_000;
 
-/** A detached worktree of `ref` beside this checkout, with this checkout's node_modules; removed at the end. */
-function baselineCheckout(ref: string): string {
-  const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..');
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'otp-bench-baseline-'));
-  execFileSync('git', ['-C', root, 'worktree', 'add', '--detach', dir, ref], { stdio: 'ignore' });
-  fs.symlinkSync(path.join(root, 'node_modules'), path.join(dir, 'node_modules'));
-  onCleanup(() => {
-    try {
-      execFileSync('git', ['-C', root, 'worktree', 'remove', '--force', dir], { stdio: 'ignore' });
-    } catch {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
-  });
-  return path.join(dir, 'bench');
-}
 
 /** A fresh database `name` beside the section's (each side migrates its own schema), and its URL. */
 async function freshDatabase(o: LateProviderOptions, name: string): Promise<string> {
