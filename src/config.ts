@@ -125,6 +125,7 @@ const providerSettingOf: Readonly<Record<Channel, string>> = {
   whatsapp: 'WHATSAPP_PROVIDER',
   voice: 'VOICE_PROVIDER',
   telegram: 'TELEGRAM_PROVIDER',
+  silent: 'SILENT_PROVIDER',
 };
 
 /** A comma-separated failover list of provider names, each known for the channel, none twice. */
@@ -430,6 +431,20 @@ export const settings = {
     default: undefined,
     parse: providerList('telegram'),
   },
+  SILENT_PROVIDER: {
+    doc: `Silent verification (create type SILENT: the device proves its number, no code is sent), one provider per deployment: ${namesFor('silent')} (docs/silent.md). When unset, SILENT is not offered`,
+    default: undefined,
+    parse: (raw: string): string[] => {
+      const names = providerList('silent')(raw);
+      if (names.length > 1) throw new Error(`name one provider (${namesFor('silent')}): a silent verification has no failover`);
+      return names;
+    },
+  },
+  SILENT_TIMEOUT_SECONDS: {
+    doc: "Seconds after a SILENT create within which the device must prove its number; then that step fails: the workflow's next step sends a code at once, else the verification is FAILED, UNDELIVERABLE",
+    default: '30',
+    parse: integer(1, 3_600),
+  },
   SEND_LEASE_MS: {
     doc: "How long a send job is held by the process sending it; a crashed process's sends are made again after it. Must exceed PROVIDER_TIMEOUT_MS",
     default: '60000',
@@ -725,13 +740,15 @@ function configuredProviders(
     whatsapp: names(out.WHATSAPP_PROVIDER),
     voice: names(out.VOICE_PROVIDER),
     telegram: names(out.TELEGRAM_PROVIDER),
+    silent: names(out.SILENT_PROVIDER),
   };
   const production = out.NODE_ENV === 'production';
   const anyNamed = Object.values(named).some((list) => list !== null);
   // A channel nobody named: `log` while developing with no real provider anywhere; otherwise it is off, so that a
   // create of its type is refused rather than "sent" through `log` beside real providers.
   const unnamed = anyNamed || production ? [] : ['log'];
-  const listOf = (channel: Channel): string[] => named[channel] ?? unnamed;
+  // A silent verification is never `log`'s: without SILENT_PROVIDER, SILENT is not offered.
+  const listOf = (channel: Channel): string[] => named[channel] ?? (channel === 'silent' ? [] : unnamed);
   if (production) {
     if (!anyNamed) {
       problems.push('SMS_PROVIDER: NODE_ENV=production needs a real provider (SMS_PROVIDER and, for dropped calls, CALL_PROVIDER); nothing would leave this machine');

@@ -55,6 +55,7 @@ export function appDeps(services: Services): AppDeps {
   return {
     logger: services.logger,
     verifications: services.verifications,
+    silent: services.silent,
     codeLength: config.OTP_LENGTH,
     costCurrency: config.COST_CURRENCY,
     webhookDestinations: webhookDestinations(config),

@@ -11,6 +11,8 @@ import { dayMs } from './domain/daily-quota.js';
 import { hourMs } from './domain/new-country.js';
 import { WindowCounter } from './domain/window-counter.js';
 import { ChannelRegistry } from './channels/registry.js';
+import { SilentService } from './domain/silent-service.js';
+import { FirebasePnvProvider } from './providers/silent/firebase.js';
 import { channelOfDelivery, channels as allChannels, perChannel, type Channel } from './domain/channel-driver.js';
 import type { AfterCommit } from './domain/after-commit.js';
 import { defaultClientSettings, type ClientSettings } from './domain/client-settings.js';
@@ -102,6 +104,8 @@ export interface Services {
   readonly authFailures: WindowCounter;
   readonly verificationStore: SqlVerificationStore;
   readonly verifications: VerificationService;
+  /** Silent verification's proofs (contract 19): a Firebase PNV token posted for a SILENT verification. */
+  readonly silent: SilentService;
   /** Provider answers and receipts. */
   readonly deliveries: DeliveryService;
   /** One driver per verification type (contract 8 and 13). */
@@ -225,6 +229,7 @@ export async function createServices(
     whatsappSender,
     voiceCaller,
     voiceRepeat: config.VOICE_REPEAT,
+    silentTimeoutSeconds: config.SILENT_TIMEOUT_SECONDS,
   });
   // The channels with a provider here: a create (or a workflow's step) of another channel is refused.
   const offered = new Set(allChannels.filter((c) => config.providers[c].length > 0));
@@ -455,6 +460,16 @@ export async function createServices(
     },
   }));
   providersMade.current = providers;
+  // SILENT_PROVIDER=firebase: its tokens are checked by the provider's checker; another takes no token.
+  const silentProvider = providers.forChannel('silent')[0];
+  const silent = new SilentService({
+    store: verificationStore,
+    afterCommit: dispatcher,
+    clock,
+    random,
+    maxAttempts: config.OTP_MAX_ATTEMPTS,
+    tokens: silentProvider instanceof FirebasePnvProvider ? silentProvider.proofs : null,
+  });
   const sendWorker = new SendWorker({
     jobs: new SqlSendJobStore(db.db),
     findVerification: (id) => verificationStore.findById(id),
@@ -505,6 +520,7 @@ export async function createServices(
     authFailures,
     verificationStore,
     verifications,
+    silent,
     deliveries,
     channels,
     lookups,

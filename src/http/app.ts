@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { LookupService } from '../domain/lookup-service.js';
 import type { StatsService } from '../domain/stats-service.js';
+import type { SilentService } from '../domain/silent-service.js';
 import type { VerificationService } from '../domain/verification-service.js';
 import { registerApiReference } from './api-reference.js';
 import { registerAuthHook, type AuthHookDeps } from './auth-hook.js';
@@ -19,6 +20,7 @@ import { otpRoutes } from './routes/otp.js';
 import type { WebhookDestinations } from '../webhooks/destination-policy.js';
 import type { PersonalDataStore } from '../domain/personal-data.js';
 import { otpLifecycleRoutes } from './routes/otp-lifecycle.js';
+import { silentRoutes } from './routes/silent.js';
 import { statsRoutes } from './routes/stats.js';
 import { camaraRoutes } from './camara/routes.js';
 import { relayRoutes, type RelayRouteDeps } from './relays/routes.js';
@@ -35,6 +37,8 @@ export interface HttpObserver {
 export interface AppDeps extends AuthHookDeps, OAuthRouteDeps {
   readonly logger: FastifyBaseLogger;
   readonly verifications: VerificationService;
+  /** Silent verification's proofs (contract 19); absent: POST /v1/otp/{id}/silent is a 404. */
+  readonly silent?: SilentService;
   /** Digits of a code (OTP_LENGTH): a caller's own message text (CAMARA's `message`) is checked with one in it. */
   readonly codeLength: number;
   /** COST_CURRENCY: what a record's cost is in. */
@@ -157,6 +161,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     registerAuthHook(v1, deps);
     otpRoutes(v1, deps.verifications, deps.webhookDestinations, deps.costCurrency);
     otpLifecycleRoutes(v1, deps.verifications, deps.personalData, deps.costCurrency);
+    if (deps.silent) silentRoutes(v1, deps.silent, deps.costCurrency);
     lookupRoutes(v1, deps.lookups);
     statsRoutes(v1, deps.stats);
     deps.extraV1Routes?.(v1);

@@ -84,10 +84,11 @@ const channelNotOffered: Readonly<Record<Channel, string>> = {
   whatsapp: 'WHATSAPP is not offered by this service: it has no WhatsApp provider (WHATSAPP_PROVIDER)',
   voice: 'VOICE_CALL is not offered by this service: it has no voice provider (VOICE_PROVIDER)',
   telegram: 'TELEGRAM is not offered by this service: it has no Telegram provider (TELEGRAM_PROVIDER)',
+  silent: 'SILENT is not offered by this service: it has no silent verification provider (SILENT_PROVIDER)',
 };
 
 /** A channel by the request type that takes it. */
-const typeOfChannel: Readonly<Record<Channel, string>> = { sms: 'SEND_SMS', call: 'DROPPED_CALL', whatsapp: 'WHATSAPP', voice: 'VOICE_CALL', telegram: 'TELEGRAM' };
+const typeOfChannel: Readonly<Record<Channel, string>> = { sms: 'SEND_SMS', call: 'DROPPED_CALL', whatsapp: 'WHATSAPP', voice: 'VOICE_CALL', telegram: 'TELEGRAM', silent: 'SILENT' };
 
 /** Why a create is refused when its number's route names no provider configured here (every surface says it so). */
 export function routeNotServed({ channel, route }: Extract<CreateOutcome, { kind: 'route-not-served' }>): string {
