@@ -8,6 +8,9 @@ export type Channel = 'sms' | 'call' | 'whatsapp' | 'voice' | 'telegram' | 'sile
 
 export const channels: readonly Channel[] = ['sms', 'call', 'whatsapp', 'voice', 'telegram', 'silent'];
 
+/** The channels a code goes out on through providers: those routes and prices name (silent sends nothing). */
+export const sendingChannels: readonly Channel[] = channels.filter((c) => c !== 'silent');
+
 /** One value per channel, made by `f`: a new channel is a compile error here until it has its line. */
 export function perChannel<T>(f: (channel: Channel) => T): Record<Channel, T> {
   return { sms: f('sms'), call: f('call'), whatsapp: f('whatsapp'), voice: f('voice'), telegram: f('telegram'), silent: f('silent') };
