@@ -637,6 +637,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const providers = problems.length === 0 ? configuredProviders(out, env, problems) : null;
   const carrier = problems.length === 0 ? carrierSettingsOf(out, env, problems) : null;
+  // CAMARA Number Verification trades the device's code at the service's CAMARA token endpoint, as its client,
+  // asks CAMARA_BASE_URL, and has the operator send the device back to PUBLIC_BASE_URL.
+  if (providers?.silent.some((p) => p.module.name === 'camara')) {
+    for (const key of ['CAMARA_BASE_URL', 'CAMARA_TOKEN_URL', 'CAMARA_CLIENT_ID', 'CAMARA_CLIENT_SECRET', 'PUBLIC_BASE_URL']) {
+      if (out[key] === undefined) problems.push(`${key}: required by SILENT_PROVIDER=camara`);
+    }
+  }
   // A call rings before its provider answers; `log` answers at once, so only a real call provider needs the room.
   const placesRealCalls = [...(providers?.call ?? []), ...(providers?.voice ?? [])].some((p) => p.module.name !== 'log');
   if (placesRealCalls && Number(out.SEND_LEASE_MS) <= callTimeoutMs(Number(out.CALL_RING_SECONDS))) {

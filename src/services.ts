@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { callTimeoutMs, providerNames, signalPolicy, type Config } from './config.js';
 import type { Clock, Random } from './domain/ports.js';
@@ -12,6 +13,7 @@ import { hourMs } from './domain/new-country.js';
 import { WindowCounter } from './domain/window-counter.js';
 import { ChannelRegistry } from './channels/registry.js';
 import { SilentService } from './domain/silent-service.js';
+import { CamaraNumberVerification, CamaraSilentProvider } from './providers/silent/camara.js';
 import { FirebasePnvProvider } from './providers/silent/firebase.js';
 import { channelOfDelivery, channels as allChannels, perChannel, type Channel } from './domain/channel-driver.js';
 import type { AfterCommit } from './domain/after-commit.js';
@@ -469,6 +471,20 @@ export async function createServices(
     random,
     maxAttempts: config.OTP_MAX_ATTEMPTS,
     tokens: silentProvider instanceof FirebasePnvProvider ? silentProvider.proofs : null,
+    network:
+      silentProvider instanceof CamaraSilentProvider && config.PUBLIC_BASE_URL && config.CAMARA_BASE_URL && config.CAMARA_TOKEN_URL && config.CAMARA_CLIENT_ID && config.CAMARA_CLIENT_SECRET
+        ? new CamaraNumberVerification({
+            authorizeUrl: silentProvider.authorizeUrl,
+            base: config.CAMARA_BASE_URL,
+            credentials: { tokenUrl: config.CAMARA_TOKEN_URL, clientId: config.CAMARA_CLIENT_ID, clientSecret: config.CAMARA_CLIENT_SECRET },
+            publicBaseUrl: config.PUBLIC_BASE_URL,
+            timeoutMs: config.PROVIDER_TIMEOUT_MS,
+            // The key every instance shares (the access tokens' signing key): any instance reads a state back.
+            secret: (await new SqlSigningKeyStore(db.db).currentKey(() => randomBytes(32))).secret,
+            nonce: () => random.uuid(),
+          })
+        : null,
+    failStep: (id, reason) => deliveries.silentStepFailed(id, reason),
   });
   const sendWorker = new SendWorker({
     jobs: new SqlSendJobStore(db.db),

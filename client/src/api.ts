@@ -1519,6 +1519,8 @@ export interface components {
                 /** @description Sends a provider took whose cost is not known, and so not in `amount`. */
                 unknownSends: number;
             };
+            /** @description A `SILENT` verification with `SILENT_PROVIDER=camara` only: the address the device opens over its mobile data, so that its operator confirms its number (CAMARA Number Verification). Absent otherwise. */
+            checkUrl?: string;
             /** @description How the fraud and cost rules judged the create. */
             risk: {
                 /**

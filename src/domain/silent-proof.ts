@@ -21,6 +21,23 @@ export interface NumberProofChecker {
   check(token: string, phoneNumber: string): Promise<ProofCheck>;
 }
 
+/** What the operator said of a device's number (CAMARA Number Verification). */
+export type NetworkAnswer =
+  | { readonly kind: 'verified' }
+  | { readonly kind: 'not-verified' }
+  /** The operator could not be asked, or refused (a token not granted, an error answer, no answer in time). */
+  | { readonly kind: 'failed'; readonly reason: string };
+
+/** The network's proof of a device's number (port; CAMARA Number Verification in src/providers/silent/). */
+export interface NetworkProof {
+  /** Where the device is sent to begin: the operator's authorization request, with a state bound to the verification. */
+  begin(verificationId: string): string;
+  /** The verification a callback's state names; null when the state is not one of ours. */
+  opened(state: string): string | null;
+  /** Trades the callback's code for the device's token and asks whether its number is `phoneNumber`. */
+  check(state: string, code: string, phoneNumber: string): Promise<NetworkAnswer>;
+}
+
 export type SilentProofDecision =
   | { readonly kind: 'success'; readonly next: Verification }
   | { readonly kind: 'mismatch'; readonly next: Verification }

@@ -114,6 +114,11 @@ export const recordSchema = {
         unknownSends: { type: 'integer', description: 'Sends a provider took whose cost is not known, and so not in `amount`.' },
       },
     },
+    checkUrl: {
+      type: 'string',
+      description:
+        'A `SILENT` verification with `SILENT_PROVIDER=camara` only: the address the device opens over its mobile data, so that its operator confirms its number (CAMARA Number Verification). Absent otherwise.',
+    },
     risk: {
       type: 'object',
       description: 'How the fraud and cost rules judged the create.',

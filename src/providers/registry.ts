@@ -9,6 +9,7 @@ import { smppProvider } from './smpp.js';
 import { termiiSms } from './termii-sms.js';
 import { twilio } from './twilio.js';
 import { vonage } from './vonage.js';
+import { camaraNumberVerification } from './silent/camara.js';
 import { firebasePnv } from './silent/firebase.js';
 import { telegramGateway } from './telegram/gateway.js';
 import { metaWhatsApp } from './whatsapp/meta.js';
@@ -27,6 +28,7 @@ export const providerModules: readonly ProviderModule[] = [
   metaWhatsApp,
   telegramGateway,
   firebasePnv,
+  camaraNumberVerification,
 ];
 
 export function providerModule(name: string): ProviderModule | undefined {
