@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import Provider from 'oidc-provider';
 import { loadConfig } from '../../src/config.js';
-import { createVerification, e164Of, eventKinds, nextLocalNumber, type RecordBody } from '../support/api.js';
+import { createVerification, e164Of, eventKinds, nextLocalNumber, settlesWithin, type RecordBody } from '../support/api.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
 
@@ -134,24 +134,32 @@ async function deviceFollows(start: string): Promise<string> {
 forEachDatabase('SILENT with CAMARA Number Verification', (kind) => {
   let operator: Awaited<ReturnType<typeof startOperator>>;
   let h: Harness;
+  /** The same operator, but Number Verification never answers (held connections), PROVIDER_TIMEOUT_MS short. */
+  let slow: Harness;
+  let silentApi: http.Server;
+  const env = (baseUrl: string) => ({
+    SILENT_PROVIDER: 'camara',
+    SMS_PROVIDER: 'log',
+    CAMARA_AUTHORIZE_URL: `${operator.url}/auth`,
+    CAMARA_TOKEN_URL: `${operator.url}/token`,
+    CAMARA_BASE_URL: baseUrl,
+    CAMARA_CLIENT_ID: clientId,
+    CAMARA_CLIENT_SECRET: clientSecret,
+    PUBLIC_BASE_URL: publicBase,
+  });
   before(async () => {
     operator = await startOperator();
-    h = await createHarness(kind, {
-      env: {
-        SILENT_PROVIDER: 'camara',
-        SMS_PROVIDER: 'log',
-        CAMARA_AUTHORIZE_URL: `${operator.url}/auth`,
-        CAMARA_TOKEN_URL: `${operator.url}/token`,
-        CAMARA_BASE_URL: operator.url,
-        CAMARA_CLIENT_ID: clientId,
-        CAMARA_CLIENT_SECRET: clientSecret,
-        PUBLIC_BASE_URL: publicBase,
-      },
-    });
+    silentApi = http.createServer(() => undefined);
+    await new Promise<void>((resolve) => silentApi.listen(0, '127.0.0.1', resolve));
+    h = await createHarness(kind, { env: env(operator.url) });
+    slow = await createHarness(kind, { env: { ...env(`http://127.0.0.1:${(silentApi.address() as AddressInfo).port}`), PROVIDER_TIMEOUT_MS: '300' } });
   });
   after(async () => {
     await h.close();
+    await slow.close();
     await operator.close();
+    silentApi.closeAllConnections();
+    await new Promise<void>((resolve) => silentApi.close(() => resolve()));
   });
 
   const record = async (bearer: string, id: string): Promise<Silent> => {
@@ -239,6 +247,20 @@ forEachDatabase('SILENT with CAMARA Number Verification', (kind) => {
       const failed = await record(bearer, v.id);
       assert.deepEqual([failed.status, failed.failureReason], ['FAILED', 'UNDELIVERABLE']);
       assert.deepEqual(await eventKinds(h, v.id), ['action.otp.failed']);
+    });
+
+    it("fails the step, within PROVIDER_TIMEOUT_MS, when the operator's Number Verification does not answer", async () => {
+      const bearer = await slow.token();
+      const phoneNumber = nextLocalNumber();
+      const v = (await createVerification(slow, bearer, { phoneNumber, type: 'SILENT' })) as Silent;
+      const started = await slow.app.inject({ method: 'GET', url: String(v.checkUrl).slice(publicBase.length) });
+      operator.state.device = e164Of(phoneNumber);
+      const back = await deviceFollows(String(started.headers.location));
+      const answered = await settlesWithin(slow.app.inject({ method: 'GET', url: back.slice(publicBase.length) }), 5_000, 'the callback against a silent operator');
+      assert.match(answered.body, /did not answer in time/);
+      const res = await slow.call('GET', `/v1/otp/${v.id}`, bearer);
+      const failed = (res.json() as { data: Silent }).data;
+      assert.deepEqual([failed.status, failed.failureReason], ['FAILED', 'UNDELIVERABLE']);
     });
 
     it('is FAILED UNDELIVERABLE when the device never came back within SILENT_TIMEOUT_SECONDS', async () => {
