@@ -125,6 +125,7 @@ const providerSettingOf: Readonly<Record<Channel, string>> = {
   whatsapp: 'WHATSAPP_PROVIDER',
   voice: 'VOICE_PROVIDER',
   telegram: 'TELEGRAM_PROVIDER',
+  silent: 'SILENT_PROVIDER',
 };
 
 /** A comma-separated failover list of provider names, each known for the channel, none twice. */
@@ -430,6 +431,20 @@ export const settings = {
     default: undefined,
     parse: providerList('telegram'),
   },
+  SILENT_PROVIDER: {
+    doc: `Silent verification (create type SILENT: the device proves its number, no code is sent), one provider per deployment: ${namesFor('silent')} (docs/silent.md). When unset, SILENT is not offered`,
+    default: undefined,
+    parse: (raw: string): string[] => {
+      const names = providerList('silent')(raw);
+      if (names.length > 1) throw new Error(`name one provider (${namesFor('silent')}): a silent verification has no failover`);
+      return names;
+    },
+  },
+  SILENT_TIMEOUT_SECONDS: {
+    doc: "Seconds after a SILENT create within which the device must prove its number; then that step fails: the workflow's next step sends a code at once, else the verification is FAILED, UNDELIVERABLE",
+    default: '30',
+    parse: integer(1, 3_600),
+  },
   SEND_LEASE_MS: {
     doc: "How long a send job is held by the process sending it; a crashed process's sends are made again after it. Must exceed PROVIDER_TIMEOUT_MS",
     default: '60000',
@@ -622,6 +637,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const providers = problems.length === 0 ? configuredProviders(out, env, problems) : null;
   const carrier = problems.length === 0 ? carrierSettingsOf(out, env, problems) : null;
+  // CAMARA Number Verification trades the device's code at the service's CAMARA token endpoint, as its client,
+  // asks CAMARA_BASE_URL, and has the operator send the device back to PUBLIC_BASE_URL.
+  if (providers?.silent.some((p) => p.module.name === 'camara')) {
+    for (const key of ['CAMARA_BASE_URL', 'CAMARA_TOKEN_URL', 'CAMARA_CLIENT_ID', 'CAMARA_CLIENT_SECRET', 'PUBLIC_BASE_URL']) {
+      if (out[key] === undefined) problems.push(`${key}: required by SILENT_PROVIDER=camara`);
+    }
+  }
   // A call rings before its provider answers; `log` answers at once, so only a real call provider needs the room.
   const placesRealCalls = [...(providers?.call ?? []), ...(providers?.voice ?? [])].some((p) => p.module.name !== 'log');
   if (placesRealCalls && Number(out.SEND_LEASE_MS) <= callTimeoutMs(Number(out.CALL_RING_SECONDS))) {
@@ -725,13 +747,15 @@ function configuredProviders(
     whatsapp: names(out.WHATSAPP_PROVIDER),
     voice: names(out.VOICE_PROVIDER),
     telegram: names(out.TELEGRAM_PROVIDER),
+    silent: names(out.SILENT_PROVIDER),
   };
   const production = out.NODE_ENV === 'production';
   const anyNamed = Object.values(named).some((list) => list !== null);
   // A channel nobody named: `log` while developing with no real provider anywhere; otherwise it is off, so that a
   // create of its type is refused rather than "sent" through `log` beside real providers.
   const unnamed = anyNamed || production ? [] : ['log'];
-  const listOf = (channel: Channel): string[] => named[channel] ?? unnamed;
+  // A silent verification is never `log`'s: without SILENT_PROVIDER, SILENT is not offered.
+  const listOf = (channel: Channel): string[] => named[channel] ?? (channel === 'silent' ? [] : unnamed);
   if (production) {
     if (!anyNamed) {
       problems.push('SMS_PROVIDER: NODE_ENV=production needs a real provider (SMS_PROVIDER and, for dropped calls, CALL_PROVIDER); nothing would leave this machine');

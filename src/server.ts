@@ -1,3 +1,4 @@
+import type { Verification } from './domain/verification.js';
 import fs from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { channels } from './domain/channel-driver.js';
@@ -55,6 +56,9 @@ export function appDeps(services: Services): AppDeps {
   return {
     logger: services.logger,
     verifications: services.verifications,
+    silent: services.silent,
+    ...(config.providers.silent[0]?.module.name === 'camara' &&
+      config.PUBLIC_BASE_URL !== undefined && { silentCheckUrl: silentCheckUrlOf(config.PUBLIC_BASE_URL) }),
     codeLength: config.OTP_LENGTH,
     costCurrency: config.COST_CURRENCY,
     webhookDestinations: webhookDestinations(config),
@@ -348,4 +352,9 @@ async function createDevelopmentClient(services: Services, print: (text: string)
       '',
     ].join('\n') + '\n',
   );
+}
+
+/** A SILENT verification's check URL under SILENT_PROVIDER=camara: where its device begins (src/http/routes/silent-camara.ts). */
+function silentCheckUrlOf(publicBaseUrl: string): (v: Verification) => string | null {
+  return (v) => (v.type === 'SILENT' ? `${publicBaseUrl}/silent/camara/${v.id}` : null);
 }

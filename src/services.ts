@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { callTimeoutMs, providerNames, signalPolicy, type Config } from './config.js';
 import type { Clock, Random } from './domain/ports.js';
@@ -11,6 +12,9 @@ import { dayMs } from './domain/daily-quota.js';
 import { hourMs } from './domain/new-country.js';
 import { WindowCounter } from './domain/window-counter.js';
 import { ChannelRegistry } from './channels/registry.js';
+import { SilentService } from './domain/silent-service.js';
+import { CamaraNumberVerification, CamaraSilentProvider } from './providers/silent/camara.js';
+import { FirebasePnvProvider } from './providers/silent/firebase.js';
 import { channelOfDelivery, channels as allChannels, perChannel, type Channel } from './domain/channel-driver.js';
 import type { AfterCommit } from './domain/after-commit.js';
 import { defaultClientSettings, type ClientSettings } from './domain/client-settings.js';
@@ -102,6 +106,8 @@ export interface Services {
   readonly authFailures: WindowCounter;
   readonly verificationStore: SqlVerificationStore;
   readonly verifications: VerificationService;
+  /** Silent verification's proofs (contract 19): a Firebase PNV token posted for a SILENT verification. */
+  readonly silent: SilentService;
   /** Provider answers and receipts. */
   readonly deliveries: DeliveryService;
   /** One driver per verification type (contract 8 and 13). */
@@ -225,6 +231,7 @@ export async function createServices(
     whatsappSender,
     voiceCaller,
     voiceRepeat: config.VOICE_REPEAT,
+    silentTimeoutSeconds: config.SILENT_TIMEOUT_SECONDS,
   });
   // The channels with a provider here: a create (or a workflow's step) of another channel is refused.
   const offered = new Set(allChannels.filter((c) => config.providers[c].length > 0));
@@ -457,6 +464,30 @@ export async function createServices(
     },
   }));
   providersMade.current = providers;
+  // SILENT_PROVIDER=firebase: its tokens are checked by the provider's checker; another takes no token.
+  const silentProvider = providers.forChannel('silent')[0];
+  const silent = new SilentService({
+    store: verificationStore,
+    afterCommit: dispatcher,
+    clock,
+    random,
+    maxAttempts: config.OTP_MAX_ATTEMPTS,
+    tokens: silentProvider instanceof FirebasePnvProvider ? silentProvider.proofs : null,
+    network:
+      silentProvider instanceof CamaraSilentProvider && config.PUBLIC_BASE_URL && config.CAMARA_BASE_URL && config.CAMARA_TOKEN_URL && config.CAMARA_CLIENT_ID && config.CAMARA_CLIENT_SECRET
+        ? new CamaraNumberVerification({
+            authorizeUrl: silentProvider.authorizeUrl,
+            base: config.CAMARA_BASE_URL,
+            credentials: { tokenUrl: config.CAMARA_TOKEN_URL, clientId: config.CAMARA_CLIENT_ID, clientSecret: config.CAMARA_CLIENT_SECRET },
+            publicBaseUrl: config.PUBLIC_BASE_URL,
+            timeoutMs: config.PROVIDER_TIMEOUT_MS,
+            // The key every instance shares (the access tokens' signing key): any instance reads a state back.
+            secret: (await new SqlSigningKeyStore(db.db).currentKey(() => randomBytes(32))).secret,
+            nonce: () => random.uuid(),
+          })
+        : null,
+    failStep: (id, reason) => deliveries.silentStepFailed(id, reason),
+  });
   const sendWorker = new SendWorker({
     jobs: new SqlSendJobStore(db.db),
     findVerification: (id) => verificationStore.findById(id),
@@ -507,6 +538,7 @@ export async function createServices(
     authFailures,
     verificationStore,
     verifications,
+    silent,
     deliveries,
     channels,
     lookups,

@@ -1193,6 +1193,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/otp/{id}/silent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Prove the number with a Firebase PNV token
+         * @description For a `SILENT` verification with `SILENT_PROVIDER=firebase`: the token the Firebase Phone Number Verification SDK gave the device, posted by its backend. An ES256 token signed by Google's keys for this Firebase project, unexpired, whose `sub` is the verification's number makes it `SUCCESS`. Any other token is a 422 `OTP_MISMATCH` and counts as a wrong attempt (`OTP_MAX_ATTEMPTS` turns it `FAILED`). When Google's key set cannot be read in time the answer is 503 `UNAVAILABLE` and no attempt is counted.
+         *
+         *     Scope: `otp:verify`.
+         */
+        post: operations["verifySilentToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/lookup/request": {
         parameters: {
             query?: never;
@@ -1365,7 +1387,7 @@ export interface components {
                 id: string;
                 otp: string | null;
                 /** @enum {string} */
-                type: "SMS" | "DROPPED_CALL" | "WHATSAPP" | "VOICE_CALL" | "TELEGRAM";
+                type: "SMS" | "DROPPED_CALL" | "WHATSAPP" | "VOICE_CALL" | "TELEGRAM" | "SILENT";
                 /** @enum {string} */
                 status: "SUCCESS" | "FAILED" | "EXPIRED";
                 /** @description ISO 8601 UTC with milliseconds. */
@@ -1405,10 +1427,10 @@ export interface components {
             /** @description The number the user is contacted from: the SMS sender (for WHATSAPP the WhatsApp business number), for DROPPED_CALL the caller id whose last digits are the code, for VOICE_CALL the number the call comes from (VOICE_CALLER_NUMBER). In the local format of its country when the user's number has the same country calling code, else in E.164 (`+2349010001234`): a national format means nothing to a phone in another country. */
             pairedNumber: string;
             /**
-             * @description `SMS` for a `SEND_SMS` request, otherwise the request's own word (`DROPPED_CALL`, `WHATSAPP`, `VOICE_CALL`, `TELEGRAM`).
+             * @description `SMS` for a `SEND_SMS` request, otherwise the request's own word (`DROPPED_CALL`, `WHATSAPP`, `VOICE_CALL`, `TELEGRAM`, `SILENT`).
              * @enum {string}
              */
-            type: "SMS" | "DROPPED_CALL" | "WHATSAPP" | "VOICE_CALL" | "TELEGRAM";
+            type: "SMS" | "DROPPED_CALL" | "WHATSAPP" | "VOICE_CALL" | "TELEGRAM" | "SILENT";
             /**
              * @description A verification whose time is up reads `EXPIRED` at once.
              * @enum {string}
@@ -1429,7 +1451,7 @@ export interface components {
                  * @description `CALL` for a dropped call, `VOICE` for a call that reads the code; a dropped call that fell back to SMS reads `SMS`.
                  * @enum {string}
                  */
-                channel: "SMS" | "CALL" | "WHATSAPP" | "VOICE" | "TELEGRAM";
+                channel: "SMS" | "CALL" | "WHATSAPP" | "VOICE" | "TELEGRAM" | "SILENT";
                 /** @description The provider that took it; null before the first attempt. */
                 provider: string | null;
                 /**
@@ -1497,6 +1519,8 @@ export interface components {
                 /** @description Sends a provider took whose cost is not known, and so not in `amount`. */
                 unknownSends: number;
             };
+            /** @description A `SILENT` verification with `SILENT_PROVIDER=camara` only: the address the device opens over its mobile data, so that its operator confirms its number (CAMARA Number Verification). Absent otherwise. */
+            checkUrl?: string;
             /** @description How the fraud and cost rules judged the create. */
             risk: {
                 /**
@@ -3617,10 +3641,10 @@ export interface operations {
                     /** @description The number in local format, digits only (a national trunk prefix such as a leading 0 is allowed), or a whole E.164 number (`+` and digits), whose calling code must then agree with `countryCode` if one is given. */
                     phoneNumber: string;
                     /**
-                     * @description How the code goes out: `SEND_SMS` (the default) an SMS, `WHATSAPP` a WhatsApp message, `VOICE_CALL` a call that reads the code aloud, `DROPPED_CALL` a dropped call whose caller id ends with the code, `TELEGRAM` a message in Telegram from its Verification Codes account.
+                     * @description How the code goes out: `SEND_SMS` (the default) an SMS, `WHATSAPP` a WhatsApp message, `VOICE_CALL` a call that reads the code aloud, `DROPPED_CALL` a dropped call whose caller id ends with the code, `TELEGRAM` a message in Telegram from its Verification Codes account, `SILENT` no code at all: the device proves its number itself (SILENT_PROVIDER; a workflow's first step only, its later steps send a code when it fails).
                      * @enum {string}
                      */
-                    type?: "SEND_SMS" | "WHATSAPP" | "VOICE_CALL" | "DROPPED_CALL" | "TELEGRAM";
+                    type?: "SEND_SMS" | "WHATSAPP" | "VOICE_CALL" | "DROPPED_CALL" | "TELEGRAM" | "SILENT";
                     /** @description The workflow's later steps: up to 2 more request types, in order, from `SEND_SMS`, `WHATSAPP`, `VOICE_CALL` and `TELEGRAM` where this service has their channel (never `DROPPED_CALL`, none equal to `type`, none twice). The next step sends the same code through its channel at once when the current step fails with no provider left, or when `FALLBACK_AFTER_SECONDS` (default 60; the client may set its own) pass after its code was sent without a successful verify. The client's default when absent. */
                     fallback?: string[];
                     /** @description Absolute http(s) URL without credentials that receives the state changes; the client's default when absent. */
@@ -7305,6 +7329,815 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VERIFICATION_NOT_PENDING";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
+                                rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: A limit was hit; `Retry-After` says when to come back, in seconds. The client's budget refuses with `details: [{ rule: "budget", limit, spent, period }]` and `Retry-After` to the next UTC day or month; a throttled country with `details: [{ rule: "conversion", regionCode, carrier }]` (`carrier` when the throttle is one mobile network's). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
+                                rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `HEADERS_TOO_LARGE`: The request headers are over the server's limit. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "HEADERS_TOO_LARGE";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
+                                rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: Anything unexpected (logged with the request id, `x-request-id`). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
+                                rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `UNAVAILABLE`: The database, or the client's CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAVAILABLE";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
+                                rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description The error shape of every answer but the token endpoints'. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
+                                rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description The error shape of every answer but the token endpoints'. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_ERROR" | "INVALID_PHONE_NUMBER" | "UNAUTHORIZED" | "INSUFFICIENT_SCOPE" | "CALLBACK_FORBIDDEN" | "NOT_FOUND" | "VERIFICATION_NOT_PENDING" | "IDEMPOTENCY_KEY_REUSED" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "OTP_MISMATCH" | "NUMBER_NOT_ALLOWED" | "CAPTCHA_REQUIRED" | "CAPTCHA_FAILED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "UNAVAILABLE";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
+                                rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+        };
+    };
+    verifySilentToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The verification id; an unknown or malformed one, or another client's, is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The Firebase PNV token (a JWT) of the device. */
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Verification successful */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: true;
+                        /** @example Verification successful */
+                        message: string;
+                        data: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `VALIDATION_ERROR`: Malformed JSON, or a missing or ill-typed field; `details` name each field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_ERROR";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
+                                rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: No bearer token (`WWW-Authenticate: Bearer`), or a malformed, expired or revoked one (`WWW-Authenticate: Bearer error="invalid_token"`). */
+            401: {
+                headers: {
+                    /** @description `Bearer`, or `Bearer error="invalid_token"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
+                                rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `INSUFFICIENT_SCOPE`: The token lacks the scope (`WWW-Authenticate: Bearer error="insufficient_scope", scope="..."`). */
+            403: {
+                headers: {
+                    /** @description `Bearer error="insufficient_scope", scope="<the scopes that would do>"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_SCOPE";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
+                                rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `NOT_FOUND`: Unknown id, another client's id, or an unknown route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "NOT_FOUND";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
+                                rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request was not received in time (`HEADERS_TIMEOUT_MS`, `REQUEST_TIMEOUT_MS`). */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
+                                rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `VERIFICATION_NOT_PENDING`: The verification is `SUCCESS`, `FAILED` or `EXPIRED`; `data` is the record. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "VERIFICATION_NOT_PENDING";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
+                                rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is over 16 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
+                                rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNSUPPORTED_MEDIA_TYPE";
+                            /** @description What was wrong, one entry per field or rule. */
+                            details?: {
+                                field?: string;
+                                issue?: string;
+                                /** @description The rule that refused, e.g. `blocked` (a block list), or whose risk factor an entry names. */
+                                rule?: string;
+                                /**
+                                 * @description Why the send was judged risky: the risk factor of the rule (`rule`) that refused it. One entry per rule that objected.
+                                 * @enum {string}
+                                 */
+                                factor?: "captcha_failed" | "destination_not_permitted" | "invalid_phone_line" | "in_block_list" | "number_range_abuse" | "poor_conversion_history" | "new_destination" | "ip_country_mismatch" | "ip_concentration" | "device_reuse" | "repeated_attempts" | "quota_exceeded" | "sim_swap_recent" | "call_forwarding_active" | "customer_denied";
+                                /**
+                                 * @description The rule's mode: `enforce` refused the send.
+                                 * @enum {string}
+                                 */
+                                mode?: "enforce" | "shadow" | "off";
+                                /** @description What the rule refused, e.g. the listed number or prefix. */
+                                value?: string;
+                                /** @description The `budget` rule: the spend limit of the period, a decimal amount in the service's currency. */
+                                limit?: string;
+                                /** @description The `budget` rule: what the client's sends have cost in the period so far. */
+                                spent?: string;
+                                /**
+                                 * @description The `budget` rule: the UTC day or month the limit is for.
+                                 * @enum {string}
+                                 */
+                                period?: "day" | "month";
+                                /** @description The `conversion` rule of a throttled country: the country (ISO 3166 alpha-2). */
+                                regionCode?: string;
+                                /** @description The `conversion` rule: the mobile network throttled, as number lookup names it, when the throttle is one network's rather than the whole country's. */
+                                carrier?: string;
+                            }[];
+                        };
+                        data?: components["schemas"]["VerificationRecord"];
+                    };
+                };
+            };
+            /** @description `OTP_MISMATCH`: Wrong code; `data` is the record, `FAILED` (`MAX_ATTEMPTS`) after the last allowed attempt. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @description Human-readable text; may change, match on `error.code`. */
+                        message: string;
+                        error: {
+                            /** @enum {string} */
+                            code: "OTP_MISMATCH";
                             /** @description What was wrong, one entry per field or rule. */
                             details?: {
                                 field?: string;

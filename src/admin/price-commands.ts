@@ -1,5 +1,5 @@
 import { parse } from 'csv-parse/sync';
-import { channels, type Channel } from '../domain/channel-driver.js';
+import { sendingChannels as channels, type Channel } from '../domain/channel-driver.js';
 import { destinationRank, parseDestination } from '../domain/destinations.js';
 import { isCurrency, parseAmount } from '../domain/money.js';
 import type { Price, PriceStore } from '../domain/prices.js';

@@ -1,4 +1,4 @@
-import { channels, type Channel } from '../domain/channel-driver.js';
+import { sendingChannels as channels, type Channel } from '../domain/channel-driver.js';
 import type { Clock } from '../domain/ports.js';
 import { destinationRank } from '../domain/destinations.js';
 import { defaultDestination, failoverAfterProblem, parseDestination, policyProblem, weightsProblem, type Route, type RouteStore } from '../domain/routes.js';

@@ -12,14 +12,23 @@ export class CamaraApi {
 
   constructor(
     private readonly base: HttpBaseUrl,
-    private readonly token: CamaraToken,
+    /** The client-credentials token of `post`; null: only `postWith` is used. */
+    private readonly token: CamaraToken | null,
   ) {
     this.pool = new Pool(base.origin, { connections: 8 });
   }
 
   /** The 200 answer's JSON object; throws on any other answer (a 401 forgets the token first). */
   async post(path: string, body: unknown, signal: AbortSignal): Promise<Readonly<Record<string, unknown>>> {
-    const token = await this.token.get();
+    if (!this.token) throw new Error('CAMARA: no client-credentials token here');
+    return this.postWith(await this.token.get(), path, body, signal);
+  }
+
+  /**
+   * The same call with a token of the caller's (a device's, from the authorization code grant: CAMARA Number
+   * Verification); a 401 forgets the client-credentials token only when it was that one.
+   */
+  async postWith(token: string, path: string, body: unknown, signal: AbortSignal): Promise<Readonly<Record<string, unknown>>> {
     const answer = await this.pool.request({
       method: 'POST',
       path: `${this.base.pathPrefix}${path}`,
@@ -36,7 +45,7 @@ export class CamaraApi {
       signal,
     });
     const json = jsonObject(await readBounded(answer.body));
-    if (answer.statusCode === 401) this.token.forget();
+    if (answer.statusCode === 401 && this.token) this.token.forget();
     if (answer.statusCode !== 200 || json === null) throw new Error(`CAMARA ${path} answered ${answer.statusCode}`);
     return json;
   }

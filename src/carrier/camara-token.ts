@@ -49,24 +49,43 @@ export class CamaraToken {
   }
 
   private async fetch(): Promise<string> {
-    const { tokenUrl, clientId, clientSecret } = this.credentials;
-    const basic = Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(clientSecret)}`).toString('base64');
-    const answer = await request(tokenUrl, {
-      method: 'POST',
-      headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', 'user-agent': 'otp-service' },
-      body: new URLSearchParams({ grant_type: 'client_credentials', ...(this.scopes.length > 0 && { scope: this.scopes.join(' ') }) }).toString(),
-      signal: AbortSignal.timeout(tokenTimeoutMs),
-    });
-    const body = jsonObject(await readBounded(answer.body));
-    if (answer.statusCode !== 200) throw new Error(`CAMARA token endpoint answered ${answer.statusCode}`);
-    const token = body?.access_token;
-    const type = body?.token_type;
-    if (typeof token !== 'string' || token === '' || typeof type !== 'string' || type.toLowerCase() !== 'bearer') {
-      throw new Error('CAMARA token endpoint gave no bearer access_token');
-    }
-    const lifetime = typeof body?.expires_in === 'number' && body.expires_in > 0 ? body.expires_in * 1000 : unnamedLifetimeMs;
+    const grant = { grant_type: 'client_credentials', ...(this.scopes.length > 0 && { scope: this.scopes.join(' ') }) };
+    const { token, expiresInSeconds } = await camaraTokenRequest(this.credentials, grant, AbortSignal.timeout(tokenTimeoutMs));
+    const lifetime = expiresInSeconds !== null ? expiresInSeconds * 1000 : unnamedLifetimeMs;
     // A short-lived token is still kept for half its life, rather than fetched for every check.
     this.kept = { value: token, until: this.clock.now().getTime() + Math.max(lifetime - marginMs, lifetime / 2) };
     return token;
   }
+}
+
+/**
+ * One request to CAMARA_TOKEN_URL (RFC 6749 3.2), the client authenticated with HTTP Basic (client_secret_basic,
+ * 2.3.1), for the grant in `form` (client credentials, or an authorization code with its PKCE verifier): the
+ * bearer access token and its lifetime, if named. Throws on anything else; neither secret nor token is ever part
+ * of an error.
+ */
+export async function camaraTokenRequest(
+  credentials: CamaraCredentials,
+  form: Readonly<Record<string, string>>,
+  signal: AbortSignal,
+): Promise<{ readonly token: string; readonly expiresInSeconds: number | null }> {
+  const { tokenUrl, clientId, clientSecret } = credentials;
+  const basic = Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(clientSecret)}`).toString('base64');
+  const answer = await request(tokenUrl, {
+    method: 'POST',
+    headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', 'user-agent': 'otp-service' },
+    body: new URLSearchParams(form).toString(),
+    signal,
+  });
+  const body = jsonObject(await readBounded(answer.body));
+  if (answer.statusCode !== 200) {
+    const error = typeof body?.error === 'string' && /^[\x20-\x7e]{1,64}$/.test(body.error) ? ` (${body.error})` : '';
+    throw new Error(`CAMARA token endpoint answered ${answer.statusCode}${error}`);
+  }
+  const token = body?.access_token;
+  const type = body?.token_type;
+  if (typeof token !== 'string' || token === '' || typeof type !== 'string' || type.toLowerCase() !== 'bearer') {
+    throw new Error('CAMARA token endpoint gave no bearer access_token');
+  }
+  return { token, expiresInSeconds: typeof body?.expires_in === 'number' && body.expires_in > 0 ? body.expires_in : null };
 }

@@ -5,7 +5,7 @@
 
 import type { Channel } from '../domain/channel-driver.js';
 import type { Clock } from '../domain/ports.js';
-import type { DeliveryReceipt, SendResult } from '../domain/send-result.js';
+import type { AwaitingProof, DeliveryReceipt, SendResult } from '../domain/send-result.js';
 import type { SpokenWords } from '../domain/spoken-code.js';
 
 export type { Channel } from '../domain/channel-driver.js';
@@ -88,9 +88,23 @@ export interface OutgoingTelegram {
   readonly text: string;
 }
 
-export type Outgoing = OutgoingSms | OutgoingCall | OutgoingWhatsApp | OutgoingVoice | OutgoingTelegram;
+/**
+ * A silent verification's step (contract 19, SILENT): nothing goes to the phone; the device proves its number
+ * itself (a Firebase PNV token, or CAMARA Number Verification over its mobile data) until `deadline`.
+ */
+export interface OutgoingSilent {
+  readonly channel: 'silent';
+  readonly sendId: string;
+  readonly verificationId: string;
+  /** E.164: the number the device must prove. */
+  readonly to: string;
+  /** When the step fails without a proof (SILENT_TIMEOUT_SECONDS after the create). */
+  readonly deadline: Date;
+}
 
-export type { DeliveryReceipt, SendResult } from '../domain/send-result.js';
+export type Outgoing = OutgoingSms | OutgoingCall | OutgoingWhatsApp | OutgoingVoice | OutgoingTelegram | OutgoingSilent;
+
+export type { AwaitingProof, DeliveryReceipt, SendResult, StepAnswer } from '../domain/send-result.js';
 
 /** An inbound HTTP callback as received, before any parsing: signatures are computed over the raw form. */
 export interface CallbackRequest {
@@ -130,6 +144,13 @@ export interface Provider {
    * returns a transient result promptly.
    */
   send(message: Outgoing, signal: AbortSignal): Promise<SendResult>;
+
+  /**
+   * A silent step (contract 19, SILENT) instead of a send: nothing goes to the phone, the device proves its number
+   * itself, and the step waits for that proof until the message's deadline. Only the silent channel's providers
+   * (firebase, camara) have it; the send worker asks it instead of `send` for their steps.
+   */
+  awaitProof?(message: OutgoingSilent): AwaitingProof;
 
   /**
    * Withdraws a message whose code is no longer needed (the verification succeeded or was cancelled), if it has

@@ -5,6 +5,7 @@ import type { RequestType, Verification, VerificationType } from '../domain/veri
 import type { CallerIdRange } from '../providers/caller-id.js';
 import { DroppedCallDriver } from './dropped-call.js';
 import type { Outgoing } from './provider-port.js';
+import { SilentDriver } from './silent.js';
 import { SmsDriver } from './sms.js';
 import { TelegramDriver } from './telegram.js';
 import { WhatsAppDriver } from './whatsapp.js';
@@ -27,6 +28,8 @@ export interface ChannelSettings {
   readonly voiceCaller?: PhoneNumber;
   /** VOICE_REPEAT: how many times a voice call reads the code; absent: 3 (its default). */
   readonly voiceRepeat?: number;
+  /** SILENT_TIMEOUT_SECONDS: how long a silent step waits for the device's proof; absent: 30 (its default). */
+  readonly silentTimeoutSeconds?: number;
 }
 
 /** One driver per verification type: a new channel is one driver and one line here. */
@@ -40,6 +43,7 @@ export class ChannelRegistry {
       new WhatsAppDriver(settings.whatsappSender ?? settings.smsSender, settings.codeLength),
       new VoiceDriver(settings.voiceCaller ?? settings.smsSender, settings.codeLength, settings.voiceRepeat ?? 3),
       new TelegramDriver(settings.smsSender, settings.codeLength),
+      new SilentDriver(settings.smsSender, settings.codeLength, settings.silentTimeoutSeconds ?? 30),
     ];
   }
 

@@ -3,17 +3,21 @@ import type { Random } from './ports.js';
 import type { RequestType, VerificationType } from './verification.js';
 
 /** A channel a code goes out on. */
-export type Channel = 'sms' | 'call' | 'whatsapp' | 'voice' | 'telegram';
+/** `silent`: no code goes out; the device proves its number itself (contract 19, SILENT). */
+export type Channel = 'sms' | 'call' | 'whatsapp' | 'voice' | 'telegram' | 'silent';
 
-export const channels: readonly Channel[] = ['sms', 'call', 'whatsapp', 'voice', 'telegram'];
+export const channels: readonly Channel[] = ['sms', 'call', 'whatsapp', 'voice', 'telegram', 'silent'];
+
+/** The channels a code goes out on through providers: those routes and prices name (silent sends nothing). */
+export const sendingChannels: readonly Channel[] = channels.filter((c) => c !== 'silent');
 
 /** One value per channel, made by `f`: a new channel is a compile error here until it has its line. */
 export function perChannel<T>(f: (channel: Channel) => T): Record<Channel, T> {
-  return { sms: f('sms'), call: f('call'), whatsapp: f('whatsapp'), voice: f('voice'), telegram: f('telegram') };
+  return { sms: f('sms'), call: f('call'), whatsapp: f('whatsapp'), voice: f('voice'), telegram: f('telegram'), silent: f('silent') };
 }
 
 /** How the record names a channel (contract 3.4 and 13 `delivery.channel`). */
-export type DeliveryChannel = 'SMS' | 'CALL' | 'WHATSAPP' | 'VOICE' | 'TELEGRAM';
+export type DeliveryChannel = 'SMS' | 'CALL' | 'WHATSAPP' | 'VOICE' | 'TELEGRAM' | 'SILENT';
 
 const deliveryChannels: Readonly<Record<Channel, DeliveryChannel>> = {
   sms: 'SMS',
@@ -21,6 +25,7 @@ const deliveryChannels: Readonly<Record<Channel, DeliveryChannel>> = {
   whatsapp: 'WHATSAPP',
   voice: 'VOICE',
   telegram: 'TELEGRAM',
+  silent: 'SILENT',
 };
 
 /** How the record names a channel (contract 3.4 `delivery.channel`). */

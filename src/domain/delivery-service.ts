@@ -10,7 +10,7 @@ import { defaultDestination, type Destination } from './destinations.js';
 import type { Route } from './routes.js';
 import type { Amount, Money } from './money.js';
 import { costOf } from './prices.js';
-import type { DeliveryReceipt, SendResult } from './send-result.js';
+import type { AwaitingProof, DeliveryReceipt, StepAnswer } from './send-result.js';
 import { dueAgain, turnAttempts, type SendJob } from './send-job.js';
 import { effectiveStatus, fallbackLeft, sendError, withAttemptOf, withLatestAttempt, withRefund, withTurn, type RequestType, type Verification } from './verification.js';
 import type { ParkedReceipt, SentWritten, VerificationStore, VerificationTx } from './verification-store.js';
@@ -110,8 +110,9 @@ export class DeliveryService {
    * bind the message id is unique within (Provider.account). `to`: where the code went, for its route's
    * delivery-confirmed failover (null: not known to the caller; no failover is set).
    */
-  async recordSendOutcome(job: SendJob, provider: string, result: SendResult | null, account = '', to: Destination | null = null): Promise<SentWritten> {
+  async recordSendOutcome(job: SendJob, provider: string, result: StepAnswer | null, account = '', to: Destination | null = null): Promise<SentWritten> {
     const { store, clock } = this.deps;
+    if (result?.kind === 'awaiting') return this.recordAwaiting(job, provider, result);
     if (result?.kind === 'accepted') {
       // The common case, on the path of every code: it moves only the delivery and the job, so it needs no read
       // and no lock, and goes with concurrent ones in one statement.
@@ -317,6 +318,12 @@ export class DeliveryService {
           tx.updateRisk(v.id, withLaterSend(v.risk, mine, false));
           heard?.push(...mine);
         }
+        // A silent step's time is up without the device's proof (contract 19): it fails as a step does.
+        if (v.delivery.channel === 'SILENT') {
+          const next = this.failSilentStep(tx, job, v, 'no proof of the number within SILENT_TIMEOUT_SECONDS', now);
+          if (next) stepped.push(next);
+          continue;
+        }
         const channel = job && stepDue(v, now) && skip !== null ? this.step(tx, { ...job, lastError: null }, { ...v, steps: v.steps + skip }, now) : null;
         if (channel) stepped.push(channel);
         // Nothing to send it with (no job), nothing left, or only calls to a forwarded line: its clock stops, and
@@ -446,6 +453,53 @@ export class DeliveryService {
     this.fail(tx, v, now);
     tx.saveSendJob({ ...job, status: 'failed', claimedUntil: null }, v, now);
     return null;
+  }
+
+  /**
+   * A silent step began (contract 19): nothing was sent, so the delivery names its provider and stays QUEUED with
+   * no send counted; the step's clock runs to `until` (SILENT_TIMEOUT_SECONDS after the create), when it fails as
+   * a step does (takeDueSteps). The job is done: nothing is to be sent again.
+   */
+  private async recordAwaiting(job: SendJob, provider: string, result: AwaitingProof): Promise<SentWritten> {
+    const committed = await this.deps.store.transaction(async (tx) => {
+      const now = this.deps.clock.now();
+      const current = await tx.findForUpdate(job.verificationId);
+      const done = { ...job, provider, status: 'sent', claimedUntil: null, lastError: null } as const;
+      if (!current || current.delivery.channel !== 'SILENT' || effectiveStatus(current, now) !== 'PENDING') {
+        tx.saveSendJob(done, current ?? null, now);
+        return;
+      }
+      const next: Verification = { ...current, delivery: { ...current.delivery, provider, updatedAt: now }, nextStepAt: result.until };
+      tx.update(next);
+      tx.saveSendJob(done, next, now);
+    });
+    dispatched(this.deps.afterCommit, committed);
+    return { tookIdFrom: null, parked: false };
+  }
+
+  /**
+   * A silent step that failed (contract 19: no proof in time, the device not verified, the operator's error): the
+   * workflow's next step sends the code at once, else the verification is FAILED, UNDELIVERABLE. Returns the
+   * step's channel, if one was taken.
+   */
+  private failSilentStep(tx: VerificationTx, job: SendJob | null, v: Verification, reason: string, now: Date): Channel | null {
+    const failed: Verification = { ...v, nextStepAt: null, delivery: { ...v.delivery, status: 'FAILED', updatedAt: now } };
+    const stepped = job ? this.step(tx, { ...job, lastError: reason }, failed, now) : null;
+    if (stepped) return stepped;
+    this.fail(tx, failed, now);
+    return null;
+  }
+
+  /** A silent step failed now for `reason` (CAMARA's answer): the next step, else FAILED UNDELIVERABLE. */
+  async silentStepFailed(verificationId: string, reason: string): Promise<void> {
+    const committed = await this.deps.store.transaction(async (tx) => {
+      const now = this.deps.clock.now();
+      const current = await tx.findForUpdate(verificationId);
+      if (!current || current.delivery.channel !== 'SILENT' || effectiveStatus(current, now) !== 'PENDING') return null;
+      return this.failSilentStep(tx, await tx.findSendJob(verificationId), current, reason, now);
+    });
+    const stepped = dispatched(this.deps.afterCommit, committed);
+    if (stepped) this.deps.observer?.step?.(stepped, 'failure');
   }
 
   private fail(tx: VerificationTx, v: Verification, now: Date): void {

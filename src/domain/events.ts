@@ -1,4 +1,4 @@
-import type { Verification, VerificationStatus } from './verification.js';
+import { shownCode, type Verification, type VerificationStatus } from './verification.js';
 
 /** Event kinds delivered to webhooks (contract 4). */
 export type EventKind = 'action.otp.success' | 'action.otp.failed' | 'action.otp.expired';
@@ -40,7 +40,7 @@ export function webhookPayload(event: EventKind, v: Verification): WebhookPayloa
     event,
     data: {
       id: v.id,
-      otp: v.codeWithheld ? null : v.otp,
+      otp: shownCode(v),
       type: v.type,
       status: v.status,
       createdAt: v.createdAt.toISOString(),

@@ -19,6 +19,19 @@ export type SendResult =
   /** Retrying through this provider cannot help (invalid or barred number, refused sender, bad credentials). */
   | { readonly kind: 'permanent'; readonly reason: string };
 
+/**
+ * A silent step's answer (contract 19, SILENT): nothing was sent, and nothing is to be; the device proves its
+ * number itself. The step waits for that proof until `until`, then fails (the workflow's next step, else FAILED
+ * UNDELIVERABLE).
+ */
+export interface AwaitingProof {
+  readonly kind: 'awaiting';
+  readonly until: Date;
+}
+
+/** What a provider answered to one step: a send's result, or (a silent step) the device's proof awaited. */
+export type StepAnswer = SendResult | AwaitingProof;
+
 /** A delivery receipt, from a callback or (SMPP) from the bind. */
 export interface DeliveryReceipt {
   /** The provider's message id, as in SendResult.accepted. */

@@ -7,9 +7,9 @@ import { sendErrorRecord, type AttemptRecord, type SendError } from './send-erro
 export { sendError, sendErrorRecord, type AttemptRecord, type SendError, type SendErrorCode } from './send-error.js';
 
 /** Channel asked for in a create request (seed 4.2). */
-export type RequestType = 'SEND_SMS' | 'DROPPED_CALL' | 'WHATSAPP' | 'VOICE_CALL' | 'TELEGRAM';
+export type RequestType = 'SEND_SMS' | 'DROPPED_CALL' | 'WHATSAPP' | 'VOICE_CALL' | 'TELEGRAM' | 'SILENT';
 /** Type shown on a record (contract 3.4). */
-export type VerificationType = 'SMS' | 'DROPPED_CALL' | 'WHATSAPP' | 'VOICE_CALL' | 'TELEGRAM';
+export type VerificationType = 'SMS' | 'DROPPED_CALL' | 'WHATSAPP' | 'VOICE_CALL' | 'TELEGRAM' | 'SILENT';
 export type VerificationStatus = 'PENDING' | 'SUCCESS' | 'FAILED' | 'EXPIRED';
 /** Why a verification is FAILED (contract 3.4). */
 export type FailureReason = 'MAX_ATTEMPTS' | 'UNDELIVERABLE' | 'CANCELED';
@@ -133,6 +133,14 @@ export interface Verification {
   readonly failoverAt: Date | null;
   /** Steps of `workflow` taken so far: each sends as a resend does, for stats and quota, but not for OTP_MAX_SENDS. */
   readonly steps: number;
+}
+
+/**
+ * The code as answers and webhooks show it: null when the client withholds codes (contract 9), and while a silent
+ * step is the latest (contract 19, SILENT: no code was sent; it goes out only if a later step sends it).
+ */
+export function shownCode(v: Pick<Verification, 'codeWithheld' | 'otp' | 'delivery'>): string | null {
+  return v.codeWithheld || v.delivery.channel === 'SILENT' ? null : v.otp;
 }
 
 /** The request types still to come (contract 13 `fallback`), in order; [] when none is left or none was asked. */

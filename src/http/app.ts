@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { LookupService } from '../domain/lookup-service.js';
 import type { StatsService } from '../domain/stats-service.js';
+import type { SilentService } from '../domain/silent-service.js';
+import type { Verification } from '../domain/verification.js';
 import type { VerificationService } from '../domain/verification-service.js';
 import { registerApiReference } from './api-reference.js';
 import { registerAuthHook, type AuthHookDeps } from './auth-hook.js';
@@ -19,6 +21,8 @@ import { otpRoutes } from './routes/otp.js';
 import type { WebhookDestinations } from '../webhooks/destination-policy.js';
 import type { PersonalDataStore } from '../domain/personal-data.js';
 import { otpLifecycleRoutes } from './routes/otp-lifecycle.js';
+import { silentRoutes } from './routes/silent.js';
+import { silentCamaraRoutes } from './routes/silent-camara.js';
 import { statsRoutes } from './routes/stats.js';
 import { camaraRoutes } from './camara/routes.js';
 import { relayRoutes, type RelayRouteDeps } from './relays/routes.js';
@@ -35,6 +39,10 @@ export interface HttpObserver {
 export interface AppDeps extends AuthHookDeps, OAuthRouteDeps {
   readonly logger: FastifyBaseLogger;
   readonly verifications: VerificationService;
+  /** Silent verification's proofs (contract 19); absent: POST /v1/otp/{id}/silent is a 404. */
+  readonly silent?: SilentService;
+  /** A SILENT verification's check URL (SILENT_PROVIDER=camara), null for others; absent: none. */
+  readonly silentCheckUrl?: (v: Verification) => string | null;
   /** Digits of a code (OTP_LENGTH): a caller's own message text (CAMARA's `message`) is checked with one in it. */
   readonly codeLength: number;
   /** COST_CURRENCY: what a record's cost is in. */
@@ -148,6 +156,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (twilio) await app.register(async (v2) => twilioRoutes(v2, twilio), { prefix: '/v2' });
   const { relays } = deps;
   if (relays) await app.register(async (hooks) => relayRoutes(hooks, relays));
+  // The device's side of CAMARA Number Verification (contract 19): its check URL and the operator's callback.
+  const { silent } = deps;
+  if (silent && deps.silentCheckUrl) await app.register(async (device) => silentCamaraRoutes(device, silent));
   // CAMARA's one-time-password-sms v1 (contract 15), over the same services as /v1.
   await app.register(async (camara) => camaraRoutes(camara, deps), { prefix: '/one-time-password-sms/v1' });
   await app.register(async (v1) => {
@@ -155,8 +166,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Fastify parses text/plain by default; /v1 takes JSON only (contract 5: 415 for a body that is not JSON).
     v1.removeContentTypeParser('text/plain');
     registerAuthHook(v1, deps);
-    otpRoutes(v1, deps.verifications, deps.webhookDestinations, deps.costCurrency);
+    otpRoutes(v1, deps.verifications, deps.webhookDestinations, deps.costCurrency, deps.silentCheckUrl);
     otpLifecycleRoutes(v1, deps.verifications, deps.personalData, deps.costCurrency);
+    if (deps.silent) silentRoutes(v1, deps.silent, deps.costCurrency);
     lookupRoutes(v1, deps.lookups);
     statsRoutes(v1, deps.stats);
     deps.extraV1Routes?.(v1);

@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import { errorCatalogue, type ErrorCode, type BudgetProblem, type FieldProblem, type RuleProblem, type ThrottleProblem } from '../domain/error-catalogue.js';
 import { allowedRisk, type FactorEntry, type Risk } from '../domain/risk.js';
-import { attemptRecord, fallbackLeft, latestTurn, verificationCost, type AttemptRecord, type Verification } from '../domain/verification.js';
+import { attemptRecord, fallbackLeft, latestTurn, shownCode, verificationCost, type AttemptRecord, type Verification } from '../domain/verification.js';
 
 /** The record as clients see it (seed 2.2 plus contract 3.4's fields). */
 export interface PublicRecord {
@@ -43,7 +43,7 @@ export function publicRecord(v: Verification, currency: string): PublicRecord {
     updatedAt: v.updatedAt.toISOString(),
     expiresAt: v.expiresAt.toISOString(),
     // A client that withholds codes never sees one: the code goes only to the phone.
-    otp: v.codeWithheld ? null : v.otp,
+    otp: shownCode(v),
     phoneNumber: v.phoneNumber,
     country: v.countryCode,
     countryCode: v.countryCode,

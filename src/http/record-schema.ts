@@ -33,8 +33,8 @@ export const recordSchema = {
     },
     type: {
       type: 'string',
-      enum: ['SMS', 'DROPPED_CALL', 'WHATSAPP', 'VOICE_CALL', 'TELEGRAM'],
-      description: '`SMS` for a `SEND_SMS` request, otherwise the request\'s own word (`DROPPED_CALL`, `WHATSAPP`, `VOICE_CALL`, `TELEGRAM`).',
+      enum: ['SMS', 'DROPPED_CALL', 'WHATSAPP', 'VOICE_CALL', 'TELEGRAM', 'SILENT'],
+      description: '`SMS` for a `SEND_SMS` request, otherwise the request\'s own word (`DROPPED_CALL`, `WHATSAPP`, `VOICE_CALL`, `TELEGRAM`, `SILENT`).',
     },
     status: {
       type: 'string',
@@ -55,7 +55,7 @@ export const recordSchema = {
       properties: {
         channel: {
           type: 'string',
-          enum: ['SMS', 'CALL', 'WHATSAPP', 'VOICE', 'TELEGRAM'],
+          enum: ['SMS', 'CALL', 'WHATSAPP', 'VOICE', 'TELEGRAM', 'SILENT'],
           description: '`CALL` for a dropped call, `VOICE` for a call that reads the code; a dropped call that fell back to SMS reads `SMS`.',
         },
         provider: { ...nullableString, description: 'The provider that took it; null before the first attempt.' },
@@ -113,6 +113,11 @@ export const recordSchema = {
         currency: { type: 'string', description: 'ISO 4217: the currency the service counts in (`USD`).' },
         unknownSends: { type: 'integer', description: 'Sends a provider took whose cost is not known, and so not in `amount`.' },
       },
+    },
+    checkUrl: {
+      type: 'string',
+      description:
+        'A `SILENT` verification with `SILENT_PROVIDER=camara` only: the address the device opens over its mobile data, so that its operator confirms its number (CAMARA Number Verification). Absent otherwise.',
     },
     risk: {
       type: 'object',

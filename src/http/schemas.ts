@@ -50,8 +50,8 @@ export const createBodySchema = {
     },
     type: {
       type: 'string',
-      enum: ['SEND_SMS', 'WHATSAPP', 'VOICE_CALL', 'DROPPED_CALL', 'TELEGRAM'],
-      description: 'How the code goes out: `SEND_SMS` (the default) an SMS, `WHATSAPP` a WhatsApp message, `VOICE_CALL` a call that reads the code aloud, `DROPPED_CALL` a dropped call whose caller id ends with the code, `TELEGRAM` a message in Telegram from its Verification Codes account.',
+      enum: ['SEND_SMS', 'WHATSAPP', 'VOICE_CALL', 'DROPPED_CALL', 'TELEGRAM', 'SILENT'],
+      description: 'How the code goes out: `SEND_SMS` (the default) an SMS, `WHATSAPP` a WhatsApp message, `VOICE_CALL` a call that reads the code aloud, `DROPPED_CALL` a dropped call whose caller id ends with the code, `TELEGRAM` a message in Telegram from its Verification Codes account, `SILENT` no code at all: the device proves its number itself (SILENT_PROVIDER; a workflow\'s first step only, its later steps send a code when it fails).',
     },
     fallback: {
       type: 'array',

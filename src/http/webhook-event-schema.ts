@@ -13,7 +13,7 @@ export const webhookEventSchema: OpenAPIV3_1.SchemaObject = {
       properties: {
         id: { type: 'string', description: 'The verification id.' },
         otp: { type: ['string', 'null'] },
-        type: { type: 'string', enum: ['SMS', 'DROPPED_CALL', 'WHATSAPP', 'VOICE_CALL', 'TELEGRAM'] },
+        type: { type: 'string', enum: ['SMS', 'DROPPED_CALL', 'WHATSAPP', 'VOICE_CALL', 'TELEGRAM', 'SILENT'] },
         status: { type: 'string', enum: ['SUCCESS', 'FAILED', 'EXPIRED'] },
         createdAt: { type: 'string', description: 'ISO 8601 UTC with milliseconds.' },
         countryCode: { type: 'string', description: '`+NNN`.' },

@@ -6,14 +6,14 @@ import type { Destination } from '../domain/routes.js';
 import type { SentWritten } from '../domain/verification-store.js';
 import { jobOwnership, type SendJob } from '../domain/send-job.js';
 import { effectiveStatus, type Verification } from '../domain/verification.js';
-import type { Outgoing, Provider, SendResult } from '../channels/provider-port.js';
+import type { Outgoing, Provider, SendResult, StepAnswer } from '../channels/provider-port.js';
 import type { CircuitBreaker } from './circuit-breaker.js';
 import type { SendJobQueue } from './send-jobs.js';
 import { logTaskFailure, PeriodicTask } from './periodic-task.js';
 
 /** Told of every provider call's answer and how long it took (metrics). */
 export interface SendObserver {
-  sent(channel: Channel, provider: string, result: SendResult, seconds: number): void;
+  sent(channel: Channel, provider: string, result: StepAnswer, seconds: number): void;
 }
 
 export interface SendWorkerDeps {
@@ -25,7 +25,7 @@ export interface SendWorkerDeps {
    * `account` is the provider's (Provider.account).
    */
   /** `to`: the verification whose code it was, for its route's delivery-confirmed failover. */
-  readonly recordOutcome: (job: SendJob, provider: string, result: SendResult | null, account?: string, to?: Destination) => Promise<SentWritten | void>;
+  readonly recordOutcome: (job: SendJob, provider: string, result: StepAnswer | null, account?: string, to?: Destination) => Promise<SentWritten | void>;
   /** The message or call a job's channel carries for a verification (its text as the client set it). */
   readonly outgoing: (channel: Channel, v: Verification, from: string, sendId: string) => Promise<Outgoing>;
   /** The providers of a channel, in failover order. */
@@ -177,6 +177,7 @@ export class SendWorker {
       );
     }
     if (result.kind === 'accepted') log.info({ messageId: result.messageId }, 'code sent');
+    else if (result.kind === 'awaiting') log.info({ until: result.until.toISOString() }, "silent step: the device's proof of its number is awaited");
     else log.warn({ reason: result.reason, permanent: result.kind === 'permanent' }, 'send failed');
   }
 
@@ -200,9 +201,11 @@ export class SendWorker {
    * (nearly the job's claim), so that an answer that comes late is the attempt's outcome rather than a retry's
    * second copy; a provider that throws, or has not answered by the hard bound, is a transient failure.
    */
-  private async send(provider: Provider, job: SendJob, v: Verification): Promise<{ result: SendResult; late: boolean }> {
+  private async send(provider: Provider, job: SendJob, v: Verification): Promise<{ result: StepAnswer; late: boolean }> {
     const { deps } = this;
     const message = await deps.outgoing(job.channel, v, job.sender, v.id);
+    // A silent step sends nothing: the device proves its number itself (contract 19).
+    if (message.channel === 'silent' && provider.awaitProof) return { result: provider.awaitProof(message), late: false };
     const patience = deps.providerTimeoutMs(job.channel);
     const hardBound = hardBoundMs(patience, deps.leaseMs);
     const signal = AbortSignal.any([AbortSignal.timeout(hardBound), this.stopping.signal]);

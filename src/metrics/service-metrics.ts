@@ -7,7 +7,7 @@ import type { CreateRefusal, ResendRefusal, VerificationObserver } from '../doma
 import type { FactorEntry } from '../domain/risk.js';
 import type { DecisionAnswer } from '../domain/decision.js';
 import type { CarrierCheckName, CarrierCheckObserver, CarrierOutcome } from '../domain/carrier-checks.js';
-import type { SendResult } from '../domain/send-result.js';
+import type { StepAnswer } from '../domain/send-result.js';
 import type { HttpObserver } from '../http/app.js';
 import type { SendObserver } from '../jobs/send-worker.js';
 import type { WebhookObserver } from '../webhooks/delivery-worker.js';
@@ -207,7 +207,7 @@ export class ServiceMetrics
       .map((v) => ({ channel: String(v.labels.channel), provider: String(v.labels.provider), count: v.value, meanSeconds: (sums.get(key(v.labels)) ?? 0) / v.value }));
   }
 
-  sent(channel: string, provider: string, result: SendResult, seconds: number): void {
+  sent(channel: string, provider: string, result: StepAnswer, seconds: number): void {
     this.sends.inc({ channel, provider, outcome: result.kind });
     this.sendSeconds.observe({ channel, provider }, seconds);
   }

@@ -119,7 +119,7 @@ class HttpGatewayProvider implements Provider {
   }
 
   async send(message: Outgoing, signal: AbortSignal): Promise<SendResult> {
-    if (message.channel === 'voice' || message.channel === 'whatsapp' || message.channel === 'telegram') return { kind: 'permanent', reason: 'the http gateway sends SMS and dropped calls only' };
+    if (message.channel === 'voice' || message.channel === 'whatsapp' || message.channel === 'telegram' || message.channel === 'silent') return { kind: 'permanent', reason: 'the http gateway sends SMS and dropped calls only' };
     const body = JSON.stringify(requestBody(message, this.callbackUrl));
     const headers = {
       'content-type': 'application/json',

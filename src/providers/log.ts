@@ -10,6 +10,8 @@ export function loggedMessage(message: Outgoing): LoggedMessage {
       return { ...base, sender: message.from, body: message.text };
     case 'telegram':
       return { ...base, sender: 'Telegram', body: message.text };
+    case 'silent':
+      return { ...base, sender: 'silent', body: 'silent verification: nothing is sent' };
     case 'call':
       return { ...base, sender: message.callerId, body: `dropped call from ${message.callerId}` };
     case 'voice':
@@ -28,6 +30,7 @@ function logFields(message: Outgoing): object {
     case 'voice':
       return { to: message.to, from: message.from, language: message.language, repeat: message.repeat };
     case 'telegram':
+    case 'silent':
       return { to: message.to };
   }
 }

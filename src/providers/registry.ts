@@ -9,10 +9,12 @@ import { smppProvider } from './smpp.js';
 import { termiiSms } from './termii-sms.js';
 import { twilio } from './twilio.js';
 import { vonage } from './vonage.js';
+import { camaraNumberVerification } from './silent/camara.js';
+import { firebasePnv } from './silent/firebase.js';
 import { telegramGateway } from './telegram/gateway.js';
 import { metaWhatsApp } from './whatsapp/meta.js';
 
-/** Every provider the service knows, by the name SMS_PROVIDER, CALL_PROVIDER, WHATSAPP_PROVIDER, VOICE_PROVIDER and TELEGRAM_PROVIDER use: one line each. */
+/** Every provider the service knows, by the name SMS_PROVIDER, CALL_PROVIDER, WHATSAPP_PROVIDER, VOICE_PROVIDER, TELEGRAM_PROVIDER and SILENT_PROVIDER use: one line each. */
 export const providerModules: readonly ProviderModule[] = [
   logProvider,
   twilio,
@@ -25,6 +27,8 @@ export const providerModules: readonly ProviderModule[] = [
   sipProvider,
   metaWhatsApp,
   telegramGateway,
+  firebasePnv,
+  camaraNumberVerification,
 ];
 
 export function providerModule(name: string): ProviderModule | undefined {

@@ -124,6 +124,8 @@ export class TwilioProvider implements Provider {
         return this.spoken.place(message, signal);
       case 'telegram':
         return Promise.resolve({ kind: 'permanent', reason: 'twilio does not deliver Telegram messages' });
+      case 'silent':
+        return Promise.resolve({ kind: 'permanent', reason: 'twilio does not verify numbers silently' });
     }
   }
 

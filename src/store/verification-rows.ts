@@ -108,7 +108,7 @@ function toSendError(raw: unknown): SendError | null {
   return { code: known, message, at: new Date(at) };
 }
 
-const requestTypes: readonly string[] = ['SEND_SMS', 'DROPPED_CALL', 'WHATSAPP', 'VOICE_CALL', 'TELEGRAM'];
+const requestTypes: readonly string[] = ['SEND_SMS', 'DROPPED_CALL', 'WHATSAPP', 'VOICE_CALL', 'TELEGRAM', 'SILENT'];
 
 /** A create's signals as kept beside its verification (0020): the limits' keys, and all of them as given. */
 export function signalColumns(signals: Signals | null): Pick<Insertable<VerificationsTable>, 'signal_ip' | 'signal_network' | 'signal_device' | 'signals'> {

@@ -4,7 +4,7 @@ import type { Channel } from '../../domain/channel-driver.js';
 import { canonicalLocale } from '../../domain/client-settings.js';
 import { webhookDestinationProblem, type WebhookDestinations } from '../../webhooks/destination-policy.js';
 import type { FieldProblem } from '../../domain/error-catalogue.js';
-import type { RequestType } from '../../domain/verification.js';
+import type { RequestType, Verification } from '../../domain/verification.js';
 import { canonicalAddress } from '../../domain/ip-address.js';
 import type { Signals } from '../../domain/signals.js';
 import type { CreateOutcome, VerificationService } from '../../domain/verification-service.js';
@@ -84,10 +84,11 @@ const channelNotOffered: Readonly<Record<Channel, string>> = {
   whatsapp: 'WHATSAPP is not offered by this service: it has no WhatsApp provider (WHATSAPP_PROVIDER)',
   voice: 'VOICE_CALL is not offered by this service: it has no voice provider (VOICE_PROVIDER)',
   telegram: 'TELEGRAM is not offered by this service: it has no Telegram provider (TELEGRAM_PROVIDER)',
+  silent: 'SILENT is not offered by this service: it has no silent verification provider (SILENT_PROVIDER)',
 };
 
 /** A channel by the request type that takes it. */
-const typeOfChannel: Readonly<Record<Channel, string>> = { sms: 'SEND_SMS', call: 'DROPPED_CALL', whatsapp: 'WHATSAPP', voice: 'VOICE_CALL', telegram: 'TELEGRAM' };
+const typeOfChannel: Readonly<Record<Channel, string>> = { sms: 'SEND_SMS', call: 'DROPPED_CALL', whatsapp: 'WHATSAPP', voice: 'VOICE_CALL', telegram: 'TELEGRAM', silent: 'SILENT' };
 
 /** Why a create is refused when its number's route names no provider configured here (every surface says it so). */
 export function routeNotServed({ channel, route }: Extract<CreateOutcome, { kind: 'route-not-served' }>): string {
@@ -95,7 +96,18 @@ export function routeNotServed({ channel, route }: Extract<CreateOutcome, { kind
 }
 
 /** POST /v1/otp/request, GET /v1/otp/:id, POST /v1/otp/verify. */
-export function otpRoutes(app: FastifyInstance, verifications: VerificationService, destinations: WebhookDestinations, currency: string): void {
+export function otpRoutes(
+  app: FastifyInstance,
+  verifications: VerificationService,
+  destinations: WebhookDestinations,
+  currency: string,
+  /** A SILENT verification's check URL (SILENT_PROVIDER=camara), null for others; absent: none is served. */
+  checkUrlOf: (v: Verification) => string | null = () => null,
+): void {
+  const withCheckUrl = (v: Verification) => {
+    const checkUrl = checkUrlOf(v);
+    return { ...publicRecord(v, currency), ...(checkUrl !== null && { checkUrl }) };
+  };
   app.post<{ Body: CreateBody }>(
     '/v1/otp/request',
     { schema: createSchema, config: { operation: 'createVerification' } },
@@ -143,7 +155,7 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
       switch (outcome.kind) {
         case 'created':
         case 'replayed':
-          return { status: true, message: 'OTP sent', data: publicRecord(outcome.verification, currency) };
+          return { status: true, message: 'OTP sent', data: withCheckUrl(outcome.verification) };
         case 'invalid-fallback':
           return sendError(reply, 'VALIDATION_ERROR', { details: [{ field: 'fallback', issue: outcome.issue }] });
         case 'invalid-phone':
@@ -179,7 +191,7 @@ export function otpRoutes(app: FastifyInstance, verifications: VerificationServi
     async (request, reply) => {
       const v = await verifications.fetch(grantOf(request).clientId, request.params.id);
       if (!v) return sendVerificationNotFound(reply);
-      return { status: true, message: 'Verification fetched', data: publicRecord(v, currency) };
+      return { status: true, message: 'Verification fetched', data: withCheckUrl(v) };
     },
   );
 

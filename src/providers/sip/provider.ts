@@ -87,7 +87,7 @@ export class SipProvider implements Provider {
   }
 
   async send(message: Outgoing, signal: AbortSignal): Promise<SendResult> {
-    if (message.channel === 'sms' || message.channel === 'telegram') return { kind: 'permanent', reason: 'the sip provider places calls only' };
+    if (message.channel === 'sms' || message.channel === 'telegram' || message.channel === 'silent') return { kind: 'permanent', reason: 'the sip provider places calls only' };
     if (this.stopping) return { kind: 'transient', reason: 'the sip provider is stopping' };
     let local: LocalEnd;
     try {
