@@ -169,8 +169,12 @@ function serviceEnv(dataDir: string, databaseUrl: string | null, seed: string): 
     PREFIX_LIMIT_COUNT: '1000000000',
     // On by default: claimed in shares on every create (its cost is measured) but never reached.
     CLIENT_DAILY_SEND_LIMIT: '1000000000',
-    // Conversion is read every 10 s (its cost is measured) but never judged: no code of the bench is verified.
+    // Conversion is read every 10 s (its cost is measured) but never judged: no code of the bench is verified. The
+    // short window has a sample of its own: left at its default, it throttled the bench's country within a minute
+    // of creates, and every later create counted the country's creates under the throttle (a section's second
+    // run of creates measured that, at a twentieth of the first's pace).
     MIN_CONVERSION_SAMPLE: '1000000000',
+    MIN_CONVERSION_SHORT_SAMPLE: '1000000000',
     PHONE_COOLDOWN_SECONDS: '0',
     // Longer than the whole run, so the expiry sweep has nothing to do.
     OTP_TTL_SECONDS: '3600',
@@ -379,6 +383,7 @@ async function main(): Promise<void> {
     });
     results.load.createOurs = r.ours;
     results.load.createBaseline = r.baseline;
+    results.createBaselineCpu = { ours: r.oursPerCpuSecond, baseline: r.baselinePerCpuSecond, ref: r.ref };
     results.notes.push(`create-baseline: ${r.rounds} alternating rounds per side against ${r.ref}`);
     log(`create-baseline (${r.rounds} rounds per side): ours ${short(r.ours)}; ${r.ref} ${short(r.baseline)}`);
   });

@@ -3,7 +3,7 @@ import { baselineCheckout } from './baseline.js';
 import { sumRounds } from './drop-in-scenario.js';
 import type { LoadResult } from './load.js';
 import { PhoneSequence } from './phones.js';
-import { startService } from './provider-scenarios.js';
+import { processTicks, startService } from './provider-scenarios.js';
 import { benchCreate, type ScenarioSettings, type ServiceTarget } from './service-scenarios.js';
 
 /** Our create against the create of another git ref (BENCH_BASELINE_REF), each its own service, alternating rounds. */
@@ -12,6 +12,12 @@ export interface CreateBaselineResults {
   readonly ours: LoadResult;
   readonly baseline: LoadResult;
   readonly rounds: number;
+  /**
+   * Creates answered 200 per second of the service process's own CPU (user and system, from /proc), over the
+   * measured rounds: what a create costs the service, less swayed than req/s by other work on the machine.
+   */
+  readonly oursPerCpuSecond: number | null;
+  readonly baselinePerCpuSecond: number | null;
 }
 
 export interface CreateBaselineOptions extends ScenarioSettings {
@@ -43,18 +49,27 @@ export async function benchCreateBaseline(o: CreateBaselineOptions): Promise<Cre
     url.pathname = `/${name}`;
     const service = await startService({ ...o.serviceEnv(), DATABASE_URL: url.toString() }, dir);
     const target: ServiceTarget = { url: service.url, clientId: '', clientSecret: '', token: service.token };
-    return { target, db: o.pool(url.toString()) };
+    return { target, db: o.pool(url.toString()), pid: service.child.pid, created: 0, ticks: 0 };
   };
   const ours = await side('otp_create_ours');
   const baseline = await side('otp_create_baseline', baselineCheckout(o.ref));
   const phones = new PhoneSequence(90_000_000);
-  const round = async (s: { target: ServiceTarget; db: pg.Pool }) => {
+  type Side = Awaited<ReturnType<typeof side>>;
+  const round = async (s: Side, measured = true) => {
+    const before = processTicks(s.pid);
     const { result } = await benchCreate(s.target, phones, o);
+    const after = processTicks(s.pid);
+    if (measured && before !== null && after !== null) {
+      s.created += result.statuses['200'] ?? 0;
+      s.ticks += after - before;
+    }
     await o.between(s.db);
     return result;
   };
-  await round(ours);
-  await round(baseline);
+  // USER_HZ: /proc counts CPU time in hundredths of a second.
+  const perCpuSecond = (s: Side) => (s.ticks > 0 ? s.created / (s.ticks / 100) : null);
+  await round(ours, false);
+  await round(baseline, false);
   const mine: LoadResult[] = [];
   const theirs: LoadResult[] = [];
   for (let i = 0; i < o.rounds; i++) {
@@ -64,6 +79,12 @@ export async function benchCreateBaseline(o: CreateBaselineOptions): Promise<Cre
       o.log(`create-baseline: round ${i + 1} ${which} ${result.okRps.toFixed(0)} req/s`);
     }
   }
-  await Promise.all([ours.db.end(), baseline.db.end()]);
-  return { ref: o.ref, ours: sumRounds(mine), baseline: sumRounds(theirs), rounds: o.rounds };
+  return {
+    ref: o.ref,
+    ours: sumRounds(mine),
+    baseline: sumRounds(theirs),
+    rounds: o.rounds,
+    oursPerCpuSecond: perCpuSecond(ours),
+    baselinePerCpuSecond: perCpuSecond(baseline),
+  };
 }

@@ -62,7 +62,7 @@ export interface CpuShares {
 
 const clockTicks = 100; // USER_HZ on Linux
 
-function processTicks(pid: number): number | null {
+export function processTicks(pid: number): number | null {
   try {
     const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
     return Number(fields[11]) + Number(fields[12]);

@@ -42,6 +42,8 @@ export interface Results {
   failover: FailoverResults | null;
   /** The costs section (bench/lib/costs-scenario.ts). */
   costs?: CostsResults | null;
+  /** Creates per second of service CPU, ours and BENCH_BASELINE_REF's (bench/lib/create-baseline-scenario.ts). */
+  createBaselineCpu?: { ours: number | null; baseline: number | null; ref: string } | null;
   /** A carrier check's kept answer (bench/lib/carrier-cache.ts). */
   carrierCache?: CarrierCacheResults | null;
   rows: Row[];
@@ -87,7 +89,10 @@ export function summaryRows(r: Results): Row[] {
       ratioRow('Create POST /v2 vs /v1 side by side (PG, half the connections each)', ok('dropInSideV2Create'), 'req/s', '/v1 create', ok('dropInSideV1Create'), 0.9),
       ratioRow('Check POST /v2 vs /v1 side by side (PG, half the connections each)', ok('dropInSideV2Check'), 'req/s', '/v1 verify', ok('dropInSideV1Check'), 0.9),
     ]),
-    ...inSection('create-baseline', [ratioRow('Create vs the same create at BENCH_BASELINE_REF (PG, alternating rounds)', ok('createOurs'), 'req/s', 'baseline', ok('createBaseline'), 1.0)]),
+    ...inSection('create-baseline', [
+      ratioRow('Create vs the same create at BENCH_BASELINE_REF (PG, alternating rounds)', ok('createOurs'), 'req/s', 'baseline', ok('createBaseline'), 1.0),
+      ratioRow('Creates per second of service CPU vs BENCH_BASELINE_REF', r.createBaselineCpu?.ours ?? null, 'creates/CPU-s', 'baseline', r.createBaselineCpu?.baseline ?? null, 1.0),
+    ]),
     ...inSection('routes', [ratioRow('Create with 200 routes vs no route (PG, alternating rounds)', ok('routesWith'), 'req/s', 'no route', ok('routesWithout'), 0.95)]),
     ...inSection('pglite', [
       ratioRow('PGlite token', ok('pgliteToken'), 'req/s', 'ceiling', ceiling, null),

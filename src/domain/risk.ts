@@ -166,14 +166,21 @@ export interface RuleModeEntry {
 
 /** The rules' modes in force: a client's own, else the service-wide one, else `enforce`. */
 export class RuleModes {
-  private readonly modes = new Map<string, RuleMode>();
+  /** Per rule with a mode set: the service-wide one, and the clients' own. Asked for every rule of every send. */
+  private readonly modes = new Map<RiskRule, { all?: RuleMode; readonly clients: Map<string, RuleMode> }>();
 
   constructor(readonly entries: readonly RuleModeEntry[]) {
-    for (const e of entries) this.modes.set(`${e.rule}|${e.clientId ?? ''}`, e.mode);
+    for (const e of entries) {
+      let rule = this.modes.get(e.rule);
+      if (!rule) this.modes.set(e.rule, (rule = { clients: new Map() }));
+      if (e.clientId === null) rule.all = e.mode;
+      else rule.clients.set(e.clientId, e.mode);
+    }
   }
 
   modeOf(rule: RiskRule, clientId: string): RuleMode {
-    return this.modes.get(`${rule}|${clientId}`) ?? this.modes.get(`${rule}|`) ?? 'enforce';
+    const set = this.modes.get(rule);
+    return set === undefined ? 'enforce' : (set.clients.get(clientId) ?? set.all ?? 'enforce');
   }
 }
 

@@ -1,5 +1,5 @@
 import { captchaTokenSeconds, judgeCaptcha, type CaptchaSetting } from '../captcha.js';
-import { sendRule, type RuleRefusal } from './send-rule.js';
+import { sendRule, type Judgement, type RuleRefusal, type Send } from './send-rule.js';
 import { secondsBefore, type RuleDeps } from './rule-deps.js';
 
 /**
@@ -35,17 +35,21 @@ export function captchaRefusal(outcome: 'required' | 'failed' | 'unavailable'): 
  */
 export const captchaRule = sendRule({
   rule: 'captcha',
-  async screen(s, j, d) {
+  screen(s, j, d) {
     const setting = s.settings?.captcha;
     if (!setting || s.relayed || (s.kind === 'resend' && setting.when !== 'throttled')) return null;
-    const token = s.captchaToken;
-    if (setting.when === 'always' || token !== null) {
-      const captcha = await checkCaptcha(d, setting, token, s.signals?.ip?.address ?? null);
-      j.captchaPassed = captcha === 'passed';
-      // A token refused in shadow mode leaves the send as if the client had no CAPTCHA.
-      if (captcha !== 'passed' && (captcha === 'unavailable' || j.refuses('captcha'))) return captchaRefusal(captcha);
-    }
-    if (setting.when === 'throttled') j.challenge = token === null ? 'ask' : j.captchaPassed ? 'passed' : null;
-    return null;
+    return screenCaptcha(s, j, d, setting);
   },
 });
+
+async function screenCaptcha(s: Send, j: Judgement, d: RuleDeps, setting: CaptchaSetting): Promise<RuleRefusal | null> {
+  const token = s.captchaToken;
+  if (setting.when === 'always' || token !== null) {
+    const captcha = await checkCaptcha(d, setting, token, s.signals?.ip?.address ?? null);
+    j.captchaPassed = captcha === 'passed';
+    // A token refused in shadow mode leaves the send as if the client had no CAPTCHA.
+    if (captcha !== 'passed' && (captcha === 'unavailable' || j.refuses('captcha'))) return captchaRefusal(captcha);
+  }
+  if (setting.when === 'throttled') j.challenge = token === null ? 'ask' : j.captchaPassed ? 'passed' : null;
+  return null;
+}

@@ -1,6 +1,6 @@
 import { ringsTheNumber, stepPastForward, type CarrierOutcome } from '../carrier-checks.js';
 import { checkCaptcha, captchaRefusal } from './captcha.js';
-import { sendRule, type Judgement, type Send } from './send-rule.js';
+import { sendRule, type Judgement, type RuleRefusal, type Send } from './send-rule.js';
 import { judgesTheUser, type RuleDeps } from './rule-deps.js';
 
 /** Whether a send's code rings the number: a create's type that calls, a resend of a call's code. */
@@ -42,21 +42,22 @@ function carrierAnswers(s: Send, j: Judgement, d: RuleDeps): Promise<readonly [C
  */
 export const simSwapRule = sendRule({
   rule: 'sim-swap',
-  async screen(s, j, d) {
-    if (s.kind === 'step' || !asked(s)) return null;
-    const [swapped] = await carrierAnswers(s, j, d);
-    if (swapped !== 'flagged') return null;
-    const mode = j.modeOf('sim-swap');
-    const captcha = s.settings?.captcha ?? null;
-    const challengeable = captcha !== null && !s.relayed && j.modeOf('captcha') === 'enforce';
-    if (!j.refuses('sim-swap', mode === 'enforce' && !challengeable ? 'shadow' : mode) || j.captchaPassed) return null;
-    if (s.kind === 'create' || s.captchaToken === null || captcha === null) return captchaRefusal('required');
-    const checked = await checkCaptcha(d, captcha, s.captchaToken, null);
-    if (checked !== 'passed') return captchaRefusal(checked);
-    j.captchaPassed = true;
-    return null;
-  },
+  screen: (s, j, d) => (s.kind === 'step' || !asked(s) || !d.carrierChecks?.simSwap ? null : screenSimSwap(s, j, d)),
 });
+
+async function screenSimSwap(s: Send, j: Judgement, d: RuleDeps): Promise<RuleRefusal | null> {
+  const [swapped] = await carrierAnswers(s, j, d);
+  if (swapped !== 'flagged') return null;
+  const mode = j.modeOf('sim-swap');
+  const captcha = s.settings?.captcha ?? null;
+  const challengeable = captcha !== null && !s.relayed && j.modeOf('captcha') === 'enforce';
+  if (!j.refuses('sim-swap', mode === 'enforce' && !challengeable ? 'shadow' : mode) || j.captchaPassed) return null;
+  if (s.kind === 'create' || s.captchaToken === null || captcha === null) return captchaRefusal('required');
+  const checked = await checkCaptcha(d, captcha, s.captchaToken, null);
+  if (checked !== 'passed') return captchaRefusal(checked);
+  j.captchaPassed = true;
+  return null;
+}
 
 /**
  * A forwarded line takes a call's code elsewhere: a create's or a step's goes out through the workflow's first
@@ -65,16 +66,17 @@ export const simSwapRule = sendRule({
  */
 export const callForwardingRule = sendRule({
   rule: 'call-forwarding',
-  async screen(s, j, d) {
-    if (!asked(s)) return null;
-    const [, forwarded] = await carrierAnswers(s, j, d);
-    if (forwarded !== 'flagged' || !j.refuses('call-forwarding')) return null;
-    const steps = stepPastForward(s.kind === 'resend' ? [] : s.workflow);
-    if (steps !== null) {
-      j.steps = steps;
-      return null;
-    }
-    const detail = "the number's calls are forwarded (unconditional call forwarding is active): the code would ring elsewhere";
-    return { kind: 'not-allowed', rule: 'call-forwarding', detail };
-  },
+  screen: (s, j, d) => (!asked(s) || !rings(s) || !d.carrierChecks?.callForwarding ? null : screenForwarding(s, j, d)),
 });
+
+async function screenForwarding(s: Send, j: Judgement, d: RuleDeps): Promise<RuleRefusal | null> {
+  const [, forwarded] = await carrierAnswers(s, j, d);
+  if (forwarded !== 'flagged' || !j.refuses('call-forwarding')) return null;
+  const steps = stepPastForward(s.kind === 'resend' ? [] : s.workflow);
+  if (steps !== null) {
+    j.steps = steps;
+    return null;
+  }
+  const detail = "the number's calls are forwarded (unconditional call forwarding is active): the code would ring elsewhere";
+  return { kind: 'not-allowed', rule: 'call-forwarding', detail };
+}

@@ -1,5 +1,5 @@
 import { lockKeys } from '../lock-keys.js';
-import { signalLocks } from '../signals.js';
+import { signalLocks, type SignalKey } from '../signals.js';
 import type { Verification } from '../verification.js';
 import type { CreateHistoryQuery } from '../verification-store.js';
 import type { RuleDeps } from './rule-deps.js';
@@ -34,7 +34,9 @@ export class SendJudge {
   /** Before anything is made: the rules that ask outside the database (a CAPTCHA, the network). */
   async screen(s: Send, j: Judgement): Promise<RuleRefusal | null> {
     for (const rule of this.on(j)) {
-      const refusal = (await rule.screen?.(s, j, this.deps)) ?? null;
+      if (!rule.screen) continue;
+      const screened = rule.screen(s, j, this.deps);
+      const refusal = screened instanceof Promise ? await screened : screened;
       if (refusal !== null) return refusal;
     }
     return null;
@@ -43,7 +45,9 @@ export class SendJudge {
   /** On the record about to be sent: the client's own say. */
   async consult(s: Send, j: Judgement, v: Verification): Promise<RuleRefusal | null> {
     for (const rule of this.on(j)) {
-      const refusal = (await rule.consult?.(s, j, this.deps, v)) ?? null;
+      if (!rule.consult) continue;
+      const consulted = rule.consult(s, j, this.deps, v);
+      const refusal = consulted instanceof Promise ? await consulted : consulted;
       if (refusal !== null) return refusal;
     }
     return null;
@@ -57,7 +61,10 @@ export class SendJudge {
     };
     try {
       for (const rule of this.on(j)) {
-        const p = (await rule.prepare?.(s, j, this.deps, v)) ?? null;
+        if (!rule.prepare) continue;
+        const made = rule.prepare(s, j, this.deps, v);
+        // Most rules work theirs out at once: only those that take a share wait for it.
+        const p = made instanceof Promise ? await made : made;
         if (p !== null) states.set(rule, p);
       }
     } catch (err) {
@@ -70,7 +77,7 @@ export class SendJudge {
   /** A create's one read: what each rule asks of it, together. */
   query(s: Send, j: Judgement, prepared: Prepared): CreateHistoryQuery {
     const { now } = s;
-    let query: CreateHistoryQuery = {
+    const query: { -readonly [K in keyof CreateHistoryQuery]: CreateHistoryQuery[K] } = {
       clientId: s.clientId,
       phoneNumber: s.phone.e164,
       lookBackFrom: now,
@@ -81,11 +88,20 @@ export class SendJudge {
       signals: { keys: [], since: now, historySince: now },
       verifiedSince: null,
     };
+    const keys: SignalKey[] = [];
     for (const rule of this.on(j)) {
       const ask: ReadAsk | null = rule.asks?.(s, j, (prepared.states.get(rule) ?? null) as never, this.deps) ?? null;
       if (ask === null) continue;
-      const signals = ask.signals ? { ...ask.signals, keys: [...query.signals.keys, ...ask.signals.keys] } : query.signals;
-      query = { ...query, ...ask, signals };
+      if (ask.signals) {
+        keys.push(...ask.signals.keys);
+        query.signals = { ...ask.signals, keys };
+      }
+      if (ask.lookBackFrom) query.lookBackFrom = ask.lookBackFrom;
+      if (ask.windowFrom) query.windowFrom = ask.windowFrom;
+      if (ask.prefix) query.prefix = ask.prefix;
+      if (ask.throttled) query.throttled = ask.throttled;
+      if (ask.clientThrottled) query.clientThrottled = ask.clientThrottled;
+      if (ask.verifiedSince) query.verifiedSince = ask.verifiedSince;
     }
     return query;
   }
@@ -109,7 +125,9 @@ export class SendJudge {
   async decide(s: Send, j: Judgement, read: TxRead, prepared: Prepared): Promise<Refused | null> {
     let refused: Refused | null = null;
     for (const rule of this.on(j)) {
-      const o = (await rule.decide?.(s, j, read, (prepared.states.get(rule) ?? null) as never, this.deps)) ?? null;
+      if (!rule.decide) continue;
+      const decided = rule.decide(s, j, read, (prepared.states.get(rule) ?? null) as never, this.deps);
+      const o = decided instanceof Promise ? await decided : decided;
       if (o === null || !j.refuses(o.rule, o.mode ?? j.modeOf(o.rule)) || refused !== null) continue;
       refused = o.passable && j.challenge === 'ask' ? { refusal: { kind: 'captcha', outcome: 'required' } } : { refusal: o.refusal, ...(o.effect && { effect: o.effect }) };
     }

@@ -99,7 +99,7 @@ export type ReadAsk = Partial<Omit<CreateHistoryQuery, 'clientId' | 'phoneNumber
 export interface SendRule<P = unknown> {
   readonly rule: RiskRule;
   screen?(s: Send, j: Judgement, d: RuleDeps): Promise<RuleRefusal | null> | RuleRefusal | null;
-  consult?(s: Send, j: Judgement, d: RuleDeps, v: Verification): Promise<RuleRefusal | null>;
+  consult?(s: Send, j: Judgement, d: RuleDeps, v: Verification): Promise<RuleRefusal | null> | RuleRefusal | null;
   /** `v`: the record about to be made (a create's), or the one read before a resend's transaction (null: none was). */
   prepare?(s: Send, j: Judgement, d: RuleDeps, v: Verification | null): Promise<P | null> | P | null;
   giveBack?(p: P, d: RuleDeps, s: Send, v: Verification | null): Promise<void> | void;
