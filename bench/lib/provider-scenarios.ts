@@ -683,10 +683,13 @@ export interface Service {
 }
 
 /** `dir`: another checkout's bench folder, to run its service (a baseline). */
+/** Services started with a CPU profile so far: each writes its own file. */
+let profiled = 0;
+
 export async function startService(env: NodeJS.ProcessEnv, dir?: string): Promise<Service> {
   // BENCH_PROFILE_DIR: each service child writes a V8 CPU profile of its run there when it stops.
   const profileDir = process.env.BENCH_PROFILE_DIR;
-  if (profileDir) env = { ...env, BENCH_CPU_PROFILE: path.join(profileDir, `service-${env.SMS_PROVIDER ?? 'log'}-${process.pid}.cpuprofile`) };
+  if (profileDir) env = { ...env, BENCH_CPU_PROFILE: path.join(profileDir, `service-${env.SMS_PROVIDER ?? 'log'}-${process.pid}-${(profiled += 1)}${dir ? '-baseline' : ''}.cpuprofile`) };
   const child = await startChild('serve-service.ts', env, (v) => stringFields(v, ['url', 'clientId', 'clientSecret']), 180_000, dir);
   onCleanup(() => child.stop());
   const token = await fetchToken(child.info.url, child.info.clientId, child.info.clientSecret);

@@ -24,8 +24,6 @@ export interface Refused {
  * rule that objects, and the first one enforced refuses.
  */
 export class SendJudge {
-  private readonly active = new WeakMap<Judgement, readonly AnySendRule[]>();
-
   constructor(
     private readonly rules: readonly AnySendRule[],
     private readonly deps: RuleDeps,
@@ -134,10 +132,8 @@ export class SendJudge {
     return refused;
   }
 
-  /** The rules not off for the send's client, worked out once per judgement. */
+  /** The rules not off for the send's client, worked out once per judgement (its forks keep them). */
   private on(j: Judgement): readonly AnySendRule[] {
-    let on = this.active.get(j);
-    if (!on) this.active.set(j, (on = this.rules.filter((r) => j.modeOf(r.rule) !== 'off')));
-    return on;
+    return (j.rules ??= this.rules.filter((r) => j.modeOf(r.rule) !== 'off'));
   }
 }

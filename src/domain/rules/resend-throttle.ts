@@ -1,6 +1,6 @@
 import type { ResendThrottle } from '../conversion.js';
-import { sendRule } from './send-rule.js';
-import { whereFrom } from './rule-deps.js';
+import { sendRule, type Judgement, type Objection, type ResendRead, type Send } from './send-rule.js';
+import { whereFrom, type RuleDeps } from './rule-deps.js';
 
 /**
  * MIN_RESEND_SAMPLE: a client whose resends to users with no verified history convert badly has those resends
@@ -13,16 +13,17 @@ import { whereFrom } from './rule-deps.js';
 export const resendThrottleRule = sendRule<ResendThrottle>({
   rule: 'resend-throttle',
   prepare: (s, _j, d) => (s.kind === 'resend' ? (d.conversion?.resendThrottleOn?.(s.clientId, s.now) ?? null) : null),
-  async decide(s, j, read, throttle, d) {
-    if (read.kind !== 'resend' || throttle === null || j.challenge === 'passed') return null;
-    const { current } = read;
-    const free = j.challenge === null ? (d.policy.unknownUserResends ?? 0) : 0;
-    const pastFree = current.sendRequests - 1 >= free;
-    if (!pastFree && d.addressCountry === undefined) return null;
-    if (d.lists?.().allows(current.phoneNumber, s.clientId) ?? false) return null;
-    const user = await read.user();
-    if (user.known || (!pastFree && whereFrom(d, user.address, current.regionCode) !== 'elsewhere')) return null;
-    const retryAfterSeconds = Math.max(1, Math.ceil((current.expiresAt.getTime() - s.now.getTime()) / 1000));
-    return { rule: 'resend-throttle', passable: true, refusal: { kind: 'rate-limited', reason: 'unknown-user', retryAfterSeconds } };
-  },
+  decide: (s, j, read, throttle, d) => (read.kind !== 'resend' || throttle === null || j.challenge === 'passed' ? null : unknownUser(s, j, read, d)),
 });
+
+async function unknownUser(s: Send, j: Judgement, read: ResendRead, d: RuleDeps): Promise<Objection | null> {
+  const { current } = read;
+  const free = j.challenge === null ? (d.policy.unknownUserResends ?? 0) : 0;
+  const pastFree = current.sendRequests - 1 >= free;
+  if (!pastFree && d.addressCountry === undefined) return null;
+  if (d.lists?.().allows(current.phoneNumber, s.clientId) ?? false) return null;
+  const user = await read.user();
+  if (user.known || (!pastFree && whereFrom(d, user.address, current.regionCode) !== 'elsewhere')) return null;
+  const retryAfterSeconds = Math.max(1, Math.ceil((current.expiresAt.getTime() - s.now.getTime()) / 1000));
+  return { rule: 'resend-throttle', passable: true, refusal: { kind: 'rate-limited', reason: 'unknown-user', retryAfterSeconds } };
+}

@@ -130,6 +130,8 @@ export class Judgement {
   steps = 0;
   /** The create is a local user's under a country throttle, in its local room. */
   localRoom = false;
+  /** The rules not off for the send's client, once the judge has worked them out. */
+  rules: readonly AnySendRule[] | null = null;
   private readonly memos: Map<string, Promise<unknown>>;
 
   constructor(
@@ -159,6 +161,7 @@ export class Judgement {
     copy.challenge = this.challenge;
     copy.captchaPassed = this.captchaPassed;
     copy.steps = this.steps;
+    copy.rules = this.rules;
     return copy;
   }
 }
