@@ -47,6 +47,8 @@ class Peers {
   /** Numbers (E.164) whose sends are refused (Twilio 400 error 60200, Vonage 422). */
   readonly refused = new Set<string>();
   down = false;
+  /** Checks are held unanswered until this is false again (a service that does not answer). */
+  hang = false;
   private server!: http.Server;
   private twilio!: PrismMock;
   private vonage!: PrismMock;
@@ -83,6 +85,7 @@ class Peers {
     const path = req.url ?? '';
     this.asked.push({ path, body });
     const twilio = path.startsWith('/v2/Services/');
+    while (this.hang && !path.endsWith('/Verifications') && path !== '/v2/verify') await new Promise((resolve) => setTimeout(resolve, 20));
     if (this.down) {
       return twilio
         ? { status: 503, text: JSON.stringify({ code: 20503, message: 'Service Unavailable', more_info: 'https://www.twilio.com/docs/errors/20503', status: 503 }) }
@@ -250,6 +253,20 @@ forEachDatabase('twilio-verify as an SMS provider', (kind) => {
     }
     assert.deepEqual([(await record(token, v.id)).counter, (await record(token, v.id)).status], [0, 'PENDING']);
     assert.equal((await verify(token, v.id, rightCode)).statusCode, 200);
+  });
+
+  it('Twilio Verify silent past PROVIDER_TIMEOUT_MS: 503 UNAVAILABLE at its end, no attempt counted', async () => {
+    const v = await record(token, (await create(token, number())).id);
+    peers.hang = true;
+    const started = performance.now();
+    try {
+      expectV1Error(await verify(token, v.id, rightCode), 503, 'UNAVAILABLE');
+    } finally {
+      peers.hang = false;
+    }
+    const took = performance.now() - started;
+    assert.ok(took >= 1900 && took < 10_000, `answered after ${Math.round(took)} ms (PROVIDER_TIMEOUT_MS 2000)`);
+    assert.equal((await record(token, v.id)).counter, 0);
   });
 
   it('a resend asks Twilio Verify again for the same number (a new Verification POST resends its code)', async () => {
