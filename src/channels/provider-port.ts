@@ -24,6 +24,11 @@ export interface OutgoingSms {
   readonly text: string;
   /** The code inside `text`, so that a provider can keep it out of its logs. */
   readonly code: string;
+  /**
+   * This code, or this text, must be the one delivered (an auth server's relayed code, a caller's own text,
+   * contract 15): a verify service, which sends its own code in its own words, refuses it. Absent: ours to choose.
+   */
+  readonly codeIsGiven?: boolean;
 }
 
 /** A call to place and drop as soon as the phone rings. */

@@ -360,7 +360,7 @@ export class VerificationService {
       lastSendAt: now,
       locale: request.locale,
       // A first send through a verify service (contract 19) carries its code, never this one: none is shown.
-      codeWithheld: !settings.revealCode || (testCode === null && this.firstSendByService(sendDriver.channel, phone, id)),
+      codeWithheld: !settings.revealCode || (testCode === null && relayedCode === null && !request.messageText && this.firstSendByService(sendDriver.channel, phone, id)),
       testNumber: testCode !== null,
       regionCode: phone.region ?? nonGeographicRegion,
       ...(network !== null && { network }),

@@ -93,6 +93,8 @@ export class TwilioVerifyProvider implements Provider {
    */
   send(message: Outgoing, signal: AbortSignal): Promise<SendResult> {
     if (message.channel !== 'sms') return Promise.resolve({ kind: 'permanent', reason: 'twilio-verify sends SMS codes only' });
+    // A relayed code or a caller's own text is not ours to replace with the service's: the next provider sends it.
+    if (message.codeIsGiven === true) return Promise.resolve({ kind: 'permanent', reason: 'twilio-verify sends its own code: a given code or text goes through another provider' });
     const form = new URLSearchParams({ To: message.to, Channel: 'sms' });
     return this.api.post(this.request('/Verifications', form), signal, (answer) => decideTwilioAnswer(answer, verification, this.context.logger));
   }

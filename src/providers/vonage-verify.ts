@@ -85,6 +85,8 @@ export class VonageVerifyProvider implements Provider {
    */
   send(message: Outgoing, signal: AbortSignal): Promise<SendResult> {
     if (message.channel !== 'sms') return Promise.resolve({ kind: 'permanent', reason: 'vonage-verify sends SMS codes only' });
+    // A relayed code or a caller's own text is not ours to replace with the service's: the next provider sends it.
+    if (message.codeIsGiven === true) return Promise.resolve({ kind: 'permanent', reason: 'vonage-verify sends its own code: a given code or text goes through another provider' });
     const body = JSON.stringify({ brand: this.values.VONAGE_VERIFY_BRAND, workflow: [{ channel: 'sms', to: e164Digits(message.to) }] });
     return this.api.post(this.request(this.verifyPath, body), signal, (answer) => this.decideSend(answer));
   }

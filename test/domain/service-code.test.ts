@@ -100,4 +100,29 @@ describe('verify services as providers (contract 19)', () => {
     const late = decideServiceVerify(pending(), true, new Date(t0.getTime() + 601_000), 3);
     assert.equal(late.kind, 'not-pending');
   });
+
+  it("a verify service refuses a code or text it was given (a relay's, a caller's own): the next provider sends it", async () => {
+    const stub = { onReceipt: async () => {}, callbackUrl: null, callRingSeconds: 15, messageLog: { record: async () => {} }, logger: { info() {}, warn() {}, error() {} } };
+    const raw: Record<string, string> = {
+      TWILIO_ACCOUNT_SID: 'AC0123456789abcdef0123456789abcdef',
+      TWILIO_AUTH_TOKEN: 'token-0123456789',
+      TWILIO_VERIFY_SERVICE_SID: 'VA0123456789abcdef0123456789abcdef',
+      // Nothing listens there: a request made would be a transient failure, not the permanent refusal.
+      TWILIO_VERIFY_BASE_URL: 'http://127.0.0.1:9',
+      VONAGE_API_KEY: 'abcd1234',
+      VONAGE_API_SECRET: 'secret-0123',
+      VONAGE_VERIFY_BRAND: 'ACME',
+      VONAGE_VERIFY_BASE_URL: 'http://127.0.0.1:9',
+    };
+    for (const name of verifyServiceProviders) {
+      const module = providerModules.find((m) => m.name === name);
+      assert.ok(module);
+      const values = Object.fromEntries(Object.entries(module.settings).map(([key, setting]) => [key, setting.parse(raw[key] ?? setting.default ?? '')]));
+      const provider = module.create(values, stub);
+      const sms = { channel: 'sms', sendId: 's1', verificationId: 'v1', to: '+2348031234567', from: '+2349010000000', text: 'Your code is 123456', code: '123456' } as const;
+      const result = await provider.send({ ...sms, codeIsGiven: true }, AbortSignal.timeout(2000));
+      assert.equal(result.kind, 'permanent', `${name}: ${JSON.stringify(result)}`);
+      await provider.stop();
+    }
+  });
 });
