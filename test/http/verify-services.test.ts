@@ -379,6 +379,18 @@ forEachDatabase('vonage-verify as an SMS provider', (kind) => {
     assert.equal((await verify(token, v.id, rightCode)).statusCode, 200);
   });
 
+  it('a resend is a new Vonage Verify request for the same number (the description has no next_workflow), checked under its request_id', async () => {
+    const phone = number();
+    const v = await record(token, (await create(token, phone)).id);
+    h.clock.advance(120_000);
+    const res = await h.call('POST', `/v1/otp/${v.id}/resend`, token);
+    assert.equal(res.statusCode, 200, res.body);
+    const r = await record(token, v.id);
+    assert.deepEqual([r.delivery.provider, r.delivery.sends, r.otp], ['vonage-verify', 2, null]);
+    assert.equal(peers.askedAt(/^\/v2\/verify$/).filter((a) => a.body.includes(phone.e164.slice(1))).length, 2);
+    assert.equal((await verify(token, v.id, rightCode)).statusCode, 200);
+  });
+
   it('a failover away from Vonage Verify sends a code of our own, checked here', async () => {
     const phone = number();
     peers.refused.add(phone.e164);
