@@ -80,6 +80,8 @@ import { consoleSessionPolicy } from './console/session-policy.js';
 import type { AuditLog } from './console/audit-log.js';
 import { SqlAuditLog } from './store/audit-store.js';
 import { SqlOperatorStore } from './store/operator-store.js';
+import { verifyServiceProviders } from './domain/service-code.js';
+import { serviceCodeChecks } from './providers/service-code-checks.js';
 
 /**
  * The parts the composition root builds, each once and in order (nothing refers to a part built later). The
@@ -406,6 +408,10 @@ export async function createServices(
       failOpen: config.CAPTCHA_FAIL_OPEN,
     },
     firstProvider: (channel, to) => providerOrder(channel, to)[0] ?? null,
+    // Verify services (contract 19) check their own codes; the providers are made further down.
+    ...(Object.values(config.providers).some((list) => list.some((p) => verifyServiceProviders.has(p.module.name))) && {
+      serviceChecks: serviceCodeChecks((name) => providersMade.current?.named(name), config.PROVIDER_TIMEOUT_MS),
+    }),
     unservedRoute: (channel, to) => {
       const route = routesInForce.current().routeFor(channel, to);
       return route !== null && !route.providers.some((p) => configuredOrder[channel].includes(p)) ? route : null;

@@ -452,7 +452,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description `UNAVAILABLE`: The database, or the client's CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
+                /** @description `UNAVAILABLE`: The database, the client's CAPTCHA provider, or the verify service that sent the code, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
                 503: {
                     headers: {
                         /** @description Seconds to wait. */
@@ -792,7 +792,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description `UNAVAILABLE`: The database, or the client's CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
+                /** @description `UNAVAILABLE`: The database, the client's CAPTCHA provider, or the verify service that sent the code, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
                 503: {
                     headers: {
                         /** @description Seconds to wait. */
@@ -1138,7 +1138,7 @@ export interface paths {
         put?: never;
         /**
          * Check a code
-         * @description Compares the code in constant time; each call on a `PENDING` verification adds 1 to `counter`. A wrong code is a 422 with the record; the last allowed attempt (`OTP_MAX_ATTEMPTS`, default 5) turns it `FAILED`. A verification no longer `PENDING` is a 409 with the record.
+         * @description Compares the code in constant time; each call on a `PENDING` verification adds 1 to `counter`. A wrong code is a 422 with the record; the last allowed attempt (`OTP_MAX_ATTEMPTS`, default 5) turns it `FAILED`. A verification no longer `PENDING` is a 409 with the record. When the latest send went through a verify service (`twilio-verify`, `vonage-verify`), that service checks the code and its answer counts as above; if it does not answer in time the answer is 503 `UNAVAILABLE` with `Retry-After`, and no attempt is counted.
          *
          *     Scope: `otp:verify`.
          */
@@ -4213,7 +4213,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: The database, or the client's CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
+            /** @description `UNAVAILABLE`: The database, the client's CAPTCHA provider, or the verify service that sent the code, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
             503: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -4811,7 +4811,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: The database, or the client's CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
+            /** @description `UNAVAILABLE`: The database, the client's CAPTCHA provider, or the verify service that sent the code, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
             503: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -5401,7 +5401,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: The database, or the client's CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
+            /** @description `UNAVAILABLE`: The database, the client's CAPTCHA provider, or the verify service that sent the code, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
             503: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -6215,7 +6215,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: The database, or the client's CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
+            /** @description `UNAVAILABLE`: The database, the client's CAPTCHA provider, or the verify service that sent the code, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
             503: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -6872,7 +6872,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: The database, or the client's CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
+            /** @description `UNAVAILABLE`: The database, the client's CAPTCHA provider, or the verify service that sent the code, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
             503: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -7521,7 +7521,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: The database, or the client's CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
+            /** @description `UNAVAILABLE`: The database, the client's CAPTCHA provider, or the verify service that sent the code, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
             503: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -8330,7 +8330,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: The database, or the client's CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
+            /** @description `UNAVAILABLE`: The database, the client's CAPTCHA provider, or the verify service that sent the code, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
             503: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -9016,7 +9016,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: The database, or the client's CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
+            /** @description `UNAVAILABLE`: The database, the client's CAPTCHA provider, or the verify service that sent the code, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
             503: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -9641,7 +9641,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: The database, or the client's CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
+            /** @description `UNAVAILABLE`: The database, the client's CAPTCHA provider, or the verify service that sent the code, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
             503: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -10229,7 +10229,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: The database, or the client's CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
+            /** @description `UNAVAILABLE`: The database, the client's CAPTCHA provider, or the verify service that sent the code, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
             503: {
                 headers: {
                     /** @description Seconds to wait. */
@@ -10856,7 +10856,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNAVAILABLE`: The database, or the client's CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
+            /** @description `UNAVAILABLE`: The database, the client's CAPTCHA provider, or the verify service that sent the code, did not answer in time; nothing was half done. `Retry-After` says when to come back. */
             503: {
                 headers: {
                     /** @description Seconds to wait. */

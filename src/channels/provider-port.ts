@@ -7,6 +7,7 @@ import type { Channel } from '../domain/channel-driver.js';
 import type { Clock } from '../domain/ports.js';
 import type { AwaitingProof, DeliveryReceipt, SendResult } from '../domain/send-result.js';
 import type { SpokenWords } from '../domain/spoken-code.js';
+import type { ServiceCheck, ServiceSend } from '../domain/service-code.js';
 
 export type { Channel } from '../domain/channel-driver.js';
 
@@ -23,6 +24,11 @@ export interface OutgoingSms {
   readonly text: string;
   /** The code inside `text`, so that a provider can keep it out of its logs. */
   readonly code: string;
+  /**
+   * This code, or this text, must be the one delivered (an auth server's relayed code, a caller's own text,
+   * contract 15): a verify service, which sends its own code in its own words, refuses it. Absent: ours to choose.
+   */
+  readonly codeIsGiven?: boolean;
 }
 
 /** A call to place and drop as soon as the phone rings. */
@@ -105,6 +111,7 @@ export interface OutgoingSilent {
 export type Outgoing = OutgoingSms | OutgoingCall | OutgoingWhatsApp | OutgoingVoice | OutgoingTelegram | OutgoingSilent;
 
 export type { AwaitingProof, DeliveryReceipt, SendResult, StepAnswer } from '../domain/send-result.js';
+export type { ServiceCheck, ServiceSend } from '../domain/service-code.js';
 
 /** An inbound HTTP callback as received, before any parsing: signatures are computed over the raw form. */
 export interface CallbackRequest {
@@ -151,6 +158,13 @@ export interface Provider {
    * (firebase, camara) have it; the send worker asks it instead of `send` for their steps.
    */
   awaitProof?(message: OutgoingSilent): AwaitingProof;
+
+  /**
+   * A verify service (contract 19: twilio-verify, vonage-verify) makes and sends its own code, and checks it: asks
+   * whether `code` is the code of `send` (one this provider made). Resolves `unavailable` promptly once `signal`
+   * aborts, and for any failure (never rejects). Absent: the provider carries our code, which is checked here.
+   */
+  checkCode?(send: ServiceSend, code: string, signal: AbortSignal): Promise<ServiceCheck>;
 
   /**
    * Withdraws a message whose code is no longer needed (the verification succeeded or was cancelled), if it has

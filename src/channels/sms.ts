@@ -22,7 +22,16 @@ export class SmsDriver implements ChannelDriver, SendingDriver {
   }
 
   outgoing(v: Verification, from: string, sendId: string, settings: ClientSettings): OutgoingSms {
-    return { channel: 'sms', sendId, verificationId: v.id, to: v.phoneNumber, from, text: smsText(v, settings), code: v.otp };
+    return {
+      channel: 'sms',
+      sendId,
+      verificationId: v.id,
+      to: v.phoneNumber,
+      from,
+      text: smsText(v, settings),
+      code: v.otp,
+      ...((v.relayed === true || Boolean(v.messageText)) && { codeIsGiven: true }),
+    };
   }
 }
 

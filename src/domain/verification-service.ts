@@ -35,6 +35,8 @@ import {
 } from './verification.js';
 import type { Committed, CreateHistoryQuery, VerificationStore, VerificationTx } from './verification-store.js';
 import type { RefusalRecorder } from './verdicts.js';
+import { verifyServiceProviders, type ServiceCodeChecks } from './service-code.js';
+import { verifyByService } from './verify-service-check.js';
 import type { CustomerDecisions, DecisionAnswer } from './decision.js';
 import type { CarrierChecks, CarrierOutcome } from './carrier-checks.js';
 import { sendRules } from './rules/index.js';
@@ -155,7 +157,9 @@ export type VerifyOutcome =
   | { readonly kind: 'success'; readonly verification: Verification }
   | { readonly kind: 'mismatch'; readonly verification: Verification }
   | { readonly kind: 'not-pending'; readonly verification: Verification }
-  | { readonly kind: 'not-found' };
+  | { readonly kind: 'not-found' }
+  /** The verify service holding the code (contract 19) did not answer: nothing changed, no attempt counted. */
+  | { readonly kind: 'unavailable'; readonly reason: string; readonly retryAfterSeconds: number };
 
 /**
  * Why a resend was refused: the code's own limits (cool-down, OTP_MAX_SENDS), the day's quota, the new-country
@@ -264,6 +268,11 @@ export interface VerificationServiceDeps {
    * process with other settings), so that the create is refused rather than its code left unsent; null: served.
    */
   readonly unservedRoute?: (channel: Channel, to: Destination) => Pick<ProviderRoute, 'destination' | 'providers'> | null;
+  /**
+   * Asks verify services (contract 19: twilio-verify, vonage-verify) whether a code is theirs, for verifications
+   * whose code they sent; absent: none is configured, every code is ours.
+   */
+  readonly serviceChecks?: ServiceCodeChecks;
   /** The country (ISO 3166-1 alpha-2) an end user's address is in, null when unknown (IP_COUNTRY_DATABASE); absent: off. */
   readonly addressCountry?: (address: string) => string | null;
 }
@@ -329,8 +338,9 @@ export class VerificationService {
     // A test number's code reaches no network: conversion never reads it.
     const network = testCode === null ? ((await this.deps.networkOf?.(phone)) ?? null) : null;
     const channel = deliveryChannelOf(sendDriver.channel);
+    const id = random.uuid();
     const verification: Verification = {
-      id: random.uuid(),
+      id,
       clientId: request.clientId,
       createdAt: now,
       updatedAt: now,
@@ -349,7 +359,8 @@ export class VerificationService {
       sendRequests: 1,
       lastSendAt: now,
       locale: request.locale,
-      codeWithheld: !settings.revealCode,
+      // A first send through a verify service (contract 19) carries its code, never this one: none is shown.
+      codeWithheld: !settings.revealCode || (testCode === null && relayedCode === null && !request.messageText && this.firstSendByService(sendDriver.channel, phone, id)),
       testNumber: testCode !== null,
       regionCode: phone.region ?? nonGeographicRegion,
       ...(network !== null && { network }),
@@ -400,6 +411,13 @@ export class VerificationService {
       if (outcome.verification.testNumber) await this.deps.testSends?.(outcome.verification);
     }
     return this.judged(outcome, refusedNumber);
+  }
+
+  /** Whether a create's first send goes through a verify service (its route's first provider, drawn by the id as the job's is). */
+  private firstSendByService(channel: Channel, phone: { readonly e164: string; readonly region: string | null }, id: string): boolean {
+    if (!this.deps.serviceChecks) return false;
+    const first = this.deps.firstProvider?.(channel, { id, phoneNumber: phone.e164, regionCode: phone.region }) ?? null;
+    return first !== null && verifyServiceProviders.has(first);
   }
 
   /** A create's one transaction script: lock, read, let the rules decide, write. */
@@ -539,6 +557,9 @@ export class VerificationService {
    */
   async verify(clientId: string, id: string, code: string): Promise<VerifyOutcome> {
     const { store, policy, clock } = this.deps;
+    // A code a verify service sent is that service's to check (contract 19), before any transaction.
+    const byService = this.deps.serviceChecks ? await this.verifyByService(this.deps.serviceChecks, clientId, id, code) : null;
+    if (byService !== null) return byService;
     const committed = await store.optimistic(async (tx): Promise<VerifyOutcome> => {
       const current = await tx.find(clientId, id);
       // A relayed code is its auth server's to check: there is nothing to verify here.
@@ -554,6 +575,12 @@ export class VerificationService {
       return { kind: decision.kind, verification: decision.next };
     }, policy.maxAttempts + 2);
     return dispatched(this.deps.afterCommit, committed);
+  }
+
+  /** Verify by a verify service's answer (src/domain/verify-service-check.ts); null: the code is ours to compare. */
+  private verifyByService(checks: ServiceCodeChecks, clientId: string, id: string, code: string): Promise<VerifyOutcome | null> {
+    const { store, afterCommit, clock, random, policy } = this.deps;
+    return verifyByService({ store, afterCommit, clock, random, maxAttempts: policy.maxAttempts, checks }, clientId, id, code);
   }
 
   /**

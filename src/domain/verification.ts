@@ -3,6 +3,7 @@ import { sum, zero, type Amount } from './money.js';
 import type { DeliveryChannel } from './channel-driver.js';
 import type { Risk } from './risk.js';
 import { sendErrorRecord, type AttemptRecord, type SendError } from './send-error.js';
+import { serviceSendOf } from './service-code.js';
 
 export { sendError, sendErrorRecord, type AttemptRecord, type SendError, type SendErrorCode } from './send-error.js';
 
@@ -137,10 +138,11 @@ export interface Verification {
 
 /**
  * The code as answers and webhooks show it: null when the client withholds codes (contract 9), and while a silent
- * step is the latest (contract 19, SILENT: no code was sent; it goes out only if a later step sends it).
+ * step is the latest (contract 19, SILENT: no code was sent; it goes out only if a later step sends it), and while
+ * the code the user holds is a verify service's own (contract 19: twilio-verify, vonage-verify), unknown here.
  */
-export function shownCode(v: Pick<Verification, 'codeWithheld' | 'otp' | 'delivery'>): string | null {
-  return v.codeWithheld || v.delivery.channel === 'SILENT' ? null : v.otp;
+export function shownCode(v: Pick<Verification, 'codeWithheld' | 'otp' | 'delivery' | 'deliveries' | 'phoneNumber'>): string | null {
+  return v.codeWithheld || v.delivery.channel === 'SILENT' || serviceSendOf(v) !== null ? null : v.otp;
 }
 
 /** The request types still to come (contract 13 `fallback`), in order; [] when none is left or none was asked. */

@@ -77,7 +77,7 @@ const whenAnswered: Record<ErrorCode, string> = {
   RATE_LIMITED:
     'A limit was hit; `Retry-After` says when to come back, in seconds. The client\'s budget refuses with `details: [{ rule: "budget", limit, spent, period }]` and `Retry-After` to the next UTC day or month; a throttled country with `details: [{ rule: "conversion", regionCode, carrier }]` (`carrier` when the throttle is one mobile network\'s).',
   INTERNAL_ERROR: 'Anything unexpected (logged with the request id, `x-request-id`).',
-  UNAVAILABLE: 'The database, or the client\'s CAPTCHA provider, did not answer in time; nothing was half done. `Retry-After` says when to come back.',
+  UNAVAILABLE: 'The database, the client\'s CAPTCHA provider, or the verify service that sent the code, did not answer in time; nothing was half done. `Retry-After` says when to come back.',
 };
 
 /** What an example of each code carries beyond the catalogue's text, as the routes send it. */

@@ -115,7 +115,15 @@ export class HttpApi {
   }
 
   /** Posts, reads at most maxAnswerBytes of the answer, and lets `decide` map it to a result. */
-  async post(request: HttpPost, signal: AbortSignal, decide: (answer: HttpAnswer) => SendResult): Promise<SendResult> {
+  post(request: HttpPost, signal: AbortSignal, decide: (answer: HttpAnswer) => SendResult): Promise<SendResult> {
+    return this.ask(request, signal, decide, (reason) => ({ kind: 'transient', reason }));
+  }
+
+  /**
+   * Posts as `post` does, for an answer of another kind than a send's (a verify service's check of a code):
+   * `failed` says what a request that got no answer comes to, with its reason.
+   */
+  async ask<R>(request: HttpPost, signal: AbortSignal, decide: (answer: HttpAnswer) => R, failed: (reason: string) => R): Promise<R> {
     try {
       const answer = await this.pool.request({
         method: 'POST',
@@ -127,8 +135,8 @@ export class HttpApi {
       const body = await readBounded(answer.body);
       return decide({ status: answer.statusCode, retryAfter: answer.headers['retry-after'], body });
     } catch (err) {
-      if (signal.aborted) return { kind: 'transient', reason: `${this.label}: no answer before the time-out` };
-      return { kind: 'transient', reason: `${this.label}: ${describeNetworkError(err)}` };
+      if (signal.aborted) return failed(`${this.label}: no answer before the time-out`);
+      return failed(`${this.label}: ${describeNetworkError(err)}`);
     }
   }
 

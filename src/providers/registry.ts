@@ -8,7 +8,9 @@ import { sipProvider } from './sip.js';
 import { smppProvider } from './smpp.js';
 import { termiiSms } from './termii-sms.js';
 import { twilio } from './twilio.js';
+import { twilioVerify } from './twilio-verify.js';
 import { vonage } from './vonage.js';
+import { vonageVerify } from './vonage-verify.js';
 import { camaraNumberVerification } from './silent/camara.js';
 import { firebasePnv } from './silent/firebase.js';
 import { telegramGateway } from './telegram/gateway.js';
@@ -29,6 +31,8 @@ export const providerModules: readonly ProviderModule[] = [
   telegramGateway,
   firebasePnv,
   camaraNumberVerification,
+  twilioVerify,
+  vonageVerify,
 ];
 
 export function providerModule(name: string): ProviderModule | undefined {

@@ -16,7 +16,8 @@ import { TwilioMessages, type TwilioWhatsApp } from './twilio-sms.js';
 import { TwilioSpokenCalls, voiceCallbackPath } from './twilio-spoken-code.js';
 import { defaultHangUpTiming, TwilioCalls, type HangUpTiming } from './twilio-voice.js';
 
-const settings = {
+/** The Twilio account's settings, shared with twilio-verify (src/providers/twilio-verify.ts). */
+export const twilioAccountSettings = {
   TWILIO_ACCOUNT_SID: {
     doc: 'Twilio account SID (AC followed by 32 hex digits); the user name of the API calls and part of their path.',
     default: undefined,
@@ -30,6 +31,10 @@ const settings = {
     secret: true,
     parse: parseSecret('auth token'),
   },
+} satisfies ProviderSettings;
+
+const settings = {
+  ...twilioAccountSettings,
   TWILIO_BASE_URL: {
     doc: "Twilio's REST API; set it to a proxy or a local stand-in.",
     default: 'https://api.twilio.com',

@@ -127,3 +127,12 @@ function withFormArrayEncodings(description: unknown): unknown {
   }
   return description;
 }
+
+/** Twilio's own OpenAPI description of Verify v2 (Verifications, VerificationCheck...), as Twilio publishes it. */
+export const twilioVerifyV2SpecJson = path.join(repoRoot, 'node_modules/@twilio-alpha/mcp/twilio-oai/spec/json/twilio_verify_v2.json');
+
+/** Prism serving Twilio's Verify v2 description, with the same form-array encodings as the 2010 API's. */
+export async function startTwilioVerifyPrism(): Promise<PrismMock> {
+  const description: unknown = JSON.parse(fs.readFileSync(twilioVerifyV2SpecJson, 'utf8'));
+  return startPrismOn('twilio_verify_v2.json', JSON.stringify(withFormArrayEncodings(description)));
+}

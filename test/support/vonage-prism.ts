@@ -68,3 +68,21 @@ function withSmsOverlay(description: unknown): unknown {
 export async function startVonageSmsPrism(): Promise<PrismMock> {
   return startPrismOn('sms.yml', stringify(withSmsOverlay(parse(fs.readFileSync(vonageSmsSpec, 'utf8')))));
 }
+
+/**
+ * Vonage's own OpenAPI description of Verify v2 ("Verify API (v2) - Early Access" 0.0.14, Nexmo/api-specification,
+ * MIT), kept as published in test/peers/vonage/verify.v2.yml, served by Prism with one fix, and no more: its
+ * server is https://api.nexmo.com/v2/verify and its paths start at `/`: the paths are put under `/v2/verify`, where
+ * the API really answers, so that the provider's own request path is the one checked.
+ */
+export const vonageVerifySpec = path.join(repoRoot, 'test/peers/vonage/verify.v2.yml');
+
+function withVerifyOverlay(description: unknown): unknown {
+  if (!isJson(description) || !isJson(description.paths)) throw new Error('not the Verify v2 description');
+  description.paths = Object.fromEntries(Object.entries(description.paths).map(([p, item]) => [`/v2/verify${p === '/' ? '' : p}`, item]));
+  return description;
+}
+
+export async function startVonageVerifyPrism(): Promise<PrismMock> {
+  return startPrismOn('verify.v2.yml', stringify(withVerifyOverlay(parse(fs.readFileSync(vonageVerifySpec, 'utf8')))));
+}

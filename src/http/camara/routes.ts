@@ -204,6 +204,9 @@ export async function camaraRoutes(app: FastifyInstance, deps: CamaraRouteDeps):
         );
       case 'not-found':
         return sendCamaraError(reply, 'NOT_FOUND');
+      case 'unavailable':
+        // The verify service holding the code did not answer: no attempt was counted.
+        return sendCamaraError(reply, 'UNAVAILABLE', { retryAfterSeconds: outcome.retryAfterSeconds });
     }
   });
 }

@@ -49,10 +49,12 @@ const verifySchema = {
   description:
     'Compares the code in constant time; each call on a `PENDING` verification adds 1 to `counter`. ' +
     'A wrong code is a 422 with the record; the last allowed attempt (`OTP_MAX_ATTEMPTS`, default 5) turns it `FAILED`. ' +
-    'A verification no longer `PENDING` is a 409 with the record.',
+    'A verification no longer `PENDING` is a 409 with the record. ' +
+    'When the latest send went through a verify service (`twilio-verify`, `vonage-verify`), that service checks the code and its answer counts as above; ' +
+    'if it does not answer in time the answer is 503 `UNAVAILABLE` with `Retry-After`, and no attempt is counted.',
   tags,
   body: verifyBodySchema,
-  response: v1Answers(envelopeOf('Verification successful', examples.success), ['NOT_FOUND', 'OTP_MISMATCH', 'VERIFICATION_NOT_PENDING'], {
+  response: v1Answers(envelopeOf('Verification successful', examples.success), ['NOT_FOUND', 'OTP_MISMATCH', 'VERIFICATION_NOT_PENDING', 'UNAVAILABLE'], {
     jsonBody: true,
   }),
 } as const;
@@ -209,6 +211,8 @@ export function otpRoutes(
           return sendNotPending(reply, outcome.verification, currency);
         case 'not-found':
           return sendVerificationNotFound(reply);
+        case 'unavailable':
+          return sendError(reply, 'UNAVAILABLE', { message: 'The verify service that sent the code did not answer in time; try again later', retryAfterSeconds: outcome.retryAfterSeconds });
       }
     },
   );

@@ -205,6 +205,9 @@ export async function twilioRoutes(app: FastifyInstance, deps: TwilioRouteDeps):
           return verificationNotFound(reply, sid ?? to ?? '');
         case 'not-found':
           return verificationNotFound(reply, sid ?? to ?? '');
+        case 'unavailable':
+          // The verify service holding the code did not answer: no attempt was counted.
+          return sendTwilioError(reply, 20503, { message: 'The verify service that sent the code did not answer; retry later', retryAfterSeconds: outcome.retryAfterSeconds });
       }
     },
   );
