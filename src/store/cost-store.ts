@@ -15,11 +15,15 @@ interface GroupRow {
 
 /**
  * Each grouping: the value a ledger row `c` is grouped by, and that value `u.key` as the answer shows it. Grouped by
- * the plain column where one exists and turned into text once per group, not once per row: a day is grouped as a
- * date (to_char on every row cost more than the rest of the scan), a client as its uuid.
+ * the plain column where one exists and turned into text once per group, not once per row: a day is grouped as its
+ * UTC midnight (to_char on every row cost more than the rest of the scan), a client as its uuid.
+ *
+ * The day is date_bin's: arithmetic on the instant, where `at time zone 'UTC'` looked the zone up and converted every
+ * row, twice a million times over 30 days (a tenth of --by day's work). Its statistics (migration 0042) tell the
+ * planner there are a few hundred days, not a group per send, so it still aggregates in parallel.
  */
 const keys: Readonly<Record<CostGrouping, { readonly group: RawBuilder<unknown>; readonly shown: RawBuilder<string | null> }>> = {
-  day: { group: sql`(c.sent_at at time zone 'UTC')::date`, shown: sql`to_char(u.key::timestamp, 'YYYY-MM-DD')` },
+  day: { group: sql`date_bin('1 day', c.sent_at, '2000-01-01 00:00:00+00')`, shown: sql`to_char(u.key at time zone 'UTC', 'YYYY-MM-DD')` },
   country: { group: sql`c.region_code`, shown: sql`u.key` },
   provider: { group: sql`c.provider`, shown: sql`u.key` },
   client: { group: sql`c.client_id`, shown: sql`u.key::text` },

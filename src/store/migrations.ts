@@ -753,6 +753,18 @@ const migrations: Record<string, Migration> = {
       `);
     },
   },
+  '0042_cost_report_day': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `
+        -- otp-service costs --by day now groups by date_bin's UTC midnight (cost-store.ts): the statistics of that
+        -- expression, for the same reason as 0038's (without them PostgreSQL expects a group per send and aggregates
+        -- without parallel workers). Read by ANALYZE alone: a send writes nothing more.
+        CREATE STATISTICS send_costs_day_bin ON (date_bin('1 day', sent_at, '2000-01-01 00:00:00+00')) FROM send_costs;
+        -- 0038's statistics of the old expression, which nothing groups by any more.
+        DROP STATISTICS send_costs_day
+      `);
+    },
+  },
 };
 
 /** Runs DDL one statement at a time: PGlite's extended protocol takes one statement per query. */
