@@ -34,6 +34,7 @@ import { benchCosts, emptyCostsResults, type CostsSettings } from './lib/costs-s
 import { benchFailover, emptyFailoverResults, type FailoverSettings } from './lib/failover-scenario.js';
 import { benchFallback, emptyFallbackResults, type FallbackBenchSettings } from './lib/fallback-scenario.js';
 import { benchProviders, emptyProviderResults, type ProviderBenchSettings } from './lib/provider-scenarios.js';
+import { benchSilent, emptySilentResults } from './lib/silent-scenario.js';
 import { checkPhoneSequence, PhoneSequence } from './lib/phones.js';
 import { benchCarrierCache } from './lib/carrier-cache.js';
 import { attacks, simulatePumping, type PumpingResults, type PumpingSettings } from './lib/pumping.js';
@@ -84,6 +85,8 @@ const providerSettings: ProviderBenchSettings = {
   window: 10,
   connections: s.connections,
 };
+/** The silent section: the providers section's pacing, at BENCH_SILENT_RATE (the providers' rate unless set). */
+const silentSettings: ProviderBenchSettings = { ...providerSettings, rate: envInt('BENCH_SILENT_RATE', providerSettings.rate) };
 const pumpingSettings: PumpingSettings = {
   minutes: envInt('BENCH_PUMPING_MINUTES', 20),
   ordinaryPerSecond: 4,
@@ -129,7 +132,7 @@ const costsSettings: CostsSettings = {
   days: 30,
   runs: envInt('BENCH_COSTS_RUNS', 5),
 };
-const allSections = ['ceiling', 'create-baseline', 'token', 'create', 'fetch', 'verify', 'drop-in', 'routes', 'webhooks', 'pglite', 'memory', 'backup', 'costs', 'carrier-cache', 'providers', 'calls', 'fallback', 'delivery-failover', 'pumping', 'failover'];
+const allSections = ['ceiling', 'create-baseline', 'token', 'create', 'fetch', 'verify', 'drop-in', 'routes', 'webhooks', 'pglite', 'memory', 'backup', 'costs', 'carrier-cache', 'providers', 'silent', 'calls', 'fallback', 'delivery-failover', 'pumping', 'failover'];
 const sections = new Set((process.env.BENCH_SECTIONS ?? 'all').split(',').map((x) => x.trim()));
 const on = (name: string) => sections.has('all') || sections.has(name);
 
@@ -224,6 +227,7 @@ function newResults(): Results {
       webhookBatch,
       verifyPool,
       providerRate: providerSettings.rate,
+      silentRate: silentSettings.rate,
       callRate: callSettings.rate,
       callSeconds: callSettings.seconds,
       providerSeconds: providerSettings.seconds,
@@ -242,6 +246,7 @@ function newResults(): Results {
     memory: null,
     createRss: null,
     providers: null,
+    silent: null,
     calls: null,
     fallback: null,
     deliveryFailover: null,
@@ -279,6 +284,8 @@ async function main(): Promise<void> {
   // The providers section's services get a database of their own: no other section's rows or send jobs.
   const providersUrl = postgres.url.replace(/\/postgres$/, '/otp_providers');
   if (on('providers')) await admin.query('CREATE DATABASE otp_providers');
+  const silentUrl = postgres.url.replace(/\/postgres$/, '/otp_silent');
+  if (on('silent')) await admin.query('CREATE DATABASE otp_silent');
   const callsUrl = postgres.url.replace(/\/postgres$/, '/otp_calls');
   if (on('calls')) await admin.query('CREATE DATABASE otp_calls');
   const fallbackUrl = postgres.url.replace(/\/postgres$/, '/otp_fallback');
@@ -648,6 +655,12 @@ async function main(): Promise<void> {
       log,
       out,
     });
+  });
+
+  await section('silent', async () => {
+    const out = emptySilentResults(silentSettings);
+    results.silent = out;
+    await benchSilent({ settings: silentSettings, serviceEnv: () => serviceEnv(tempDir('silent'), silentUrl, ''), databaseUrl: silentUrl, log, out });
   });
 
   await section('calls', async () => {

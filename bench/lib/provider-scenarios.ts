@@ -697,7 +697,7 @@ export async function startService(env: NodeJS.ProcessEnv, dir?: string): Promis
 }
 
 /** POST /v1/otp/request at the rate: a warm-up (not measured), then the measured part. */
-async function pacedCreates(
+export async function pacedCreates(
   service: Service,
   s: ProviderBenchSettings,
   phones: PhoneSequence,
@@ -724,7 +724,7 @@ async function pacedCreates(
   return { warm, measured, cpu, transactions };
 }
 
-const idOf = (body: string): string | null => {
+export const idOf = (body: string): string | null => {
   try {
     const id: unknown = (JSON.parse(body) as { data?: { id?: unknown } }).data?.id;
     return typeof id === 'string' ? id : null;

@@ -6,6 +6,7 @@ import type { DbLimitResult } from './db-limit.js';
 import type { LoadResult } from './load.js';
 import type { CpuShares, PacedLatency, ProviderResults } from './provider-scenarios.js';
 import type { LateProviderResults } from './late-provider.js';
+import type { SilentResults } from './silent-scenario.js';
 import { boundRow, inSection, mib, ratioRow, type MachineInfo, type Row } from './report.js';
 import { costsBoundMs, type CostsResults } from './costs-scenario.js';
 import { failoverTimes, type FailoverResults } from './failover-scenario.js';
@@ -28,6 +29,8 @@ export interface Results {
   createRss: { before: number; after: number; createdThroughHttp: number } | null;
   /** The providers section (bench/lib/provider-scenarios.ts). */
   providers: ProviderResults | null;
+  /** The silent section (bench/lib/silent-scenario.ts); absent in older results. */
+  silent?: SilentResults | null;
   /** The calls section (bench/lib/call-scenarios.ts). */
   calls: CallResults | null;
   /** The fallback section (bench/lib/fallback-scenario.ts). */
@@ -164,6 +167,7 @@ export function summaryRows(r: Results): Row[] {
   }
   tagFrom(webhooksFrom, 'webhooks');
   rows.push(...inSection('providers', providerRows(r.providers)));
+  rows.push(...inSection('silent', silentRows(r.silent ?? null)));
   rows.push(...inSection('calls', callRows(r.calls)));
   rows.push(...inSection('fallback', fallbackRows(r.fallback ?? null)));
   rows.push(...inSection('delivery-failover', deliveryFailoverRows(r.deliveryFailover ?? null)));
@@ -285,6 +289,27 @@ function providerRows(p: ProviderResults | null): Row[] {
     latencyRow(`WhatsApp (meta) create-to-Graph request at ${rate} creates/s (beside the HTTP gateway's above)`, p?.metaLatency ?? null, 'create'),
     latencyRow(`Telegram create-to-sendVerificationMessage at ${rate} creates/s (the ability check included)`, p?.telegramLatency ?? null, 'create'),
     ...lateProviderRows(p?.lateProvider ?? null),
+  ];
+}
+
+/**
+ * The silent section's row (issue 34): from POST /v1/otp/{id}/silent with a valid Firebase PNV token to the
+ * receiver having its action.otp.success; every one matched and SUCCESS. Baseline: the request's own answer.
+ */
+function silentRows(x: SilentResults | null): Row[] {
+  const figure = `Silent (firebase) POST /silent-to-SUCCESS webhook at ${x?.settings.rate ?? 500}/s`;
+  const l = x?.latency ?? null;
+  if (!x || !l) return x ? [boundRow(figure, 'n/a', 'p99 < 50 ms', null)] : [];
+  const complete = l.ok === l.sent && l.matched === l.ok && x.succeeded === l.sent;
+  const counts = complete ? `${l.matched} of ${l.sent}` : `${l.matched} matched of ${l.ok} ok of ${l.sent} sent, ${x.succeeded ?? 0} SUCCESS`;
+  return [
+    boundRow(
+      figure,
+      `p50 ${l.p50.toFixed(1)} ms, p99 ${l.p99.toFixed(1)} ms, max ${l.max.toFixed(1)} ms (${counts})`,
+      'p99 < 50 ms',
+      l.p99 < 50 && complete,
+      `POST /silent answered (SUCCESS committed): p50 ${l.responseP50.toFixed(1)} ms, p99 ${l.responseP99.toFixed(1)} ms`,
+    ),
   ];
 }
 
@@ -509,6 +534,15 @@ export function standingNotes(r: Results): string[] {
           : '.'),
     );
     notes.push(...p.notes);
+  }
+  if (r.silent) {
+    const x = r.silent;
+    notes.push(
+      `Silent: SILENT creates with a webhookUrl (SILENT_PROVIDER=firebase, the key set a local server), then, once the send worker had taken every silent step, a POST /v1/otp/{id}/silent with a valid token (ES256, signed beforehand) for each, paced at ${x.settings.rate}/s over ${x.settings.connections} connections for ${x.settings.seconds} s after ${x.settings.warmUpSeconds} s unmeasured; ` +
+        `from the request leaving the bench to the webhook receiver (same process) having its action.otp.success. Deliveries: ${x.deliveries ?? 'n/a'}; key set fetched ${x.jwksFetches ?? 'n/a'} times; ` +
+        `CPU: ${x.latency?.cpu ? `machine ${x.latency.cpu.machine ?? 'n/a'} busy, ${Object.entries(x.latency.cpu.processes).map(([k, v]) => `${k} ${v ?? 'n/a'}`).join(', ')}` : 'n/a'}.`,
+      ...x.notes,
+    );
   }
   if (r.calls) {
     notes.push(

@@ -5,14 +5,18 @@ import { after, before, describe, it } from 'node:test';
 import Provider from 'oidc-provider';
 import { loadConfig } from '../../src/config.js';
 import { createVerification, e164Of, eventKinds, nextLocalNumber, settlesWithin, type RecordBody } from '../support/api.js';
+import { camaraNumberVerificationSpec, startCamaraPrism } from '../support/camara-spec.js';
 import { forEachDatabase } from '../support/each-database.js';
 import { createHarness, type Harness } from '../support/harness.js';
+import type { PrismMock } from '../support/prism.js';
 
 const publicBase = 'https://otp.example.test';
 const clientId = 'otp-service';
 const clientSecret = 'camara-client-secret-0123456789abcdef';
 const purpose = 'dpv:FraudPreventionAndDetection#number-verification-verify-read';
 const hook = 'https://hooks.example.test/silent';
+/** Number Verification's server URL under CAMARA_BASE_URL, as its description gives it. */
+const verifyBase = '/number-verification/v2';
 
 interface Silent extends Omit<RecordBody, 'otp'> {
   otp: string | null;
@@ -25,10 +29,12 @@ interface Silent extends Omit<RecordBody, 'otp'> {
  * The operator's side: panva's oidc-provider as its authorization server (authorization code with PKCE, the client
  * authenticated by client_secret_basic), whose interaction step stands for the network recognising the device: it
  * logs in the device's number, or, for a device it cannot see (on Wi-Fi), answers access_denied. Number
- * Verification's verify operation is served beside it and answers from the access token's account, as an operator
- * does: the number the network saw for the device.
+ * Verification's verify operation is served beside it by Prism with CAMARA's published description
+ * (test/peers/camara/number-verification.yaml), which refuses any request the description does not allow; in front
+ * of it, the operator's part: the answer follows the access token's account, the number the network saw for the
+ * device.
  */
-async function startOperator() {
+async function startOperator(prism: PrismMock) {
   const server = http.createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -55,8 +61,44 @@ async function startOperator() {
   const state = {
     /** The number the network sees for the device; null: it cannot see it (the device is on Wi-Fi). */
     device: null as string | null,
-    verifyCalls: [] as { authorization: string | undefined; body: { phoneNumber?: string }; correlator: string | undefined }[],
+    verifyCalls: [] as { authorization: string | undefined; body: { phoneNumber?: string }; correlator: string | undefined; path: string }[],
+    /** Prism's status for each verify call. */
+    prismStatuses: [] as number[],
+    /** What went wrong on the operator's side, asserted empty after each suite. */
+    problems: [] as string[],
     tokenAuth: [] as (string | undefined)[],
+  };
+  /**
+   * Number Verification's verify: the access token must be one this authorization server issued (an operator
+   * answers from the token's account, the number the network saw); Prism, serving the published description,
+   * checks the request and gives the documented answer picked here: VERIFIED when the number asked is the
+   * token's, NOT_VERIFIED otherwise, its 401 for a token it never issued.
+   */
+  const verify = async (req: http.IncomingMessage, res: http.ServerResponse, text: string) => {
+    const path = req.url ?? '';
+    const authorization = req.headers.authorization;
+    const correlator = req.headers['x-correlator'] as string | undefined;
+    let body: { phoneNumber?: string } = {};
+    try {
+      body = JSON.parse(text) as typeof body;
+    } catch {
+      state.problems.push(`verify: a body that is not JSON: ${text}`);
+    }
+    state.verifyCalls.push({ authorization, body, correlator, path });
+    // Prism serves the description's paths at its root: `{apiRoot}/number-verification/v2` is the server URL.
+    if (path !== `${verifyBase}/verify`) state.problems.push(`verify: ${path} is not ${verifyBase}/verify`);
+    const token = authorization?.startsWith('Bearer ') ? await provider.AccessToken.find(authorization.slice(7)) : undefined;
+    const prefer = !token?.accountId ? 'code=401' : `example=${body.phoneNumber === token.accountId ? 'VERIFIED' : 'NOT_VERIFIED'}`;
+    const headers: Record<string, string> = { prefer };
+    for (const name of ['authorization', 'content-type', 'accept', 'x-correlator'] as const) {
+      if (req.headers[name] !== undefined) headers[name] = String(req.headers[name]);
+    }
+    const answered = await fetch(`${prism.url}${path.slice(verifyBase.length)}`, { method: 'POST', headers, body: text });
+    const answer = await answered.text();
+    const expected = token?.accountId ? 200 : 401;
+    if (answered.status !== expected) state.problems.push(`verify: Prism answered ${answered.status} (not ${expected}): ${answer}`);
+    state.prismStatuses.push(answered.status);
+    res.writeHead(answered.status, { 'content-type': answered.headers.get('content-type') ?? 'application/json' }).end(answer);
   };
   const callback = provider.callback();
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
@@ -75,21 +117,11 @@ async function startOperator() {
       })().catch((err: unknown) => res.writeHead(500).end(String(err)));
       return;
     }
-    if (path === '/number-verification/v2/verify' && req.method === 'POST') {
+    if (path.startsWith(verifyBase) && req.method === 'POST') {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        void (async () => {
-          const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { phoneNumber?: string };
-          const authorization = req.headers.authorization;
-          state.verifyCalls.push({ authorization, body, correlator: req.headers['x-correlator'] as string | undefined });
-          const token = authorization?.startsWith('Bearer ') ? await provider.AccessToken.find(authorization.slice(7)) : undefined;
-          if (!token?.accountId) {
-            res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 401, code: 'UNAUTHENTICATED', message: 'no valid token' }));
-            return;
-          }
-          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ devicePhoneNumberVerified: body.phoneNumber === token.accountId }));
-        })();
+        void verify(req, res, Buffer.concat(chunks).toString('utf8')).catch((err: unknown) => res.writeHead(502).end(String(err)));
       });
       return;
     }
@@ -127,6 +159,35 @@ async function deviceFollows(start: string): Promise<string> {
 }
 
 /**
+ * Prism serving Number Verification with a named example of each answer added to verify's 200 (the published
+ * description has none; its schemas are left as published), picked per call with `Prefer: example=NAME`.
+ */
+let prism: PrismMock;
+before(async () => {
+  prism = await startCamaraPrism(camaraNumberVerificationSpec, '/verify', {
+    VERIFIED: { devicePhoneNumberVerified: true },
+    NOT_VERIFIED: { devicePhoneNumberVerified: false },
+  });
+});
+after(async () => {
+  await prism.stop();
+});
+
+describe('Number Verification as Prism serves it', () => {
+  const post = (headers: Record<string, string>, body: unknown) =>
+    fetch(`${prism.url}/verify`, { method: 'POST', headers: { 'content-type': 'application/json', prefer: 'example=VERIFIED', ...headers }, body: JSON.stringify(body) });
+  it("refuses what the description does not allow, so that the service's accepted calls mean something", async () => {
+    const bearer = { authorization: 'Bearer some-token' };
+    assert.equal((await post(bearer, { phoneNumber: '+2348031234567' })).status, 200);
+    assert.equal((await post({}, { phoneNumber: '+2348031234567' })).status, 401, 'no bearer token');
+    assert.equal((await post(bearer, { phoneNumber: '08031234567' })).status, 400, "not E.164 (the description's 400: it has no 422)");
+    assert.equal((await post(bearer, {})).status, 400, 'neither phoneNumber nor hashedPhoneNumber');
+    assert.equal((await post(bearer, { phoneNumber: '+2348031234567', hashedPhoneNumber: 'a'.repeat(64) })).status, 400, 'both');
+    assert.equal((await post({ ...bearer, 'x-correlator': 'no spaces allowed' }, { phoneNumber: '+2348031234567' })).status, 400, 'x-correlator');
+  });
+});
+
+/**
  * Contract 19, SILENT with SILENT_PROVIDER=camara end to end: the device opens the check URL, goes through the
  * operator's real authorization server and comes back; the service trades the code (PKCE, client_secret_basic) and
  * asks Number Verification's verify.
@@ -148,7 +209,7 @@ forEachDatabase('SILENT with CAMARA Number Verification', (kind) => {
     PUBLIC_BASE_URL: publicBase,
   });
   before(async () => {
-    operator = await startOperator();
+    operator = await startOperator(prism);
     silentApi = http.createServer(() => undefined);
     await new Promise<void>((resolve) => silentApi.listen(0, '127.0.0.1', resolve));
     h = await createHarness(kind, { env: env(operator.url) });
@@ -160,6 +221,7 @@ forEachDatabase('SILENT with CAMARA Number Verification', (kind) => {
     await operator.close();
     silentApi.closeAllConnections();
     await new Promise<void>((resolve) => silentApi.close(() => resolve()));
+    assert.deepEqual(operator.state.problems, []);
   });
 
   const record = async (bearer: string, id: string): Promise<Silent> => {
@@ -215,6 +277,8 @@ forEachDatabase('SILENT with CAMARA Number Verification', (kind) => {
       const asked = operator.state.verifyCalls.at(-1);
       assert.deepEqual(asked?.body, { phoneNumber: e164 });
       assert.ok(asked?.authorization?.startsWith('Bearer '));
+      assert.match(String(asked?.correlator), /^[a-zA-Z0-9-_:;.\/<>{}]{1,256}$/, 'an x-correlator as the description allows');
+      assert.equal(operator.state.prismStatuses.at(-1), 200, 'Prism found the call valid');
       // A replayed callback changes nothing, and says the check is over.
       assert.match((await callback(back)).page, /This check is over/);
       assert.deepEqual(await eventKinds(h, v.id), ['action.otp.success']);

@@ -62,6 +62,8 @@ export class CamaraSpec {
 export const camaraSimSwapSpec = path.join(repoRoot, 'test/peers/camara/sim-swap.yaml');
 /** CAMARA's Call Forwarding Signal description, version 0.4.0 (release r3.3), kept unchanged in test/peers/camara. */
 export const camaraCallForwardingSpec = path.join(repoRoot, 'test/peers/camara/call-forwarding-signal.yaml');
+/** CAMARA's Number Verification description, version 2.1.0 (release r3.2), kept unchanged in test/peers/camara. */
+export const camaraNumberVerificationSpec = path.join(repoRoot, 'test/peers/camara/number-verification.yaml');
 
 /**
  * Prism serving a CAMARA description whose `operation` (a path of it, POST) gains named examples of its 200 answer,
