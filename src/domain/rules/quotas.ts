@@ -18,15 +18,21 @@ const releaseShare = (p: Share): void => {
   if (p.taken) p.quota.release(p.key);
 };
 
+/** One share of `quota` under `key` taken, if there is room (`room`: the window's, when it moves). */
+async function takeShare(quota: WindowQuota, key: string, room?: number): Promise<Share> {
+  return { quota, key, taken: await quota.tryAcquire(key, room) };
+}
+
 /**
  * CLIENT_DAILY_SEND_LIMIT (contract 10): a send of the day's quota is taken before the transaction (one short
  * statement now and then, never a lock) and given back if the send is refused after all.
  */
 export const dailyQuotaRule = sendRule<{ readonly taken: boolean }>({
   rule: 'daily-quota',
-  async prepare(s, _j, d) {
-    if (d.policy.clientDailySends === 0 || !d.dailySends || s.testNumber) return null;
-    return { taken: await d.dailySends.tryAcquire(s.clientId) };
+  prepare(s, _j, d) {
+    const { dailySends } = d;
+    if (d.policy.clientDailySends === 0 || !dailySends || s.testNumber) return null;
+    return dailySends.tryAcquire(s.clientId).then((taken) => ({ taken }));
   },
   giveBack(p, d, s) {
     if (p.taken) d.dailySends?.release(s.clientId);
@@ -40,14 +46,13 @@ export const dailyQuotaRule = sendRule<{ readonly taken: boolean }>({
  */
 export const newCountryRule = sendRule<Share>({
   rule: 'new-country',
-  async prepare(s, _j, d, v) {
+  prepare(s, _j, d, v) {
     const quota = d.newCountrySends;
     const conversion = d.conversion;
     if (!quota || !conversion?.knowsCountry || d.policy.newCountrySends === 0 || v === null || v.testNumber || v.regionCode === null) return null;
     if (s.kind === 'create' && s.allowed) return null;
     if (conversion.knowsCountry(v.clientId, v.regionCode)) return null;
-    const key = newCountryKey(v.clientId, v.regionCode);
-    return { quota, key, taken: await quota.tryAcquire(key) };
+    return takeShare(quota, newCountryKey(v.clientId, v.regionCode));
   },
   giveBack: releaseShare,
   asks: (s, _j, p) => (s.kind === 'create' && p !== null && !p.taken ? knownUserAsk(s) : null),
@@ -63,13 +68,11 @@ export const newCountryRule = sendRule<Share>({
  */
 export const abroadRule = sendRule<Share>({
   rule: 'abroad',
-  async prepare(s, _j, d, v) {
+  prepare(s, _j, d, v) {
     const { abroadSends: quota, policy } = d;
     if (s.kind !== 'create' || !judgesTheUser(s) || !quota || !policy.abroad || policy.abroad.share === 0 || v === null || v.regionCode === null) return null;
     if (whereFrom(d, s.signals?.ip?.address ?? null, v.regionCode) !== 'elsewhere') return null;
-    const key = abroadKey(v.regionCode);
-    const room = abroadRoom(d.conversion?.verifiedIn?.(v.regionCode) ?? 0, policy.abroad);
-    return { quota, key, taken: await quota.tryAcquire(key, room) };
+    return takeShare(quota, abroadKey(v.regionCode), abroadRoom(d.conversion?.verifiedIn?.(v.regionCode) ?? 0, policy.abroad));
   },
   giveBack: releaseShare,
   asks: (s, _j, p) => (p !== null && !p.taken ? knownUserAsk(s) : null),
@@ -93,13 +96,12 @@ interface BudgetHold {
  */
 export const budgetRule = sendRule<BudgetHold>({
   rule: 'budget',
-  async prepare(s, _j, d, v) {
+  prepare(s, _j, d, v) {
     const { spend, sendPrice } = d;
     const budget = s.settings?.budget;
     if (!spend || !sendPrice || !budget || !hasBudget(budget) || v === null || v.testNumber || v.status !== 'PENDING') return null;
     const amount = sendPrice(channelOfDelivery(v.delivery.channel), v);
-    const over = await spend.hold(s.clientId, v.id, amount, budget, s.now);
-    return { held: over === null ? amount : null, over };
+    return spend.hold(s.clientId, v.id, amount, budget, s.now).then((over) => ({ held: over === null ? amount : null, over }));
   },
   async giveBack(p, d, _s, v) {
     if (p.held !== null && v !== null) await d.spend?.release(v.id, p.held).catch(() => undefined);
