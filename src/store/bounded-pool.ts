@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import type { PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
 import { UnavailableError } from '../domain/unavailable.js';
@@ -70,6 +71,32 @@ export class BoundedPgPool implements PostgresPool {
   }
 }
 
+/** What a statement's text begins with when it is to be prepared once per connection (`prepared` in statements.ts). */
+export const preparedMark = '/* prepared */';
+
+/** The most statement texts prepared in one process. */
+const maxPrepared = 500;
+
+/** The names of the statements prepared so far, by text: a statement of the same text has the same name everywhere. */
+const preparedNames = new Map<string, string>();
+
+/**
+ * A marked statement's name (node-postgres parses a named statement once per connection, and PostgreSQL keeps its
+ * plan); null for any other. Only the statements every create sends are marked, whose texts are few: a group's
+ * read varies by the parts asked, never by the values (they are arrays), so each connection keeps a handful.
+ */
+function preparedName(sql: string): string | null {
+  if (!sql.startsWith(preparedMark)) return null;
+  let name = preparedNames.get(sql);
+  // A text made of values would make a statement per value: past a few hundred texts, none more is prepared.
+  if (name === undefined && preparedNames.size >= maxPrepared) return null;
+  if (name === undefined) {
+    name = `otp_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`;
+    preparedNames.set(sql, name);
+  }
+  return name;
+}
+
 /** One lending of a pooled connection, with the deadline of its holder. */
 class BoundedClient {
   /** Set once the connection is given up: every later query fails at once with it. */
@@ -93,7 +120,8 @@ class BoundedClient {
       this.breakWith(this.bounds.overrun());
       throw this.broken;
     }
-    const running = this.client.query<R & pg.QueryResultRow>(sql, [...parameters]);
+    const name = preparedName(sql);
+    const running = this.client.query<R & pg.QueryResultRow>(name === null ? sql : { name, text: sql, values: [...parameters] }, name === null ? [...parameters] : undefined);
     // Once the race below is lost, the query's own failure (its connection destroyed) has no one to tell.
     running.catch(() => undefined);
     let timer: NodeJS.Timeout | undefined;

@@ -1,3 +1,4 @@
+import { preparedMark } from './bounded-pool.js';
 import { sql, type Selectable, type Transaction } from 'kysely';
 import type { CommittedSend } from '../domain/after-commit.js';
 import type { OutboxEvent } from '../domain/events.js';
@@ -13,6 +14,9 @@ import { dueForWorkers, eventRow, notifyWorkersSql } from './outbox-rows.js';
 import type { Database, VerificationsTable } from './schema.js';
 import { isUuid } from './uuid.js';
 import { attemptsJson, dueColumn, dueSends, historyOf, sendJobRow, signalColumns, toSendJob, toVerification, verificationRow } from './verification-rows.js';
+
+/** Marks a statement every create sends: it is prepared once per connection, not parsed and planned per group. */
+const prepared = sql.raw(`${preparedMark}\n`);
 
 /** What createStates read, by key: `client|phone`, the prefix, `region|calling code`. */
 interface CreateStates {
@@ -374,7 +378,7 @@ export class GroupTransaction {
       oldest: Date | null;
       verified: number;
       unverified: number;
-    }>`${sql.join(parts, sql`
+    }>`${prepared}${sql.join(parts, sql`
       UNION ALL`)}`.execute(this.trx);
     const states: CreateStates = { phones: new Map(), prefixes: new Map(), countries: new Map(), signals: new Map(), clients: new Map(), verified: new Set() };
     const pastTheHour: { kind: SignalKind; clientId: string; value: string; network: string | null }[] = [];
@@ -459,7 +463,7 @@ export class GroupTransaction {
       await settle(locks, async () => {
         // In a fixed order, so that groups on other instances cannot deadlock with this one.
         const keys = [...new Set(locks.flatMap((l) => l.item))].sort();
-        await sql`SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest(${keys}::text[]) AS k ORDER BY k`.execute(this.trx);
+        await sql`${prepared}SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest(${keys}::text[]) AS k ORDER BY k`.execute(this.trx);
         return locks.map(() => undefined);
       });
     }
