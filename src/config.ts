@@ -192,6 +192,11 @@ export const settings = {
     parse: databaseUrl,
   },
   DATABASE_POOL_SIZE: { doc: 'PostgreSQL connections per process', default: '20', parse: integer(1, 500) },
+  DATABASE_PREPARED_STATEMENTS: {
+    doc: "PostgreSQL: the statements every create sends are prepared once per connection (named statements), not parsed and planned again each time. Turn it off behind a pooler that does not keep a session's prepared statements, such as PgBouncer in transaction mode before 1.21 or without max_prepared_statements",
+    default: 'true',
+    parse: bool,
+  },
   DATABASE_TIMEOUT_MS: {
     doc: 'The longest a database query or transaction may take, waiting for a connection included (PostgreSQL: connect, statement, lock and idle-in-transaction time-outs, and a client-side bound for a server that stops answering; embedded: the wait for its single session); past it the request answers 503 UNAVAILABLE and nothing is half done',
     default: '5000',

@@ -193,6 +193,7 @@ export async function createServices(
       databaseUrl: config.DATABASE_URL,
       dataDir: config.DATA_DIR,
       poolSize: config.DATABASE_POOL_SIZE,
+      preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
       timeoutMs: config.DATABASE_TIMEOUT_MS,
     }));
   const now = () => clock.now().getTime();

@@ -42,6 +42,8 @@ export class BoundedPgPool implements PostgresPool {
     private readonly timeoutMs: number,
     /** Told of each lent connection given up on an error (a failover pool looks for the primary again). */
     readonly onBroken: (client: pg.PoolClient, err: unknown) => void = () => undefined,
+    /** DATABASE_PREPARED_STATEMENTS: marked statements are prepared once per connection; false, sent as any other. */
+    readonly prepared = true,
   ) {}
 
   async connect(): Promise<PostgresPoolClient> {
@@ -120,7 +122,7 @@ class BoundedClient {
       this.breakWith(this.bounds.overrun());
       throw this.broken;
     }
-    const name = preparedName(sql);
+    const name = this.bounds.prepared ? preparedName(sql) : null;
     const running = this.client.query<R & pg.QueryResultRow>(name === null ? sql : { name, text: sql, values: [...parameters] }, name === null ? [...parameters] : undefined);
     // Once the race below is lost, the query's own failure (its connection destroyed) has no one to tell.
     running.catch(() => undefined);

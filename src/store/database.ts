@@ -35,6 +35,8 @@ export interface DbOptions {
   readonly databaseUrl: string | undefined;
   readonly dataDir: string;
   readonly poolSize: number;
+  /** DATABASE_PREPARED_STATEMENTS: the create's statements prepared once per connection (PostgreSQL). Default true. */
+  readonly preparedStatements?: boolean;
   /** DATABASE_TIMEOUT_MS: the longest a query or transaction may take, the wait for a connection included. */
   readonly timeoutMs: number;
   /** In-memory PGlite only: start from this dump of a data folder (tests clone a migrated template). */
@@ -47,7 +49,7 @@ export interface DbOptions {
 export async function openDatabase(options: DbOptions): Promise<Db> {
   const migrate = options.migrate ?? true;
   if (options.databaseUrl && migrate) await migratePostgres(options.databaseUrl, options.timeoutMs);
-  const handle = options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize, options.timeoutMs) : await openPGlite(options);
+  const handle = options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize, options.timeoutMs, options.preparedStatements ?? true) : await openPGlite(options);
   try {
     if (!options.databaseUrl && migrate) await migrateToLatest(handle.db as Kysely<unknown>);
   } catch (err) {
@@ -94,7 +96,7 @@ export function postgresPool(url: string, options: Omit<pg.PoolConfig, 'connecti
   return target.readWrite ? new PrimaryPool(target, options, timeoutMs) : new pg.Pool({ connectionString: url, ...options });
 }
 
-function openPostgres(url: string, poolSize: number, timeoutMs: number): Db {
+function openPostgres(url: string, poolSize: number, timeoutMs: number, prepared: boolean): Db {
   const pool = postgresPool(url, {
     max: poolSize,
     // Waiting for a connection, new or free, is bounded.
@@ -109,7 +111,7 @@ function openPostgres(url: string, poolSize: number, timeoutMs: number): Db {
   // An idle client that loses its server must not take the process down.
   pool.on('error', () => undefined);
   setServiceSessions(pool);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new BoundedPgPool(pool, timeoutMs, pool instanceof PrimaryPool ? (client, err) => pool.serverFailed(client, err) : undefined) }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new BoundedPgPool(pool, timeoutMs, pool instanceof PrimaryPool ? (client, err) => pool.serverFailed(client, err) : undefined, prepared) }) });
   return {
     kind: 'postgres',
     db,

@@ -49,4 +49,22 @@ describe('statements every create sends [postgres]', { skip: postgresSkip }, () 
     // Planned as PostgreSQL keeps a prepared statement's plans, three executions of one statement.
     assert.equal(prepared[0]?.plans, 3);
   });
+
+  it('are sent as any other with DATABASE_PREPARED_STATEMENTS=false (a pooler that keeps no session)', async () => {
+    const unprepared = new pg.Pool({ connectionString: database.env.DATABASE_URL, max: 1 });
+    try {
+      const off = new BoundedPgPool(unprepared, 5_000, undefined, false);
+      const client = await off.connect();
+      try {
+        const marked = `${preparedMark}\nSELECT count(*)::int AS n FROM unnest($1::text[])`;
+        assert.deepEqual((await client.query<{ n: number }>(marked, [['x', 'y']])).rows, [{ n: 2 }]);
+        const { rows } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE name LIKE 'otp_%'`, []);
+        assert.deepEqual(rows, [{ n: 0 }]);
+      } finally {
+        client.release();
+      }
+    } finally {
+      await unprepared.end();
+    }
+  });
 });
