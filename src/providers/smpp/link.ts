@@ -85,10 +85,10 @@ export class SmppLink {
    * Sends a request on the bound session and waits for its response: responseTimeoutMs, or with `signal` until
    * it aborts (a submit_sm, whose late answer is still its send's outcome).
    */
-  request(pdu: PDU, signal?: AbortSignal): Promise<Exchange> {
+  request(pdu: PDU, signal?: AbortSignal, onAbort?: () => void): Promise<Exchange> {
     const session = this.session;
     if (!session || !this.isBound) return Promise.resolve({ ok: false, reason: 'not bound to the SMSC' });
-    return this.exchange(session, pdu, signal).then((answer) => this.prove(session, answer));
+    return this.exchange(session, pdu, signal, onAbort).then((answer) => this.prove(session, answer));
   }
 
   /**
@@ -209,15 +209,19 @@ export class SmppLink {
     }
   }
 
-  private exchange(session: Session, pdu: PDU, signal?: AbortSignal): Promise<Exchange> {
+  /** `onAbort`: told when `signal` aborts first (the one listener a request puts on its caller's signal). */
+  private exchange(session: Session, pdu: PDU, signal?: AbortSignal, onAbort?: () => void): Promise<Exchange> {
     const pending = this.pending.get(session);
     if (!pending) return Promise.resolve({ ok: false, reason: 'connection lost' });
     this.sweepSoon();
     this.cork(session);
     return new Promise((resolve) => {
       let seq = 0;
+      let abort: (() => void) | null = null;
       const settle = (exchange: Exchange) => {
         pending.delete(seq);
+        // The caller's signal lives as long as its time-out: what it holds of this request goes now.
+        if (abort && signal) signal.removeEventListener('abort', abort);
         resolve(exchange);
       };
       const written = session.send(pdu, (response) => settle({ ok: true, response }));
@@ -228,10 +232,13 @@ export class SmppLink {
         // The SMSC still holds the request after the caller gave up: its window slot stays taken until the answer
         // or the usual response time after the abort.
         const entry: Pending = { settle, deadline: Number.POSITIVE_INFINITY };
-        const abort = () => (entry.deadline = Date.now() + this.timing.responseTimeoutMs);
+        const aborted = () => {
+          entry.deadline = Date.now() + this.timing.responseTimeoutMs;
+          onAbort?.();
+        };
         pending.set(seq, entry);
-        if (signal.aborted) abort();
-        else signal.addEventListener('abort', abort, { once: true });
+        if (signal.aborted) aborted();
+        else signal.addEventListener('abort', (abort = aborted), { once: true });
       }
     });
   }

@@ -120,22 +120,16 @@ export class SmppProvider implements Provider {
       return transient('not bound to the SMSC');
     }
     // Awaited as long as the caller waits (its signal), not the link's own response time: a late submit_sm_resp
-    // is still this send's outcome.
-    const exchange = this.link.request(pdu, signal);
-    this.awaitingResponse.add(exchange);
-    void exchange.finally(() => {
-      this.awaitingResponse.delete(exchange);
-      this.window.release();
-    });
-    // One promise per submit: the answer, or the caller's abort, whichever comes first.
+    // is still this send's outcome. One promise per submit: the answer, or the caller's abort, whichever comes
+    // first (the link's one listener on the signal tells of the abort).
     const outcome = await new Promise<Exchange | Failure>((resolve) => {
-      if (signal.aborted) return resolve(transient('aborted while waiting for submit_sm_resp'));
-      const onAbort = (): void => resolve(transient('aborted while waiting for submit_sm_resp'));
-      signal.addEventListener('abort', onAbort, { once: true });
-      void exchange.then((answer) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(answer);
+      const exchange = this.link.request(pdu, signal, () => resolve(transient('aborted while waiting for submit_sm_resp')));
+      this.awaitingResponse.add(exchange);
+      void exchange.finally(() => {
+        this.awaitingResponse.delete(exchange);
+        this.window.release();
       });
+      void exchange.then(resolve);
     });
     if (!('ok' in outcome)) return outcome;
     if (!outcome.ok) return transient(outcome.reason);
