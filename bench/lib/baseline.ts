@@ -22,3 +22,14 @@ export function baselineCheckout(ref: string): string {
   });
   return path.join(dir, 'bench');
 }
+
+/**
+ * A fresh database `name` on the server of `serverUrl` (a baseline side migrates its own schema there), and its URL.
+ */
+export async function freshDatabase(admin: { query(text: string): Promise<unknown> }, serverUrl: string, name: string): Promise<string> {
+  await admin.query(`DROP DATABASE IF EXISTS ${name}`);
+  await admin.query(`CREATE DATABASE ${name}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}

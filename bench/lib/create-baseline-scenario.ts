@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { baselineCheckout } from './baseline.js';
+import { baselineCheckout, freshDatabase } from './baseline.js';
 import { sumRounds } from './drop-in-scenario.js';
 import type { LoadResult } from './load.js';
 import { PhoneSequence } from './phones.js';
@@ -43,13 +43,10 @@ export interface CreateBaselineOptions extends ScenarioSettings {
  */
 export async function benchCreateBaseline(o: CreateBaselineOptions): Promise<CreateBaselineResults> {
   const side = async (name: string, dir?: string) => {
-    await o.admin.query(`DROP DATABASE IF EXISTS ${name}`);
-    await o.admin.query(`CREATE DATABASE ${name}`);
-    const url = new URL(String(o.serviceEnv().DATABASE_URL));
-    url.pathname = `/${name}`;
-    const service = await startService({ ...o.serviceEnv(), DATABASE_URL: url.toString() }, dir);
+    const url = await freshDatabase(o.admin, String(o.serviceEnv().DATABASE_URL), name);
+    const service = await startService({ ...o.serviceEnv(), DATABASE_URL: url }, dir);
     const target: ServiceTarget = { url: service.url, clientId: '', clientSecret: '', token: service.token };
-    return { target, db: o.pool(url.toString()), pid: service.child.pid, created: 0, ticks: 0 };
+    return { target, db: o.pool(url), pid: service.child.pid, created: 0, ticks: 0 };
   };
   const ours = await side('otp_create_ours');
   const baseline = await side('otp_create_baseline', baselineCheckout(o.ref));

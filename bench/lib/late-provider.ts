@@ -7,7 +7,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { baselineCheckout } from './baseline.js';
+import { baselineCheckout, freshDatabase } from './baseline.js';
 import { PhoneSequence } from './phones.js';
 import { paced, startService, startSmsc } from './provider-scenarios.js';
 
@@ -51,17 +51,8 @@ const submitDelayMs = 1_500;
 const providerTimeoutMs = 1_000;
 
 
-/** A fresh database `name` beside the section's (each side migrates its own schema), and its URL. */
-async function freshDatabase(o: LateProviderOptions, name: string): Promise<string> {
-  await o.db.query(`DROP DATABASE IF EXISTS ${name}`);
-  await o.db.query(`CREATE DATABASE ${name}`);
-  const url = new URL(String(o.serviceEnv().DATABASE_URL));
-  url.pathname = `/${name}`;
-  return url.toString();
-}
-
 async function side(o: LateProviderOptions, code: string, phones: PhoneSequence, benchDir?: string): Promise<LateProviderSide> {
-  const databaseUrl = await freshDatabase(o, benchDir ? 'otp_late_baseline' : 'otp_late_ours');
+  const databaseUrl = await freshDatabase(o.db, String(o.serviceEnv().DATABASE_URL), benchDir ? 'otp_late_baseline' : 'otp_late_ours');
   const db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
   const smsc = await startSmsc({ SMSC_SUBMIT_DELAY_MS: String(submitDelayMs) });
   try {

@@ -325,7 +325,7 @@ export class VerificationService {
     // The rules that ask outside the database, before anything is taken, counted or written.
     const j = this.judgement(request.clientId);
     const screened = await this.judge.screen(send, j);
-    if (screened !== null) return this.refusedCreate(screened, j.heard, refusedNumber);
+    if (screened !== null) return this.refusedBefore(screened, j.heard, 'create', refusedNumber);
     // A call's code to a forwarded line goes out through the workflow's step instead, as a later step would go.
     const { steps } = j;
     const stepType = steps > 0 ? workflow[steps - 1] : undefined;
@@ -380,7 +380,7 @@ export class VerificationService {
     };
     send = { ...send, now };
     const said = await this.judge.consult(send, j, verification);
-    if (said !== null) return this.refusedCreate(said, j.heard, refusedNumber);
+    if (said !== null) return this.refusedBefore(said, j.heard, 'create', refusedNumber);
     // Shares of quotas and budgets are taken before the transaction (short statements, never a lock) and given
     // back if the create is refused after all.
     const prepared = await this.judge.prepare(send, j, verification);
@@ -516,10 +516,18 @@ export class VerificationService {
     return new Judgement((rule) => modes.modeOf(rule, clientId));
   }
 
-  /** A create refused before its transaction, as it is answered and counted. */
-  private refusedCreate(refusal: RuleRefusal, heard: readonly FactorEntry[], refusedNumber: { readonly clientId: string; readonly phoneNumber: string }): CreateOutcome {
+  /**
+   * A create or resend refused before its transaction, as it is answered and counted; a create's `refusedNumber` is
+   * recorded for the verdicts.
+   */
+  private refusedBefore(
+    refusal: RuleRefusal,
+    heard: readonly FactorEntry[],
+    of: 'create' | 'resend',
+    refusedNumber?: { readonly clientId: string; readonly phoneNumber: string },
+  ): SendRefused {
     const outcome = withFactors(refusal, heard);
-    this.observeRefusal(outcome, 'create');
+    this.observeRefusal(outcome, of);
     return this.judged(outcome, refusedNumber);
   }
 
@@ -618,11 +626,7 @@ export class VerificationService {
     };
     const j = this.judgement(clientId);
     const refusal = (await this.judge.screen(send, j)) ?? (current !== null ? await this.judge.consult(send, j, current) : null);
-    if (refusal !== null) {
-      const outcome = withFactors(refusal, j.heard);
-      this.observeRefusal(outcome, 'resend');
-      return this.judged(outcome);
-    }
+    if (refusal !== null) return this.refusedBefore(refusal, j.heard, 'resend');
     // A resend is a send: its shares are taken first, and given back unless it resends.
     const prepared = await this.judge.prepare(send, j, current);
     let committed;
